@@ -1,0 +1,61 @@
+#' Canonical 2x2 difference-in-differences
+#'
+#' Regresses the outcome on a treated-group indicator, a post-period indicator
+#' and their product (plus optional covariates), without fixed effects:
+#' `y ~ treat + post + treat:post + x`, the regression fixest writes as
+#' `feols(y ~ treat * post + x)`. The coefficient on the product is the
+#' difference-in-differences estimate, reported as the term `"ATT"`. Works with
+#' repeated cross-sections as well as panels (no unit identifier needed).
+#'
+#' @inheritParams did_twfe
+#' @param treatname Name of the 0/1 column marking the treated group.
+#' @param postname Name of the 0/1 column marking the post-treatment period.
+#' @param cluster Optional column(s) to cluster by (one or two names, or a
+#'   one-sided formula).
+#' @param vcov `NULL` (clustered when `cluster` is given, otherwise `"hetero"`)
+#'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`; see
+#'   [dd_vcov_types].
+#' @return An object of class `c("did_2x2", "dd_fit")`; see [dd_fit-methods].
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]
+#' d$treated <- as.integer(d$first_treat == 2006)
+#' d$post <- as.integer(d$year == 2007)
+#' did_2x2(d, yname = "y", treatname = "treated", postname = "post",
+#'         xformla = ~ x1, cluster = "id")
+#' @export
+did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsname = NULL,
+                    cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
+                    boot_weights = c("rademacher", "mammen", "webb")) {
+  call <- match.call()
+  dd_check_data(data)
+  alpha <- dd_check_alpha(alpha)
+  nboot <- dd_check_count(nboot, "nboot")
+  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
+  cluster <- dd_cluster_names(cluster, data)
+  vtype <- dd_resolve_vcov(vcov, cluster, "hetero")
+  p <- dd_prepare(data, yname, c(treatname = treatname, postname = postname), xformla,
+                  weightsname, cluster)
+  tr <- dd_check_numeric_col(p$vals$treatname, "treatname", treatname)
+  po <- dd_check_numeric_col(p$vals$postname, "postname", postname)
+  dd_check_binary(tr, "treatname", treatname)
+  dd_check_binary(po, "postname", postname)
+  if (all(tr == 1)) dd_stop("`treatname` = \"%s\" is 1 in every row: there is no control group.", treatname)
+  if (all(tr == 0)) dd_stop("`treatname` = \"%s\" is 0 in every row: there is no treated group.", treatname)
+  if (all(po == 1) || all(po == 0))
+    dd_stop("`postname` = \"%s\" takes only the value %s: a 2x2 design needs pre and post periods.",
+            postname, format(po[1]))
+  cells <- table(factor(tr, 0:1), factor(po, 0:1))
+  if (any(cells == 0)) {
+    k <- which(cells == 0, arr.ind = TRUE)[1, ]
+    dd_stop("the (%s = %d, %s = %d) cell has no observations; a 2x2 design needs all four.",
+            treatname, k[1] - 1L, postname, k[2] - 1L)
+  }
+  X <- cbind(tr, po, tr * po, p$X)
+  colnames(X)[1:3] <- c(treatname, postname, "ATT")
+  est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
+                     "ATT", dd_fe_opts())
+  info <- dd_reg_info(est, "did_2x2", "2x2 difference-in-differences (did_2x2)", yname, alpha,
+                      "ATT", p$cluster, NULL)
+  new_dd_fit("did_2x2", est$tab, est$reg$coef, est$vc$V, info, call)
+}

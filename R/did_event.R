@@ -1,0 +1,112 @@
+#' Dynamic two-way fixed-effects event study
+#'
+#' Regresses the outcome on relative-time indicators (period minus the first
+#' treated period `gname`) with unit and time fixed effects:
+#' `y ~ sum_e 1{t - g = e} + x | id + t`, omitting the reference period(s)
+#' `ref`. This is the regression fixest writes as
+#' `feols(y ~ i(rel_time, ref = -1) | id + t)` with never-treated units given a
+#' relative time outside the sample. Never-treated units (`gname` 0, `Inf` or
+#' `NA`) have every indicator equal to 0 and serve as controls; without them,
+#' one more relative period is not identified and is dropped for collinearity
+#' (with a message), exactly as in fixest.
+#'
+#' `window = c(lo, hi)` bins the endpoints: relative periods below `lo` are
+#' pooled into `lo` and those above `hi` into `hi`, so the end coefficients
+#' average the effects beyond the window (the usual "binned endpoints").
+#'
+#' Like any TWFE event study, the coefficients can be contaminated by effects
+#' from other relative periods when effects are heterogeneous across cohorts;
+#' the heterogeneity-robust estimators are the remedy.
+#'
+#' @inheritParams did_twfe
+#' @param tname Name of the time period column (numeric, in the same units as
+#'   `gname`).
+#' @param gname Name of the column with each unit's first treated period;
+#'   0, `Inf` or `NA` mean never treated. Must be constant within a unit.
+#' @param ref Reference relative period(s), omitted from the regression
+#'   (default -1).
+#' @param window Optional `c(lo, hi)`: relative periods outside are binned
+#'   into the endpoints.
+#' @param nboot Number of wild cluster bootstrap replications (null imposed)
+#'   run for each event-time coefficient; 0 (default) for analytic inference.
+#' @return An object of class `c("did_event", "dd_fit")`; the coefficient
+#'   table has a column `event` (relative period), and `plot()` draws the
+#'   event-study plot.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' es <- did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")
+#' es
+#' plot(es)
+#' did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
+#'           window = c(-3, 2))
+#' @export
+did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL,
+                      xformla = NULL, weightsname = NULL, fe = NULL, cluster = NULL,
+                      vcov = NULL, alpha = 0.05, nboot = 0,
+                      boot_weights = c("rademacher", "mammen", "webb"),
+                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE) {
+  call <- match.call()
+  dd_check_data(data)
+  alpha <- dd_check_alpha(alpha)
+  nboot <- dd_check_count(nboot, "nboot")
+  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
+  if (!is.numeric(ref) || !length(ref) || anyNA(ref) || any(ref != round(ref)))
+    dd_stop("`ref` must be whole numbers (relative periods); got %s.", dd_show(ref))
+  if (!is.null(window) && (!is.numeric(window) || length(window) != 2L || anyNA(window) ||
+                           any(window != round(window)) || window[1] > window[2]))
+    dd_stop("`window` must be c(lo, hi) with whole numbers lo <= hi; got %s.", dd_show(window))
+  dd_check_string(idname, "idname")
+  cluster <- dd_cluster_names(cluster, data)
+  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
+  if (vtype != "cluster") cluster <- NULL
+  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
+                  weightsname, cluster, fe, na_ok = "gname")
+  id <- p$vals$idname
+  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
+  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+  dd_check_periods(tt, tname)
+  dd_check_unique_panel(id, tt, idname, tname)
+  dd_check_constant_within(g, id, "gname", gname)
+  never <- is.na(g) | g == 0 | is.infinite(g)
+  if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf or NA).", gname)
+  rel <- ifelse(never, NA_real_, tt - g)
+  if (any(!never & rel != round(rel)))
+    dd_stop("`tname` - `gname` must be whole numbers; unit %s has %s.",
+            dd_show(id[which(!never & rel != round(rel))[1]]), format(rel[which(!never & rel != round(rel))[1]]))
+  obs <- sort(unique(rel[!never]))
+  if (!is.null(window)) {
+    if (window[2] < min(obs) || window[1] > max(obs))
+      dd_stop("`window` = %s lies outside the relative periods in the data (%s to %s).",
+              dd_show(window), format(min(obs)), format(max(obs)))
+    rel <- pmin(pmax(rel, window[1]), window[2])
+    obs <- sort(unique(rel[!never]))
+  }
+  if (!any(ref %in% obs))
+    dd_stop("`ref` = %s is not a relative period in the data (they run from %s to %s).",
+            dd_show(ref), format(min(obs)), format(max(obs)))
+  ev <- setdiff(obs, ref)
+  if (!length(ev)) dd_stop("no relative period is left once `ref` = %s is omitted.", dd_show(ref))
+  relc <- match(rel, ev)
+  D <- matrix(0, length(rel), length(ev))
+  hit <- which(!is.na(relc))
+  D[cbind(hit, relc[hit])] <- 1
+  terms <- paste0("event::", ev)
+  colnames(D) <- terms
+  X <- cbind(D, p$X)
+  fel <- c(stats::setNames(list(id, tt), c(idname, tname)), p$fe)
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
+                     terms, opts, drop_singletons)
+  est$tab$event <- ev[match(est$tab$term, terms)]
+  r <- est$rows
+  notes <- character()
+  if (!any(never[r])) notes <- "no never-treated units: the control group is the not-yet-treated."
+  info <- dd_reg_info(est, "did_event", "TWFE event study (did_event)", yname, alpha, terms,
+                      p$cluster, names(fel),
+                      n_units = length(unique(id[r])), n_periods = length(unique(tt[r])),
+                      notes = notes)
+  new_dd_fit("did_event", est$tab, est$reg$coef, est$vc$V, info, call,
+             extra = list(ref = ref[ref %in% obs], window = window))
+}

@@ -1,0 +1,107 @@
+#' Static two-way fixed-effects difference-in-differences
+#'
+#' Regresses the outcome on a 0/1 treatment indicator with unit and time fixed
+#' effects (and any extra fixed effects and covariates):
+#' `y ~ d + x | id + t (+ fe)`, the regression fixest writes as
+#' `feols(y ~ d + x | id + t)`. With staggered adoption and heterogeneous
+#' effects this coefficient is a weighted average that can mislead; see the
+#' Callaway--Sant'Anna and related estimators for those designs.
+#'
+#' Fixed effects are absorbed by alternating projections (block Gauss--Seidel
+#' over the fixed-effect dimensions, accelerated by Irons--Tuck extrapolation,
+#' fixest's scheme), column by column in parallel. Absorption stops when no
+#' fixed-effect coefficient moves by more than `fe_tol` (absolutely or relative
+#' to 0.1 plus its size) between two sweeps; a warning says when `fe_maxit`
+#' sweeps were not enough. The default `fe_tol = 1e-8` is tighter than
+#' fixest's `fixef.tol = 1e-6`, so with three or more unbalanced dimensions the
+#' two can differ in the 7th digit unless fixest is given the same tolerance.
+#'
+#' Singletons: with `drop_singletons = TRUE` (the default, as fixest's
+#' `fixef.rm = "perfect_fit"`) observations alone in a fixed-effect level are
+#' removed recursively before estimation, with a message; they are perfectly
+#' fitted and carry no information on the slopes, but they would count in `n`
+#' and `K`. Covariates collinear with the fixed effects or with each other are
+#' dropped with a message and reported `NA` (the later of a collinear set, as
+#' `lm` does).
+#'
+#' Rows with `NA`, `NaN` or `Inf` in the outcome, covariates or weights, or `NA`
+#' in the unit, time, cluster or fixed-effect columns, are dropped with a
+#' message giving the count by argument. Zero weights are dropped too.
+#'
+#' @param data A data.frame, data.table or tibble in long format. It is never
+#'   modified.
+#' @param yname Name of the outcome column (numeric).
+#' @param idname Name of the unit identifier column.
+#' @param tname Name of the time period column.
+#' @param dname Name of the 0/1 treatment indicator column (1 when the unit is
+#'   treated in that period).
+#' @param xformla Optional one-sided formula of covariates, e.g. `~ x1 + x2`;
+#'   factors are expanded to dummies.
+#' @param weightsname Optional name of a column of non-negative weights
+#'   (analytic/sampling weights, as fixest's `weights`).
+#' @param fe Optional names of further fixed-effect columns, absorbed with the
+#'   unit and time effects.
+#' @param cluster Column(s) to cluster by: one or two names, or a one-sided
+#'   formula (`~ state`). Defaults to `idname` when `vcov` is `NULL` or
+#'   `"cluster"`.
+#' @param vcov `NULL` (clustered by `cluster`) or one of `"iid"`, `"hetero"`
+#'   (`"HC1"`), `"HC0"`, `"cluster"`; see [dd_vcov_types] for the formulas and
+#'   the fixest setting each equals.
+#' @param alpha Significance level for confidence intervals (default 0.05).
+#' @param nboot Number of wild cluster bootstrap replications (null imposed,
+#'   WCR) for the treatment coefficient; 0 (default) for analytic inference
+#'   only. Replications are drawn from R's RNG through a seed, so
+#'   `set.seed()` reproduces them for any thread count. The bootstrap p-value
+#'   is symmetric (`mean(|t*| >= |t|)`) and the interval is obtained by test
+#'   inversion (the set of null values not rejected at `alpha`).
+#' @param boot_weights Bootstrap weight distribution: `"rademacher"`
+#'   (default), `"mammen"` or `"webb"`.
+#' @param fe_tol,fe_maxit Convergence tolerance and sweep cap of the
+#'   fixed-effect absorption.
+#' @param drop_singletons Remove fixed-effect singletons (default `TRUE`).
+#' @return An object of class `c("did_twfe", "dd_fit")`; see [dd_fit-methods].
+#'   The coefficient of interest is the term `"ATT"`.
+#' @seealso [did_2x2()], [did_event()], [dd_vcov_types].
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",
+#'                 xformla = ~ x1)
+#' fit
+#' did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",
+#'          vcov = "hetero")
+#' @export
+did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsname = NULL,
+                     fe = NULL, cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
+                     boot_weights = c("rademacher", "mammen", "webb"),
+                     fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE) {
+  call <- match.call()
+  dd_check_data(data)
+  alpha <- dd_check_alpha(alpha)
+  nboot <- dd_check_count(nboot, "nboot")
+  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
+  dd_check_string(idname, "idname")
+  cluster <- dd_cluster_names(cluster, data)
+  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
+  if (vtype != "cluster") cluster <- NULL
+  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, dname = dname), xformla,
+                  weightsname, cluster, fe)
+  id <- p$vals$idname; tt <- p$vals$tname
+  d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
+  dd_check_binary(d, "dname", dname)
+  if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname)
+  if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
+  dd_check_periods(tt, tname)
+  dd_check_unique_panel(id, tt, idname, tname)
+  X <- cbind(ATT = d, p$X)
+  fel <- c(stats::setNames(list(id, tt), c(idname, tname)), p$fe)
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
+                     "ATT", opts, drop_singletons)
+  r <- est$rows
+  info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
+                      "ATT", p$cluster, names(fel),
+                      n_units = length(unique(id[r])), n_periods = length(unique(tt[r])))
+  new_dd_fit("did_twfe", est$tab, est$reg$coef, est$vc$V, info, call)
+}

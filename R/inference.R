@@ -1,0 +1,184 @@
+# Variance choices, small-sample corrections and the wild cluster bootstrap.
+# Conventions are fixest's (version 0.14), stated on ?dd_vcov_types.
+
+dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster")
+
+#' Variance estimators and small-sample corrections
+#'
+#' Every regression estimator (`did_2x2()`, `did_twfe()`, `did_event()`) takes
+#' `vcov` and `cluster`. With `e` the residuals, `w` the weights, `X` the
+#' regressors after absorbing the fixed effects, `B = (X'WX)^-1`, `n` the
+#' observations used and `K` the number of estimated parameters:
+#' \describe{
+#'   \item{`"iid"`}{`B * sum(w e^2) / (n - K)`, K counting all fixed-effect
+#'     coefficients. Equals fixest's `vcov = "iid"` (its default).}
+#'   \item{`"hetero"` (alias `"HC1"`)}{`B (sum_i w_i^2 e_i^2 x_i x_i') B * n / (n - K)`.
+#'     Equals fixest's `vcov = "hetero"`.}
+#'   \item{`"HC0"`}{the same without the `n / (n - K)` factor (fixest's
+#'     `"hetero"` with `ssc(K.adj = FALSE)`).}
+#'   \item{`"cluster"`}{CR1: `B (sum_g s_g s_g') B * G/(G-1) * (n-1)/(n-K)` with
+#'     `s_g` the score sum in cluster `g`. Two-way clustering adds the two
+#'     one-way meats and subtracts the meat of their intersection, and uses
+#'     `G = min(G1, G2)` in every term; a result that is not positive
+#'     semi-definite is repaired by setting eigenvalues below 1e-16 to 1e-16
+#'     (with a warning). `K` does not count fixed effects nested in a cluster
+#'     variable: `K = rank + 1` when all are nested, otherwise all fixed-effect
+#'     coefficients less `L_q - 1` for each nested dimension. This equals
+#'     fixest's `vcov = ~cl` (or `~cl1 + cl2`) with its default `ssc()`
+#'     (`K.adj = TRUE, K.fixef = "nonnested", G.adj = TRUE, G.df = "min",
+#'     t.df = "min"`).}
+#' }
+#' Tests and intervals use the t distribution with `n - K` degrees of freedom,
+#' or `G - 1` (smallest G) when clustered, as fixest does.
+#' @name dd_vcov_types
+NULL
+
+dd_resolve_vcov <- function(vcov, cluster, default) {
+  if (is.null(vcov)) return(if (!is.null(cluster)) "cluster" else default)
+  v <- dd_match_arg(vcov, dd_vcov_choices, "vcov")
+  if (v == "HC1") v <- "hetero"
+  if (v == "cluster" && is.null(cluster))
+    dd_stop("`vcov` = \"cluster\" needs `cluster`, the column(s) to cluster by.")
+  if (v != "cluster" && !is.null(cluster))
+    dd_stop("`vcov` = \"%s\" does not use `cluster` = %s; drop one of them.", v, dd_show(cluster))
+  v
+}
+
+dd_meat <- function(reg, cl = NULL, G = NULL) {
+  .Call(C_cluster_meat, reg$Xd, reg$resid, reg$w, cl, if (is.null(G)) 0L else as.integer(G))
+}
+
+# clusters: NULL or a named list of 1 or 2 vectors (aligned with the sample)
+dd_vcov <- function(reg, type, clusters = NULL) {
+  n <- reg$n; B <- reg$bread; e <- reg$resid
+  nparams <- reg$nparams
+  if (type == "iid") {
+    K <- nparams
+    s2 <- sum((if (is.null(reg$w)) 1 else reg$w) * e^2) / (n - K)
+    return(list(V = s2 * B, df = n - K, K = K, G = NULL, type = "iid", label = "IID"))
+  }
+  if (type %in% c("hetero", "HC0")) {
+    K <- nparams
+    V <- B %*% dd_meat(reg) %*% B
+    if (type == "hetero") V <- V * n / (n - K)
+    dimnames(V) <- dimnames(B)
+    return(list(V = V, df = n - K, K = K, G = NULL, type = type,
+                label = if (type == "hetero") "Heteroskedasticity-robust (HC1)" else "Heteroskedasticity-robust (HC0)"))
+  }
+  # clustered
+  codes <- lapply(clusters, dd_codes)
+  Gs <- vapply(codes, function(z) attr(z, "nlev"), integer(1))
+  for (j in seq_along(Gs)) if (Gs[j] < 2L)
+    dd_stop("`cluster` = \"%s\" has a single cluster in the estimation sample; clustered standard errors need at least two.",
+            names(clusters)[j])
+  M <- dd_meat(reg, codes[[1]], Gs[1])
+  if (length(codes) == 2L) {
+    inter <- dd_codes(as.double(codes[[1]]) * Gs[2] + codes[[2]])
+    M <- M + dd_meat(reg, codes[[2]], Gs[2]) - dd_meat(reg, inter, attr(inter, "nlev"))
+  }
+  Gmin <- min(Gs)
+  K <- nparams
+  if (!is.null(reg$fe)) {
+    nested <- vapply(seq_along(reg$fe$nlev), function(q) {
+      f <- reg$fe$codes[, q]; attr(f, "nlev") <- reg$fe$nlev[q]
+      any(vapply(codes, function(cl) dd_nested(f, cl), logical(1)))
+    }, logical(1))
+    if (all(nested)) K <- reg$rank + 1L
+    else if (any(nested)) K <- nparams - sum(reg$fe$nlev[nested] - 1L)
+  }
+  K <- max(K, reg$rank - reg$intercept + 1L)
+  V <- B %*% M %*% B * (Gmin / (Gmin - 1)) * ((n - 1) / (n - K))
+  V <- (V + t(V)) / 2
+  dimnames(V) <- dimnames(B)
+  if (length(codes) == 2L) {
+    ev <- eigen(V, symmetric = TRUE)
+    if (any(ev$values < 1e-16)) {
+      V2 <- ev$vectors %*% diag(pmax(ev$values, 1e-16), nrow(V)) %*% t(ev$vectors)
+      dimnames(V2) <- dimnames(V)
+      if (max(abs(V2 - V)) > 1e-8)
+        warning("the two-way clustered variance matrix was not positive semi-definite; negative eigenvalues were set to 1e-16.",
+                call. = FALSE)
+      V <- V2
+    }
+  }
+  list(V = V, df = Gmin - 1, K = K, G = Gs, type = "cluster",
+       label = sprintf("Clustered (%s)", paste(names(clusters), collapse = " & ")))
+}
+
+# coefficient table from estimates, their variance and t degrees of freedom
+dd_coef_table <- function(est, se, df, alpha) {
+  stat <- est / se
+  crit <- stats::qt(1 - alpha / 2, df)
+  data.frame(term = names(est), estimate = unname(est), std.error = unname(se),
+             statistic = unname(stat), p.value = unname(2 * stats::pt(-abs(stat), df)),
+             conf.low = unname(est - crit * se), conf.high = unname(est + crit * se),
+             stringsAsFactors = FALSE)
+}
+
+dd_boot_types <- c(rademacher = 1L, mammen = 2L, webb = 3L)
+
+# Wild cluster bootstrap, null imposed (WCR), for the kept coefficient `term`.
+# cl: cluster vector (one-way) or NULL (each observation its own cluster).
+# Returns the symmetric bootstrap p-value of H0: beta = h0 and the confidence
+# interval by test inversion.
+dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
+  j <- match(term, colnames(reg$Xd))
+  Xd <- reg$Xd; w <- reg$w
+  Xo <- Xd[, -j, drop = FALSE]
+  if (ncol(Xo)) {
+    rn <- sqrt(colSums((if (is.null(w)) 1 else w) * Xo^2))
+    z <- .Call(C_ols, Xo, Xd[, j], w, rn, 0)$resid
+    a <- .Call(C_ols, Xo, reg$yd, w, rn, 0)$resid
+  } else {
+    z <- Xd[, j]; a <- reg$yd
+  }
+  codes <- if (is.null(cl)) seq_len(reg$n) - 1L else dd_codes(cl)
+  G <- if (is.null(cl)) reg$n else attr(codes, "nlev")
+  fe <- reg$fe
+  fe_codes <- NULL
+  if (!is.null(fe)) {
+    nested <- !is.null(cl) && all(vapply(seq_along(fe$nlev), function(q) {
+      f <- fe$codes[, q]; attr(f, "nlev") <- fe$nlev[q]; dd_nested(f, codes)
+    }, logical(1)))
+    if (!nested) fe_codes <- fe$codes
+  }
+  out <- .Call(C_wild_boot, as.double(z), as.double(a), Xd, reg$bread, w,
+               as.integer(codes), as.integer(G), fe_codes, if (is.null(fe)) NULL else fe$nlev,
+               c(reg$opts$fe_tol, reg$opts$fe_maxit), as.integer(nboot),
+               dd_boot_types[[boot_weights]])
+  if (attr(out, "not_converged") > 0L)
+    warning(sprintf("fixed-effect absorption did not converge in %d bootstrap replicate(s).",
+                    attr(out, "not_converged")), call. = FALSE)
+  wt <- if (is.null(w)) 1 else w
+  zWz <- sum(wt * z^2)
+  beta <- sum(wt * z * reg$yd) / zWz
+  sg <- rowsum(wt * z * reg$resid, codes, reorder = FALSE)
+  se0 <- sqrt(sum(sg^2)) / zWz          # cluster-robust se without ssc (it cancels)
+  na <- out[, 1]; nz <- out[, 2]; Saa <- out[, 3]; Saz <- out[, 4]; Szz <- out[, 5]
+  pval <- function(r) {
+    t0 <- abs(beta - r) / se0
+    den <- sqrt(pmax(Saa - 2 * r * Saz + r^2 * Szz, 0))
+    tb <- abs(na - r * nz) / den
+    tb[den == 0] <- 0
+    mean(tb >= t0 * (1 - 1e-12))
+  }
+  bound <- function(dir) {
+    step <- se0 * max(1, stats::qnorm(1 - alpha / 2))
+    inner <- beta; outer <- beta + dir * step
+    k <- 0L
+    while (pval(outer) >= alpha) {
+      inner <- outer; step <- step * 2; outer <- beta + dir * step; k <- k + 1L
+      if (k > 60L) return(dir * Inf)
+    }
+    for (i in 1:100) {
+      mid <- (inner + outer) / 2
+      if (pval(mid) >= alpha) inner <- mid else outer <- mid
+      if (abs(outer - inner) <= 1e-10 * max(se0, abs(beta) * 1e-6)) break
+    }
+    (inner + outer) / 2
+  }
+  list(term = term, p.value = pval(h0), conf.low = bound(-1), conf.high = bound(1),
+       nboot = nboot, boot_weights = boot_weights, h0 = h0, G = G,
+       t_star = (na - h0 * nz) / sqrt(pmax(Saa - 2 * h0 * Saz + h0^2 * Szz, 0)),
+       t_stat = (beta - h0) / se0)
+}

@@ -1,0 +1,65 @@
+#' Plot a diffdiff fit
+#'
+#' For event studies (fits whose table has an `event` column) draws the
+#' estimates against relative time with pointwise confidence intervals (and
+#' uniform bands when the fit has them), the reference period(s) at zero as
+#' open circles, and pre-treatment periods in a different colour from
+#' post-treatment ones. For other fits draws the main coefficients with their
+#' intervals. Base graphics; readable at the default device size.
+#'
+#' @param x A `dd_fit`.
+#' @param level Confidence level of the intervals (default `1 - alpha` of the
+#'   fit).
+#' @param main,xlab,ylab Titles.
+#' @param col Colours for pre- and post-treatment periods.
+#' @param ... Passed to [graphics::plot.default()].
+#' @return `x`, invisibly.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' es <- did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")
+#' plot(es)
+#' @export
+plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab = NULL,
+                        col = c("#1B6CA8", "#C0392B"), ...) {
+  tab <- x$coeftable
+  ci <- confint(x, level = level)
+  tab$lo <- ci[, 1]; tab$hi <- ci[, 2]
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  if ("event" %in% names(tab)) {
+    tab <- tab[!is.na(tab$event), , drop = FALSE]
+    ref <- x$ref %||% numeric()
+    ev <- c(tab$event, ref)
+    est <- c(tab$estimate, rep(0, length(ref)))
+    lo <- c(tab$lo, rep(0, length(ref))); hi <- c(tab$hi, rep(0, length(ref)))
+    band <- !is.null(tab$cband.low)
+    yl <- range(c(lo, hi, 0, if (band) c(tab$cband.low, tab$cband.high)), finite = TRUE)
+    graphics::plot.default(ev, est, type = "n", ylim = yl,
+                           main = main %||% paste("Event study:", x$yname),
+                           xlab = xlab %||% "Periods relative to treatment",
+                           ylab = ylab %||% "Estimate", xaxt = "n", ...)
+    graphics::axis(1, at = sort(unique(ev)))
+    graphics::abline(h = 0, col = "grey50")
+    graphics::abline(v = -0.5, lty = 2, col = "grey50")
+    cc <- ifelse(ev < 0, col[1], col[2])
+    if (band) graphics::segments(tab$event, tab$cband.low, tab$event, tab$cband.high,
+                                 col = grDevices::adjustcolor(cc[seq_len(nrow(tab))], 0.35), lwd = 6, lend = 1)
+    graphics::segments(ev, lo, ev, hi, col = cc, lwd = 2)
+    isref <- seq_along(ev) > nrow(tab)
+    graphics::points(ev, est, pch = ifelse(isref, 1, ifelse(ev < 0, 15, 16)), col = cc, cex = 1.2)
+    graphics::legend("topleft", bty = "n", pch = c(15, 16, 1), col = c(col, "grey30"),
+                     legend = c("pre-treatment", "post-treatment", "reference (0)"), cex = 0.85)
+  } else {
+    tab <- tab[tab$term %in% x$main_terms, , drop = FALSE]
+    k <- nrow(tab)
+    graphics::plot.default(tab$estimate, seq_len(k), type = "n", yaxt = "n",
+                           xlim = range(c(tab$lo, tab$hi, 0), finite = TRUE), ylim = c(0.5, k + 0.5),
+                           main = main %||% paste(x$title), xlab = xlab %||% "Estimate",
+                           ylab = ylab %||% "", ...)
+    graphics::axis(2, at = seq_len(k), labels = tab$term)
+    graphics::abline(v = 0, col = "grey50", lty = 2)
+    graphics::segments(tab$lo, seq_len(k), tab$hi, seq_len(k), col = col[2], lwd = 2)
+    graphics::points(tab$estimate, seq_len(k), pch = 16, col = col[2], cex = 1.2)
+  }
+  invisible(x)
+}

@@ -1,0 +1,44 @@
+#' Number of threads used by diffdiff
+#'
+#' Gets or sets the number of OpenMP threads the C backend may use. The default
+#' is half the logical cores, at least one, capped by the environment variables
+#' `OMP_THREAD_LIMIT` and `OMP_NUM_THREADS`; under `R CMD check` (when
+#' `_R_CHECK_LIMIT_CORES_` is set) it is 2, the most CRAN allows. Small inputs always run on one thread:
+#' a second thread is used only when a task has at least `throttle` units of
+#' work per thread. Results are bitwise identical for any thread count: work is
+#' split into fixed tasks (columns, replicates) that are each computed by one
+#' thread and combined in a fixed order. diffdiff never calls
+#' `omp_set_num_threads()`, so other packages' thread settings are untouched.
+#'
+#' @param n `NULL` to query, or a positive whole number of threads.
+#' @param throttle Optional; the work per thread (roughly, observations times
+#'   columns) below which a task stays serial. Default 65536.
+#' @return The number of threads in force (invisibly when setting).
+#' @examples
+#' old <- dd_threads()
+#' dd_threads(1)
+#' dd_threads()
+#' dd_threads(old)
+#' @export
+dd_threads <- function(n = NULL, throttle = NULL) {
+  if (is.null(n) && is.null(throttle)) return(.Call(C_get_threads))
+  if (is.null(n)) n <- .Call(C_get_threads)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n))
+    stop(sprintf("`n` must be a positive whole number; got %s.", dd_show(n)), call. = FALSE)
+  if (!is.null(throttle) && (!is.numeric(throttle) || length(throttle) != 1L ||
+                             is.na(throttle) || throttle < 1))
+    stop(sprintf("`throttle` must be a number >= 1; got %s.", dd_show(throttle)), call. = FALSE)
+  n <- min(as.integer(n), max(1L, .Call(C_num_procs)))
+  invisible(.Call(C_set_threads, n, if (is.null(throttle)) NA_real_ else as.double(throttle)))
+}
+
+dd_default_threads <- function() {
+  n <- max(1L, .Call(C_num_procs) %/% 2L)
+  for (v in c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS")) {
+    k <- suppressWarnings(as.integer(Sys.getenv(v, "")))
+    if (length(k) == 1L && !is.na(k) && k >= 1L) n <- min(n, k)
+  }
+  if (nzchar(Sys.getenv("_R_CHECK_LIMIT_CORES_", "")))
+    n <- min(2L, max(1L, .Call(C_num_procs)))
+  max(1L, n)
+}

@@ -1,0 +1,58 @@
+/* diffdiff: prototypes of the C backend, grouped by file. */
+#ifndef DIFFDIFF_H
+#define DIFFDIFF_H
+
+#define USE_FC_LEN_T
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Lapack.h>
+#include <R_ext/BLAS.h>
+#include <stdint.h>
+#ifndef FCONE
+#define FCONE
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* threads.c */
+int dd_nthreads(int ntasks, double work);
+SEXP C_set_threads(SEXP n, SEXP throttle);
+SEXP C_get_threads(void);
+SEXP C_num_procs(void);
+
+/* rng.c: counter-based generator; every (seed, stream) pair is its own stream */
+typedef struct { uint64_t s; } dd_rng;
+void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream);
+uint64_t dd_rng_next(dd_rng *g);
+double dd_rng_unif(dd_rng *g);
+uint64_t dd_seed_from_R(void);
+void dd_boot_weights(dd_rng *g, int type, double *v, int G);
+SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
+
+/* linalg.c */
+SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
+
+/* demean.c */
+typedef struct {
+  int n, Q, sumL;
+  const int *fe;     /* n x Q, column-major, 0-based level codes */
+  const int *off;    /* offset of each dimension's coefficients, length Q */
+  const int *nlev;   /* levels per dimension */
+  const double *w;   /* weights or NULL */
+  const double *sw;  /* per-level sum of weights (or counts), length sumL */
+} dd_fe;
+double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const double *w,
+                        int *off, int *sumL);
+int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
+                  double tol, int maxit, int *iter);
+SEXP C_demean(SEXP X, SEXP fe, SEXP nlev, SEXP w, SEXP tol, SEXP maxit);
+
+/* vcov.c */
+SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
+
+/* bootstrap.c */
+SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
+                 SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
+
+#endif

@@ -1,0 +1,24 @@
+/* Registration of the .Call entry points. */
+#include "diffdiff.h"
+#include <R_ext/Rdynload.h>
+
+/* registered without the C_ prefix; useDynLib(.fixes = "C_") adds it back in R */
+#define CALLDEF(name, n) {#name, (DL_FUNC) &C_##name, n}
+
+static const R_CallMethodDef CallEntries[] = {
+  CALLDEF(set_threads, 2),
+  CALLDEF(get_threads, 0),
+  CALLDEF(num_procs, 0),
+  CALLDEF(boot_weights, 3),
+  CALLDEF(ols, 5),
+  CALLDEF(demean, 6),
+  CALLDEF(cluster_meat, 5),
+  CALLDEF(wild_boot, 12),
+  {NULL, NULL, 0}
+};
+
+void R_init_diffdiff(DllInfo *dll) {
+  R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}

@@ -1,0 +1,123 @@
+/* Weighted least squares through LAPACK's pivoted QR (dgeqp3).
+ *
+ * Rank deficiency is resolved the way lm() resolves it: columns are visited in
+ * their original order and a column whose residual norm, after projection on
+ * the columns kept before it, is below tol times its reference norm is dropped
+ * (reported NA). The reference norm is that of the column before fixed effects
+ * were absorbed, so a covariate that the fixed effects explain is caught.
+ * The order-preserving pass runs on the p x p triangular factor R P' of the
+ * single n x p factorisation, so the data are factorised only once. */
+#include "diffdiff.h"
+#include <math.h>
+#include <string.h>
+
+static int lwork_query_geqp3(int n, int p, double *A, int *jpvt, double *tau) {
+  double wq; int lw = -1, info = 0;
+  F77_CALL(dgeqp3)(&n, &p, A, &n, jpvt, tau, &wq, &lw, &info);
+  return (int) wq;
+}
+
+SEXP C_ols(SEXP X_, SEXP y_, SEXP w_, SEXP refnorm_, SEXP tol_) {
+  int n = nrows(X_), p = ncols(X_), info = 0, one = 1;
+  double tol = asReal(tol_);
+  const double *X = REAL(X_), *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_);
+  const double *refnorm = REAL(refnorm_);
+  if (XLENGTH(y_) != n || (w && XLENGTH(w_) != n) || XLENGTH(refnorm_) != p)
+    error("internal error in linalg.c: length mismatch; please report");
+  if (p < 1 || n < p) error("internal error in linalg.c: need 1 <= p <= n; please report");
+
+  double *A = (double *) R_alloc((size_t) n * p, sizeof(double));
+  double *ys = (double *) R_alloc(n, sizeof(double));
+  double *sq = w ? (double *) R_alloc(n, sizeof(double)) : NULL;
+  if (w) for (int i = 0; i < n; i++) sq[i] = sqrt(w[i]);
+  for (int j = 0; j < p; j++) {
+    const double *xj = X + (R_xlen_t) j * n; double *aj = A + (R_xlen_t) j * n;
+    if (w) for (int i = 0; i < n; i++) aj[i] = xj[i] * sq[i];
+    else memcpy(aj, xj, sizeof(double) * n);
+  }
+  for (int i = 0; i < n; i++) ys[i] = w ? y[i] * sq[i] : y[i];
+
+  int *jpvt = (int *) R_alloc(p, sizeof(int));
+  double *tau = (double *) R_alloc(p, sizeof(double));
+  memset(jpvt, 0, sizeof(int) * p);
+  int lw = lwork_query_geqp3(n, p, A, jpvt, tau);
+  { /* dormqr work size */
+    double wq; int lw2 = -1;
+    F77_CALL(dormqr)("L", "T", &n, &one, &p, A, &n, tau, ys, &n, &wq, &lw2, &info FCONE FCONE);
+    if ((int) wq > lw) lw = (int) wq;
+  }
+  if (lw < 4 * p + 64) lw = 4 * p + 64;
+  double *work = (double *) R_alloc(lw, sizeof(double));
+  F77_CALL(dgeqp3)(&n, &p, A, &n, jpvt, tau, work, &lw, &info);
+  if (info != 0) error("internal error in linalg.c: dgeqp3 info %d; please report", info);
+  F77_CALL(dormqr)("L", "T", &n, &one, &p, A, &n, tau, ys, &n, work, &lw, &info FCONE FCONE);
+  if (info != 0) error("internal error in linalg.c: dormqr info %d; please report", info);
+
+  /* M = R P' (p x p): X = Q M with columns in the original order */
+  double *M = (double *) R_alloc((size_t) p * p, sizeof(double));
+  memset(M, 0, sizeof(double) * p * p);
+  for (int j = 0; j < p; j++) {
+    int orig = jpvt[j] - 1;
+    for (int i = 0; i <= j; i++) M[i + (R_xlen_t) orig * p] = A[i + (R_xlen_t) j * n];
+  }
+
+  /* order-preserving rank detection on M */
+  int *keep = (int *) R_alloc(p, sizeof(int));
+  int k = p;
+  for (int j = 0; j < p; j++) keep[j] = j;
+  double *Mk = (double *) R_alloc((size_t) p * p, sizeof(double));
+  double *tau2 = (double *) R_alloc(p, sizeof(double));
+  for (;;) {
+    for (int j = 0; j < k; j++) memcpy(Mk + (R_xlen_t) j * p, M + (R_xlen_t) keep[j] * p, sizeof(double) * p);
+    if (k == 0) break;
+    F77_CALL(dgeqrf)(&p, &k, Mk, &p, tau2, work, &lw, &info);
+    if (info != 0) error("internal error in linalg.c: dgeqrf info %d; please report", info);
+    int drop = -1;
+    for (int j = 0; j < k; j++) {
+      if (fabs(Mk[j + (R_xlen_t) j * p]) <= tol * refnorm[keep[j]]) { drop = j; break; }
+    }
+    if (drop < 0) break;
+    for (int j = drop; j < k - 1; j++) keep[j] = keep[j + 1];
+    k--;
+  }
+
+  SEXP coef = PROTECT(allocVector(REALSXP, p));
+  SEXP keepv = PROTECT(allocVector(LGLSXP, p));
+  SEXP bread = PROTECT(allocMatrix(REALSXP, k, k));
+  SEXP resid = PROTECT(allocVector(REALSXP, n));
+  for (int j = 0; j < p; j++) { REAL(coef)[j] = NA_REAL; LOGICAL(keepv)[j] = 0; }
+  double *e = REAL(resid);
+  memcpy(e, y, sizeof(double) * n);
+  if (k > 0) {
+    double *c = (double *) R_alloc(p, sizeof(double));
+    memcpy(c, ys, sizeof(double) * p);
+    F77_CALL(dormqr)("L", "T", &p, &one, &k, Mk, &p, tau2, c, &p, work, &lw, &info FCONE FCONE);
+    if (info != 0) error("internal error in linalg.c: dormqr info %d; please report", info);
+    double *R2 = REAL(bread);
+    for (int j = 0; j < k; j++)
+      for (int i = 0; i < k; i++) R2[i + (R_xlen_t) j * k] = i <= j ? Mk[i + (R_xlen_t) j * p] : 0.0;
+    F77_CALL(dtrtrs)("U", "N", "N", &k, &one, R2, &k, c, &k, &info FCONE FCONE FCONE);
+    if (info != 0) error("internal error in linalg.c: dtrtrs info %d; please report", info);
+    for (int j = 0; j < k; j++) {
+      REAL(coef)[keep[j]] = c[j];
+      LOGICAL(keepv)[keep[j]] = 1;
+      const double *xj = X + (R_xlen_t) keep[j] * n; double b = c[j];
+      for (int i = 0; i < n; i++) e[i] -= b * xj[i];
+    }
+    /* (X'WX)^{-1} = R2^{-1} R2^{-T} from the triangular factor */
+    F77_CALL(dpotri)("U", &k, R2, &k, &info FCONE);
+    if (info != 0) error("internal error in linalg.c: dpotri info %d; please report", info);
+    for (int j = 0; j < k; j++)
+      for (int i = j + 1; i < k; i++) R2[i + (R_xlen_t) j * k] = R2[j + (R_xlen_t) i * k];
+  }
+  SEXP out = PROTECT(allocVector(VECSXP, 5));
+  SEXP nms = PROTECT(allocVector(STRSXP, 5));
+  SET_VECTOR_ELT(out, 0, coef); SET_STRING_ELT(nms, 0, mkChar("coef"));
+  SET_VECTOR_ELT(out, 1, keepv); SET_STRING_ELT(nms, 1, mkChar("keep"));
+  SET_VECTOR_ELT(out, 2, bread); SET_STRING_ELT(nms, 2, mkChar("bread"));
+  SET_VECTOR_ELT(out, 3, resid); SET_STRING_ELT(nms, 3, mkChar("resid"));
+  SET_VECTOR_ELT(out, 4, ScalarInteger(k)); SET_STRING_ELT(nms, 4, mkChar("rank"));
+  setAttrib(out, R_NamesSymbol, nms);
+  UNPROTECT(6);
+  return out;
+}

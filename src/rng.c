@@ -1,0 +1,72 @@
+/* Counter-based random numbers for the bootstraps. A 64-bit seed is taken from
+ * R's RNG (so set.seed() reproduces results); every replicate b gets its own
+ * stream (seed, b), so any thread may compute any replicate and the result
+ * does not depend on the thread count. The generator is splitmix64. */
+#include "diffdiff.h"
+#include <math.h>
+
+static inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream) {
+  g->s = mix64(seed ^ mix64(stream + 0x9E3779B97F4A7C15ULL));
+}
+
+uint64_t dd_rng_next(dd_rng *g) {
+  g->s += 0x9E3779B97F4A7C15ULL;
+  return mix64(g->s);
+}
+
+/* uniform on [0, 1) with 53 random bits */
+double dd_rng_unif(dd_rng *g) {
+  return (double) (dd_rng_next(g) >> 11) * 0x1.0p-53;
+}
+
+/* Two draws from R's RNG make the seed; the caller brackets with
+ * GetRNGstate()/PutRNGstate(). */
+uint64_t dd_seed_from_R(void) {
+  uint64_t hi = (uint64_t) floor(unif_rand() * 4294967296.0);
+  uint64_t lo = (uint64_t) floor(unif_rand() * 4294967296.0);
+  return (hi << 32) ^ lo;
+}
+
+/* Bootstrap weights with mean 0 and variance 1.
+ * type 1 Rademacher: +-1 with probability 1/2;
+ * type 2 Mammen: -(sqrt5-1)/2 w.p. (sqrt5+1)/(2 sqrt5), else (sqrt5+1)/2;
+ * type 3 Webb: +-sqrt(3/2), +-1, +-sqrt(1/2), each w.p. 1/6. */
+void dd_boot_weights(dd_rng *g, int type, double *v, int G) {
+  const double s5 = sqrt(5.0);
+  const double pm = (s5 + 1.0) / (2.0 * s5), lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
+  const double webb[6] = {-sqrt(1.5), -1.0, -sqrt(0.5), sqrt(0.5), 1.0, sqrt(1.5)};
+  for (int i = 0; i < G; i++) {
+    switch (type) {
+    case 1: v[i] = (dd_rng_next(g) >> 63) ? 1.0 : -1.0; break;
+    case 2: v[i] = dd_rng_unif(g) < pm ? lo : hi; break;
+    case 3: {
+      int k = (int) (dd_rng_unif(g) * 6.0);
+      v[i] = webb[k > 5 ? 5 : k];
+      break;
+    }
+    default: v[i] = 0.0;
+    }
+  }
+}
+
+/* G x B matrix of weights, for tests of the weight distributions. */
+SEXP C_boot_weights(SEXP G_, SEXP B_, SEXP type_) {
+  int G = asInteger(G_), B = asInteger(B_), type = asInteger(type_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, G, B));
+  GetRNGstate();
+  uint64_t seed = dd_seed_from_R();
+  PutRNGstate();
+  for (int b = 0; b < B; b++) {
+    dd_rng g;
+    dd_rng_init(&g, seed, (uint64_t) b);
+    dd_boot_weights(&g, type, REAL(out) + (R_xlen_t) b * G, G);
+  }
+  UNPROTECT(1);
+  return out;
+}

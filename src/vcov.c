@@ -1,0 +1,40 @@
+/* The "meat" of sandwich variances: sum over clusters g of s_g s_g', where
+ * s_g = sum_{i in g} w_i e_i x_i. With no cluster codes every observation is
+ * its own cluster (heteroskedasticity-robust). The score sums are built one
+ * column per task (each column by one thread, summed in row order), so the
+ * result does not depend on the thread count. */
+#include "diffdiff.h"
+#include <string.h>
+
+SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_) {
+  const int n = nrows(X_), k = ncols(X_);
+  const int hetero = isNull(cl_);
+  const int G = hetero ? n : asInteger(G_);
+  if (XLENGTH(e_) != n || (!isNull(w_) && XLENGTH(w_) != n) || (!hetero && XLENGTH(cl_) != n))
+    error("internal error in vcov.c: length mismatch; please report");
+  const double *X = REAL(X_), *e = REAL(e_), *w = isNull(w_) ? NULL : REAL(w_);
+  const int *cl = hetero ? NULL : INTEGER(cl_);
+  double *we = (double *) R_alloc(n, sizeof(double));
+  for (int i = 0; i < n; i++) we[i] = w ? w[i] * e[i] : e[i];
+  double *S = (double *) R_alloc((size_t) G * k, sizeof(double));
+  const int nth = dd_nthreads(k, (double) n * k);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static, 1)
+#endif
+  for (int j = 0; j < k; j++) {
+    double *Sj = S + (R_xlen_t) j * G; const double *xj = X + (R_xlen_t) j * n;
+    if (hetero) {
+      for (int i = 0; i < n; i++) Sj[i] = we[i] * xj[i];
+    } else {
+      memset(Sj, 0, sizeof(double) * G);
+      for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * xj[i];
+    }
+  }
+  SEXP out = PROTECT(allocMatrix(REALSXP, k, k));
+  double *M = REAL(out), one = 1.0, zero = 0.0;
+  F77_CALL(dsyrk)("U", "T", &k, &G, &one, S, &G, &zero, M, &k FCONE FCONE);
+  for (int j = 0; j < k; j++)
+    for (int i = j + 1; i < k; i++) M[i + (R_xlen_t) j * k] = M[j + (R_xlen_t) i * k];
+  UNPROTECT(1);
+  return out;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install every dependency diffdiff needs on a fresh Debian machine with R.
+# Debian r-cran-* binaries where they exist (fast), CRAN for the rest, pandoc for
+# vignettes. Idempotent: a second run installs nothing.
+set -euo pipefail
+
+# Debian packages: R packages built for the system R, plus pandoc.
+DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
+  r-cran-rmarkdown r-cran-progressr r-cran-testthat r-cran-rcpp r-cran-sandwich
+  r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-pkgbuild pandoc"
+# Packages only on CRAN (or newer there than Debian's copy is useful).
+CRAN_PKGS="fixest"
+
+missing=""
+for p in $DEB_PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -n "$missing" ]; then
+  echo "install-deps: apt-get install$missing"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+Rscript --vanilla -e '
+pkgs <- strsplit(commandArgs(TRUE)[1], " +")[[1]]
+pkgs <- pkgs[nzchar(pkgs)]
+need <- pkgs[!vapply(pkgs, requireNamespace, logical(1), quietly = TRUE)]
+if (length(need)) {
+  message("install-deps: CRAN install ", paste(need, collapse = " "))
+  lib <- .libPaths()[1]
+  install.packages(need, lib = lib, repos = "https://cloud.r-project.org",
+                   Ncpus = 2L, quiet = TRUE)
+  still <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+  if (length(still)) stop("install-deps: could not install ", paste(still, collapse = " "))
+}
+' "$CRAN_PKGS"
+echo "install-deps: all dependencies present"
