@@ -1,0 +1,118 @@
+# Wild cluster bootstrap with the null imposed (WCR).
+
+# Brute force: refit the model on every bootstrap sample with fixest, using the
+# very same weights (drawn by C_boot_weights from the same seed), and compare
+# the symmetric p-value. This checks the linear-in-r algebra of bootstrap.c.
+brute_p <- function(d, fml_full, fml_restr, fml_boot, term, clname, B, seed, fixef.tol = 1e-11) {
+  r <- fixest::feols(fml_restr, d, fixef.tol = fixef.tol, notes = FALSE)
+  u <- resid(r); f <- fitted(r)
+  full <- fixest::feols(fml_full, d, vcov = stats::as.formula(paste0("~", clname)), fixef.tol = fixef.tol)
+  t0 <- fixest::tstat(full)[term]
+  cl <- d[[clname]]; codes <- match(cl, unique(cl))
+  set.seed(seed)
+  V <- .Call(diffdiff:::C_boot_weights, length(unique(cl)), B, 1L)
+  tb <- vapply(seq_len(B), function(b) {
+    d$ystar <- f + V[codes, b] * u
+    m <- fixest::feols(fml_boot, d,
+                       vcov = stats::as.formula(paste0("~", clname)), fixef.tol = fixef.tol)
+    fixest::tstat(m)[term]
+  }, numeric(1))
+  mean(abs(tb) >= abs(t0))
+}
+
+test_that("WCR p-value equals a brute-force refit with the same weights (no FE)", {
+  need_peer("fixest")
+  d <- sim_panel()
+  d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]
+  d$treated <- as.integer(d$first_treat == 2006)
+  d$post <- as.integer(d$year == 2007)
+  d$att <- d$treated * d$post
+  set.seed(11)
+  fit <- did_2x2(d, "y", "treated", "post", xformla = ~ x1, cluster = "state", nboot = 99)
+  p_bf <- brute_p(d, y ~ treated + post + att + x1, y ~ treated + post + x1,
+                  ystar ~ treated + post + att + x1, "att", "state", 99, 11)
+  expect_equal(fit$coeftable$boot.p.value[fit$coeftable$term == "ATT"], p_bf)
+})
+
+test_that("WCR p-value equals a brute-force refit when FE are not nested in clusters", {
+  need_peer("fixest")
+  d <- sim_panel()
+  d <- d[d$id <= 120, ]
+  # null nearly true so the p-value is interior
+  d$y2 <- d$y - 1.7 * d$treat
+  set.seed(5)
+  fit <- did_twfe(d, "y2", "id", "year", "treat", xformla = ~ x1, cluster = "state",
+                  nboot = 49, fe_tol = 1e-11)
+  p_bf <- brute_p(d, y2 ~ treat + x1 | id + year, y2 ~ x1 | id + year,
+                  ystar ~ treat + x1 | id + year, "treat", "state", 49, 5)
+  expect_equal(fit$coeftable$boot.p.value[1], p_bf)
+  expect_gt(p_bf, 0)
+})
+
+test_that("bootstrap is reproducible under set.seed and identical for 1 and 2 threads", {
+  d <- sim_panel()
+  run <- function() {
+    set.seed(2024)
+    did_twfe(d, "y", "id", "year", "treat", cluster = "state", nboot = 199)$coeftable
+  }
+  old <- dd_threads()
+  on.exit(dd_threads(old, throttle = 65536))
+  dd_threads(1)
+  a <- run(); b <- run()
+  expect_identical(a, b)
+  dd_threads(2, throttle = 1)
+  c2 <- run()
+  expect_identical(a, c2)
+  set.seed(1); e <- did_twfe(d, "y", "id", "year", "treat", cluster = "state", nboot = 199)
+  expect_false(identical(e$coeftable$boot.p.value, a$boot.p.value) &&
+                 identical(e$coeftable$boot.conf.low, a$boot.conf.low))
+})
+
+test_that("bootstrap interval brackets the estimate and is near the analytic one", {
+  d <- sim_panel()
+  set.seed(3)
+  fit <- did_twfe(d, "y", "id", "year", "treat", nboot = 999)
+  tab <- fit$coeftable
+  expect_lt(tab$boot.conf.low, tab$estimate)
+  expect_gt(tab$boot.conf.high, tab$estimate)
+  # 300 clusters: bootstrap and analytic intervals agree closely
+  expect_lt(abs(tab$boot.conf.low - tab$conf.low) / tab$std.error, 0.25)
+  expect_lt(abs(tab$boot.conf.high - tab$conf.high) / tab$std.error, 0.25)
+})
+
+test_that("bootstrap weights have mean 0 and variance 1", {
+  set.seed(9)
+  for (type in 1:3) {
+    V <- .Call(diffdiff:::C_boot_weights, 2000L, 100L, type)
+    expect_lt(abs(mean(V)), 0.01)
+    expect_lt(abs(mean(V^2) - 1), 0.01)
+  }
+  V <- .Call(diffdiff:::C_boot_weights, 1000L, 10L, 1L)
+  expect_setequal(unique(as.vector(V)), c(-1, 1))
+  V <- .Call(diffdiff:::C_boot_weights, 1000L, 10L, 3L)
+  expect_equal(sort(unique(as.vector(V))), c(-sqrt(1.5), -1, -sqrt(0.5), sqrt(0.5), 1, sqrt(1.5)))
+})
+
+test_that("WCR has close to nominal size under the null with few clusters", {
+  # 300 simulated data sets, 16 clusters, true ATT = 0, cluster-correlated
+  # errors; rejection rate at 5% must lie in [0.015, 0.09] (3 binomial SEs).
+  set.seed(77)
+  rej <- vapply(1:300, function(s) {
+    G <- 16; n_g <- 20
+    cl <- rep(seq_len(G), each = n_g)
+    treated <- as.integer(cl <= 8)
+    post <- rep(0:1, length.out = G * n_g)
+    y <- rnorm(G)[cl] + rnorm(G * n_g) * (1 + treated)
+    dd <- data.frame(y = y, treated = treated, post = post, cl = cl)
+    f <- did_2x2(dd, "y", "treated", "post", cluster = "cl", nboot = 199)
+    f$coeftable$boot.p.value[f$coeftable$term == "ATT"] < 0.05
+  }, logical(1))
+  expect_gt(mean(rej), 0.015)
+  expect_lt(mean(rej), 0.09)
+})
+
+test_that("two-way clustering with the bootstrap is refused with a clear error", {
+  d <- sim_panel()
+  expect_error(did_twfe(d, "y", "id", "year", "treat", cluster = c("state", "year"), nboot = 9),
+               "one-way")
+})
