@@ -1,14 +1,7 @@
-/* Absorption of any number of fixed-effect dimensions.
- *
- * For one column x the fixed-effect coefficients alpha solve the normal
- * equations of x on the FE dummies (weighted when weights are given). One
- * sweep of block Gauss-Seidel updates each dimension in turn to the weighted
- * mean, by level, of x minus the other dimensions' effects. Sweeps are
- * accelerated by Irons and Tuck (1969) extrapolation on the coefficient
- * vector, the scheme fixest uses: from X, GX = F(X), GGX = F(GX),
- * X' = GGX - c (GGX - GX) with c = <dGX, d2X> / <d2X, d2X>.
- * Convergence: every coefficient changes by at most tol between two sweeps,
- * absolutely or relative to 0.1 + |alpha| (fixest's rule).
+/* Absorption of any number of fixed-effect dimensions: r = M_D x, the
+ * residual of x after (weighted) projection on the fixed-effect dummies.
+ * One dimension: subtract group means. Two or more: conjugate gradients
+ * accelerate the symmetric alternating-projection sweep (see dd_demean_col).
  * Columns are independent and run in parallel; each column is computed by one
  * thread from start to end, so results do not depend on the thread count. */
 #include "diffdiff.h"
@@ -30,69 +23,69 @@ double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const doub
   return sw;
 }
 
-/* one Gauss-Seidel sweep: updates alpha and keeps r = x - D alpha */
-static void gs_sweep(const dd_fe *F, double *alpha, double *r, double *acc) {
-  const int n = F->n;
-  for (int q = 0; q < F->Q; q++) {
-    const int *f = F->fe + (R_xlen_t) q * n;
-    const int L = F->nlev[q];
-    double *aq = alpha + F->off[q];
-    const double *swq = F->sw + F->off[q];
-    memset(acc, 0, sizeof(double) * L);
-    if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * r[i];
-    else for (int i = 0; i < n; i++) acc[f[i]] += r[i];
-    for (int l = 0; l < L; l++) { acc[l] /= swq[l]; aq[l] += acc[l]; }
-    for (int i = 0; i < n; i++) r[i] -= acc[f[i]];
-  }
+/* v <- M_q v: subtract the weighted mean of v within each level of dimension q */
+static void demean_dim(const dd_fe *F, int q, double *v, double *acc) {
+  const int n = F->n, L = F->nlev[q];
+  const int *f = F->fe + (R_xlen_t) q * n;
+  const double *swq = F->sw + F->off[q];
+  memset(acc, 0, sizeof(double) * L);
+  if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * v[i];
+  else for (int i = 0; i < n; i++) acc[f[i]] += v[i];
+  for (int l = 0; l < L; l++) acc[l] /= swq[l];
+  for (int i = 0; i < n; i++) v[i] -= acc[f[i]];
 }
 
-static void resid_from_alpha(const dd_fe *F, const double *x, const double *alpha, double *r) {
-  const int n = F->n;
-  memcpy(r, x, sizeof(double) * n);
-  for (int q = 0; q < F->Q; q++) {
-    const int *f = F->fe + (R_xlen_t) q * n; const double *aq = alpha + F->off[q];
-    for (int i = 0; i < n; i++) r[i] -= aq[f[i]];
-  }
+/* symmetric sweep T = M_1 M_2 ... M_Q ... M_2 M_1 (symmetric in the W metric) */
+static void sym_sweep(const dd_fe *F, double *v, double *acc) {
+  for (int q = 0; q < F->Q; q++) demean_dim(F, q, v, acc);
+  for (int q = F->Q - 2; q >= 0; q--) demean_dim(F, q, v, acc);
 }
 
-static int converged(const double *a, const double *b, int m, double tol) {
-  for (int j = 0; j < m; j++) {
-    double d = fabs(a[j] - b[j]);
-    if (d > tol && d / (0.1 + fabs(a[j])) > tol) return 0;
-  }
-  return 1;
+static double wdot(const dd_fe *F, const double *a, const double *b) {
+  double s = 0.0;
+  if (F->w) for (int i = 0; i < F->n; i++) s += F->w[i] * a[i] * b[i];
+  else for (int i = 0; i < F->n; i++) s += a[i] * b[i];
+  return s;
 }
 
-/* scratch: 4 * sumL + max(nlev) doubles. Returns 1 when converged. */
+/* r = M_D x. With one dimension, one pass of group means. Otherwise conjugate
+ * gradients on (I - T) s = (I - T) x, T the symmetric sweep ("symmetric
+ * Kaczmarz" transform accelerated by CG, as reghdfe does): M_D x is the part
+ * of x that T leaves unchanged, s the rest. Stops when the CG residual
+ * ||(I - T)(x - s)||_W falls below tol times its starting value.
+ * scratch: 4 n + max(nlev) doubles. Returns 1 when converged. */
 int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
                   double tol, int maxit, int *iter) {
-  const int m = F->sumL;
-  double *alpha = scratch, *X0 = scratch + m, *GX = scratch + 2 * m, *acc = scratch + 3 * m;
-  memset(alpha, 0, sizeof(double) * m);
-  memcpy(r, x, sizeof(double) * F->n);
-  if (F->Q == 1) { gs_sweep(F, alpha, r, acc); *iter = 1; return 1; }
-  int it = 0;
-  while (it < maxit) {
-    memcpy(X0, alpha, sizeof(double) * m);
-    gs_sweep(F, alpha, r, acc); it++;
-    if (converged(X0, alpha, m, tol)) { *iter = it; return 1; }
-    memcpy(GX, alpha, sizeof(double) * m);
-    gs_sweep(F, alpha, r, acc); it++;
-    if (converged(GX, alpha, m, tol)) { *iter = it; return 1; }
-    /* Irons-Tuck: alpha holds GGX */
-    double vprod = 0.0, ssq = 0.0;
-    for (int j = 0; j < m; j++) {
-      double dG = alpha[j] - GX[j], d2 = dG - GX[j] + X0[j];
-      vprod += dG * d2; ssq += d2 * d2;
-    }
-    if (ssq > 0.0 && R_FINITE(vprod / ssq)) {
-      double c = vprod / ssq;
-      for (int j = 0; j < m; j++) alpha[j] -= c * (alpha[j] - GX[j]);
-      resid_from_alpha(F, x, alpha, r);
-    }
+  const int n = F->n;
+  double *s = scratch, *res = scratch + n, *p = scratch + 2 * (size_t) n,
+    *Ap = scratch + 3 * (size_t) n, *acc = scratch + 4 * (size_t) n;
+  memcpy(r, x, sizeof(double) * n);
+  if (F->Q == 1) { demean_dim(F, 0, r, acc); *iter = 1; return 1; }
+  /* res = b = x - T x */
+  memcpy(Ap, x, sizeof(double) * n);
+  sym_sweep(F, Ap, acc);
+  for (int i = 0; i < n; i++) { res[i] = x[i] - Ap[i]; p[i] = res[i]; s[i] = 0.0; }
+  double rr = wdot(F, res, res);
+  const double stop = tol * tol * rr;
+  int it = 0, conv = rr <= 0.0;
+  while (!conv && it < maxit) {
+    memcpy(Ap, p, sizeof(double) * n);
+    sym_sweep(F, Ap, acc);
+    for (int i = 0; i < n; i++) Ap[i] = p[i] - Ap[i];
+    double pAp = wdot(F, p, Ap);
+    it++;
+    if (!(pAp > 0.0)) { conv = 1; break; }   /* exact solution reached */
+    double a = rr / pAp;
+    for (int i = 0; i < n; i++) { s[i] += a * p[i]; res[i] -= a * Ap[i]; }
+    double rr_new = wdot(F, res, res);
+    if (rr_new <= stop) { conv = 1; break; }
+    double beta = rr_new / rr;
+    for (int i = 0; i < n; i++) p[i] = res[i] + beta * p[i];
+    rr = rr_new;
   }
+  for (int i = 0; i < n; i++) r[i] = x[i] - s[i];
   *iter = it;
-  return 0;
+  return conv;
 }
 
 SEXP C_demean(SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
@@ -109,7 +102,7 @@ SEXP C_demean(SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
   F.off = off;
   int maxL = 0;
   for (int q = 0; q < Q; q++) if (F.nlev[q] > maxL) maxL = F.nlev[q];
-  const size_t per = (size_t) 3 * F.sumL + maxL + 1;
+  const size_t per = (size_t) 4 * n + maxL + 1;
 
   SEXP out = PROTECT(allocMatrix(REALSXP, n, m));
   SEXP iters = PROTECT(allocVector(INTSXP, m));

@@ -7,6 +7,9 @@ set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
 work="$root/check/sanitize"
+# the instrumented objects must not leak into a normal build
+trap 'rm -f "$root"/src/*.o "$root"/src/*.so' EXIT
+rm -f src/*.o src/*.so
 rm -rf "$work"; mkdir -p "$work/lib"
 cat > "$work/Makevars" <<'MK'
 CC = gcc
