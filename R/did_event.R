@@ -68,7 +68,8 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
   dd_check_periods(tt, tname)
-  dd_check_unique_panel(id, tt, idname, tname)
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname)
   never <- is.na(g) | g == 0 | is.infinite(g)
   if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf or NA).", gname)
@@ -96,7 +97,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   terms <- paste0("event::", ev)
   colnames(D) <- terms
   X <- cbind(D, p$X)
-  fel <- c(stats::setNames(list(id, tt), c(idname, tname)), p$fe)
+  fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      terms, opts, drop_singletons)
   est$tab$event <- ev[match(est$tab$term, terms)]

@@ -94,9 +94,10 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname)
   if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
   dd_check_periods(tt, tname)
-  dd_check_unique_panel(id, tt, idname, tname)
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  dd_check_unique_codes(idc, tc, id, tt)
   X <- cbind(ATT = d, p$X)
-  fel <- c(stats::setNames(list(id, tt), c(idname, tname)), p$fe)
+  fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      "ATT", opts, drop_singletons)
   r <- est$rows

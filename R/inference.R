@@ -48,7 +48,7 @@ dd_meat <- function(reg, cl = NULL, G = NULL) {
   .Call(C_cluster_meat, reg$Xd, reg$resid, reg$w, cl, if (is.null(G)) 0L else as.integer(G))
 }
 
-# clusters: NULL or a named list of 1 or 2 vectors (aligned with the sample)
+# clusters: NULL or a named list of 1 or 2 dd_codes() vectors
 dd_vcov <- function(reg, type, clusters = NULL) {
   n <- reg$n; B <- reg$bread; e <- reg$resid
   nparams <- reg$nparams
@@ -66,7 +66,7 @@ dd_vcov <- function(reg, type, clusters = NULL) {
                 label = if (type == "hetero") "Heteroskedasticity-robust (HC1)" else "Heteroskedasticity-robust (HC0)"))
   }
   # clustered
-  codes <- lapply(clusters, dd_codes)
+  codes <- clusters
   Gs <- vapply(codes, function(z) attr(z, "nlev"), integer(1))
   for (j in seq_along(Gs)) if (Gs[j] < 2L)
     dd_stop("`cluster` = \"%s\" has a single cluster in the estimation sample; clustered standard errors need at least two.",
@@ -79,10 +79,8 @@ dd_vcov <- function(reg, type, clusters = NULL) {
   Gmin <- min(Gs)
   K <- nparams
   if (!is.null(reg$fe)) {
-    nested <- vapply(seq_along(reg$fe$nlev), function(q) {
-      f <- reg$fe$codes[, q]; attr(f, "nlev") <- reg$fe$nlev[q]
-      any(vapply(codes, function(cl) dd_nested(f, cl), logical(1)))
-    }, logical(1))
+    nested <- vapply(reg$fe_codes, function(f)
+      any(vapply(codes, function(cl) dd_nested(f, cl), logical(1))), logical(1))
     if (all(nested)) K <- reg$rank + 1L
     else if (any(nested)) K <- nparams - sum(reg$fe$nlev[nested] - 1L)
   }
@@ -118,7 +116,7 @@ dd_coef_table <- function(est, se, df, alpha) {
 dd_boot_types <- c(rademacher = 1L, mammen = 2L, webb = 3L)
 
 # Wild cluster bootstrap, null imposed (WCR), for the kept coefficient `term`.
-# cl: cluster vector (one-way) or NULL (each observation its own cluster).
+# cl: dd_codes() of the cluster (one-way) or NULL (each observation its own cluster).
 # Returns the symmetric bootstrap p-value of H0: beta = h0 and the confidence
 # interval by test inversion.
 dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
@@ -132,14 +130,12 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
   } else {
     z <- Xd[, j]; a <- reg$yd
   }
-  codes <- if (is.null(cl)) seq_len(reg$n) - 1L else dd_codes(cl)
+  codes <- if (is.null(cl)) seq_len(reg$n) - 1L else cl
   G <- if (is.null(cl)) reg$n else attr(codes, "nlev")
   fe <- reg$fe
   fe_codes <- NULL
   if (!is.null(fe)) {
-    nested <- !is.null(cl) && all(vapply(seq_along(fe$nlev), function(q) {
-      f <- fe$codes[, q]; attr(f, "nlev") <- fe$nlev[q]; dd_nested(f, codes)
-    }, logical(1)))
+    nested <- !is.null(cl) && all(vapply(reg$fe_codes, dd_nested, logical(1), cl = codes))
     if (!nested) fe_codes <- fe$codes
   }
   out <- .Call(C_wild_boot, as.double(z), as.double(a), Xd, reg$bread, w,

@@ -9,28 +9,28 @@ dd_codes <- function(x) {
   code
 }
 
-# Integer matrix n x Q of 0-based codes plus the number of levels
-dd_fe_matrix <- function(fe_list) {
-  if (!length(fe_list)) return(NULL)
-  codes <- lapply(fe_list, dd_codes)
+# Integer matrix n x Q of 0-based codes plus the number of levels, from a
+# list of dd_codes() vectors
+dd_fe_matrix <- function(codes) {
+  if (!length(codes)) return(NULL)
   nlev <- vapply(codes, function(z) attr(z, "nlev"), integer(1))
   M <- matrix(unlist(lapply(codes, as.integer), use.names = FALSE), ncol = length(codes))
-  colnames(M) <- names(fe_list)
-  list(codes = M, nlev = as.integer(nlev), names = names(fe_list))
+  colnames(M) <- names(codes)
+  list(codes = M, nlev = as.integer(nlev), names = names(codes))
 }
 
 # Logical vector: observations that are fixed-effect singletons, removed
 # recursively (a level with one observation is perfectly fitted and carries no
 # information on the slopes), as fixest's default does.
-dd_singletons <- function(fe_list) {
-  n <- length(fe_list[[1]])
+# `codes`: a list of dd_codes() vectors.
+dd_singletons <- function(codes) {
+  n <- length(codes[[1]])
   keep <- rep(TRUE, n)
-  if (length(fe_list) == 0L) return(!keep)
-  codes <- lapply(fe_list, function(f) match(f, unique(f)))
   repeat {
     changed <- FALSE
     for (cq in codes) {
-      cnt <- tabulate(cq[keep], nbins = max(cq))
+      cq <- cq + 1L
+      cnt <- tabulate(if (all(keep)) cq else cq[keep], nbins = attr(cq, "nlev"))
       s <- keep & cnt[cq] == 1L
       if (any(s)) { keep[s] <- FALSE; changed <- TRUE }
     }
@@ -39,10 +39,22 @@ dd_singletons <- function(fe_list) {
   !keep
 }
 
-# Is each level of fixed effect `f` (codes) inside one cluster (codes)?
+# Is each level of fixed effect `f` inside one cluster? Both dd_codes().
 dd_nested <- function(f, cl) {
-  key <- as.double(f) * (max(cl) + 1) + cl
-  length(unique(key)) == attr(f, "nlev") %||% length(unique(f))
+  if (identical(f, cl)) return(TRUE)
+  key <- as.double(f) * attr(cl, "nlev") + cl
+  length(unique(key)) == attr(f, "nlev")
+}
+
+# re-code after subsetting (levels may have vanished)
+dd_recode <- function(code, rows) dd_codes(code[rows])
+
+dd_check_unique_codes <- function(idc, tc, id, t) {
+  dup <- anyDuplicated(as.double(idc) * attr(tc, "nlev") + tc)
+  if (dup)
+    dd_stop("`idname` and `tname` must identify rows uniquely; unit %s has more than one row in period %s.",
+            dd_show(id[dup]), dd_show(t[dup]))
+  invisible(TRUE)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -9,7 +9,7 @@ dd_fe_opts <- function(fe_tol = 1e-8, fe_maxit = 10000L, collin_tol = 1e-7) {
 }
 
 # y: numeric n; X: n x p matrix with colnames; fe: NULL or a named list of
-# vectors (one per FE dimension); w: NULL or positive weights.
+# dd_codes() vectors (one per FE dimension); w: NULL or positive weights.
 dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
   n <- length(y)
   storage.mode(X) <- "double"
@@ -56,7 +56,7 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
   nparams <- fit$rank + if (has_fe) sum(femat$nlev) - (length(femat$nlev) - 1L) else 0L
   list(coef = fit$coef, keep = fit$keep, bread = fit$bread, resid = fit$resid,
        Xd = Xd, yd = yd, w = w, n = n, rank = fit$rank, nparams = nparams,
-       intercept = !has_fe, fe = femat, dropped = dropped, iter = iter, opts = opts)
+       intercept = !has_fe, fe = femat, fe_codes = fe, dropped = dropped, iter = iter, opts = opts)
 }
 
 # The pipeline shared by the regression front ends: singletons, fit, variance,
@@ -65,6 +65,7 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
                         main_terms, opts, drop_singletons = TRUE) {
   rows <- seq_along(y)
   n_singletons <- 0L
+  fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
   if (length(fe) && drop_singletons) {
     s <- dd_singletons(fe)
     if (any(s)) {
@@ -75,10 +76,13 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
       rows <- which(!s)
       y <- y[rows]; X <- X[rows, , drop = FALSE]
       if (!is.null(w)) w <- w[rows]
-      fe <- lapply(fe, `[`, rows)
+      fe <- lapply(fe, dd_recode, rows)
       clusters <- lapply(clusters, `[`, rows)
     }
   }
+  # cluster codes; a cluster variable that is also a fixed effect reuses its codes
+  clusters <- stats::setNames(lapply(names(clusters), function(nm)
+    if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
   reg <- dd_regress(y, X, fe, w, opts)
   vc <- dd_vcov(reg, vcov_type, clusters)
   est <- reg$coef[reg$keep]

@@ -151,19 +151,12 @@ dd_check_weights <- function(w, col) {
 }
 
 dd_check_binary <- function(d, arg, col) {
-  bad <- which(!is.na(d) & !(d %in% c(0, 1)))
+  bad <- which(d != 0 & d != 1)
   if (length(bad))
     dd_stop("`%s` = \"%s\" must be a 0/1 indicator; row %d has %s.", arg, col, bad[1], format(d[bad[1]]))
   invisible(TRUE)
 }
 
-dd_check_unique_panel <- function(id, t, idname, tname) {
-  dup <- which(duplicated(data.table::data.table(id, t)))
-  if (length(dup))
-    dd_stop("`idname` and `tname` must identify rows uniquely; unit %s has more than one row in period %s.",
-            dd_show(id[dup[1]]), dd_show(t[dup[1]]))
-  invisible(TRUE)
-}
 
 dd_check_constant_within <- function(g, id, arg, col, what = "unit") {
   dt <- data.table::data.table(id = id, g = g)
@@ -226,6 +219,10 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
                       if (sum(zero) > 1) "s" else ""))
       drop <- drop | zero
     }
+  }
+  if (!any(drop)) {
+    return(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
+                rows = seq_len(n)))
   }
   keep <- which(!drop)
   sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[keep, , drop = FALSE] else v[keep]

@@ -2,9 +2,9 @@
 # one R process, same vcov (clustered by unit) and the same thread count (1 and
 # 2). Sizes: 10,000 units x 10 periods, 20,000 x 12, and a 1,000,000-row panel
 # with three fixed-effect dimensions (unit, period, firm). Each timing is the
-# median of `reps` runs; memory is the peak resident-set growth during one run
-# (Linux: VmHWM after resetting it through /proc/self/clear_refs), which counts
-# C/C++ allocations as well as R's. Answers are checked to agree before timing.
+# median of `reps` runs in this process; memory is the peak resident-set growth
+# during one fit in a fresh process (see peak_mb), which counts C/C++
+# allocations as well as R's. Answers are checked to agree before timing.
 # Usage: Rscript bench/twfe.R [reps]   (writes bench/results/twfe.{json,md})
 suppressPackageStartupMessages({library(diffdiff); library(fixest)})
 args <- commandArgs(TRUE)
@@ -17,7 +17,13 @@ make_panel <- function(n_units, n_t, firms = 0, seed = 1) {
   id <- rep(seq_len(n_units), each = n_t); t <- rep(seq_len(n_t), n_units)
   g <- sample(c(0, seq(3, n_t - 1, by = 2)), n_units, replace = TRUE)[id]
   d <- data.frame(id = id, t = t)
-  if (firms > 0) d$firm <- (id %% firms + t %/% 3 * 7) %% firms
+  if (firms > 0) {
+    # workers and firms: each unit starts at a random firm and moves to another
+    # random firm with probability 0.1 each period (an AKM-style mobility graph)
+    move <- t == 1 | runif(length(t)) < 0.1
+    firm <- ifelse(move, sample.int(firms, length(t), replace = TRUE) - 1L, NA_integer_)
+    d$firm <- firm[cummax(ifelse(move, seq_along(t), 0L))]
+  }
   d$d <- as.integer(g > 0 & t >= g)
   d$x1 <- rnorm(nrow(d)); d$x2 <- rnorm(nrow(d))
   d$y <- rnorm(n_units)[id] + 0.1 * t + 1.5 * d$d + 0.5 * d$x1 - 0.3 * d$x2 +
@@ -25,17 +31,29 @@ make_panel <- function(n_units, n_t, firms = 0, seed = 1) {
   d
 }
 
-rss_kb <- function(field) {
-  s <- readLines("/proc/self/status")
-  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE)))
-}
-peak_mb <- function(expr_fun) {
-  gc(full = TRUE)
-  ok <- tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)
-  base <- rss_kb("VmRSS")
-  expr_fun()
-  if (!ok) return(NA_real_)
-  (rss_kb("VmHWM") - base) / 1024
+# Peak memory of one fit, measured in a fresh R process (callr) that loads the
+# data and both packages first, so that neither fit benefits from memory the
+# other left in the heap: growth of the peak resident set (VmHWM, reset
+# through /proc/self/clear_refs) over the resident set before the fit.
+peak_mb <- function(rds, which, nth, three) {
+  callr::r(function(rds, which, nth, three) {
+    suppressPackageStartupMessages({library(diffdiff); library(fixest)})
+    d <- readRDS(rds)
+    rss <- function(field) {
+      s <- readLines("/proc/self/status")
+      as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE)))
+    }
+    dd_threads(nth)
+    f <- if (which == "diffdiff") function() did_twfe(d, "y", "id", "t", "d", xformla = ~ x1 + x2,
+                                                      fe = if (three) "firm" else NULL)
+         else function() feols(if (three) y ~ d + x1 + x2 | id + t + firm else y ~ d + x1 + x2 | id + t,
+                               d, vcov = ~id, nthreads = nth, notes = FALSE)
+    invisible(gc(full = TRUE))
+    cat("5", file = "/proc/self/clear_refs")
+    base <- rss("VmRSS")
+    f()
+    (rss("VmHWM") - base) / 1024
+  }, args = list(rds = rds, which = which, nth = nth, three = three))
 }
 time_med <- function(f) {
   f()  # warm-up
@@ -51,6 +69,7 @@ res <- list()
 for (cs in cases) {
   d <- make_panel(cs$n, cs$t, cs$firms)
   three <- cs$firms > 0
+  rds <- tempfile(fileext = ".rds"); saveRDS(d, rds)
   f_dd <- function() did_twfe(d, "y", "id", "t", "d", xformla = ~ x1 + x2,
                               fe = if (three) "firm" else NULL)
   f_fx <- function(nth) feols(if (three) y ~ d + x1 + x2 | id + t + firm else y ~ d + x1 + x2 | id + t,
@@ -63,7 +82,7 @@ for (cs in cases) {
     dse <- max(abs(a$coeftable$std.error - se(b)) / se(b))
     stopifnot(dcoef < 1e-6, dse < 1e-6)
     t_dd <- time_med(f_dd); t_fx <- time_med(function() f_fx(nth))
-    m_dd <- peak_mb(f_dd); m_fx <- peak_mb(function() f_fx(nth))
+    m_dd <- peak_mb(rds, "diffdiff", nth, three); m_fx <- peak_mb(rds, "fixest", nth, three)
     r <- data.frame(case = cs$name, rows = nrow(d), threads = nth,
                     diffdiff_s = t_dd, fixest_s = t_fx, time_ratio = t_dd / t_fx,
                     diffdiff_peak_mb = m_dd, fixest_peak_mb = m_fx, mem_ratio = m_dd / m_fx,

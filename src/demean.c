@@ -61,6 +61,24 @@ int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
     *Ap = scratch + 3 * (size_t) n, *acc = scratch + 4 * (size_t) n;
   memcpy(r, x, sizeof(double) * n);
   if (F->Q == 1) { demean_dim(F, 0, r, acc); *iter = 1; return 1; }
+  /* Warm start: one forward sweep r = M_Q ... M_1 x leaves M_D x unchanged
+   * (M_D M_q = M_D). When the dimensions are orthogonal (balanced panels) r
+   * is already the answer: every level mean of r is zero up to rounding. */
+  for (int q = 0; q < F->Q; q++) demean_dim(F, q, r, acc);
+  {
+    double ss = wdot(F, r, r), sw = 0.0, worst = 0.0;
+    for (int l = 0; l < F->nlev[0]; l++) sw += F->sw[l];
+    for (int q = 0; q < F->Q - 1; q++) {  /* the last dimension was just demeaned */
+      const int L = F->nlev[q]; const int *f = F->fe + (R_xlen_t) q * n;
+      const double *swq = F->sw + F->off[q];
+      memset(acc, 0, sizeof(double) * L);
+      if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * r[i];
+      else for (int i = 0; i < n; i++) acc[f[i]] += r[i];
+      for (int l = 0; l < L; l++) { double m = fabs(acc[l] / swq[l]); if (m > worst) worst = m; }
+    }
+    if (worst <= tol * 1e-3 * sqrt(ss / sw) || ss == 0.0) { *iter = 1; return 1; }
+  }
+  x = r;  /* solve from the warm start, held in r (r = x - s at the end, in place) */
   /* res = b = x - T x */
   memcpy(Ap, x, sizeof(double) * n);
   sym_sweep(F, Ap, acc);
