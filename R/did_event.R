@@ -106,7 +106,8 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   if (!any(never[r])) notes <- "no never-treated units: the control group is the not-yet-treated."
   info <- dd_reg_info(est, "did_event", "TWFE event study (did_event)", yname, alpha, terms,
                       p$cluster, names(fel),
-                      n_units = length(unique(id[r])), n_periods = length(unique(tt[r])),
+                      n_units = attr(est$reg$fe_codes[[1]], "nlev"),
+                      n_periods = attr(est$reg$fe_codes[[2]], "nlev"),
                       notes = notes)
   new_dd_fit("did_event", est$tab, est$reg$coef, est$vc$V, info, call,
              extra = list(ref = ref[ref %in% obs], window = window))

@@ -103,6 +103,7 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),
-                      n_units = length(unique(id[r])), n_periods = length(unique(tt[r])))
+                      n_units = attr(est$reg$fe_codes[[1]], "nlev"),
+                      n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
   new_dd_fit("did_twfe", est$tab, est$reg$coef, est$vc$V, info, call)
 }

@@ -1,11 +1,16 @@
 # Panel indexing for C: 0-based integer codes for fixed effects and clusters,
 # singleton removal, and nesting of fixed effects in clusters.
 
-# 0-based codes, levels in order of first appearance (hash-based, O(n))
+# 0-based codes, levels in order of first appearance, with attribute nlev.
+# Whole numbers in a compact range: direct addressing in C; otherwise hashing.
 dd_codes <- function(x) {
-  u <- unique(x)
-  code <- match(x, u) - 1L
-  attr(code, "nlev") <- length(u)
+  if (is.factor(x)) x <- as.integer(x)
+  code <- if (is.numeric(x)) .Call(C_group_codes, x) else NULL
+  if (is.null(code)) {
+    u <- unique(x)
+    code <- match(x, u) - 1L
+    attr(code, "nlev") <- length(u)
+  }
   code
 }
 
@@ -41,16 +46,15 @@ dd_singletons <- function(codes) {
 
 # Is each level of fixed effect `f` inside one cluster? Both dd_codes().
 dd_nested <- function(f, cl) {
-  if (identical(f, cl)) return(TRUE)
-  key <- as.double(f) * attr(cl, "nlev") + cl
-  length(unique(key)) == attr(f, "nlev")
+  identical(f, cl) || .Call(C_nested, f, attr(f, "nlev"), cl)
 }
 
 # re-code after subsetting (levels may have vanished)
 dd_recode <- function(code, rows) dd_codes(code[rows])
 
 dd_check_unique_codes <- function(idc, tc, id, t) {
-  dup <- anyDuplicated(as.double(idc) * attr(tc, "nlev") + tc)
+  dup <- .Call(C_first_dup, idc, attr(idc, "nlev"), tc, attr(tc, "nlev"))
+  if (is.na(dup)) dup <- anyDuplicated(as.double(idc) * attr(tc, "nlev") + tc)
   if (dup)
     dd_stop("`idname` and `tname` must identify rows uniquely; unit %s has more than one row in period %s.",
             dd_show(id[dup]), dd_show(t[dup]))

@@ -17,12 +17,11 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
   if (!has_fe) {
     X <- cbind("(Intercept)" = 1, X)
   }
-  refnorm <- sqrt(if (is.null(w)) colSums(X^2) else colSums(w * X^2))
   if (ncol(X) == 0L) dd_stop("the model has no regressor to estimate.")
   femat <- NULL
   if (has_fe) {
     femat <- dd_fe_matrix(fe)
-    dm <- .Call(C_demean, cbind(y, X), femat$codes, femat$nlev, w,
+    dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w,
                 opts$fe_tol, as.integer(opts$fe_maxit))
     if (!all(dm$converged)) {
       bad <- c("the outcome", colnames(X))[!dm$converged]
@@ -30,12 +29,14 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
                              "iterations (fe_tol = %g); raise `fe_maxit` or loosen `fe_tol`."),
                       paste(bad, collapse = ", "), max(dm$iter), opts$fe_tol), call. = FALSE)
     }
-    yd <- dm$X[, 1L]
-    Xd <- dm$X[, -1L, drop = FALSE]
+    yd <- dm$y
+    Xd <- dm$X
     colnames(Xd) <- colnames(X)
+    refnorm <- dm$norms
     iter <- max(dm$iter)
   } else {
     yd <- as.double(y); Xd <- X; iter <- 0L
+    refnorm <- sqrt(if (is.null(w)) colSums(X * X) else colSums(w * X * X))
   }
   if (n <= ncol(Xd)) dd_stop("the model has %d observations for %d coefficients; too few to estimate.",
                             n, ncol(Xd))
@@ -51,7 +52,7 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
                     paste0("'", dropped, "'", collapse = ", ")))
   }
   kept <- colnames(X)[fit$keep]
-  Xd <- Xd[, fit$keep, drop = FALSE]
+  if (!all(fit$keep)) Xd <- Xd[, fit$keep, drop = FALSE]
   dimnames(fit$bread) <- list(kept, kept)
   nparams <- fit$rank + if (has_fe) sum(femat$nlev) - (length(femat$nlev) - 1L) else 0L
   list(coef = fit$coef, keep = fit$keep, bread = fit$bread, resid = fit$resid,
@@ -104,10 +105,11 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
       boot <- wb[c("nboot", "boot_weights", "G")]
     }
   }
-  wt <- if (is.null(w)) rep(1, length(y)) else w
-  ssr <- sum(wt * reg$resid^2)
-  r2 <- 1 - ssr / sum(wt * (y - sum(wt * y) / sum(wt))^2)
-  r2w <- if (length(fe)) 1 - ssr / sum(wt * reg$yd^2) else NULL
+  wsum <- function(v) if (is.null(w)) sum(v) else sum(w * v)
+  ssr <- wsum(reg$resid^2)
+  ybar <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
+  r2 <- 1 - ssr / wsum((y - ybar)^2)
+  r2w <- if (length(fe)) 1 - ssr / wsum(reg$yd^2) else NULL
   list(reg = reg, vc = vc, tab = tab, boot = boot, rows = rows, r2 = r2, r2w = r2w,
        n_singletons = n_singletons)
 }

@@ -48,41 +48,42 @@ static double wdot(const dd_fe *F, const double *a, const double *b) {
   return s;
 }
 
-/* r = M_D x. With one dimension, one pass of group means. Otherwise conjugate
- * gradients on (I - T) s = (I - T) x, T the symmetric sweep ("symmetric
- * Kaczmarz" transform accelerated by CG, as reghdfe does): M_D x is the part
- * of x that T leaves unchanged, s the rest. Stops when the CG residual
- * ||(I - T)(x - s)||_W falls below tol times its starting value.
- * scratch: 4 n + max(nlev) doubles. Returns 1 when converged. */
-int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
-                  double tol, int maxit, int *iter) {
+/* Warm start: r = M_Q ... M_1 x, one forward sweep, which leaves M_D x
+ * unchanged (M_D M_q = M_D). With one dimension that is the answer; when the
+ * dimensions are orthogonal (balanced panels) every level mean of r is zero up
+ * to rounding and r is the answer too. Returns 1 when r = M_D x.
+ * acc: max(nlev) doubles. */
+int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, double tol) {
   const int n = F->n;
-  double *s = scratch, *res = scratch + n, *p = scratch + 2 * (size_t) n,
-    *Ap = scratch + 3 * (size_t) n, *acc = scratch + 4 * (size_t) n;
   memcpy(r, x, sizeof(double) * n);
-  if (F->Q == 1) { demean_dim(F, 0, r, acc); *iter = 1; return 1; }
-  /* Warm start: one forward sweep r = M_Q ... M_1 x leaves M_D x unchanged
-   * (M_D M_q = M_D). When the dimensions are orthogonal (balanced panels) r
-   * is already the answer: every level mean of r is zero up to rounding. */
   for (int q = 0; q < F->Q; q++) demean_dim(F, q, r, acc);
-  {
-    double ss = wdot(F, r, r), sw = 0.0, worst = 0.0;
-    for (int l = 0; l < F->nlev[0]; l++) sw += F->sw[l];
-    for (int q = 0; q < F->Q - 1; q++) {  /* the last dimension was just demeaned */
-      const int L = F->nlev[q]; const int *f = F->fe + (R_xlen_t) q * n;
-      const double *swq = F->sw + F->off[q];
-      memset(acc, 0, sizeof(double) * L);
-      if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * r[i];
-      else for (int i = 0; i < n; i++) acc[f[i]] += r[i];
-      for (int l = 0; l < L; l++) { double m = fabs(acc[l] / swq[l]); if (m > worst) worst = m; }
-    }
-    if (worst <= tol * 1e-3 * sqrt(ss / sw) || ss == 0.0) { *iter = 1; return 1; }
+  if (F->Q == 1) return 1;
+  double ss = wdot(F, r, r), sw = 0.0, worst = 0.0;
+  for (int l = 0; l < F->nlev[0]; l++) sw += F->sw[l];
+  for (int q = 0; q < F->Q - 1; q++) {  /* the last dimension was just demeaned */
+    const int L = F->nlev[q]; const int *f = F->fe + (R_xlen_t) q * n;
+    const double *swq = F->sw + F->off[q];
+    memset(acc, 0, sizeof(double) * L);
+    if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * r[i];
+    else for (int i = 0; i < n; i++) acc[f[i]] += r[i];
+    for (int l = 0; l < L; l++) { double m = fabs(acc[l] / swq[l]); if (m > worst) worst = m; }
   }
-  x = r;  /* solve from the warm start, held in r (r = x - s at the end, in place) */
-  /* res = b = x - T x */
-  memcpy(Ap, x, sizeof(double) * n);
+  return ss == 0.0 || worst <= tol * 1e-3 * sqrt(ss / sw);
+}
+
+/* In place r <- M_D r by conjugate gradients on (I - T) s = (I - T) r, T the
+ * symmetric sweep ("symmetric Kaczmarz" accelerated by CG, as reghdfe does):
+ * M_D r is the part of r that T leaves unchanged, s the rest, and r - s is
+ * updated directly. Stops when the CG residual ||(I - T)(r - s)||_W falls
+ * below tol times its starting value. scratch: 3 n + max(nlev) doubles.
+ * Returns 1 when converged. */
+int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
+  const int n = F->n;
+  double *res = scratch, *p = scratch + (size_t) n, *Ap = scratch + 2 * (size_t) n,
+    *acc = scratch + 3 * (size_t) n;
+  memcpy(Ap, r, sizeof(double) * n);
   sym_sweep(F, Ap, acc);
-  for (int i = 0; i < n; i++) { res[i] = x[i] - Ap[i]; p[i] = res[i]; s[i] = 0.0; }
+  for (int i = 0; i < n; i++) { res[i] = r[i] - Ap[i]; p[i] = res[i]; }
   double rr = wdot(F, res, res);
   const double stop = tol * tol * rr;
   int it = 0, conv = rr <= 0.0;
@@ -94,21 +95,35 @@ int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
     it++;
     if (!(pAp > 0.0)) { conv = 1; break; }   /* exact solution reached */
     double a = rr / pAp;
-    for (int i = 0; i < n; i++) { s[i] += a * p[i]; res[i] -= a * Ap[i]; }
+    for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; }
     double rr_new = wdot(F, res, res);
     if (rr_new <= stop) { conv = 1; break; }
     double beta = rr_new / rr;
     for (int i = 0; i < n; i++) p[i] = res[i] + beta * p[i];
     rr = rr_new;
   }
-  for (int i = 0; i < n; i++) r[i] = x[i] - s[i];
   *iter = it;
   return conv;
 }
 
-SEXP C_demean(SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
-  const int n = nrows(X_), m = ncols(X_), Q = ncols(fe_);
-  if (nrows(fe_) != n || LENGTH(nlev_) != Q || (!isNull(w_) && XLENGTH(w_) != n))
+/* r = M_D x for one column: warm start, then CG if needed.
+ * scratch: 3 n + max(nlev) doubles. Returns 1 when converged. */
+int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
+                  double tol, int maxit, int *iter) {
+  *iter = 0;
+  if (dd_demean_warm(F, x, r, scratch + 3 * (size_t) F->n, tol)) return 1;
+  return dd_demean_cg(F, r, scratch, tol, maxit, iter);
+}
+
+/* Demeans y (optional) and the columns of X. Phase 1, parallel over columns:
+ * the warm start. Phase 2, only for columns that need it: CG, with its
+ * scratch allocated then. Also returns the weighted norms of the input X
+ * columns (the reference for collinearity checks). */
+SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
+  const int n = nrows(X_), mx = ncols(X_), Q = ncols(fe_);
+  const int hasy = !isNull(y_), m = mx + hasy;
+  if (nrows(fe_) != n || LENGTH(nlev_) != Q || (!isNull(w_) && XLENGTH(w_) != n) ||
+      (hasy && XLENGTH(y_) != n))
     error("internal error in demean.c: length mismatch; please report");
   const double tol = asReal(tol_);
   const int maxit = asInteger(maxit_);
@@ -120,15 +135,25 @@ SEXP C_demean(SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
   F.off = off;
   int maxL = 0;
   for (int q = 0; q < Q; q++) if (F.nlev[q] > maxL) maxL = F.nlev[q];
-  const size_t per = (size_t) 4 * n + maxL + 1;
 
-  SEXP out = PROTECT(allocMatrix(REALSXP, n, m));
+  SEXP yd = PROTECT(hasy ? allocVector(REALSXP, n) : R_NilValue);
+  SEXP Xd = PROTECT(allocMatrix(REALSXP, n, mx));
   SEXP iters = PROTECT(allocVector(INTSXP, m));
   SEXP conv = PROTECT(allocVector(LGLSXP, m));
-  const double *X = REAL(X_); double *R = REAL(out);
+  SEXP norms = PROTECT(allocVector(REALSXP, mx));
+  const double *X = REAL(X_);
   int *it = INTEGER(iters), *cv = LOGICAL(conv);
+  /* column j of the work list: y first (when given), then X */
+  const double **src = (const double **) R_alloc(m, sizeof(double *));
+  double **dst = (double **) R_alloc(m, sizeof(double *));
+  for (int j = 0; j < m; j++) {
+    int jx = j - hasy;
+    src[j] = jx < 0 ? REAL(y_) : X + (R_xlen_t) jx * n;
+    dst[j] = jx < 0 ? REAL(yd) : REAL(Xd) + (R_xlen_t) jx * n;
+  }
   const int nth = dd_nthreads(m, (double) n * m * Q);
-  double *scratch = (double *) R_alloc(per * nth, sizeof(double));
+  double *acc = (double *) R_alloc((size_t) (maxL + 1) * nth, sizeof(double));
+  int *done = (int *) R_alloc(m, sizeof(int));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
@@ -138,15 +163,39 @@ SEXP C_demean(SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
 #else
     int tid = 0;
 #endif
-    cv[j] = dd_demean_col(&F, X + (R_xlen_t) j * n, R + (R_xlen_t) j * n,
-                          scratch + per * tid, tol, maxit, it + j);
+    done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) (maxL + 1) * tid, tol);
+    it[j] = 0;
   }
-  SEXP res = PROTECT(allocVector(VECSXP, 3));
-  SEXP nms = PROTECT(allocVector(STRSXP, 3));
-  SET_VECTOR_ELT(res, 0, out); SET_STRING_ELT(nms, 0, mkChar("X"));
-  SET_VECTOR_ELT(res, 1, iters); SET_STRING_ELT(nms, 1, mkChar("iter"));
-  SET_VECTOR_ELT(res, 2, conv); SET_STRING_ELT(nms, 2, mkChar("converged"));
+  for (int j = hasy; j < m; j++) REAL(norms)[j - hasy] = sqrt(wdot(&F, src[j], src[j]));
+  int todo = 0;
+  for (int j = 0; j < m; j++) { cv[j] = done[j]; todo += !done[j]; }
+  if (todo) {
+    int *list = (int *) R_alloc(todo, sizeof(int)), k = 0;
+    for (int j = 0; j < m; j++) if (!done[j]) list[k++] = j;
+    const int nth2 = dd_nthreads(todo, (double) n * todo * Q);
+    const size_t per = (size_t) 3 * n + maxL + 1;
+    double *scratch = (double *) R_alloc(per * nth2, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth2) schedule(dynamic, 1)
+#endif
+    for (int k2 = 0; k2 < todo; k2++) {
+#ifdef _OPENMP
+      int tid = omp_get_thread_num();
+#else
+      int tid = 0;
+#endif
+      int j = list[k2];
+      cv[j] = dd_demean_cg(&F, dst[j], scratch + per * tid, tol, maxit, it + j);
+    }
+  }
+  SEXP res = PROTECT(allocVector(VECSXP, 5));
+  SEXP nms = PROTECT(allocVector(STRSXP, 5));
+  SET_VECTOR_ELT(res, 0, yd); SET_STRING_ELT(nms, 0, mkChar("y"));
+  SET_VECTOR_ELT(res, 1, Xd); SET_STRING_ELT(nms, 1, mkChar("X"));
+  SET_VECTOR_ELT(res, 2, iters); SET_STRING_ELT(nms, 2, mkChar("iter"));
+  SET_VECTOR_ELT(res, 3, conv); SET_STRING_ELT(nms, 3, mkChar("converged"));
+  SET_VECTOR_ELT(res, 4, norms); SET_STRING_ELT(nms, 4, mkChar("norms"));
   setAttrib(res, R_NamesSymbol, nms);
-  UNPROTECT(5);
+  UNPROTECT(7);
   return res;
 }

@@ -44,9 +44,16 @@ typedef struct {
 } dd_fe;
 double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const double *w,
                         int *off, int *sumL);
+int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, double tol);
+int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter);
 int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
                   double tol, int maxit, int *iter);
-SEXP C_demean(SEXP X, SEXP fe, SEXP nlev, SEXP w, SEXP tol, SEXP maxit);
+SEXP C_demean(SEXP y, SEXP X, SEXP fe, SEXP nlev, SEXP w, SEXP tol, SEXP maxit);
+
+/* panel.c */
+SEXP C_group_codes(SEXP x);
+SEXP C_nested(SEXP f, SEXP nf, SEXP cl);
+SEXP C_first_dup(SEXP a, SEXP na, SEXP b, SEXP nb);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);

@@ -11,8 +11,11 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(num_procs, 0),
   CALLDEF(boot_weights, 3),
   CALLDEF(ols, 5),
-  CALLDEF(demean, 6),
+  CALLDEF(demean, 7),
   CALLDEF(cluster_meat, 5),
+  CALLDEF(group_codes, 1),
+  CALLDEF(nested, 3),
+  CALLDEF(first_dup, 4),
   CALLDEF(wild_boot, 12),
   {NULL, NULL, 0}
 };

@@ -17,7 +17,7 @@ test_that("FE absorption, variance and estimates are identical for 1 and 2 threa
   run <- function() list(
     twfe = did_twfe(d, "y", "id", "t", "d", xformla = ~ x1 + x2, fe = "firm", weightsname = "w",
                     cluster = c("state", "t")),
-    dm = .Call(diffdiff:::C_demean, cbind(d$y, d$x1, d$x2),
+    dm = .Call(diffdiff:::C_demean, d$y, cbind(d$x1, d$x2),
                cbind(match(d$id, unique(d$id)), match(d$t, unique(d$t)),
                      match(d$firm, unique(d$firm))) - 1L,
                c(length(unique(d$id)), length(unique(d$t)), length(unique(d$firm))),
