@@ -24,24 +24,12 @@ dd_fe_matrix <- function(codes) {
   list(codes = M, nlev = as.integer(nlev), names = names(codes))
 }
 
-# Logical vector: observations that are fixed-effect singletons, removed
-# recursively (a level with one observation is perfectly fitted and carries no
-# information on the slopes), as fixest's default does.
-# `codes`: a list of dd_codes() vectors.
+# Logical vector (or NULL when there is none): observations that are
+# fixed-effect singletons, removed recursively (a level with one observation is
+# perfectly fitted and carries no information on the slopes), as fixest's
+# default does. `codes`: a list of dd_codes() vectors.
 dd_singletons <- function(codes) {
-  n <- length(codes[[1]])
-  keep <- rep(TRUE, n)
-  repeat {
-    changed <- FALSE
-    for (cq in codes) {
-      cq <- cq + 1L
-      cnt <- tabulate(if (all(keep)) cq else cq[keep], nbins = attr(cq, "nlev"))
-      s <- keep & cnt[cq] == 1L
-      if (any(s)) { keep[s] <- FALSE; changed <- TRUE }
-    }
-    if (!changed || !any(keep)) break
-  }
-  !keep
+  .Call(C_singletons, unname(codes), vapply(codes, attr, integer(1), "nlev"))
 }
 
 # Is each level of fixed effect `f` inside one cluster? Both dd_codes().

@@ -20,6 +20,8 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
   if (ncol(X) == 0L) dd_stop("the model has no regressor to estimate.")
   femat <- NULL
   if (has_fe) {
+    if (length(fe) > 32L)
+      dd_stop("at most 32 fixed-effect dimensions are supported; got %d.", length(fe))
     femat <- dd_fe_matrix(fe)
     dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w,
                 opts$fe_tol, as.integer(opts$fe_maxit))
@@ -69,7 +71,7 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
   fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
   if (length(fe) && drop_singletons) {
     s <- dd_singletons(fe)
-    if (any(s)) {
+    if (!is.null(s)) {
       n_singletons <- sum(s)
       if (all(s)) dd_stop("every observation is a fixed-effect singleton; nothing is left to estimate.")
       message(sprintf("diffdiff: %d fixed-effect singleton%s removed (drop_singletons = TRUE).",
@@ -105,11 +107,11 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
       boot <- wb[c("nboot", "boot_weights", "G")]
     }
   }
-  wsum <- function(v) if (is.null(w)) sum(v) else sum(w * v)
-  ssr <- wsum(reg$resid^2)
+  wss <- function(v) if (is.null(w)) sum(crossprod(v)) else sum(crossprod(v, w * v))
+  ssr <- wss(reg$resid)
   ybar <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
-  r2 <- 1 - ssr / wsum((y - ybar)^2)
-  r2w <- if (length(fe)) 1 - ssr / wsum(reg$yd^2) else NULL
+  r2 <- 1 - ssr / wss(y - ybar)
+  r2w <- if (length(fe)) 1 - ssr / wss(reg$yd) else NULL
   list(reg = reg, vc = vc, tab = tab, boot = boot, rows = rows, r2 = r2, r2w = r2w,
        n_singletons = n_singletons)
 }

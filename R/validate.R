@@ -106,7 +106,15 @@ dd_covariates <- function(xformla, df) {
               v, class(x)[1])
   }
   tt <- stats::terms(xformla)
-  if (length(attr(tt, "term.labels")) == 0L) return(NULL)
+  labs <- attr(tt, "term.labels")
+  if (length(labs) == 0L) return(NULL)
+  # fast path: plain numeric columns, one allocation
+  if (all(labs %in% names(df)) && all(vapply(labs, function(v) is.numeric(df[[v]]) || is.logical(df[[v]]),
+                                             logical(1)))) {
+    X <- matrix(0, nrow(df), length(labs), dimnames = list(NULL, labs))
+    for (j in seq_along(labs)) X[, j] <- df[[labs[j]]]
+    return(X)
+  }
   mf <- stats::model.frame(tt, data = as.data.frame(df), na.action = stats::na.pass)
   X <- stats::model.matrix(tt, mf)
   X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
@@ -151,8 +159,8 @@ dd_check_weights <- function(w, col) {
 }
 
 dd_check_binary <- function(d, arg, col) {
-  bad <- which(d != 0 & d != 1)
-  if (length(bad))
+  bad <- .Call(C_first_not01, as.double(d))
+  if (bad > 0)
     dd_stop("`%s` = \"%s\" must be a 0/1 indicator; row %d has %s.", arg, col, bad[1], format(d[bad[1]]))
   invisible(TRUE)
 }
@@ -200,6 +208,12 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   vals <- lapply(roles, function(col) data[[col]])
   cl <- lapply(stats::setNames(cluster, cluster), function(col) data[[col]])
   fel <- lapply(stats::setNames(fe, fe), function(col) data[[col]])
+  # cheap count first: masks are built only when something is missing
+  counts <- .Call(C_count_bad, c(list(y, X, w), vals[setdiff(names(vals), na_ok)], cl, fel))
+  if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
+    return(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
+                rows = seq_len(n)))
+  }
   bad <- list()
   bad[[sprintf("`yname` (\"%s\")", yname)]] <- !is.finite(y)
   if (!is.null(X)) bad[["`xformla`"]] <- rowSums(!is.finite(X)) > 0

@@ -44,7 +44,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
     F.off = off;
     for (int q = 0; q < Q; q++) if (F.nlev[q] > maxL) maxL = F.nlev[q];
   }
-  const size_t fescr = demean ? (size_t) 3 * n + maxL + 1 : 0;
+  const size_t fescr = demean ? (size_t) 3 * n + 2 * ((size_t) maxL + 1) : 0;
   const size_t per = (size_t) 4 * n + 3 * (size_t) G + 2 * (size_t) k + fescr;
   const int nth = dd_nthreads(B, (double) B * n * (demean ? 8 : 1));
   double *scratch = (double *) R_alloc(per * nth, sizeof(double));

@@ -35,10 +35,47 @@ static void demean_dim(const dd_fe *F, int q, double *v, double *acc) {
   for (int i = 0; i < n; i++) v[i] -= acc[f[i]];
 }
 
+/* v <- M_{seq[len-1]} ... M_{seq[0]} v, with the subtraction pass of one
+ * dimension fused with the accumulation pass of the next: len + 1 passes over
+ * the data instead of 2 len. acc: 2 (max(nlev) + 1) doubles. */
+static void sweep_seq(const dd_fe *F, const int *seq, int len, double *v, double *acc, int maxL) {
+  const int n = F->n;
+  const double *w = F->w;
+  double *A = acc, *B = acc + maxL + 1;
+  {
+    const int q = seq[0]; const int *f = F->fe + (R_xlen_t) q * n;
+    memset(A, 0, sizeof(double) * F->nlev[q]);
+    if (w) for (int i = 0; i < n; i++) A[f[i]] += w[i] * v[i];
+    else for (int i = 0; i < n; i++) A[f[i]] += v[i];
+  }
+  for (int k = 0; k < len; k++) {
+    const int q = seq[k]; const int *f = F->fe + (R_xlen_t) q * n;
+    const double *swq = F->sw + F->off[q];
+    for (int l = 0; l < F->nlev[q]; l++) A[l] /= swq[l];
+    if (k + 1 < len) {
+      const int q2 = seq[k + 1]; const int *f2 = F->fe + (R_xlen_t) q2 * n;
+      memset(B, 0, sizeof(double) * F->nlev[q2]);
+      if (w) for (int i = 0; i < n; i++) { v[i] -= A[f[i]]; B[f2[i]] += w[i] * v[i]; }
+      else for (int i = 0; i < n; i++) { v[i] -= A[f[i]]; B[f2[i]] += v[i]; }
+      double *t = A; A = B; B = t;
+    } else {
+      for (int i = 0; i < n; i++) v[i] -= A[f[i]];
+    }
+  }
+}
+
+static int dd_maxlev(const dd_fe *F) {
+  int m = 0;
+  for (int q = 0; q < F->Q; q++) if (F->nlev[q] > m) m = F->nlev[q];
+  return m;
+}
+
 /* symmetric sweep T = M_1 M_2 ... M_Q ... M_2 M_1 (symmetric in the W metric) */
 static void sym_sweep(const dd_fe *F, double *v, double *acc) {
-  for (int q = 0; q < F->Q; q++) demean_dim(F, q, v, acc);
-  for (int q = F->Q - 2; q >= 0; q--) demean_dim(F, q, v, acc);
+  int seq[64], len = 0;
+  for (int q = 0; q < F->Q; q++) seq[len++] = q;
+  for (int q = F->Q - 2; q >= 0; q--) seq[len++] = q;
+  sweep_seq(F, seq, len, v, acc, dd_maxlev(F));
 }
 
 static double wdot(const dd_fe *F, const double *a, const double *b) {
@@ -52,12 +89,16 @@ static double wdot(const dd_fe *F, const double *a, const double *b) {
  * unchanged (M_D M_q = M_D). With one dimension that is the answer; when the
  * dimensions are orthogonal (balanced panels) every level mean of r is zero up
  * to rounding and r is the answer too. Returns 1 when r = M_D x.
- * acc: max(nlev) doubles. */
+ * acc: 2 (max(nlev) + 1) doubles. */
 int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, double tol) {
   const int n = F->n;
   memcpy(r, x, sizeof(double) * n);
-  for (int q = 0; q < F->Q; q++) demean_dim(F, q, r, acc);
-  if (F->Q == 1) return 1;
+  if (F->Q == 1) { demean_dim(F, 0, r, acc); return 1; }
+  {
+    int seq[32];
+    for (int q = 0; q < F->Q; q++) seq[q] = q;
+    sweep_seq(F, seq, F->Q, r, acc, dd_maxlev(F));
+  }
   double ss = wdot(F, r, r), sw = 0.0, worst = 0.0;
   for (int l = 0; l < F->nlev[0]; l++) sw += F->sw[l];
   for (int q = 0; q < F->Q - 1; q++) {  /* the last dimension was just demeaned */
@@ -75,7 +116,7 @@ int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, doub
  * symmetric sweep ("symmetric Kaczmarz" accelerated by CG, as reghdfe does):
  * M_D r is the part of r that T leaves unchanged, s the rest, and r - s is
  * updated directly. Stops when the CG residual ||(I - T)(r - s)||_W falls
- * below tol times its starting value. scratch: 3 n + max(nlev) doubles.
+ * below tol times its starting value. scratch: 3 n + 2 (max(nlev) + 1) doubles.
  * Returns 1 when converged. */
 int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
   const int n = F->n;
@@ -107,7 +148,7 @@ int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int max
 }
 
 /* r = M_D x for one column: warm start, then CG if needed.
- * scratch: 3 n + max(nlev) doubles. Returns 1 when converged. */
+ * scratch: 3 n + 2 (max(nlev) + 1) doubles. Returns 1 when converged. */
 int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
                   double tol, int maxit, int *iter) {
   *iter = 0;
@@ -152,7 +193,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
     dst[j] = jx < 0 ? REAL(yd) : REAL(Xd) + (R_xlen_t) jx * n;
   }
   const int nth = dd_nthreads(m, (double) n * m * Q);
-  double *acc = (double *) R_alloc((size_t) (maxL + 1) * nth, sizeof(double));
+  double *acc = (double *) R_alloc((size_t) 2 * (maxL + 1) * nth, sizeof(double));
   int *done = (int *) R_alloc(m, sizeof(int));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
@@ -163,7 +204,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
 #else
     int tid = 0;
 #endif
-    done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) (maxL + 1) * tid, tol);
+    done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) 2 * (maxL + 1) * tid, tol);
     it[j] = 0;
   }
   for (int j = hasy; j < m; j++) REAL(norms)[j - hasy] = sqrt(wdot(&F, src[j], src[j]));
@@ -173,7 +214,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
     int *list = (int *) R_alloc(todo, sizeof(int)), k = 0;
     for (int j = 0; j < m; j++) if (!done[j]) list[k++] = j;
     const int nth2 = dd_nthreads(todo, (double) n * todo * Q);
-    const size_t per = (size_t) 3 * n + maxL + 1;
+    const size_t per = (size_t) 3 * n + 2 * ((size_t) maxL + 1);
     double *scratch = (double *) R_alloc(per * nth2, sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth2) schedule(dynamic, 1)

@@ -54,6 +54,9 @@ SEXP C_demean(SEXP y, SEXP X, SEXP fe, SEXP nlev, SEXP w, SEXP tol, SEXP maxit);
 SEXP C_group_codes(SEXP x);
 SEXP C_nested(SEXP f, SEXP nf, SEXP cl);
 SEXP C_first_dup(SEXP a, SEXP na, SEXP b, SEXP nb);
+SEXP C_count_bad(SEXP lst);
+SEXP C_first_not01(SEXP x);
+SEXP C_singletons(SEXP fe, SEXP nlev);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);

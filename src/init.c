@@ -16,6 +16,9 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(group_codes, 1),
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),
+  CALLDEF(count_bad, 1),
+  CALLDEF(first_not01, 1),
+  CALLDEF(singletons, 2),
   CALLDEF(wild_boot, 12),
   {NULL, NULL, 0}
 };

@@ -5,6 +5,7 @@
 #include "diffdiff.h"
 #include <math.h>
 #include <string.h>
+#include <limits.h>
 
 /* codes in order of first appearance; NULL when the range is too wide */
 SEXP C_group_codes(SEXP x) {
@@ -85,4 +86,68 @@ SEXP C_first_dup(SEXP a_, SEXP na_, SEXP b_, SEXP nb_) {
     seen[k] = 1;
   }
   return ScalarInteger(0);
+}
+
+/* For each element of a list (vectors or matrices): the number of NA/NaN/Inf
+ * (numeric) or NA (other) entries. Lets R skip building masks when clean. */
+SEXP C_count_bad(SEXP lst) {
+  const int m = LENGTH(lst);
+  SEXP out = PROTECT(allocVector(INTSXP, m));
+  for (int j = 0; j < m; j++) {
+    SEXP x = VECTOR_ELT(lst, j);
+    const R_xlen_t n = isNull(x) ? 0 : XLENGTH(x);
+    R_xlen_t k = 0;
+    switch (TYPEOF(x)) {
+    case REALSXP: { const double *v = REAL(x); for (R_xlen_t i = 0; i < n; i++) k += !R_FINITE(v[i]); break; }
+    case INTSXP: { const int *v = INTEGER(x); for (R_xlen_t i = 0; i < n; i++) k += v[i] == NA_INTEGER; break; }
+    case LGLSXP: { const int *v = LOGICAL(x); for (R_xlen_t i = 0; i < n; i++) k += v[i] == NA_LOGICAL; break; }
+    case STRSXP: { for (R_xlen_t i = 0; i < n; i++) k += STRING_ELT(x, i) == NA_STRING; break; }
+    default: k = 0;
+    }
+    INTEGER(out)[j] = k > INT_MAX ? INT_MAX : (int) k;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* 1-based index of the first value other than 0 and 1 (NA ignored), 0 if none */
+SEXP C_first_not01(SEXP x) {
+  const R_xlen_t n = XLENGTH(x);
+  const double *v = REAL(x);
+  for (R_xlen_t i = 0; i < n; i++)
+    if (!ISNAN(v[i]) && v[i] != 0.0 && v[i] != 1.0) return ScalarReal((double) (i + 1));
+  return ScalarReal(0.0);
+}
+
+/* Fixed-effect singletons, removed recursively: observations alone in a level
+ * of some dimension, until none is left. fe: list of 0-based code vectors with
+ * their level counts nlev. Returns a logical vector (TRUE = singleton) or
+ * NULL when there is none. */
+SEXP C_singletons(SEXP fe, SEXP nlev_) {
+  const int Q = LENGTH(fe);
+  if (Q == 0) return R_NilValue;
+  const R_xlen_t n = XLENGTH(VECTOR_ELT(fe, 0));
+  const int *nlev = INTEGER(nlev_);
+  int maxL = 0;
+  for (int q = 0; q < Q; q++) if (nlev[q] > maxL) maxL = nlev[q];
+  int *cnt = (int *) R_alloc((size_t) maxL, sizeof(int));
+  unsigned char *drop = (unsigned char *) R_alloc(n, 1);
+  memset(drop, 0, n);
+  R_xlen_t ndrop = 0;
+  int changed = 1;
+  while (changed) {
+    changed = 0;
+    for (int q = 0; q < Q; q++) {
+      const int *f = INTEGER(VECTOR_ELT(fe, q));
+      memset(cnt, 0, sizeof(int) * nlev[q]);
+      for (R_xlen_t i = 0; i < n; i++) if (!drop[i]) cnt[f[i]]++;
+      for (R_xlen_t i = 0; i < n; i++)
+        if (!drop[i] && cnt[f[i]] == 1) { drop[i] = 1; ndrop++; changed = 1; }
+    }
+  }
+  if (ndrop == 0) return R_NilValue;
+  SEXP out = PROTECT(allocVector(LGLSXP, n));
+  for (R_xlen_t i = 0; i < n; i++) LOGICAL(out)[i] = drop[i];
+  UNPROTECT(1);
+  return out;
 }
