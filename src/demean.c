@@ -70,12 +70,39 @@ static int dd_maxlev(const dd_fe *F) {
   return m;
 }
 
-/* symmetric sweep T = M_1 M_2 ... M_Q ... M_2 M_1 (symmetric in the W metric) */
-static void sym_sweep(const dd_fe *F, double *v, double *acc) {
+/* Ap = (I - T) p, T = M_1 M_2 ... M_Q ... M_2 M_1 the symmetric sweep
+ * (symmetric in the W metric), and returns <p, Ap>_W, with the copy of p fused into the
+ * first pass and the final subtraction fused with the product. */
+static double apply_IminusT(const dd_fe *F, const double *p, double *Ap, double *acc) {
+  const int n = F->n, Q = F->Q, maxL = dd_maxlev(F);
+  const double *w = F->w;
   int seq[64], len = 0;
-  for (int q = 0; q < F->Q; q++) seq[len++] = q;
-  for (int q = F->Q - 2; q >= 0; q--) seq[len++] = q;
-  sweep_seq(F, seq, len, v, acc, dd_maxlev(F));
+  for (int q = 0; q < Q; q++) seq[len++] = q;
+  for (int q = Q - 2; q >= 0; q--) seq[len++] = q;
+  double *A = acc, *B = acc + maxL + 1;
+  {
+    const int *f = F->fe;   /* seq[0] = 0 */
+    memset(A, 0, sizeof(double) * F->nlev[0]);
+    if (w) for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += w[i] * p[i]; }
+    else for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += p[i]; }
+  }
+  double pAp = 0.0;
+  for (int k = 0; k < len; k++) {
+    const int q = seq[k]; const int *f = F->fe + (R_xlen_t) q * n;
+    const double *swq = F->sw + F->off[q];
+    for (int l = 0; l < F->nlev[q]; l++) A[l] /= swq[l];
+    if (k + 1 < len) {
+      const int q2 = seq[k + 1]; const int *f2 = F->fe + (R_xlen_t) q2 * n;
+      memset(B, 0, sizeof(double) * F->nlev[q2]);
+      if (w) for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += w[i] * Ap[i]; }
+      else for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += Ap[i]; }
+      double *t = A; A = B; B = t;
+    } else {
+      if (w) for (int i = 0; i < n; i++) { double a = p[i] - (Ap[i] - A[f[i]]); Ap[i] = a; pAp += w[i] * p[i] * a; }
+      else for (int i = 0; i < n; i++) { double a = p[i] - (Ap[i] - A[f[i]]); Ap[i] = a; pAp += p[i] * a; }
+    }
+  }
+  return pAp;
 }
 
 static double wdot(const dd_fe *F, const double *a, const double *b) {
@@ -122,22 +149,18 @@ int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int max
   const int n = F->n;
   double *res = scratch, *p = scratch + (size_t) n, *Ap = scratch + 2 * (size_t) n,
     *acc = scratch + 3 * (size_t) n;
-  memcpy(Ap, r, sizeof(double) * n);
-  sym_sweep(F, Ap, acc);
-  for (int i = 0; i < n; i++) { res[i] = r[i] - Ap[i]; p[i] = res[i]; }
+  apply_IminusT(F, r, res, acc);
+  memcpy(p, res, sizeof(double) * n);
   double rr = wdot(F, res, res);
   const double stop = tol * tol * rr;
   int it = 0, conv = rr <= 0.0;
   while (!conv && it < maxit) {
-    memcpy(Ap, p, sizeof(double) * n);
-    sym_sweep(F, Ap, acc);
-    for (int i = 0; i < n; i++) Ap[i] = p[i] - Ap[i];
-    double pAp = wdot(F, p, Ap);
+    double pAp = apply_IminusT(F, p, Ap, acc);
     it++;
     if (!(pAp > 0.0)) { conv = 1; break; }   /* exact solution reached */
-    double a = rr / pAp;
-    for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; }
-    double rr_new = wdot(F, res, res);
+    double a = rr / pAp, rr_new = 0.0;
+    if (F->w) for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; rr_new += F->w[i] * res[i] * res[i]; }
+    else for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; rr_new += res[i] * res[i]; }
     if (rr_new <= stop) { conv = 1; break; }
     double beta = rr_new / rr;
     for (int i = 0; i < n; i++) p[i] = res[i] + beta * p[i];
