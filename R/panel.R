@@ -14,14 +14,12 @@ dd_codes <- function(x) {
   code
 }
 
-# Integer matrix n x Q of 0-based codes plus the number of levels, from a
-# list of dd_codes() vectors
+# The fixed effects as C takes them: a list of 0-based integer code vectors
+# (from dd_codes()) and the number of levels of each
 dd_fe_matrix <- function(codes) {
   if (!length(codes)) return(NULL)
   nlev <- vapply(codes, function(z) attr(z, "nlev"), integer(1))
-  M <- matrix(unlist(lapply(codes, as.integer), use.names = FALSE), ncol = length(codes))
-  colnames(M) <- names(codes)
-  list(codes = M, nlev = as.integer(nlev), names = names(codes))
+  list(codes = unname(codes), nlev = as.integer(nlev), names = names(codes))
 }
 
 # Logical vector (or NULL when there is none): observations that are

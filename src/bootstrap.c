@@ -37,9 +37,9 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   dd_fe F; memset(&F, 0, sizeof F);
   int maxL = 0;
   if (demean) {
-    int Q = ncols(fe_);
+    int Q = LENGTH(fe_);
     int *off = (int *) R_alloc(Q, sizeof(int));
-    F.n = n; F.Q = Q; F.fe = INTEGER(fe_); F.nlev = INTEGER(nlev_); F.w = w;
+    F.n = n; F.Q = Q; F.fe = dd_fe_pointers(fe_, n); F.nlev = INTEGER(nlev_); F.w = w;
     F.sw = dd_fe_levelsums(n, Q, F.fe, F.nlev, w, off, &F.sumL);
     F.off = off;
     for (int q = 0; q < Q; q++) if (F.nlev[q] > maxL) maxL = F.nlev[q];

@@ -8,7 +8,20 @@
 #include <math.h>
 #include <string.h>
 
-double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const double *w,
+/* pointers to the code vectors of a list of Q integer vectors of length n */
+const int **dd_fe_pointers(SEXP fe, R_xlen_t n) {
+  const int Q = LENGTH(fe);
+  const int **p = (const int **) R_alloc(Q > 0 ? Q : 1, sizeof(int *));
+  for (int q = 0; q < Q; q++) {
+    SEXP f = VECTOR_ELT(fe, q);
+    if (TYPEOF(f) != INTSXP || XLENGTH(f) != n)
+      error("internal error in demean.c: fixed-effect codes must be integer of length n; please report");
+    p[q] = INTEGER(f);
+  }
+  return p;
+}
+
+double *dd_fe_levelsums(int n, int Q, const int **fe, const int *nlev, const double *w,
                         int *off, int *sumL) {
   int s = 0;
   for (int q = 0; q < Q; q++) { off[q] = s; s += nlev[q]; }
@@ -16,7 +29,7 @@ double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const doub
   double *sw = (double *) R_alloc(s > 0 ? s : 1, sizeof(double));
   memset(sw, 0, sizeof(double) * (s > 0 ? s : 1));
   for (int q = 0; q < Q; q++) {
-    const int *f = fe + (R_xlen_t) q * n; double *swq = sw + off[q];
+    const int *f = fe[q]; double *swq = sw + off[q];
     if (w) for (int i = 0; i < n; i++) swq[f[i]] += w[i];
     else for (int i = 0; i < n; i++) swq[f[i]] += 1.0;
   }
@@ -26,7 +39,7 @@ double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const doub
 /* v <- M_q v: subtract the weighted mean of v within each level of dimension q */
 static void demean_dim(const dd_fe *F, int q, double *v, double *acc) {
   const int n = F->n, L = F->nlev[q];
-  const int *f = F->fe + (R_xlen_t) q * n;
+  const int *f = F->fe[q];
   const double *swq = F->sw + F->off[q];
   memset(acc, 0, sizeof(double) * L);
   if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * v[i];
@@ -43,17 +56,17 @@ static void sweep_seq(const dd_fe *F, const int *seq, int len, double *v, double
   const double *w = F->w;
   double *A = acc, *B = acc + maxL + 1;
   {
-    const int q = seq[0]; const int *f = F->fe + (R_xlen_t) q * n;
+    const int q = seq[0]; const int *f = F->fe[q];
     memset(A, 0, sizeof(double) * F->nlev[q]);
     if (w) for (int i = 0; i < n; i++) A[f[i]] += w[i] * v[i];
     else for (int i = 0; i < n; i++) A[f[i]] += v[i];
   }
   for (int k = 0; k < len; k++) {
-    const int q = seq[k]; const int *f = F->fe + (R_xlen_t) q * n;
+    const int q = seq[k]; const int *f = F->fe[q];
     const double *swq = F->sw + F->off[q];
     for (int l = 0; l < F->nlev[q]; l++) A[l] /= swq[l];
     if (k + 1 < len) {
-      const int q2 = seq[k + 1]; const int *f2 = F->fe + (R_xlen_t) q2 * n;
+      const int q2 = seq[k + 1]; const int *f2 = F->fe[q2];
       memset(B, 0, sizeof(double) * F->nlev[q2]);
       if (w) for (int i = 0; i < n; i++) { v[i] -= A[f[i]]; B[f2[i]] += w[i] * v[i]; }
       else for (int i = 0; i < n; i++) { v[i] -= A[f[i]]; B[f2[i]] += v[i]; }
@@ -81,18 +94,18 @@ static double apply_IminusT(const dd_fe *F, const double *p, double *Ap, double 
   for (int q = Q - 2; q >= 0; q--) seq[len++] = q;
   double *A = acc, *B = acc + maxL + 1;
   {
-    const int *f = F->fe;   /* seq[0] = 0 */
+    const int *f = F->fe[0];   /* seq[0] = 0 */
     memset(A, 0, sizeof(double) * F->nlev[0]);
     if (w) for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += w[i] * p[i]; }
     else for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += p[i]; }
   }
   double pAp = 0.0;
   for (int k = 0; k < len; k++) {
-    const int q = seq[k]; const int *f = F->fe + (R_xlen_t) q * n;
+    const int q = seq[k]; const int *f = F->fe[q];
     const double *swq = F->sw + F->off[q];
     for (int l = 0; l < F->nlev[q]; l++) A[l] /= swq[l];
     if (k + 1 < len) {
-      const int q2 = seq[k + 1]; const int *f2 = F->fe + (R_xlen_t) q2 * n;
+      const int q2 = seq[k + 1]; const int *f2 = F->fe[q2];
       memset(B, 0, sizeof(double) * F->nlev[q2]);
       if (w) for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += w[i] * Ap[i]; }
       else for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += Ap[i]; }
@@ -129,7 +142,7 @@ int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, doub
   double ss = wdot(F, r, r), sw = 0.0, worst = 0.0;
   for (int l = 0; l < F->nlev[0]; l++) sw += F->sw[l];
   for (int q = 0; q < F->Q - 1; q++) {  /* the last dimension was just demeaned */
-    const int L = F->nlev[q]; const int *f = F->fe + (R_xlen_t) q * n;
+    const int L = F->nlev[q]; const int *f = F->fe[q];
     const double *swq = F->sw + F->off[q];
     memset(acc, 0, sizeof(double) * L);
     if (F->w) for (int i = 0; i < n; i++) acc[f[i]] += F->w[i] * r[i];
@@ -184,16 +197,16 @@ int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
  * scratch allocated then. Also returns the weighted norms of the input X
  * columns (the reference for collinearity checks). */
 SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
-  const int n = nrows(X_), mx = ncols(X_), Q = ncols(fe_);
+  const int n = nrows(X_), mx = ncols(X_), Q = LENGTH(fe_);
   const int hasy = !isNull(y_), m = mx + hasy;
-  if (nrows(fe_) != n || LENGTH(nlev_) != Q || (!isNull(w_) && XLENGTH(w_) != n) ||
+  if (LENGTH(nlev_) != Q || (!isNull(w_) && XLENGTH(w_) != n) ||
       (hasy && XLENGTH(y_) != n))
     error("internal error in demean.c: length mismatch; please report");
   const double tol = asReal(tol_);
   const int maxit = asInteger(maxit_);
   dd_fe F;
   int *off = (int *) R_alloc(Q, sizeof(int));
-  F.n = n; F.Q = Q; F.fe = INTEGER(fe_); F.nlev = INTEGER(nlev_);
+  F.n = n; F.Q = Q; F.fe = dd_fe_pointers(fe_, n); F.nlev = INTEGER(nlev_);
   F.w = isNull(w_) ? NULL : REAL(w_);
   F.sw = dd_fe_levelsums(n, Q, F.fe, F.nlev, F.w, off, &F.sumL);
   F.off = off;

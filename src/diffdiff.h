@@ -34,15 +34,16 @@ SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 
 /* demean.c */
+const int **dd_fe_pointers(SEXP fe, R_xlen_t n);
 typedef struct {
   int n, Q, sumL;
-  const int *fe;     /* n x Q, column-major, 0-based level codes */
+  const int **fe;    /* Q pointers to n 0-based level codes */
   const int *off;    /* offset of each dimension's coefficients, length Q */
   const int *nlev;   /* levels per dimension */
   const double *w;   /* weights or NULL */
   const double *sw;  /* per-level sum of weights (or counts), length sumL */
 } dd_fe;
-double *dd_fe_levelsums(int n, int Q, const int *fe, const int *nlev, const double *w,
+double *dd_fe_levelsums(int n, int Q, const int **fe, const int *nlev, const double *w,
                         int *off, int *sumL);
 int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, double tol);
 int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter);

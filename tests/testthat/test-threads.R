@@ -18,8 +18,8 @@ test_that("FE absorption, variance and estimates are identical for 1 and 2 threa
     twfe = did_twfe(d, "y", "id", "t", "d", xformla = ~ x1 + x2, fe = "firm", weightsname = "w",
                     cluster = c("state", "t")),
     dm = .Call(diffdiff:::C_demean, d$y, cbind(d$x1, d$x2),
-               cbind(match(d$id, unique(d$id)), match(d$t, unique(d$t)),
-                     match(d$firm, unique(d$firm))) - 1L,
+               list(match(d$id, unique(d$id)) - 1L, match(d$t, unique(d$t)) - 1L,
+                    match(d$firm, unique(d$firm)) - 1L),
                c(length(unique(d$id)), length(unique(d$t)), length(unique(d$firm))),
                d$w, 1e-10, 10000L))
   old <- dd_threads()
