@@ -98,7 +98,13 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
     if (vcov_type == "iid")
       message("diffdiff: the wild bootstrap uses heteroskedasticity-robust t statistics, whatever `vcov`.")
     tab$boot.p.value <- tab$boot.conf.low <- tab$boot.conf.high <- NA_real_
-    for (term in intersect(main_terms, tab$term)) {
+    bterms <- intersect(main_terms, tab$term)
+    # progress through progressr when installed: silent unless the user asks
+    # (progressr::handlers() / with_progress())
+    tick <- if (requireNamespace("progressr", quietly = TRUE))
+      progressr::progressor(steps = length(bterms)) else function(...) NULL
+    for (term in bterms) {
+      tick(sprintf("wild bootstrap: %s", term))
       wb <- dd_wild(reg, term, if (length(clusters)) clusters[[1]] else NULL, nboot, boot_weights, alpha)
       i <- match(term, tab$term)
       tab$boot.p.value[i] <- wb$p.value

@@ -56,3 +56,26 @@ test_that("default tolerances agree with fixest's defaults to its own accuracy",
   # our default fe_tol = 1e-8 on FE coefficients: the slope is far more accurate
   expect_lt(rel_diff(coef(fit), coef(m)), 1e-8)
 })
+
+test_that("singletons are removed recursively as fixest removes them", {
+  need_peer("fixest")
+  d <- sim_unbalanced(seed = 3)
+  d <- d[-which(d$id %in% 1:20)[-(1:20)], ]      # units 1..20 keep one or few rows
+  expect_message(fit <- did_twfe(d, "y", "id", "t", "d", xformla = ~ x1, fe = "firm", fe_tol = 1e-11),
+                 "singleton")
+  m <- fixest::feols(y ~ d + x1 | id + t + firm, d, vcov = ~id, fixef.tol = 1e-11, notes = FALSE)
+  expect_equal(nobs(fit), nobs(m))
+  expect_lt(rel_diff(coef(fit), coef(m)), 1e-8)
+  expect_lt(rel_diff(fit$coeftable$std.error, fixest::se(m)), 1e-6)
+  # kept, they change n and K but not the slopes
+  keep <- suppressMessages(did_twfe(d, "y", "id", "t", "d", xformla = ~ x1, fe = "firm",
+                                    fe_tol = 1e-11, drop_singletons = FALSE))
+  expect_gt(nobs(keep), nobs(fit))
+  expect_lt(rel_diff(coef(keep), coef(fit)), 1e-7)
+})
+
+test_that("a warning says when the absorption did not converge", {
+  d <- sim_unbalanced(seed = 5)
+  expect_warning(did_twfe(d, "y", "id", "t", "d", fe = "firm", fe_maxit = 1, fe_tol = 1e-14),
+                 "did not converge .* raise `fe_maxit`")
+})
