@@ -7,14 +7,19 @@
 #' effects this coefficient is a weighted average that can mislead; see the
 #' Callaway--Sant'Anna and related estimators for those designs.
 #'
-#' Fixed effects are absorbed by alternating projections (block Gauss--Seidel
-#' over the fixed-effect dimensions, accelerated by Irons--Tuck extrapolation,
-#' fixest's scheme), column by column in parallel. Absorption stops when no
-#' fixed-effect coefficient moves by more than `fe_tol` (absolutely or relative
-#' to 0.1 plus its size) between two sweeps; a warning says when `fe_maxit`
-#' sweeps were not enough. The default `fe_tol = 1e-8` is tighter than
-#' fixest's `fixef.tol = 1e-6`, so with three or more unbalanced dimensions the
-#' two can differ in the 7th digit unless fixest is given the same tolerance.
+#' Fixed effects are absorbed column by column, in parallel over columns. One
+#' dimension: group means. Two or more: a forward sweep of alternating
+#' projections, which is exact when the dimensions are orthogonal (balanced
+#' panels); otherwise preconditioned conjugate gradients on the fixed-effect
+#' normal equations (diagonal preconditioner) finish the job. Absorption stops
+#' when the preconditioned residual norm falls below `fe_tol` times its
+#' starting value; a warning says when `fe_maxit` iterations were not enough.
+#' fixest uses alternating projections with Irons--Tuck acceleration and stops
+#' on the change in the fixed-effect coefficients (`fixef.tol = 1e-6`). On
+#' badly connected fixed-effect graphs fixest's default answer can be off in
+#' the 6th digit (seen here: 4.5e-6 relative on a 1-million-row three-way
+#' panel), while diffdiff's default `fe_tol = 1e-8` agreed with fixest at
+#' `fixef.tol = 1e-11` to 4e-11; compare the two at tight tolerances.
 #'
 #' Singletons: with `drop_singletons = TRUE` (the default, as fixest's
 #' `fixef.rm = "perfect_fit"`) observations alone in a fixed-effect level are

@@ -12,7 +12,7 @@
  *   na = z'W(v a), nz = z'W(v z), Saa = sum s_a,g^2, Saz, Szz,
  * and its t statistic at any r is (na - r nz) / sqrt(c (Saa - 2 r Saz + r^2 Szz))
  * for the small-sample factor c. Test inversion over r then costs O(B) per r.
- * M_D is applied by re-absorbing the fixed effects, unless every FE dimension
+ * M_D is applied by re-absorbing the fixed effects (demean.c), unless every FE dimension
  * is nested in the clusters, where v u is already orthogonal to D.
  * Replicates run in parallel; each is computed by one thread from its own
  * random stream, so the output does not depend on the thread count. */
@@ -35,16 +35,14 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   const int femaxit = (int) REAL(feopt_)[1];
 
   dd_fe F; memset(&F, 0, sizeof F);
-  int maxL = 0;
   if (demean) {
     int Q = LENGTH(fe_);
     int *off = (int *) R_alloc(Q, sizeof(int));
     F.n = n; F.Q = Q; F.fe = dd_fe_pointers(fe_, n); F.nlev = INTEGER(nlev_); F.w = w;
     F.sw = dd_fe_levelsums(n, Q, F.fe, F.nlev, w, off, &F.sumL);
     F.off = off;
-    for (int q = 0; q < Q; q++) if (F.nlev[q] > maxL) maxL = F.nlev[q];
   }
-  const size_t fescr = demean ? (size_t) 3 * n + 2 * ((size_t) maxL + 1) : 0;
+  const size_t fescr = demean ? dd_demean_scratch(&F) : 0;
   const size_t per = (size_t) 4 * n + 3 * (size_t) G + 2 * (size_t) k + fescr;
   const int nth = dd_nthreads(B, (double) B * n * (demean ? 8 : 1));
   double *scratch = (double *) R_alloc(per * nth, sizeof(double));

@@ -1,7 +1,9 @@
 /* Absorption of any number of fixed-effect dimensions: r = M_D x, the
  * residual of x after (weighted) projection on the fixed-effect dummies.
- * One dimension: subtract group means. Two or more: conjugate gradients
- * accelerate the symmetric alternating-projection sweep (see dd_demean_col).
+ * One dimension: subtract group means. Two or more: a forward sweep of
+ * alternating projections (exact when the dimensions are orthogonal, as in
+ * balanced panels), then, if needed, preconditioned conjugate gradients on the
+ * fixed-effect normal equations (see dd_demean_pcg).
  * Columns are independent and run in parallel; each column is computed by one
  * thread from start to end, so results do not depend on the thread count. */
 #include "diffdiff.h"
@@ -83,41 +85,6 @@ static int dd_maxlev(const dd_fe *F) {
   return m;
 }
 
-/* Ap = (I - T) p, T = M_1 M_2 ... M_Q ... M_2 M_1 the symmetric sweep
- * (symmetric in the W metric), and returns <p, Ap>_W, with the copy of p fused into the
- * first pass and the final subtraction fused with the product. */
-static double apply_IminusT(const dd_fe *F, const double *p, double *Ap, double *acc) {
-  const int n = F->n, Q = F->Q, maxL = dd_maxlev(F);
-  const double *w = F->w;
-  int seq[64], len = 0;
-  for (int q = 0; q < Q; q++) seq[len++] = q;
-  for (int q = Q - 2; q >= 0; q--) seq[len++] = q;
-  double *A = acc, *B = acc + maxL + 1;
-  {
-    const int *f = F->fe[0];   /* seq[0] = 0 */
-    memset(A, 0, sizeof(double) * F->nlev[0]);
-    if (w) for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += w[i] * p[i]; }
-    else for (int i = 0; i < n; i++) { Ap[i] = p[i]; A[f[i]] += p[i]; }
-  }
-  double pAp = 0.0;
-  for (int k = 0; k < len; k++) {
-    const int q = seq[k]; const int *f = F->fe[q];
-    const double *swq = F->sw + F->off[q];
-    for (int l = 0; l < F->nlev[q]; l++) A[l] /= swq[l];
-    if (k + 1 < len) {
-      const int q2 = seq[k + 1]; const int *f2 = F->fe[q2];
-      memset(B, 0, sizeof(double) * F->nlev[q2]);
-      if (w) for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += w[i] * Ap[i]; }
-      else for (int i = 0; i < n; i++) { Ap[i] -= A[f[i]]; B[f2[i]] += Ap[i]; }
-      double *t = A; A = B; B = t;
-    } else {
-      if (w) for (int i = 0; i < n; i++) { double a = p[i] - (Ap[i] - A[f[i]]); Ap[i] = a; pAp += w[i] * p[i] * a; }
-      else for (int i = 0; i < n; i++) { double a = p[i] - (Ap[i] - A[f[i]]); Ap[i] = a; pAp += p[i] * a; }
-    }
-  }
-  return pAp;
-}
-
 static double wdot(const dd_fe *F, const double *a, const double *b) {
   double s = 0.0;
   if (F->w) for (int i = 0; i < F->n; i++) s += F->w[i] * a[i] * b[i];
@@ -152,48 +119,94 @@ int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, doub
   return ss == 0.0 || worst <= tol * 1e-3 * sqrt(ss / sw);
 }
 
-/* In place r <- M_D r by conjugate gradients on (I - T) s = (I - T) r, T the
- * symmetric sweep ("symmetric Kaczmarz" accelerated by CG, as reghdfe does):
- * M_D r is the part of r that T leaves unchanged, s the rest, and r - s is
- * updated directly. Stops when the CG residual ||(I - T)(r - s)||_W falls
- * below tol times its starting value. scratch: 3 n + 2 (max(nlev) + 1) doubles.
- * Returns 1 when converged. */
-int dd_demean_cg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
-  const int n = F->n;
-  double *res = scratch, *p = scratch + (size_t) n, *Ap = scratch + 2 * (size_t) n,
-    *acc = scratch + 3 * (size_t) n;
-  apply_IminusT(F, r, res, acc);
-  memcpy(p, res, sizeof(double) * n);
-  double rr = wdot(F, res, res);
-  const double stop = tol * tol * rr;
-  int it = 0, conv = rr <= 0.0;
+/* In place r <- M_D r by preconditioned conjugate gradients in the space of
+ * fixed-effect coefficients: solve D'WD alpha = D'W r (singular but
+ * consistent) with the diagonal (level weight) preconditioner, then
+ * r <- r - D alpha. One pass over the data per iteration (gather the Q
+ * coefficients of each observation, scatter its weighted sum back).
+ * scratch: 5 sumL doubles. Stops when the preconditioned residual norm falls
+ * below tol times its starting value. */
+int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
+  const int n = F->n, Q = F->Q, m = F->sumL;
+  const double *w = F->w;
+  double *alpha = scratch, *res = scratch + m, *z = scratch + 2 * (size_t) m,
+    *p = scratch + 3 * (size_t) m, *q = scratch + 4 * (size_t) m;
+  memset(alpha, 0, sizeof(double) * m);
+  memset(res, 0, sizeof(double) * m);
+  for (int k = 0; k < Q; k++) {
+    const int *f = F->fe[k]; double *rk = res + F->off[k];
+    if (w) for (int i = 0; i < n; i++) rk[f[i]] += w[i] * r[i];
+    else for (int i = 0; i < n; i++) rk[f[i]] += r[i];
+  }
+  double rz = 0.0;
+  for (int j = 0; j < m; j++) { z[j] = res[j] / F->sw[j]; p[j] = z[j]; rz += res[j] * z[j]; }
+  const double stop = tol * tol * rz;
+  int it = 0, conv = rz <= 0.0;
   while (!conv && it < maxit) {
-    double pAp = apply_IminusT(F, p, Ap, acc);
+    memset(q, 0, sizeof(double) * m);
+    if (Q == 2) {
+      const int *f0 = F->fe[0], *f1 = F->fe[1];
+      const double *p0 = p, *p1 = p + F->off[1];
+      double *q0 = q, *q1 = q + F->off[1];
+      for (int i = 0; i < n; i++) {
+        double sv = p0[f0[i]] + p1[f1[i]];
+        if (w) sv *= w[i];
+        q0[f0[i]] += sv; q1[f1[i]] += sv;
+      }
+    } else if (Q == 3) {
+      const int *f0 = F->fe[0], *f1 = F->fe[1], *f2 = F->fe[2];
+      const double *p0 = p, *p1 = p + F->off[1], *p2 = p + F->off[2];
+      double *q0 = q, *q1 = q + F->off[1], *q2 = q + F->off[2];
+      for (int i = 0; i < n; i++) {
+        double sv = p0[f0[i]] + p1[f1[i]] + p2[f2[i]];
+        if (w) sv *= w[i];
+        q0[f0[i]] += sv; q1[f1[i]] += sv; q2[f2[i]] += sv;
+      }
+    } else {
+      for (int i = 0; i < n; i++) {
+        double sv = 0.0;
+        for (int k = 0; k < Q; k++) sv += p[F->off[k] + F->fe[k][i]];
+        if (w) sv *= w[i];
+        for (int k = 0; k < Q; k++) q[F->off[k] + F->fe[k][i]] += sv;
+      }
+    }
+    double pq = 0.0;
+    for (int j = 0; j < m; j++) pq += p[j] * q[j];
     it++;
-    if (!(pAp > 0.0)) { conv = 1; break; }   /* exact solution reached */
-    double a = rr / pAp, rr_new = 0.0;
-    if (F->w) for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; rr_new += F->w[i] * res[i] * res[i]; }
-    else for (int i = 0; i < n; i++) { r[i] -= a * p[i]; res[i] -= a * Ap[i]; rr_new += res[i] * res[i]; }
-    if (rr_new <= stop) { conv = 1; break; }
-    double beta = rr_new / rr;
-    for (int i = 0; i < n; i++) p[i] = res[i] + beta * p[i];
-    rr = rr_new;
+    if (!(pq > 0.0)) { conv = 1; break; }
+    double a = rz / pq, rz_new = 0.0;
+    for (int j = 0; j < m; j++) {
+      alpha[j] += a * p[j]; res[j] -= a * q[j];
+      z[j] = res[j] / F->sw[j]; rz_new += res[j] * z[j];
+    }
+    if (rz_new <= stop) { conv = 1; break; }
+    double beta = rz_new / rz;
+    for (int j = 0; j < m; j++) p[j] = z[j] + beta * p[j];
+    rz = rz_new;
+  }
+  for (int k = 0; k < Q; k++) {
+    const int *f = F->fe[k]; const double *ak = alpha + F->off[k];
+    for (int i = 0; i < n; i++) r[i] -= ak[f[i]];
   }
   *iter = it;
   return conv;
 }
 
-/* r = M_D x for one column: warm start, then CG if needed.
- * scratch: 3 n + 2 (max(nlev) + 1) doubles. Returns 1 when converged. */
+/* r = M_D x for one column: warm start, then PCG if needed.
+ * scratch: dd_demean_scratch(F) doubles. Returns 1 when converged. */
+size_t dd_demean_scratch(const dd_fe *F) {
+  return (size_t) 5 * F->sumL + 2 * ((size_t) dd_maxlev(F) + 1);
+}
+
 int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
                   double tol, int maxit, int *iter) {
   *iter = 0;
-  if (dd_demean_warm(F, x, r, scratch + 3 * (size_t) F->n, tol)) return 1;
-  return dd_demean_cg(F, r, scratch, tol, maxit, iter);
+  if (dd_demean_warm(F, x, r, scratch + 5 * (size_t) F->sumL, tol)) return 1;
+  return dd_demean_pcg(F, r, scratch, tol, maxit, iter);
 }
 
 /* Demeans y (optional) and the columns of X. Phase 1, parallel over columns:
- * the warm start. Phase 2, only for columns that need it: CG, with its
+ * the warm start. Phase 2, only for columns that need it: PCG, with its
  * scratch allocated then. Also returns the weighted norms of the input X
  * columns (the reference for collinearity checks). */
 SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
@@ -250,7 +263,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
     int *list = (int *) R_alloc(todo, sizeof(int)), k = 0;
     for (int j = 0; j < m; j++) if (!done[j]) list[k++] = j;
     const int nth2 = dd_nthreads(todo, (double) n * todo * Q);
-    const size_t per = (size_t) 3 * n + 2 * ((size_t) maxL + 1);
+    const size_t per = (size_t) 5 * F.sumL;
     double *scratch = (double *) R_alloc(per * nth2, sizeof(double));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth2) schedule(dynamic, 1)
@@ -262,7 +275,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
       int tid = 0;
 #endif
       int j = list[k2];
-      cv[j] = dd_demean_cg(&F, dst[j], scratch + per * tid, tol, maxit, it + j);
+      cv[j] = dd_demean_pcg(&F, dst[j], scratch + per * tid, tol, maxit, it + j);
     }
   }
   SEXP res = PROTECT(allocVector(VECSXP, 5));
