@@ -60,11 +60,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
 #endif
   for (int b = 0; b < B; b++) {
-#ifdef _OPENMP
-    int tid = omp_get_thread_num();
-#else
-    int tid = 0;
-#endif
+    int tid = dd_tid();
     double *s = scratch + per * tid;
     double *va = s, *vz = s + n, *ea = s + 2 * (size_t) n, *ez = s + 3 * (size_t) n;
     double *v = s + 4 * (size_t) n, *sa = v + G, *sz = sa + G;

@@ -248,11 +248,7 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
   for (int j = 0; j < m; j++) {
-#ifdef _OPENMP
-    int tid = omp_get_thread_num();
-#else
-    int tid = 0;
-#endif
+    int tid = dd_tid();
     done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) 2 * (maxL + 1) * tid, tol);
     it[j] = 0;
   }
@@ -269,23 +265,14 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
 #pragma omp parallel for num_threads(nth2) schedule(dynamic, 1)
 #endif
     for (int k2 = 0; k2 < todo; k2++) {
-#ifdef _OPENMP
-      int tid = omp_get_thread_num();
-#else
-      int tid = 0;
-#endif
+      int tid = dd_tid();
       int j = list[k2];
       cv[j] = dd_demean_pcg(&F, dst[j], scratch + per * tid, tol, maxit, it + j);
     }
   }
-  SEXP res = PROTECT(allocVector(VECSXP, 5));
-  SEXP nms = PROTECT(allocVector(STRSXP, 5));
-  SET_VECTOR_ELT(res, 0, yd); SET_STRING_ELT(nms, 0, mkChar("y"));
-  SET_VECTOR_ELT(res, 1, Xd); SET_STRING_ELT(nms, 1, mkChar("X"));
-  SET_VECTOR_ELT(res, 2, iters); SET_STRING_ELT(nms, 2, mkChar("iter"));
-  SET_VECTOR_ELT(res, 3, conv); SET_STRING_ELT(nms, 3, mkChar("converged"));
-  SET_VECTOR_ELT(res, 4, norms); SET_STRING_ELT(nms, 4, mkChar("norms"));
-  setAttrib(res, R_NamesSymbol, nms);
-  UNPROTECT(7);
+  const char *nm[5] = {"y", "X", "iter", "converged", "norms"};
+  SEXP vals[5] = {yd, Xd, iters, conv, norms};
+  SEXP res = dd_named_list(5, nm, vals);
+  UNPROTECT(5);
   return res;
 }

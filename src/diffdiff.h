@@ -15,6 +15,18 @@
 #include <omp.h>
 #endif
 
+/* thread number inside a parallel region (0 when serial) */
+static inline int dd_tid(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/* util.c */
+SEXP dd_named_list(int n, const char **names, SEXP *values);
+
 /* threads.c */
 int dd_nthreads(int ntasks, double work);
 SEXP C_set_threads(SEXP n, SEXP throttle);

@@ -110,14 +110,9 @@ SEXP C_ols(SEXP X_, SEXP y_, SEXP w_, SEXP refnorm_, SEXP tol_) {
     for (int j = 0; j < k; j++)
       for (int i = j + 1; i < k; i++) R2[i + (R_xlen_t) j * k] = R2[j + (R_xlen_t) i * k];
   }
-  SEXP out = PROTECT(allocVector(VECSXP, 5));
-  SEXP nms = PROTECT(allocVector(STRSXP, 5));
-  SET_VECTOR_ELT(out, 0, coef); SET_STRING_ELT(nms, 0, mkChar("coef"));
-  SET_VECTOR_ELT(out, 1, keepv); SET_STRING_ELT(nms, 1, mkChar("keep"));
-  SET_VECTOR_ELT(out, 2, bread); SET_STRING_ELT(nms, 2, mkChar("bread"));
-  SET_VECTOR_ELT(out, 3, resid); SET_STRING_ELT(nms, 3, mkChar("resid"));
-  SET_VECTOR_ELT(out, 4, ScalarInteger(k)); SET_STRING_ELT(nms, 4, mkChar("rank"));
-  setAttrib(out, R_NamesSymbol, nms);
-  UNPROTECT(6);
+  const char *nm[5] = {"coef", "keep", "bread", "resid", "rank"};
+  SEXP vals[5] = {coef, keepv, bread, resid, PROTECT(ScalarInteger(k))};
+  SEXP out = dd_named_list(5, nm, vals);
+  UNPROTECT(5);
   return out;
 }

@@ -43,3 +43,13 @@ sim_unbalanced <- function(n_units = 150, n_t = 12, seed = 42) {
     0.2 * d$x2 + rnorm(nrow(d))
   d
 }
+
+# The 2x2 slice of the shipped panel: the 2006 cohort against never-treated
+# units, in 2004 and 2007.
+sim_2x2 <- function() {
+  d <- sim_panel()
+  d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]
+  d$treated <- as.integer(d$first_treat == 2006)
+  d$post <- as.integer(d$year == 2007)
+  d
+}

@@ -22,10 +22,7 @@ brute_p <- function(d, fml_full, fml_restr, fml_boot, term, clname, B, seed, fix
 
 test_that("WCR p-value equals a brute-force refit with the same weights (no FE)", {
   need_peer("fixest")
-  d <- sim_panel()
-  d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]
-  d$treated <- as.integer(d$first_treat == 2006)
-  d$post <- as.integer(d$year == 2007)
+  d <- sim_2x2()
   d$att <- d$treated * d$post
   set.seed(11)
   fit <- did_2x2(d, "y", "treated", "post", xformla = ~ x1, cluster = "state", nboot = 99)

@@ -2,10 +2,7 @@
 # Tolerances: coefficients 1e-8 relative, standard errors 1e-6 relative (issue #2).
 test_that("did_2x2 equals feols for iid, hetero, one- and two-way clusters, with weights", {
   need_peer("fixest")
-  d <- sim_panel()
-  d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]
-  d$treated <- as.integer(d$first_treat == 2006)
-  d$post <- as.integer(d$year == 2007)
+  d <- sim_2x2()
   specs <- list(list(vcov = "iid", fx = "iid"), list(vcov = "hetero", fx = "hetero"),
                 list(cluster = "state", fx = ~state), list(cluster = c("state", "id"), fx = ~state + id))
   for (wt in list(NULL, "w")) for (s in specs) {

@@ -8,16 +8,21 @@ twfe_check <- function(fit, m) {
   expect_equal(nobs(fit), nobs(m))
 }
 
+# each vcov in turn, ours against fixest's, on one data set
+twfe_each_vcov <- function(data, tname, fml) {
+  for (v in list("iid", "hetero", ~id, stats::as.formula(paste("~ id +", tname)))) {
+    fit <- did_twfe(data, "y", "id", tname, "d", xformla = ~ x1,
+                    vcov = if (is.character(v)) v else NULL,
+                    cluster = if (is.character(v)) NULL else v)
+    twfe_check(fit, fixest::feols(fml, data, vcov = v))
+  }
+}
+
 test_that("did_twfe equals feols on fixest's base_did", {
   need_peer("fixest")
   data("base_did", package = "fixest", envir = environment())
   base_did$d <- base_did$treat * base_did$post
-  for (v in list("iid", "hetero", ~id, ~id + period)) {
-    fit <- did_twfe(base_did, "y", "id", "period", "d", xformla = ~ x1,
-                    vcov = if (is.character(v)) v else NULL,
-                    cluster = if (is.character(v)) NULL else v)
-    twfe_check(fit, fixest::feols(y ~ d + x1 | id + period, base_did, vcov = v))
-  }
+  twfe_each_vcov(base_did, "period", y ~ d + x1 | id + period)
 })
 
 test_that("did_twfe equals feols on fixest's base_stagg (unbalanced)", {
@@ -25,12 +30,7 @@ test_that("did_twfe equals feols on fixest's base_stagg (unbalanced)", {
   data("base_stagg", package = "fixest", envir = environment())
   b <- base_stagg
   b$d <- as.integer(b$treated == 1 & b$year >= b$year_treated)
-  for (v in list("iid", "hetero", ~id, ~id + year)) {
-    fit <- did_twfe(b, "y", "id", "year", "d", xformla = ~ x1,
-                    vcov = if (is.character(v)) v else NULL,
-                    cluster = if (is.character(v)) NULL else v)
-    twfe_check(fit, fixest::feols(y ~ d + x1 | id + year, b, vcov = v))
-  }
+  twfe_each_vcov(b, "year", y ~ d + x1 | id + year)
 })
 
 test_that("did_twfe equals feols on an unbalanced panel with three FE dimensions and weights", {
