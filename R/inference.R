@@ -169,7 +169,7 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
     for (i in 1:100) {
       mid <- (inner + outer) / 2
       if (pval(mid) >= alpha) inner <- mid else outer <- mid
-      if (abs(outer - inner) <= 1e-10 * max(se0, abs(beta) * 1e-6)) break
+      if (abs(outer - inner) <= 1e-9 * se0) break
     }
     (inner + outer) / 2
   }

@@ -19,3 +19,11 @@ test_that("did_2x2 equals feols for iid, hetero, one- and two-way clusters, with
     expect_lt(rel_diff(confint(fit), as.matrix(ci)), 1e-6)
   }
 })
+
+test_that("HC0 equals fixest's hetero without the small-sample factor", {
+  need_peer("fixest")
+  d <- sim_2x2()
+  fit <- did_2x2(d, "y", "treated", "post", xformla = ~ x1, vcov = "HC0")
+  m <- fixest::feols(y ~ treated * post + x1, d, vcov = "hetero", ssc = fixest::ssc(K.adj = FALSE))
+  expect_lt(rel_diff(fit$coeftable$std.error, fixest::se(m)[c(1, 2, 3, 5, 4)]), 1e-6)
+})
