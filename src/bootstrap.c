@@ -110,3 +110,59 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   UNPROTECT(1);
   return out;
 }
+
+/* Multiplier bootstrap of influence functions (the scheme did's mboot uses):
+ * R is N x m (rows: units, or cluster sums of the unit rows); replicate b
+ * draws one weight v_r per row and returns
+ *   bres[b, j] = sqrt(N) * (1/N) * sum_r v_r R[r, j].
+ * Replicates are processed in blocks; each block is computed by one thread,
+ * each replicate from its own random stream (seed, b), so the result does not
+ * depend on the thread count. R is passed transposed (m x N, row r of R
+ * contiguous) so that one block streams through it once; zeros (rows outside
+ * a cell) are skipped. */
+SEXP C_mboot(SEXP Rt_, SEXP B_, SEXP type_) {
+  const int m = nrows(Rt_), N = ncols(Rt_), B = asInteger(B_), type = asInteger(type_);
+  const double *Rt = REAL(Rt_);
+  int BB = (int) (4194304.0 / (N > 0 ? N : 1));
+  if (BB > 32) BB = 32;
+  if (BB < 1) BB = 1;
+  const int nblock = (B + BB - 1) / BB;
+  const int nth = dd_nthreads(nblock, (double) B * N * (m > 0 ? m : 1) / 64.0);
+  const size_t per = (size_t) 2 * N * BB + (size_t) m * BB;
+  double *scratch = (double *) R_alloc(per * nth, sizeof(double));
+  GetRNGstate();
+  uint64_t seed = dd_seed_from_R();
+  PutRNGstate();
+  SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
+  double *O = REAL(out);
+  const double scale = 1.0 / sqrt((double) N);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+  for (int blk = 0; blk < nblock; blk++) {
+    double *s = scratch + per * dd_tid();
+    double *v = s, *vt = s + (size_t) N * BB, *acc = s + (size_t) 2 * N * BB;
+    const int b0 = blk * BB, nb = (b0 + BB <= B) ? BB : B - b0;
+    for (int b = 0; b < nb; b++) {
+      dd_rng g;
+      dd_rng_init(&g, seed, (uint64_t) (b0 + b));
+      dd_boot_weights(&g, type, v + (size_t) b * N, N);
+    }
+    for (int r = 0; r < N; r++)
+      for (int b = 0; b < nb; b++) vt[(size_t) r * nb + b] = v[(size_t) b * N + r];
+    memset(acc, 0, sizeof(double) * (size_t) m * nb);
+    for (int r = 0; r < N; r++) {
+      const double *vr = vt + (size_t) r * nb, *x = Rt + (size_t) r * m;
+      for (int j = 0; j < m; j++) {
+        const double xj = x[j];
+        if (xj == 0.0) continue;
+        double *aj = acc + (size_t) j * nb;
+        for (int b = 0; b < nb; b++) aj[b] += vr[b] * xj;
+      }
+    }
+    for (int j = 0; j < m; j++)
+      for (int b = 0; b < nb; b++) O[(b0 + b) + (R_xlen_t) j * B] = acc[(size_t) j * nb + b] * scale;
+  }
+  UNPROTECT(1);
+  return out;
+}

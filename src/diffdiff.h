@@ -42,6 +42,10 @@ uint64_t dd_seed_from_R(void);
 void dd_boot_weights(dd_rng *g, int type, double *v, int G);
 SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 
+/* cs.c */
+SEXP C_cs_panel(SEXP Y, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
+                SEXP thr, SEXP method, SEXP trim);
+
 /* linalg.c */
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 
@@ -76,6 +80,7 @@ SEXP C_singletons(SEXP fe, SEXP nlev);
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
 
 /* bootstrap.c */
+SEXP C_mboot(SEXP Rt, SEXP B, SEXP type);
 SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
                  SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
 

@@ -1,0 +1,341 @@
+/* Callaway and Sant'Anna (2021) group-time average treatment effects.
+ *
+ * Each ATT(g,t) is a 2x2 DiD on a cell sample (units first treated in g and
+ * the comparison units) between a base period and t, estimated by one of the
+ * three panel estimators of Sant'Anna and Zhao (2020) that did calls through
+ * DRDID: outcome regression ("reg"), standardised inverse probability
+ * weighting ("ipw") or doubly robust ("dr"), with the propensity score from a
+ * weighted logit and the outcome model from weighted least squares on the
+ * comparison units. Each returns the estimate and its influence function.
+ *
+ * The logit is fitted by IRLS exactly as fastglm (DRDID's fitter) does: the
+ * binomial starting values (w y + 1/2) / (w + 1), the same working response
+ * and weights, step halving when the deviance rises, and the stopping rule
+ * |dev - dev_old| / (0.1 + |dev|) < 1e-8 (at most 100 iterations), so that the
+ * fitted scores equal DRDID's to rounding.
+ *
+ * The engine gathers each cell from the wide outcome matrix and computes the
+ * cells in parallel, each cell by one thread with its own workspace; problems
+ * are recorded per cell and reported in R afterwards. */
+#include "diffdiff.h"
+#include <math.h>
+#include <float.h>
+#include <string.h>
+
+#define CS_TOL 1e-8
+#define CS_MAXIT 100
+#define LOGIT_THRESH 30.0
+
+enum { CS_OK = 0, CS_PS_NOCONV = 1, CS_SINGULAR_OR = 2, CS_SINGULAR_PS = 3, CS_EMPTY = 4 };
+
+typedef struct {            /* one thread's scratch, sized for the largest cell */
+  double *dy, *D, *X, *w, *ps, *eta, *mu, *z, *wt, *od, *inf, *trim;
+  double *A, *L, *beta, *bprev, *v1, *v2, *v3;
+  int *idx;
+} cs_work;
+
+static void cs_work_carve(cs_work *W, double *mem, int *imem, int n, int k) {
+  double *p = mem;
+  W->dy = p; p += n; W->D = p; p += n; W->X = p; p += (size_t) n * k; W->w = p; p += n;
+  W->ps = p; p += n; W->eta = p; p += n; W->mu = p; p += n; W->z = p; p += n;
+  W->wt = p; p += n; W->od = p; p += n; W->inf = p; p += n; W->trim = p; p += n;
+  W->A = p; p += (size_t) k * k; W->L = p; p += (size_t) k * k;
+  W->beta = p; p += k; W->bprev = p; p += k; W->v1 = p; p += k; W->v2 = p; p += k; W->v3 = p; p += k;
+  W->idx = imem;
+}
+static size_t cs_work_doubles(int n, int k) { return (size_t) n * (12 + k) + 2 * (size_t) k * k + 5 * (size_t) k; }
+
+/* R's logit link (src/library/stats/src/family.c), clamped at |eta| > 30 */
+static inline double logit_linkinv(double eta) {
+  double t = eta < -LOGIT_THRESH ? DBL_EPSILON : (eta > LOGIT_THRESH ? 1.0 / DBL_EPSILON : exp(eta));
+  return t / (1.0 + t);
+}
+static inline double logit_mu_eta(double eta) {
+  double opexp = 1.0 + exp(eta);
+  return (eta > LOGIT_THRESH || eta < -LOGIT_THRESH) ? DBL_EPSILON : exp(eta) / (opexp * opexp);
+}
+static inline double ylogy(double y, double mu) { return y != 0.0 ? y * log(y / mu) : 0.0; }
+static double binom_dev(int n, const double *y, const double *mu, const double *w) {
+  double d = 0.0;
+  for (int i = 0; i < n; i++) d += 2.0 * w[i] * (ylogy(y[i], mu[i]) + ylogy(1.0 - y[i], 1.0 - mu[i]));
+  return d;
+}
+
+/* A = X' diag(wt) X (k x k, full), b = X' (wt * y) (when y given) */
+static void crossprod_w(int n, int k, const double *X, const double *wt, const double *y,
+                        double *A, double *b) {
+  memset(A, 0, sizeof(double) * k * k);
+  if (b) memset(b, 0, sizeof(double) * k);
+  for (int a = 0; a < k; a++) {
+    const double *xa = X + (R_xlen_t) a * n;
+    if (b) { double s = 0.0; for (int i = 0; i < n; i++) s += xa[i] * wt[i] * y[i]; b[a] = s; }
+    for (int c = 0; c <= a; c++) {
+      const double *xc = X + (R_xlen_t) c * n; double s = 0.0;
+      for (int i = 0; i < n; i++) s += xa[i] * wt[i] * xc[i];
+      A[a + c * k] = s; A[c + a * k] = s;
+    }
+  }
+}
+
+/* Cholesky of A into L; returns 0 when A is not (numerically) positive definite,
+ * judged like DRDID's rcond(A) < eps check through the Cholesky condition estimate */
+static int chol_ok(int k, const double *A, double *L, double *work4k, int *iwork) {
+  int info = 0;
+  memcpy(L, A, sizeof(double) * k * k);
+  F77_CALL(dpotrf)("L", &k, L, &k, &info FCONE);
+  if (info != 0) return 0;
+  double anorm = 0.0, rcond = 0.0;
+  for (int c = 0; c < k; c++) { double s = 0.0; for (int a = 0; a < k; a++) s += fabs(A[a + c * k]); if (s > anorm) anorm = s; }
+  F77_CALL(dpocon)("L", &k, L, &k, &anorm, &rcond, work4k, iwork, &info FCONE);
+  return info == 0 && rcond >= DBL_EPSILON;
+}
+
+static void chol_solve(int k, const double *L, double *b) {
+  int one = 1, info = 0;
+  F77_CALL(dpotrs)("L", &k, &one, L, &k, b, &k, &info FCONE);
+}
+
+static void xbeta(int n, int k, const double *X, const double *beta, double *out) {
+  for (int i = 0; i < n; i++) out[i] = 0.0;
+  for (int a = 0; a < k; a++) { const double *xa = X + (R_xlen_t) a * n; double b = beta[a]; for (int i = 0; i < n; i++) out[i] += b * xa[i]; }
+}
+
+/* weighted logit of y on X by fastglm's IRLS; fills W->ps (fitted), returns 1 if converged */
+static int logit_fit(int n, int k, const double *X, const double *y, const double *pw, cs_work *W,
+                     double *work4k, int *iwork, int *ok) {
+  double *mu = W->mu, *eta = W->eta, *z = W->z, *wt = W->wt, *beta = W->beta, *bprev = W->bprev;
+  for (int i = 0; i < n; i++) { mu[i] = (pw[i] * y[i] + 0.5) / (pw[i] + 1.0); eta[i] = log(mu[i] / (1.0 - mu[i])); }
+  memset(beta, 0, sizeof(double) * k);
+  double dev = binom_dev(n, y, mu, pw), devold;
+  int conv = 0;
+  *ok = 1;
+  for (int it = 0; it < CS_MAXIT; it++) {
+    for (int i = 0; i < n; i++) {
+      double me = logit_mu_eta(eta[i]), var = mu[i] * (1.0 - mu[i]);
+      z[i] = eta[i] + (y[i] - mu[i]) / me;
+      wt[i] = pw[i] * me * me / var;
+    }
+    memcpy(bprev, beta, sizeof(double) * k);
+    crossprod_w(n, k, X, wt, z, W->A, beta);
+    int info = 0;
+    memcpy(W->L, W->A, sizeof(double) * k * k);
+    F77_CALL(dpotrf)("L", &k, W->L, &k, &info FCONE);
+    if (info != 0) { *ok = 0; return 0; }
+    chol_solve(k, W->L, beta);
+    xbeta(n, k, X, beta, eta);
+    for (int i = 0; i < n; i++) mu[i] = logit_linkinv(eta[i]);
+    devold = dev;
+    dev = binom_dev(n, y, mu, pw);
+    if (!R_FINITE(dev) || (it > 0 && (dev - devold) / (0.1 + fabs(dev)) >= CS_TOL)) {
+      for (int h = 0; h < CS_MAXIT; h++) {
+        for (int a = 0; a < k; a++) beta[a] = 0.5 * (beta[a] + bprev[a]);
+        xbeta(n, k, X, beta, eta);
+        for (int i = 0; i < n; i++) mu[i] = logit_linkinv(eta[i]);
+        dev = binom_dev(n, y, mu, pw);
+        if (R_FINITE(dev) && (dev - devold) / (0.1 + fabs(dev)) < CS_TOL) break;
+      }
+    }
+    if (fabs(dev - devold) / (0.1 + fabs(dev)) < CS_TOL) { conv = 1; break; }
+  }
+  for (int i = 0; i < n; i++) W->ps[i] = mu[i];
+  (void) work4k; (void) iwork;
+  return conv;
+}
+
+/* One panel 2x2 cell (n units gathered in W: dy, D, X with intercept first,
+ * raw weights w). method 0 reg, 1 ipw, 2 dr. Writes the ATT and the influence
+ * function (DRDID's scale: the ATT error is the mean of inf) into W->inf. */
+static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level, double *att,
+                         int *n_trim, double *work4k, int *iwork) {
+  const double *dy = W->dy, *D = W->D, *X = W->X;
+  double *w = W->w, *inf = W->inf, *ps = W->ps, *od = W->od, *tr = W->trim;
+  int status = CS_OK;
+  double sw = 0.0;
+  for (int i = 0; i < n; i++) sw += w[i];
+  sw /= n;
+  for (int i = 0; i < n; i++) w[i] /= sw;            /* i.weights / mean(i.weights) */
+  /* propensity score */
+  *n_trim = 0;
+  if (method >= 1) {
+    int ok = 1;
+    if (!logit_fit(n, k, X, D, w, W, work4k, iwork, &ok)) status = CS_PS_NOCONV;
+    if (!ok) return CS_SINGULAR_PS;
+    for (int i = 0; i < n; i++) {
+      if (ps[i] > 1.0 - 1e-6) ps[i] = 1.0 - 1e-6;
+      tr[i] = D[i] == 1.0 ? (ps[i] < 1.01) : (ps[i] < trim_level);
+      if (!tr[i]) (*n_trim)++;
+    }
+  }
+  /* outcome regression on the comparison units */
+  double *Hor = NULL;
+  if (method == 0 || method == 2) {
+    double *wc = W->wt;
+    for (int i = 0; i < n; i++) wc[i] = w[i] * (1.0 - D[i]);
+    crossprod_w(n, k, X, wc, dy, W->A, W->beta);
+    if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_OR;
+    chol_solve(k, W->L, W->beta);
+    xbeta(n, k, X, W->beta, od);
+    Hor = W->L;   /* Cholesky of X'W0X = n * XpX */
+  }
+  double mt = 0.0, mc = 0.0, et = 0.0, ec = 0.0;
+  double *wtr = W->eta, *wco = W->mu;                 /* reuse: w.treat, w.cont */
+  for (int i = 0; i < n; i++) {
+    if (method == 0) { wtr[i] = w[i] * D[i]; wco[i] = wtr[i]; }
+    else {
+      wtr[i] = tr[i] * w[i] * D[i];
+      wco[i] = tr[i] * w[i] * ps[i] * (1.0 - D[i]) / (1.0 - ps[i]);
+    }
+    mt += wtr[i]; mc += wco[i];
+  }
+  mt /= n; mc /= n;
+  if (!(mt > 0.0) || !(mc > 0.0)) return CS_EMPTY;
+  for (int i = 0; i < n; i++) {
+    if (method == 0) { et += wtr[i] * dy[i]; ec += wco[i] * od[i]; }
+    else if (method == 1) { et += wtr[i] * dy[i]; ec += wco[i] * dy[i]; }
+    else { et += wtr[i] * (dy[i] - od[i]); ec += wco[i] * (dy[i] - od[i]); }
+  }
+  et = et / n / mt; ec = ec / n / mc;
+  *att = et - ec;
+  /* influence function: leading terms */
+  for (int i = 0; i < n; i++) {
+    double rt, rc;
+    if (method == 0) { rt = wtr[i] * dy[i]; rc = wco[i] * od[i]; }
+    else if (method == 1) { rt = wtr[i] * dy[i]; rc = wco[i] * dy[i]; }
+    else { rt = wtr[i] * (dy[i] - od[i]); rc = wco[i] * (dy[i] - od[i]); }
+    inf[i] = (rt - wtr[i] * et) / mt - (rc - wco[i] * ec) / mc;
+  }
+  /* estimation effect of the outcome regression: asy.lin.rep.ols %*% M,
+   * asy.lin.rep.ols_i = w_i (1 - D_i) e_i x_i' (X'W0X / n)^{-1} */
+  if (Hor) {
+    double *M = W->v1;
+    memset(M, 0, sizeof(double) * k);
+    /* reg: -M1(w.cont)/mc on the control side; dr: -M1(w.treat)/mt + M3(w.cont)/mc */
+    for (int a = 0; a < k; a++) {
+      const double *xa = X + (R_xlen_t) a * n; double s1 = 0.0, s2 = 0.0;
+      for (int i = 0; i < n; i++) { s1 += wtr[i] * xa[i]; s2 += wco[i] * xa[i]; }
+      if (method == 0) M[a] = -(s2 / n) / mc;
+      else M[a] = -(s1 / n) / mt + (s2 / n) / mc;
+    }
+    chol_solve(k, Hor, M);                  /* (X'W0X)^{-1} M */
+    for (int a = 0; a < k; a++) M[a] *= n;  /* (X'W0X / n)^{-1} M */
+    for (int i = 0; i < n; i++) {
+      if (D[i] == 1.0) continue;
+      double xm = 0.0;
+      for (int a = 0; a < k; a++) xm += X[i + (R_xlen_t) a * n] * M[a];
+      inf[i] += w[i] * (dy[i] - od[i]) * xm;
+    }
+  }
+  /* estimation effect of the propensity score: asy.lin.rep.ps %*% M2,
+   * asy.lin.rep.ps_i = w_i (D_i - ps_i) x_i' (X' diag(ps(1-ps)w) X / n)^{-1} */
+  if (method >= 1) {
+    double *Wps = W->wt, *M2 = W->v2;
+    for (int i = 0; i < n; i++) Wps[i] = ps[i] * (1.0 - ps[i]) * w[i];
+    crossprod_w(n, k, X, Wps, NULL, W->A, NULL);
+    if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_PS;
+    for (int a = 0; a < k; a++) {
+      const double *xa = X + (R_xlen_t) a * n; double s = 0.0;
+      for (int i = 0; i < n; i++) {
+        double r = method == 1 ? dy[i] - ec : dy[i] - od[i] - ec;
+        s += wco[i] * r * xa[i];
+      }
+      M2[a] = -(s / n) / mc;                 /* enters inf.control with + sign */
+    }
+    chol_solve(k, W->L, M2);
+    for (int a = 0; a < k; a++) M2[a] *= n;
+    for (int i = 0; i < n; i++) {
+      double xm = 0.0;
+      for (int a = 0; a < k; a++) xm += X[i + (R_xlen_t) a * n] * M2[a];
+      inf[i] += w[i] * (D[i] - ps[i]) * xm;
+    }
+  }
+  return status;
+}
+
+/* The panel engine. Y: N x T outcomes (wide); gval: first treated period of
+ * each unit (value; never treated units have never = 1); w: weights; X: N x k
+ * covariates with the intercept first; cells: K x 3 integer matrix of
+ * (treated group value index into gvals, 0-based t column, 0-based base
+ * column); gcell: the group value of each cell; thr: a comparison unit of
+ * cell c is never treated, or has gval > thr[c] (and gval != gcell[c]);
+ * thr = +Inf for the never-treated comparison group.
+ * Returns att (K), the influence functions (N x K, on did's scale: the
+ * estimate's error is their mean over the N units), status, cell sizes and
+ * trimmed counts. */
+SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_, SEXP gcell_,
+                SEXP thr_, SEXP method_, SEXP trim_) {
+  const int N = nrows(Y_), k = ncols(X_), K = nrows(cells_);
+  const double *Y = REAL(Y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
+  const int *never = LOGICAL(never_), *cells = INTEGER(cells_);
+  const double *gcell = REAL(gcell_), *thr = REAL(thr_);
+  const int method = asInteger(method_);
+  const double trim = asReal(trim_);
+  if (XLENGTH(gval_) != N || XLENGTH(never_) != N || XLENGTH(w_) != N || nrows(X_) != N ||
+      ncols(cells_) != 3 || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
+    error("internal error in cs.c: length mismatch; please report");
+  SEXP att_ = PROTECT(allocVector(REALSXP, K));
+  SEXP inf_ = PROTECT(allocMatrix(REALSXP, N, K));
+  SEXP status_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ncell_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ntrim_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ntreat_ = PROTECT(allocVector(INTSXP, K));
+  double *att = REAL(att_), *INF = REAL(inf_);
+  int *status = INTEGER(status_), *ncell = INTEGER(ncell_), *ntrim = INTEGER(ntrim_), *ntreat = INTEGER(ntreat_);
+  const int nth = dd_nthreads(K, (double) N * K * (k + 4));
+  const size_t per = cs_work_doubles(N, k) + 4 * (size_t) k;
+  double *mem = (double *) R_alloc(per * nth, sizeof(double));
+  int *imem = (int *) R_alloc(((size_t) N + (size_t) k) * nth, sizeof(int));
+  const int T = ncols(Y_);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+  for (int c = 0; c < K; c++) {
+    const int tid = dd_tid();
+    cs_work W;
+    double *m0 = mem + per * tid;
+    int *i0 = imem + ((size_t) N + k) * tid;
+    const int tcol = cells[c + K], bcol = cells[c + 2 * K];
+    double *ic = INF + (R_xlen_t) c * N;
+    memset(ic, 0, sizeof(double) * N);
+    /* gather the cell: treated (gval == gcell) and comparison units */
+    int n = 0, n1 = 0;
+    for (int i = 0; i < N; i++) {
+      int d;
+      if (!never[i] && gval[i] == gcell[c]) d = 1;
+      else if (never[i] || gval[i] > thr[c]) d = 0;
+      else continue;
+      i0[n++] = i; n1 += d;
+    }
+    ncell[c] = n; ntreat[c] = n1; ntrim[c] = 0;
+    if (n1 == 0 || n1 == n || tcol < 0 || bcol < 0 || tcol >= T || bcol >= T) {
+      status[c] = CS_EMPTY; att[c] = NA_REAL; continue;
+    }
+    cs_work_carve(&W, m0, i0 + 0, n, k);
+    W.idx = i0;
+    /* carve places X at offset; gather */
+    for (int j = 0; j < n; j++) {
+      int i = i0[j];
+      W.dy[j] = Y[i + (R_xlen_t) tcol * N] - Y[i + (R_xlen_t) bcol * N];
+      W.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0;
+      W.w[j] = w[i];
+      for (int a = 0; a < k; a++) W.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * N];
+    }
+    double a_hat = NA_REAL;
+    int nt = 0;
+    double *work4k = m0 + cs_work_doubles(N, k);
+    int *iwork = i0 + N;
+    int st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork);
+    status[c] = st; ntrim[c] = nt;
+    if (st == CS_OK || st == CS_PS_NOCONV) {
+      att[c] = a_hat;
+      const double sc = (double) N / (double) n;
+      for (int j = 0; j < n; j++) ic[i0[j]] = sc * W.inf[j];
+    } else {
+      att[c] = NA_REAL;
+    }
+  }
+  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
+  SEXP vals[6] = {att_, inf_, status_, ncell_, ntrim_, ntreat_};
+  SEXP out = dd_named_list(6, nm, vals);
+  UNPROTECT(6);
+  return out;
+}
