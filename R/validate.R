@@ -243,3 +243,18 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   list(y = y[keep], X = sub(X), w = sub(w), vals = lapply(vals, sub), cluster = lapply(cl, sub),
        fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep)
 }
+
+# did's spellings of the inference arguments, so that a working did call runs
+# after changing only the function name. Returns the recognised ones; anything
+# else in `dots` is an error naming it.
+dd_did_aliases <- function(dots, allowed, fun) {
+  if (!length(dots)) return(list())
+  nms <- names(dots)
+  if (is.null(nms) || any(!nzchar(nms)))
+    dd_stop("`%s()` got an unnamed extra argument; did's options must be named.", fun)
+  bad <- setdiff(nms, allowed)
+  if (length(bad))
+    dd_stop("`%s()` has no argument %s; did-style aliases accepted here: %s.", fun,
+            paste0("`", bad, "`", collapse = ", "), paste0("`", allowed, "`", collapse = ", "))
+  dots
+}

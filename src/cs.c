@@ -26,7 +26,7 @@
 #define CS_MAXIT 100
 #define LOGIT_THRESH 30.0
 
-enum { CS_OK = 0, CS_PS_NOCONV = 1, CS_SINGULAR_OR = 2, CS_SINGULAR_PS = 3, CS_EMPTY = 4 };
+enum { CS_OK = 0, CS_PS_NOCONV = 1, CS_SINGULAR_OR = 2, CS_SINGULAR_PS = 3, CS_EMPTY = 4, CS_OVERLAP = 5 };
 
 typedef struct {            /* one thread's scratch, sized for the largest cell */
   double *dy, *D, *X, *w, *ps, *eta, *mu, *z, *wt, *od, *inf, *trim;
@@ -251,9 +251,43 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
   return status;
 }
 
+/* did's cell guards, before any estimation: (c) overlap, for ipw and dr: an
+ * unweighted logit of D on X whose largest fitted score reaches 0.999 (without
+ * covariates: mean(D) >= 0.999); (d) for reg and dr, a singular unweighted
+ * X'X of the comparison units. Uses W->ps, W->wt, W->A, W->L as scratch. */
+static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *iwork) {
+  if (method >= 1) {
+    double mx = 0.0;
+    if (k == 1) {
+      for (int i = 0; i < n; i++) mx += W->D[i];
+      mx /= n;
+    } else {
+      double *one = W->od;
+      for (int i = 0; i < n; i++) one[i] = 1.0;
+      int ok = 1;
+      logit_fit(n, k, W->X, W->D, one, W, work4k, iwork, &ok);
+      if (!ok) return CS_SINGULAR_PS;
+      for (int i = 0; i < n; i++) if (W->ps[i] > mx) mx = W->ps[i];
+    }
+    if (mx >= 0.999) return CS_OVERLAP;
+  }
+  if (method == 0 || method == 2) {
+    double *wc = W->wt;
+    int nc = 0;
+    for (int i = 0; i < n; i++) { wc[i] = 1.0 - W->D[i]; nc += W->D[i] == 0.0; }
+    if (nc == 0) return CS_SINGULAR_OR;
+    if (k > 1) {
+      crossprod_w(n, k, W->X, wc, NULL, W->A, NULL);
+      if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_OR;
+    }
+  }
+  return CS_OK;
+}
+
 /* The panel engine. Y: N x T outcomes (wide); gval: first treated period of
- * each unit (value; never treated units have never = 1); w: weights; X: N x k
- * covariates with the intercept first; cells: K x 3 integer matrix of
+ * each unit (value; never treated units have never = 1); w: N x T weights;
+ * X: N x k x T covariates with the intercept first (a cell takes covariates
+ * and weights from the earlier of its two periods, as did does); cells: K x 3 integer matrix of
  * (treated group value index into gvals, 0-based t column, 0-based base
  * column); gcell: the group value of each cell; thr: a comparison unit of
  * cell c is never treated, or has gval > thr[c] (and gval != gcell[c]);
@@ -263,13 +297,16 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
  * trimmed counts. */
 SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_, SEXP gcell_,
                 SEXP thr_, SEXP method_, SEXP trim_) {
-  const int N = nrows(Y_), k = ncols(X_), K = nrows(cells_);
+  const int N = nrows(Y_), K = nrows(cells_);
   const double *Y = REAL(Y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
   const int *never = LOGICAL(never_), *cells = INTEGER(cells_);
   const double *gcell = REAL(gcell_), *thr = REAL(thr_);
   const int method = asInteger(method_);
   const double trim = asReal(trim_);
-  if (XLENGTH(gval_) != N || XLENGTH(never_) != N || XLENGTH(w_) != N || nrows(X_) != N ||
+  const int T = ncols(Y_);
+  const int k = (int) (XLENGTH(X_) / ((R_xlen_t) N * T));
+  if (XLENGTH(gval_) != N || XLENGTH(never_) != N || XLENGTH(w_) != (R_xlen_t) N * T ||
+      XLENGTH(X_) != (R_xlen_t) N * k * T ||
       ncols(cells_) != 3 || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
     error("internal error in cs.c: length mismatch; please report");
   SEXP att_ = PROTECT(allocVector(REALSXP, K));
@@ -284,7 +321,6 @@ SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
   const size_t per = cs_work_doubles(N, k) + 4 * (size_t) k;
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
   int *imem = (int *) R_alloc(((size_t) N + (size_t) k) * nth, sizeof(int));
-  const int T = ncols(Y_);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
@@ -306,31 +342,326 @@ SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
       i0[n++] = i; n1 += d;
     }
     ncell[c] = n; ntreat[c] = n1; ntrim[c] = 0;
-    if (n1 == 0 || n1 == n || tcol < 0 || bcol < 0 || tcol >= T || bcol >= T) {
-      status[c] = CS_EMPTY; att[c] = NA_REAL; continue;
+    if (tcol == bcol) {            /* universal base: the reference cell */
+      status[c] = CS_OK; att[c] = 0.0; continue;
     }
-    cs_work_carve(&W, m0, i0 + 0, n, k);
-    W.idx = i0;
-    /* carve places X at offset; gather */
+    if (n1 == 0 || n1 == n || tcol < 0 || bcol < 0 || tcol >= T || bcol >= T) {
+      status[c] = CS_EMPTY; att[c] = NA_REAL;
+      for (int i = 0; i < N; i++) ic[i] = NA_REAL;
+      continue;
+    }
+    cs_work_carve(&W, m0, i0, n, k);
+    const int pcol = tcol < bcol ? tcol : bcol;   /* covariates and weights: earlier period */
+    const double *Xp = X + (R_xlen_t) N * k * pcol, *wp = w + (R_xlen_t) N * pcol;
     for (int j = 0; j < n; j++) {
       int i = i0[j];
       W.dy[j] = Y[i + (R_xlen_t) tcol * N] - Y[i + (R_xlen_t) bcol * N];
       W.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0;
-      W.w[j] = w[i];
-      for (int a = 0; a < k; a++) W.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * N];
+      W.w[j] = wp[i];
+      for (int a = 0; a < k; a++) W.X[j + (R_xlen_t) a * n] = Xp[i + (R_xlen_t) a * N];
     }
     double a_hat = NA_REAL;
     int nt = 0;
     double *work4k = m0 + cs_work_doubles(N, k);
     int *iwork = i0 + N;
-    int st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork);
+    int st = cs_guards(method, n, k, &W, work4k, iwork);
+    if (st == CS_OK) st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork);
     status[c] = st; ntrim[c] = nt;
-    if (st == CS_OK || st == CS_PS_NOCONV) {
+    if ((st == CS_OK || st == CS_PS_NOCONV) && !ISNAN(a_hat)) {
       att[c] = a_hat;
       const double sc = (double) N / (double) n;
       for (int j = 0; j < n; j++) ic[i0[j]] = sc * W.inf[j];
     } else {
       att[c] = NA_REAL;
+      for (int i = 0; i < N; i++) ic[i] = NA_REAL;
+    }
+  }
+  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
+  SEXP vals[6] = {att_, inf_, status_, ncell_, ntrim_, ntreat_};
+  SEXP out = dd_named_list(6, nm, vals);
+  UNPROTECT(6);
+  return out;
+}
+
+/* ---- repeated cross-sections (and unbalanced panels) ---------------------- */
+
+/* weighted OLS of y on X over rows with sel = 1: fills mu (all rows) and the
+ * Cholesky factor L of sum w sel x x'. Returns 0 when singular. */
+static int rc_ols(int n, int k, const double *X, const double *y, const double *w, const double *sel,
+                  double *wtmp, double *A, double *L, double *gam, double *mu, double *work4k, int *iwork) {
+  for (int i = 0; i < n; i++) wtmp[i] = w[i] * sel[i];
+  crossprod_w(n, k, X, wtmp, y, A, gam);
+  if (!chol_ok(k, A, L, work4k, iwork)) return 0;
+  chol_solve(k, L, gam);
+  xbeta(n, k, X, gam, mu);
+  return 1;
+}
+
+/* inf += psi^c v where psi^c_i = w_i sel_i (y_i - mu_i) x_i' Q_c^{-1},
+ * Q_c = (1/n) sum w sel x x' (L its unscaled Cholesky), for a k-vector M */
+static void rc_add_psi(int n, int k, const double *X, const double *y, const double *w, const double *sel,
+                       const double *mu, const double *L, const double *M, double coef, double *v, double *inf) {
+  memcpy(v, M, sizeof(double) * k);
+  chol_solve(k, L, v);
+  for (int a = 0; a < k; a++) v[a] *= n * coef;
+  for (int i = 0; i < n; i++) {
+    if (sel[i] == 0.0) continue;
+    double xm = 0.0;
+    for (int a = 0; a < k; a++) xm += X[i + (R_xlen_t) a * n] * v[a];
+    inf[i] += w[i] * sel[i] * (y[i] - mu[i]) * xm;
+  }
+}
+
+/* M = (1/n) sum_i f_i x_i */
+static void rc_mom(int n, int k, const double *X, const double *f, double scale, double *M) {
+  for (int a = 0; a < k; a++) {
+    const double *xa = X + (R_xlen_t) a * n; double s = 0.0;
+    for (int i = 0; i < n; i++) s += f[i] * xa[i];
+    M[a] = s / n * scale;
+  }
+}
+
+typedef struct {
+  double *y, *D, *post, *X, *w, *ps, *tr, *inf, *sel[4], *mu[4], *f, *wa[4], *wd, *tmp, *eta, *muw, *z, *wt;
+  double *A, *L[4], *Lps, *gam, *M, *M2, *v, *beta, *bprev, *work4k;
+} rc_work;
+
+static size_t rc_work_doubles(int n, int k) { return (size_t) n * (24 + k) + 7 * (size_t) k * k + 10 * (size_t) k; }
+
+static void rc_carve(rc_work *R, double *p, int n, int k) {
+  R->y = p; p += n; R->D = p; p += n; R->post = p; p += n; R->X = p; p += (size_t) n * k;
+  R->w = p; p += n; R->ps = p; p += n; R->tr = p; p += n; R->inf = p; p += n;
+  for (int c = 0; c < 4; c++) { R->sel[c] = p; p += n; R->mu[c] = p; p += n; R->wa[c] = p; p += n; }
+  R->f = p; p += n; R->wd = p; p += n; R->tmp = p; p += n; R->eta = p; p += n; R->muw = p; p += n;
+  R->z = p; p += n; R->wt = p; p += n;
+  R->A = p; p += (size_t) k * k;
+  for (int c = 0; c < 4; c++) { R->L[c] = p; p += (size_t) k * k; }
+  R->Lps = p; p += (size_t) k * k;
+  R->gam = p; p += k; R->M = p; p += k; R->M2 = p; p += k; R->v = p; p += k;
+  R->beta = p; p += k; R->bprev = p; p += k; R->work4k = p; p += 4 * (size_t) k;
+}
+
+/* One repeated cross-section 2x2 cell. c index: 0 = 0pre, 1 = 0post, 2 = 1pre, 3 = 1post. */
+static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double *att, int *n_trim, int *iwork) {
+  const double *y = R->y, *D = R->D, *post = R->post, *X = R->X;
+  double *w = R->w, *inf = R->inf, *ps = R->ps, *tr = R->tr;
+  int status = CS_OK;
+  double sw = 0.0;
+  for (int i = 0; i < n; i++) sw += w[i];
+  sw /= n;
+  for (int i = 0; i < n; i++) w[i] /= sw;
+  for (int i = 0; i < n; i++) {
+    R->sel[0][i] = (1.0 - D[i]) * (1.0 - post[i]); R->sel[1][i] = (1.0 - D[i]) * post[i];
+    R->sel[2][i] = D[i] * (1.0 - post[i]);         R->sel[3][i] = D[i] * post[i];
+    tr[i] = 1.0;
+  }
+  *n_trim = 0;
+  /* propensity score (pooled periods) */
+  if (method >= 1) {
+    cs_work W; memset(&W, 0, sizeof W);
+    W.mu = R->muw; W.eta = R->eta; W.z = R->z; W.wt = R->wt; W.beta = R->beta; W.bprev = R->bprev;
+    W.A = R->A; W.L = R->Lps; W.ps = ps;
+    int ok = 1;
+    if (!logit_fit(n, k, X, D, w, &W, R->work4k, iwork, &ok)) status = CS_PS_NOCONV;
+    if (!ok) return CS_SINGULAR_PS;
+    for (int i = 0; i < n; i++) {
+      if (ps[i] > 1.0 - 1e-6) ps[i] = 1.0 - 1e-6;
+      tr[i] = D[i] == 1.0 ? (ps[i] < 1.01) : (ps[i] < trim);
+      if (!tr[i]) (*n_trim)++;
+    }
+    for (int i = 0; i < n; i++) R->wt[i] = ps[i] * (1.0 - ps[i]) * w[i];
+    crossprod_w(n, k, X, R->wt, NULL, R->A, NULL);
+    if (!chol_ok(k, R->A, R->Lps, R->work4k, iwork)) return CS_SINGULAR_PS;
+  }
+  /* outcome regressions: reg needs 0pre, 0post; dr all four */
+  int nreg = method == 0 ? 2 : (method == 2 ? 4 : 0);
+  for (int c = 0; c < nreg; c++)
+    if (!rc_ols(n, k, X, y, w, R->sel[c], R->tmp, R->A, R->L[c], R->gam, R->mu[c], R->work4k, iwork))
+      return CS_SINGULAR_OR;
+  double m[4], at[4];
+  if (method == 0) {
+    double *w1pre = R->wa[2], *w1post = R->wa[3], *wc = R->wd;
+    double m1pre = 0, m1post = 0, mcc = 0, e1pre = 0, e1post = 0, ec = 0;
+    for (int i = 0; i < n; i++) {
+      w1pre[i] = w[i] * R->sel[2][i]; w1post[i] = w[i] * R->sel[3][i]; wc[i] = w[i] * D[i];
+      m1pre += w1pre[i]; m1post += w1post[i]; mcc += wc[i];
+      e1pre += w1pre[i] * y[i]; e1post += w1post[i] * y[i]; ec += wc[i] * (R->mu[1][i] - R->mu[0][i]);
+    }
+    if (!(m1pre > 0) || !(m1post > 0) || !(mcc > 0)) return CS_EMPTY;
+    e1pre /= m1pre; e1post /= m1post; ec /= mcc;
+    m1pre /= n; m1post /= n; mcc /= n;
+    *att = (e1post - e1pre) - ec;
+    for (int i = 0; i < n; i++)
+      inf[i] = w1post[i] * (y[i] - e1post) / m1post - w1pre[i] * (y[i] - e1pre) / m1pre
+             - wc[i] * (R->mu[1][i] - R->mu[0][i] - ec) / mcc;
+    rc_mom(n, k, X, wc, 1.0, R->M);
+    rc_add_psi(n, k, X, y, w, R->sel[1], R->mu[1], R->L[1], R->M, -1.0 / mcc, R->v, inf);
+    rc_add_psi(n, k, X, y, w, R->sel[0], R->mu[0], R->L[0], R->M, 1.0 / mcc, R->v, inf);
+    return status;
+  }
+  /* ipw and dr weights */
+  for (int i = 0; i < n; i++) {
+    double odds = ps[i] / (1.0 - ps[i]);
+    R->wa[2][i] = tr[i] * w[i] * R->sel[2][i];
+    R->wa[3][i] = tr[i] * w[i] * R->sel[3][i];
+    R->wa[0][i] = tr[i] * w[i] * odds * R->sel[0][i];
+    R->wa[1][i] = tr[i] * w[i] * odds * R->sel[1][i];
+  }
+  double *r = R->f;
+  for (int i = 0; i < n; i++)
+    r[i] = method == 1 ? y[i] : y[i] - (post[i] * R->mu[1][i] + (1.0 - post[i]) * R->mu[0][i]);
+  for (int c = 0; c < 4; c++) {
+    double s = 0.0, e = 0.0;
+    for (int i = 0; i < n; i++) { s += R->wa[c][i]; e += R->wa[c][i] * r[i]; }
+    if (!(s > 0)) return CS_EMPTY;
+    at[c] = e / s; m[c] = s / n;
+  }
+  double A_ = (at[3] - at[2]) - (at[1] - at[0]);
+  for (int i = 0; i < n; i++) {
+    double l[4];
+    for (int c = 0; c < 4; c++) l[c] = R->wa[c][i] * (r[i] - at[c]) / m[c];
+    inf[i] = (l[3] - l[2]) - (l[1] - l[0]);
+  }
+  /* propensity-score estimation effect: - psi^ps (M2post - M2pre) */
+  {
+    double *M = R->M2;
+    for (int a = 0; a < k; a++) {
+      const double *xa = X + (R_xlen_t) a * n; double sp = 0.0, sq = 0.0;
+      for (int i = 0; i < n; i++) {
+        sq += R->wa[0][i] * (r[i] - at[0]) * xa[i];
+        sp += R->wa[1][i] * (r[i] - at[1]) * xa[i];
+      }
+      M[a] = -((sp / n) / m[1] - (sq / n) / m[0]);
+    }
+    chol_solve(k, R->Lps, M);
+    for (int a = 0; a < k; a++) M[a] *= n;
+    for (int i = 0; i < n; i++) {
+      double xm = 0.0;
+      for (int a = 0; a < k; a++) xm += X[i + (R_xlen_t) a * n] * M[a];
+      inf[i] += w[i] * (D[i] - ps[i]) * xm;
+    }
+  }
+  if (method == 2) {
+    /* treated and control outcome-regression effects */
+    rc_mom(n, k, X, R->wa[3], -1.0 / m[3], R->M);            /* M1post */
+    rc_add_psi(n, k, X, y, w, R->sel[1], R->mu[1], R->L[1], R->M, 1.0, R->v, inf);
+    rc_mom(n, k, X, R->wa[2], -1.0 / m[2], R->M);            /* M1pre */
+    rc_add_psi(n, k, X, y, w, R->sel[0], R->mu[0], R->L[0], R->M, -1.0, R->v, inf);
+    rc_mom(n, k, X, R->wa[1], -1.0 / m[1], R->M);            /* M3post, enters -inf_cont */
+    rc_add_psi(n, k, X, y, w, R->sel[1], R->mu[1], R->L[1], R->M, -1.0, R->v, inf);
+    rc_mom(n, k, X, R->wa[0], -1.0 / m[0], R->M);            /* M3pre */
+    rc_add_psi(n, k, X, y, w, R->sel[0], R->mu[0], R->L[0], R->M, 1.0, R->v, inf);
+    /* efficiency terms */
+    double *wd = R->wd, md = 0.0, adpost = 0, adt1 = 0, adpre = 0, adt0 = 0;
+    for (int i = 0; i < n; i++) { wd[i] = tr[i] * w[i] * D[i]; md += wd[i]; }
+    md /= n;
+    for (int i = 0; i < n; i++) {
+      double dpost = R->mu[3][i] - R->mu[1][i], dpre = R->mu[2][i] - R->mu[0][i];
+      adpost += wd[i] * dpost; adt1 += R->wa[3][i] * dpost;
+      adpre += wd[i] * dpre; adt0 += R->wa[2][i] * dpre;
+    }
+    adpost = adpost / n / md; adt1 = adt1 / n / m[3]; adpre = adpre / n / md; adt0 = adt0 / n / m[2];
+    A_ += (adpost - adt1) - (adpre - adt0);
+    for (int i = 0; i < n; i++) {
+      double dpost = R->mu[3][i] - R->mu[1][i], dpre = R->mu[2][i] - R->mu[0][i];
+      inf[i] += (wd[i] * (dpost - adpost) / md - R->wa[3][i] * (dpost - adt1) / m[3])
+              - (wd[i] * (dpre - adpre) / md - R->wa[2][i] * (dpre - adt0) / m[2]);
+    }
+    /* inf_or = (psi1post - psi0post) mom_post - (psi1pre - psi0pre) mom_pre */
+    double *f = R->tmp;
+    for (int i = 0; i < n; i++) f[i] = wd[i] / md - R->wa[3][i] / m[3];
+    rc_mom(n, k, X, f, 1.0, R->M);
+    rc_add_psi(n, k, X, y, w, R->sel[3], R->mu[3], R->L[3], R->M, 1.0, R->v, inf);
+    rc_add_psi(n, k, X, y, w, R->sel[1], R->mu[1], R->L[1], R->M, -1.0, R->v, inf);
+    for (int i = 0; i < n; i++) f[i] = wd[i] / md - R->wa[2][i] / m[2];
+    rc_mom(n, k, X, f, 1.0, R->M);
+    rc_add_psi(n, k, X, y, w, R->sel[2], R->mu[2], R->L[2], R->M, -1.0, R->v, inf);
+    rc_add_psi(n, k, X, y, w, R->sel[0], R->mu[0], R->L[0], R->M, 1.0, R->v, inf);
+  }
+  *att = A_;
+  return status;
+}
+
+/* The repeated cross-section engine (also unbalanced panels). Rows: y, tcol
+ * (0-based period), gval/never of the row's unit, w, X (rows x k, intercept
+ * first), unit (0-based; each row its own unit for true cross-sections),
+ * n = number of units (rows of the influence function). */
+SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
+             SEXP gcell_, SEXP thr_, SEXP method_, SEXP trim_, SEXP unit_, SEXP nunit_) {
+  const int NR = LENGTH(y_), k = ncols(X_), K = nrows(cells_), nu = asInteger(nunit_);
+  const double *y = REAL(y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
+  const int *tcol = INTEGER(tcol_), *never = LOGICAL(never_), *cells = INTEGER(cells_), *unit = INTEGER(unit_);
+  const double *gcell = REAL(gcell_), *thr = REAL(thr_);
+  const int method = asInteger(method_);
+  const double trim = asReal(trim_);
+  if (LENGTH(tcol_) != NR || LENGTH(gval_) != NR || LENGTH(never_) != NR || LENGTH(w_) != NR ||
+      nrows(X_) != NR || LENGTH(unit_) != NR || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
+    error("internal error in cs.c: length mismatch; please report");
+  SEXP att_ = PROTECT(allocVector(REALSXP, K));
+  SEXP inf_ = PROTECT(allocMatrix(REALSXP, nu, K));
+  SEXP status_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ncell_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ntrim_ = PROTECT(allocVector(INTSXP, K));
+  SEXP ntreat_ = PROTECT(allocVector(INTSXP, K));
+  double *att = REAL(att_), *INF = REAL(inf_);
+  int *status = INTEGER(status_), *ncell = INTEGER(ncell_), *ntrim = INTEGER(ntrim_), *ntreat = INTEGER(ntreat_);
+  const int nth = dd_nthreads(K, (double) NR * K * (k + 4));
+  const size_t per = rc_work_doubles(NR, k) + cs_work_doubles(NR, k);
+  double *mem = (double *) R_alloc(per * nth, sizeof(double));
+  int *imem = (int *) R_alloc(((size_t) NR + k) * nth, sizeof(int));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+  for (int c = 0; c < K; c++) {
+    const int tid = dd_tid();
+    double *m0 = mem + per * tid;
+    int *i0 = imem + ((size_t) NR + k) * tid;
+    const int tc = cells[c + K], bc = cells[c + 2 * K];
+    double *ic = INF + (R_xlen_t) c * nu;
+    memset(ic, 0, sizeof(double) * nu);
+    int n = 0, n1t = 0, n1b = 0, n0t = 0, n0b = 0;
+    for (int i = 0; i < NR; i++) {
+      if (tcol[i] != tc && tcol[i] != bc) continue;
+      int d;
+      if (!never[i] && gval[i] == gcell[c]) d = 1;
+      else if (never[i] || gval[i] > thr[c]) d = 0;
+      else continue;
+      i0[n++] = i;
+      if (d) { if (tcol[i] == tc) n1t++; else n1b++; } else { if (tcol[i] == tc) n0t++; else n0b++; }
+    }
+    ncell[c] = n; ntreat[c] = n1t + n1b; ntrim[c] = 0;
+    if (tc == bc) { status[c] = CS_OK; att[c] = 0.0; continue; }
+    if (n1t == 0 || n1b == 0 || n0t == 0 || n0b == 0) {
+      status[c] = CS_EMPTY; att[c] = NA_REAL;
+      for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
+      continue;
+    }
+    rc_work R;
+    rc_carve(&R, m0, n, k);
+    for (int j = 0; j < n; j++) {
+      int i = i0[j];
+      R.y[j] = y[i]; R.post[j] = tcol[i] == tc ? 1.0 : 0.0;
+      R.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0; R.w[j] = w[i];
+      for (int a = 0; a < k; a++) R.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * NR];
+    }
+    /* guards on the pooled cell sample, as for panels */
+    cs_work G; 
+    double *gmem = m0 + rc_work_doubles(NR, k);
+    cs_work_carve(&G, gmem, i0, n, k);
+    memcpy(G.D, R.D, sizeof(double) * n);
+    memcpy(G.X, R.X, sizeof(double) * (size_t) n * k);
+    int st = cs_guards(method, n, k, &G, R.work4k, i0 + NR);
+    double a_hat = NA_REAL;
+    int nt = 0;
+    if (st == CS_OK) st = cs_rc_cell(method, n, k, &R, trim, &a_hat, &nt, i0 + NR);
+    status[c] = st; ntrim[c] = nt;
+    if ((st == CS_OK || st == CS_PS_NOCONV) && !ISNAN(a_hat)) {
+      att[c] = a_hat;
+      const double sc = (double) nu / (double) n;
+      for (int j = 0; j < n; j++) ic[unit[i0[j]]] += sc * R.inf[j];
+    } else {
+      att[c] = NA_REAL;
+      for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
     }
   }
   const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};

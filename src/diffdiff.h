@@ -45,6 +45,8 @@ SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 /* cs.c */
 SEXP C_cs_panel(SEXP Y, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
                 SEXP thr, SEXP method, SEXP trim);
+SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
+             SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 
 /* linalg.c */
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);

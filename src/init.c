@@ -22,6 +22,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(wild_boot, 12),
   CALLDEF(mboot, 3),
   CALLDEF(cs_panel, 10),
+  CALLDEF(cs_rc, 13),
   {NULL, NULL, 0}
 };
 

@@ -1,0 +1,225 @@
+# Aggregations of ATT(g,t) (did's aggte) and the influence-function inference
+# they share with did_cs(): analytic and multiplier-bootstrap standard errors,
+# sup-t critical values, the pre-test of parallel trends.
+
+dd_zero_tol <- sqrt(.Machine$double.eps) * 10   # did's "treat as zero"
+
+# Rows that receive multipliers: units, or cluster sums of the unit rows.
+dd_if_rows <- function(psi, cluster) {
+  psi <- as.matrix(psi)
+  if (is.null(cluster)) psi else rowsum(psi, cluster, reorder = TRUE)
+}
+
+# Analytic standard errors of estimates whose influence functions are the
+# columns of psi (n units): sqrt(sum psi^2) / n, or with cluster sums.
+dd_if_se <- function(psi, n, cluster = NULL) {
+  R <- dd_if_rows(psi, cluster)
+  se <- sqrt(colSums(R^2)) / n
+  se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
+  se
+}
+
+# Multiplier bootstrap (C, bootstrap.c): returns bootstrap standard errors
+# (interquartile range / 1.349, type-1 quantiles, as did) and the sup-t
+# critical value at level 1 - alpha over the columns in `band`.
+dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi))) {
+  R <- dd_if_rows(psi, cluster)
+  N <- nrow(R)
+  ok <- colSums(R^2) > 0 & is.finite(colSums(R))
+  bres <- .Call(C_mboot, t(R[, ok, drop = FALSE]), as.integer(nboot), dd_boot_types[[boot_weights]])
+  q <- function(x, p) { x <- sort(x[!is.na(x)]); x[max(1L, ceiling(length(x) * p))] }
+  sig <- apply(bres, 2, function(x) (q(x, 0.75) - q(x, 0.25)) / (stats::qnorm(0.75) - stats::qnorm(0.25)))
+  sig[!is.finite(sig) | sig <= dd_zero_tol] <- NA_real_
+  se <- rep(NA_real_, ncol(R)); se[ok] <- sig * sqrt(N) / n
+  crit <- NA_real_
+  bcols <- which(ok[band])
+  if (length(bcols)) {
+    idx <- match(band[bcols], which(ok))
+    z <- abs(bres[, idx, drop = FALSE]) / rep(sig[idx], each = nrow(bres))
+    tb <- suppressWarnings(apply(z, 1, max, na.rm = TRUE))
+    tb <- tb[is.finite(tb)]
+    if (length(tb)) crit <- q(tb, 1 - alpha)
+  }
+  list(se = se, crit = crit)
+}
+
+# Coefficient table for influence-function estimators (normal reference).
+dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
+  z <- stats::qnorm(1 - alpha / 2)
+  tab <- data.frame(term = term, estimate = unname(est), std.error = unname(se),
+                    statistic = unname(est / se), p.value = unname(2 * stats::pnorm(-abs(est / se))),
+                    conf.low = unname(est - z * se), conf.high = unname(est + z * se),
+                    stringsAsFactors = FALSE)
+  if (!is.null(extra)) tab <- cbind(tab, extra)
+  if (is.finite(crit)) {
+    tab$cband.low <- tab$estimate - crit * tab$std.error
+    tab$cband.high <- tab$estimate + crit * tab$std.error
+  }
+  tab
+}
+
+# Weight-estimation term of an aggregate over cells S with weights p_k / P_S:
+# n x |S| matrix wif (did's wif()).
+dd_wif <- function(pk, G, w, gk) {
+  P <- sum(pk)
+  D <- vapply(seq_along(gk), function(j) w * (G == gk[j]) - pk[j], numeric(length(G)))
+  D <- matrix(D, nrow = length(G))
+  D / P - outer(rowSums(D), pk / P^2)
+}
+
+#' Aggregate group-time average treatment effects
+#'
+#' Combines the ATT(g,t) of a [did_cs()] fit into the summaries of Callaway and
+#' Sant'Anna (2021), exactly as `did::aggte()` does: `"simple"` (the average of
+#' all post-treatment ATT(g,t), weighted by group size), `"group"` (by cohort,
+#' then averaged over cohorts by size), `"dynamic"` (by event time e = t - g,
+#' an event study; the overall effect averages e >= 0) and `"calendar"` (by
+#' period). Standard errors come from the influence functions, including the
+#' term for the estimated group shares; with the bootstrap (`nboot > 0`) they
+#' are multiplier-bootstrap standard errors and the uniform (sup-t) band
+#' covers all elements of the aggregation.
+#'
+#' @param x A `did_cs` fit.
+#' @param type `"group"` (default, as did), `"simple"`, `"dynamic"` or
+#'   `"calendar"`.
+#' @param balance_e For `"dynamic"`: keep only cohorts observed at least
+#'   `balance_e` periods after treatment, and event times up to `balance_e`.
+#' @param min_e,max_e Event-time limits (`"dynamic"`; `max_e` also limits the
+#'   post-treatment cells in `"simple"` and `"group"`, as in did).
+#' @param na.rm Drop ATT(g,t) that are `NA` (otherwise an error).
+#' @param nboot,boot_weights,cband,alpha Inference settings; default to the
+#'   fit's. `nboot = 0` gives analytic standard errors.
+#' @param ... did's spellings `bstrap`, `biters`, `alp` are accepted.
+#' @return A `dd_fit` of class `c("did_cs_agg", "dd_fit")`: the table has one
+#'   row per element (with `event`, `group` or `time`) and a last row `"ATT"`
+#'   for the overall summary (for `"simple"`, only that row).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' cs <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat",
+#'              nboot = 0)
+#' aggregate(cs, type = "simple")
+#' es <- aggregate(cs, type = "dynamic")
+#' plot(es)
+#' @export
+aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar"),
+                             balance_e = NULL, min_e = -Inf, max_e = Inf, na.rm = FALSE,
+                             nboot = NULL, boot_weights = NULL, cband = NULL, alpha = NULL, ...) {
+  call <- match.call()
+  a <- dd_did_aliases(list(...), c("bstrap", "biters", "alp"), "aggregate")
+  if (!is.null(a$alp)) alpha <- a$alp
+  if (!is.null(a$bstrap) || !is.null(a$biters)) {
+    bs <- if (is.null(a$bstrap)) x$nboot > 0 else dd_check_flag(a$bstrap, "bstrap")
+    nboot <- if (!bs) 0L else if (!is.null(a$biters)) a$biters else max(x$nboot, 1000L)
+  }
+  type <- dd_match_arg(type[1], c("group", "simple", "dynamic", "calendar"), "type")
+  nboot <- if (is.null(nboot)) x$nboot else dd_check_count(nboot, "nboot")
+  boot_weights <- if (is.null(boot_weights)) x$boot_weights else
+    dd_match_arg(boot_weights, c("rademacher", "mammen", "webb"), "boot_weights")
+  cband <- if (is.null(cband)) x$cband else dd_check_flag(cband, "cband")
+  alpha <- if (is.null(alpha)) x$alpha else dd_check_alpha(alpha)
+  if (!is.numeric(min_e) || length(min_e) != 1L || is.na(min_e))
+    dd_stop("`min_e` must be a number; got %s.", dd_show(min_e))
+  if (!is.numeric(max_e) || length(max_e) != 1L || is.na(max_e))
+    dd_stop("`max_e` must be a number; got %s.", dd_show(max_e))
+  if (!is.null(balance_e) && (!is.numeric(balance_e) || length(balance_e) != 1L || is.na(balance_e) || balance_e < 0))
+    dd_stop("`balance_e` must be NULL or a number >= 0; got %s.", dd_show(balance_e))
+  if (type %in% c("calendar") && (!is.null(balance_e) || is.finite(min_e) || is.finite(max_e)))
+    warning("`balance_e`, `min_e` and `max_e` are ignored for type = \"calendar\" (as in did).", call. = FALSE)
+
+  tab <- x$coeftable
+  gk <- tab$group; tk <- tab$time; att <- tab$estimate; Psi <- x$inf
+  keep_cells <- rep(TRUE, length(att))
+  if (anyNA(att)) {
+    if (!na.rm) dd_stop("some ATT(g,t) are NA (%s); use `na.rm = TRUE` to drop them.",
+                        paste(tab$term[is.na(att)], collapse = ", "))
+    keep_cells <- !is.na(att)
+  }
+  n <- x$n; G <- x$unit_group; w <- x$unit_weight; cl <- x$unit_cluster
+  glist <- sort(unique(gk))
+  pg <- vapply(glist, function(g) sum(w * (G == g)) / n, numeric(1))
+  pk <- pg[match(gk, glist)]
+  # did re-indexes time for max_e in simple/group: positions in sorted periods and groups
+  L <- sort(unique(c(x$periods, glist)))
+  tg <- match(gk, L); tt <- match(tk, L)
+  agg <- function(S, with_wif = TRUE) {
+    S <- which(S & keep_cells)
+    if (!length(S)) return(list(est = NA_real_, psi = rep(0, n)))
+    om <- pk[S] / sum(pk[S])
+    psi <- drop(Psi[, S, drop = FALSE] %*% om)
+    if (with_wif) psi <- psi + drop(dd_wif(pk[S], G, w, gk[S]) %*% att[S])
+    list(est = sum(om * att[S]), psi = psi)
+  }
+  elems <- list(); lab <- character(); extra <- NULL
+  if (type == "simple") {
+    o <- agg(tg <= tt & tt <= tg + max_e)
+    overall <- o
+  } else if (type == "group") {
+    for (g in glist) {
+      S <- which(gk == g & tg <= tt & tt <= tg + max_e & keep_cells)
+      elems[[length(elems) + 1]] <- if (length(S))
+        list(est = mean(att[S]), psi = rowMeans(Psi[, S, drop = FALSE])) else list(est = NA_real_, psi = rep(0, n))
+    }
+    lab <- paste0("group::", glist); extra <- data.frame(group = glist)
+    th <- vapply(elems, `[[`, numeric(1), "est")
+    okg <- !is.na(th)
+    P <- sum(pg[okg])
+    est <- sum(pg[okg] * th[okg]) / P
+    psi <- drop(do.call(cbind, lapply(elems[okg], `[[`, "psi")) %*% (pg[okg] / P)) +
+      drop(dd_wif(pg[okg], G, w, glist[okg]) %*% th[okg])
+    overall <- list(est = est, psi = psi)
+  } else if (type == "dynamic") {
+    ek <- tk - gk
+    incl <- rep(TRUE, length(att))
+    E <- sort(unique(ek))
+    if (!is.null(balance_e)) {
+      incl <- (max(tk) - gk) >= balance_e
+      E <- sort(unique(ek[incl]))
+      E <- E[E >= balance_e - max(tk) + min(L) & E <= balance_e]
+    }
+    E <- E[E >= min_e & E <= max_e]
+    if (!length(E)) dd_stop("no event time is left with `min_e` = %s, `max_e` = %s.", format(min_e), format(max_e))
+    elems <- lapply(E, function(e) agg(ek == e & incl))
+    lab <- paste0("event::", E); extra <- data.frame(event = E)
+    post <- E >= 0
+    if (!any(post)) dd_stop("no post-treatment event time (e >= 0) is left to summarise.")
+    overall <- list(est = mean(vapply(elems[post], `[[`, numeric(1), "est")),
+                    psi = rowMeans(do.call(cbind, lapply(elems[post], `[[`, "psi"))))
+  } else {
+    Ct <- unique(tt[tt >= min(tg)])
+    Ct <- Ct[vapply(Ct, function(s) any(tt == s & tg <= tt), logical(1))]
+    elems <- lapply(Ct, function(s) agg(tt == s & tg <= tt))
+    lab <- paste0("time::", L[Ct]); extra <- data.frame(time = L[Ct])
+    overall <- list(est = mean(vapply(elems, `[[`, numeric(1), "est")),
+                    psi = rowMeans(do.call(cbind, lapply(elems, `[[`, "psi"))))
+  }
+  psi_all <- cbind(if (length(elems)) do.call(cbind, lapply(elems, `[[`, "psi")), overall$psi)
+  est_all <- c(vapply(elems, `[[`, numeric(1), "est"), overall$est)
+  se <- dd_if_se(psi_all, n, cl)
+  crit <- NA_real_
+  m <- length(elems)
+  if (nboot > 0L || (cband && m > 0L)) {
+    bt <- dd_if_boot(psi_all, n, cl, max(nboot, if (cband) 1000L else 0L), boot_weights, alpha,
+                     band = seq_len(m))
+    if (nboot > 0L) se <- ifelse(is.na(se), NA_real_, bt$se)
+    if (cband && m > 0L) {
+      crit <- bt$crit
+      z <- stats::qnorm(1 - alpha / 2)
+      if (!is.finite(crit) || crit < z) crit <- NA_real_
+    }
+  }
+  if (length(extra)) extra <- rbind(extra, stats::setNames(data.frame(NA), names(extra)))
+  ctab <- dd_if_table(c(lab, "ATT"), est_all, se, alpha, crit, extra)
+  if ("event" %in% names(ctab)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
+  info <- list(estimator = "did_cs_agg", title = sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type),
+               yname = x$yname, nobs = x$nobs, n_units = x$n_units, n_periods = x$n_periods,
+               n_clusters = x$n_clusters, vcov_type = if (nboot > 0) "bootstrap" else "analytic",
+               vcov_label = dd_cs_vcov_label(nboot, boot_weights, x$cluster), df = Inf, alpha = alpha,
+               main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
+               type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
+               inf = psi_all, notes = character())
+  V <- crossprod(dd_if_rows(psi_all, cl)) / n^2
+  dimnames(V) <- list(ctab$term, ctab$term)
+  if (nboot > 0L) { s <- ifelse(is.na(se), 0, se / sqrt(pmax(diag(V), 1e-300))); V <- V * outer(s, s) }
+  coefs <- stats::setNames(est_all, ctab$term)
+  new_dd_fit(c("did_cs_agg"), ctab, coefs, V, info, call)
+}
