@@ -222,7 +222,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   if (!any(never)) glist <- setdiff(glist, max(g))
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
   w <- w / mean(w)
-  Xi <- cbind("(Intercept)" = 1, X)
+  Xi <- cbind("(Intercept)" = rep(1, length(y)), X)
   k <- ncol(Xi)
   unbalanced <- FALSE
   if (panel) {
