@@ -338,7 +338,6 @@ dd_cs_pretest <- function(att, inf, n, cluster, cells, se) {
 #' @export
 print.did_cs <- function(x, ...) {
   NextMethod()
-  if (is.finite(x$crit)) cat(sprintf("Uniform band critical value: %.3f\n", x$crit))
   pt <- x$pretest
   if (!is.na(pt$W))
     cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %.5f\n", pt$W, pt$df, pt$p.value))

@@ -47,8 +47,10 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     graphics::segments(ev, lo, ev, hi, col = cc, lwd = 2)
     isref <- seq_along(ev) > nrow(tab)
     graphics::points(ev, est, pch = ifelse(isref, 1, ifelse(ev < 0, 15, 16)), col = cc, cex = 1.2)
-    graphics::legend("topleft", bty = "n", pch = c(15, 16, 1), col = c(col, "grey30"),
-                     legend = c("pre-treatment", "post-treatment", "reference (0)"), cex = 0.85)
+    leg <- c("pre-treatment", "post-treatment"); pch <- c(15, 16); lc <- col; lw <- c(NA, NA)
+    if (length(ref)) { leg <- c(leg, "reference (0)"); pch <- c(pch, 1); lc <- c(lc, "grey30"); lw <- c(lw, NA) }
+    if (band) { leg <- c(leg, "uniform band"); pch <- c(pch, NA); lc <- c(lc, grDevices::adjustcolor("grey30", 0.35)); lw <- c(lw, 6) }
+    graphics::legend("topleft", bty = "n", pch = pch, col = lc, lwd = lw, legend = leg, cex = 0.85)
   } else {
     tab <- tab[tab$term %in% x$main_terms, , drop = FALSE]
     k <- nrow(tab)
@@ -61,5 +63,52 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     graphics::segments(tab$lo, seq_len(k), tab$hi, seq_len(k), col = col[2], lwd = 2)
     graphics::points(tab$estimate, seq_len(k), pch = 16, col = col[2], cex = 1.2)
   }
+  invisible(x)
+}
+
+#' Group-time plot of a Callaway-Sant'Anna fit
+#'
+#' One panel per treated cohort: ATT(g,t) against the period with pointwise
+#' intervals, the uniform band when the fit has one (lighter, wider bars),
+#' pre-treatment periods (t < g) in the first colour and post-treatment ones
+#' in the second, and a dashed line before the cohort's first treated period.
+#' For an event study, plot `aggregate(fit, type = "dynamic")`.
+#'
+#' @param x A `did_cs` fit.
+#' @param level Confidence level of the pointwise intervals.
+#' @param col Colours for pre- and post-treatment periods.
+#' @param ... Passed to [graphics::plot.default()].
+#' @return `x`, invisibly.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' cs <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat",
+#'              nboot = 0)
+#' plot(cs)
+#' @export
+plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), ...) {
+  tab <- x$coeftable
+  z <- stats::qnorm(1 - (1 - level) / 2)
+  tab$lo <- tab$estimate - z * tab$std.error; tab$hi <- tab$estimate + z * tab$std.error
+  groups <- unique(tab$group)
+  k <- length(groups)
+  nc <- if (k <= 3) 1L else 2L
+  op <- graphics::par(mfrow = c(ceiling(k / nc), nc), mar = c(3.2, 4, 2.2, 1), las = 1, oma = c(0, 0, 1.5, 0))
+  on.exit(graphics::par(op))
+  band <- !is.null(tab$cband.low)
+  yl <- range(c(tab$lo, tab$hi, 0, if (band) c(tab$cband.low, tab$cband.high)), finite = TRUE)
+  for (g in groups) {
+    s <- tab[tab$group == g, , drop = FALSE]
+    cc <- ifelse(s$time < g, col[1], col[2])
+    graphics::plot.default(s$time, s$estimate, type = "n", ylim = yl, xlab = "", ylab = "ATT(g,t)",
+                           main = paste("Cohort", g), xaxt = "n", ...)
+    graphics::axis(1, at = s$time)
+    graphics::abline(h = 0, col = "grey50")
+    graphics::abline(v = g - 0.5, lty = 2, col = "grey50")
+    if (band) graphics::segments(s$time, s$cband.low, s$time, s$cband.high,
+                                 col = grDevices::adjustcolor(cc, 0.35), lwd = 6, lend = 1)
+    graphics::segments(s$time, s$lo, s$time, s$hi, col = cc, lwd = 2)
+    graphics::points(s$time, s$estimate, pch = ifelse(s$time < g, 15, 16), col = cc)
+  }
+  graphics::mtext(paste("Group-time average treatment effects:", x$yname), outer = TRUE, font = 2)
   invisible(x)
 }

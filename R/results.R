@@ -137,6 +137,8 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   dd_print_table(tab, x$alpha, digits)
   if (length(setdiff(x$coeftable$term, x$main_terms)))
     cat("(covariates: see summary())\n")
+  if (!is.null(x$crit) && is.finite(x$crit))
+    cat(sprintf("Uniform band critical value: %.3f (sup-t, %g%%)\n", x$crit, 100 * (1 - x$alpha)))
   invisible(x)
 }
 
@@ -151,8 +153,9 @@ summary.dd_fit <- function(object, ...) {
 print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   f <- x$fit
   dd_print_header(f)
-  cat(sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
-              format(f$df), 100 * (1 - f$alpha)))
+  cat(if (is.finite(f$df)) sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
+                                   format(f$df), 100 * (1 - f$alpha))
+      else sprintf("Inference: normal distribution, %g%% intervals\n", 100 * (1 - f$alpha)))
   cat("\n")
   dd_print_table(f$coeftable, f$alpha, digits)
   if (length(f$dropped))
