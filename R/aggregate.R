@@ -24,23 +24,15 @@ dd_if_se <- function(psi, n, cluster = NULL) {
 # critical value at level 1 - alpha over the columns in `band`.
 dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi))) {
   R <- dd_if_rows(psi, cluster)
-  N <- nrow(R)
   ok <- colSums(R^2) > 0 & is.finite(colSums(R))
-  bres <- .Call(C_mboot, t(R[, ok, drop = FALSE]), as.integer(nboot), dd_boot_types[[boot_weights]])
-  q <- function(x, p) { x <- sort(x[!is.na(x)]); x[max(1L, ceiling(length(x) * p))] }
-  sig <- apply(bres, 2, function(x) (q(x, 0.75) - q(x, 0.25)) / (stats::qnorm(0.75) - stats::qnorm(0.25)))
-  sig[!is.finite(sig) | sig <= dd_zero_tol] <- NA_real_
-  se <- rep(NA_real_, ncol(R)); se[ok] <- sig * sqrt(N) / n
-  crit <- NA_real_
-  bcols <- which(ok[band])
-  if (length(bcols)) {
-    idx <- match(band[bcols], which(ok))
-    z <- abs(bres[, idx, drop = FALSE]) / rep(sig[idx], each = nrow(bres))
-    tb <- suppressWarnings(apply(z, 1, max, na.rm = TRUE))
-    tb <- tb[is.finite(tb)]
-    if (length(tb)) crit <- q(tb, 1 - alpha)
-  }
-  list(se = se, crit = crit)
+  draws <- matrix(0, nboot, ncol(R))
+  if (any(ok))
+    draws[, ok] <- .Call(C_mboot, t(R[, ok, drop = FALSE]), as.integer(nboot), dd_boot_types[[boot_weights]])
+  out <- dd_draws_summary(draws, nrow(R), n, alpha, band = intersect(band, which(ok)))
+  out$se[!ok] <- NA_real_
+  out$draws <- draws
+  out$N <- nrow(R)
+  out
 }
 
 # Coefficient table for influence-function estimators (normal reference).
@@ -58,13 +50,39 @@ dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
   tab
 }
 
-# Weight-estimation term of an aggregate over cells S with weights p_k / P_S:
-# n x |S| matrix wif (did's wif()).
-dd_wif <- function(pk, G, w, gk) {
-  P <- sum(pk)
-  D <- vapply(seq_along(gk), function(j) w * (G == gk[j]) - pk[j], numeric(length(G)))
-  D <- matrix(D, nrow = length(G))
-  D / P - outer(rowSums(D), pk / P^2)
+# Bootstrap summaries from draws (B x m, columns already on did's sqrt(N)
+# scale): IQR standard errors and the sup-t critical value over `band`.
+dd_draws_summary <- function(draws, N, n, alpha, band = integer()) {
+  q <- function(x, p) { x <- sort(x[!is.na(x)]); x[max(1L, ceiling(length(x) * p))] }
+  sig <- apply(draws, 2, function(x) (q(x, 0.75) - q(x, 0.25)) / (stats::qnorm(0.75) - stats::qnorm(0.25)))
+  sig[!is.finite(sig) | sig <= dd_zero_tol] <- NA_real_
+  crit <- NA_real_
+  if (length(band)) {
+    z <- abs(draws[, band, drop = FALSE]) / rep(sig[band], each = nrow(draws))
+    tb <- suppressWarnings(apply(z, 1, max, na.rm = TRUE))
+    tb <- tb[is.finite(tb)]
+    if (length(tb)) crit <- q(tb, 1 - alpha)
+  }
+  list(se = sig * sqrt(N) / n, crit = crit)
+}
+
+# Aggregates are linear in the cell influence functions and in the cohort
+# indicators: psi = Psi a + C c, with C[, g] = w * 1{G = g} (the weight-
+# estimation term of did's wif(); its constant part cancels). This element
+# builder returns the estimate and (a, c) for cells S with group-share weights.
+dd_agg_elem <- function(S, pk, att, gk, glist, K, with_wif = TRUE) {
+  a <- numeric(K); cc <- numeric(length(glist))
+  if (!length(S)) return(list(est = NA_real_, a = a, c = cc))
+  P <- sum(pk[S])
+  a[S] <- pk[S] / P
+  if (with_wif) {
+    cnt <- tabulate(match(gk[S], glist), length(glist))
+    for (k in S) {
+      e <- numeric(length(glist)); e[match(gk[k], glist)] <- 1
+      cc <- cc + att[k] * (e / P - (pk[k] / P^2) * cnt)
+    }
+  }
+  list(est = sum(a[S] * att[S]), a = a, c = cc)
 }
 
 #' Aggregate group-time average treatment effects
@@ -127,13 +145,12 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     warning("`balance_e`, `min_e` and `max_e` are ignored for type = \"calendar\" (as in did).", call. = FALSE)
 
   tab <- x$coeftable
-  gk <- tab$group; tk <- tab$time; att <- tab$estimate; Psi <- x$inf
-  keep_cells <- rep(TRUE, length(att))
-  if (anyNA(att)) {
-    if (!na.rm) dd_stop("some ATT(g,t) are NA (%s); use `na.rm = TRUE` to drop them.",
-                        paste(tab$term[is.na(att)], collapse = ", "))
-    keep_cells <- !is.na(att)
-  }
+  gk <- tab$group; tk <- tab$time; att <- tab$estimate
+  K <- length(att)
+  keep_cells <- !is.na(att)
+  if (!all(keep_cells) && !na.rm)
+    dd_stop("some ATT(g,t) are NA (%s); use `na.rm = TRUE` to drop them.",
+            paste(tab$term[!keep_cells], collapse = ", "))
   n <- x$n; G <- x$unit_group; w <- x$unit_weight; cl <- x$unit_cluster
   glist <- sort(unique(gk))
   pg <- vapply(glist, function(g) sum(w * (G == g)) / n, numeric(1))
@@ -141,35 +158,32 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   # did re-indexes time for max_e in simple/group: positions in sorted periods and groups
   L <- sort(unique(c(x$periods, glist)))
   tg <- match(gk, L); tt <- match(tk, L)
-  agg <- function(S, with_wif = TRUE) {
-    S <- which(S & keep_cells)
-    if (!length(S)) return(list(est = NA_real_, psi = rep(0, n)))
-    om <- pk[S] / sum(pk[S])
-    psi <- drop(Psi[, S, drop = FALSE] %*% om)
-    if (with_wif) psi <- psi + drop(dd_wif(pk[S], G, w, gk[S]) %*% att[S])
-    list(est = sum(om * att[S]), psi = psi)
-  }
+  el <- function(S, with_wif = TRUE) dd_agg_elem(which(S & keep_cells), pk, att, gk, glist, K, with_wif)
+  combine <- function(parts, wts) list(est = sum(wts * vapply(parts, `[[`, numeric(1), "est")),
+                                      a = Reduce(`+`, Map(function(p, v) v * p$a, parts, wts)),
+                                      c = Reduce(`+`, Map(function(p, v) v * p$c, parts, wts)))
   elems <- list(); lab <- character(); extra <- NULL
   if (type == "simple") {
-    o <- agg(tg <= tt & tt <= tg + max_e)
-    overall <- o
+    overall <- el(tg <= tt & tt <= tg + max_e)
   } else if (type == "group") {
     for (g in glist) {
       S <- which(gk == g & tg <= tt & tt <= tg + max_e & keep_cells)
-      elems[[length(elems) + 1]] <- if (length(S))
-        list(est = mean(att[S]), psi = rowMeans(Psi[, S, drop = FALSE])) else list(est = NA_real_, psi = rep(0, n))
+      e <- list(est = NA_real_, a = numeric(K), c = numeric(length(glist)))
+      if (length(S)) { e$est <- mean(att[S]); e$a[S] <- 1 / length(S) }
+      elems[[length(elems) + 1]] <- e
     }
     lab <- paste0("group::", glist); extra <- data.frame(group = glist)
     th <- vapply(elems, `[[`, numeric(1), "est")
     okg <- !is.na(th)
     P <- sum(pg[okg])
-    est <- sum(pg[okg] * th[okg]) / P
-    psi <- drop(do.call(cbind, lapply(elems[okg], `[[`, "psi")) %*% (pg[okg] / P)) +
-      drop(dd_wif(pg[okg], G, w, glist[okg]) %*% th[okg])
-    overall <- list(est = est, psi = psi)
+    overall <- combine(elems[okg], pg[okg] / P)
+    # weight-estimation term over cohorts
+    cc <- numeric(length(glist)); cnt <- as.numeric(okg)
+    for (j in which(okg)) { e <- numeric(length(glist)); e[j] <- 1; cc <- cc + th[j] * (e / P - (pg[j] / P^2) * cnt) }
+    overall$c <- overall$c + cc
   } else if (type == "dynamic") {
     ek <- tk - gk
-    incl <- rep(TRUE, length(att))
+    incl <- rep(TRUE, K)
     E <- sort(unique(ek))
     if (!is.null(balance_e)) {
       incl <- (max(tk) - gk) >= balance_e
@@ -178,38 +192,50 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     }
     E <- E[E >= min_e & E <= max_e]
     if (!length(E)) dd_stop("no event time is left with `min_e` = %s, `max_e` = %s.", format(min_e), format(max_e))
-    elems <- lapply(E, function(e) agg(ek == e & incl))
+    elems <- lapply(E, function(e) el(ek == e & incl))
     lab <- paste0("event::", E); extra <- data.frame(event = E)
     post <- E >= 0
     if (!any(post)) dd_stop("no post-treatment event time (e >= 0) is left to summarise.")
-    overall <- list(est = mean(vapply(elems[post], `[[`, numeric(1), "est")),
-                    psi = rowMeans(do.call(cbind, lapply(elems[post], `[[`, "psi"))))
+    overall <- combine(elems[post], rep(1 / sum(post), sum(post)))
   } else {
     Ct <- unique(tt[tt >= min(tg)])
     Ct <- Ct[vapply(Ct, function(s) any(tt == s & tg <= tt), logical(1))]
-    elems <- lapply(Ct, function(s) agg(tt == s & tg <= tt))
+    elems <- lapply(Ct, function(s) el(tt == s & tg <= tt))
     lab <- paste0("time::", L[Ct]); extra <- data.frame(time = L[Ct])
-    overall <- list(est = mean(vapply(elems, `[[`, numeric(1), "est")),
-                    psi = rowMeans(do.call(cbind, lapply(elems, `[[`, "psi"))))
+    overall <- combine(elems, rep(1 / length(elems), length(elems)))
   }
-  psi_all <- cbind(if (length(elems)) do.call(cbind, lapply(elems, `[[`, "psi")), overall$psi)
-  est_all <- c(vapply(elems, `[[`, numeric(1), "est"), overall$est)
+  all_el <- c(elems, list(overall))
+  A <- vapply(all_el, `[[`, numeric(K), "a"); A <- matrix(A, nrow = K)
+  Cc <- vapply(all_el, `[[`, numeric(length(glist)), "c"); Cc <- matrix(Cc, nrow = length(glist))
+  est_all <- vapply(all_el, `[[`, numeric(1), "est")
+  Psi <- x$inf
+  if (!all(keep_cells)) Psi[, !keep_cells] <- 0
+  Cmat <- vapply(glist, function(g) w * (G == g), numeric(n)); Cmat <- matrix(Cmat, nrow = n)
+  psi_all <- Psi %*% A + Cmat %*% Cc
   se <- dd_if_se(psi_all, n, cl)
-  crit <- NA_real_
   m <- length(elems)
+  crit <- NA_real_
   if (nboot > 0L || (cband && m > 0L)) {
-    bt <- dd_if_boot(psi_all, n, cl, max(nboot, if (cband) 1000L else 0L), boot_weights, alpha,
-                     band = seq_len(m))
+    B <- max(nboot, if (cband) 1000L else 0L)
+    dr <- x$boot
+    if (!is.null(dr) && nrow(dr$draws) == B && identical(dr$boot_weights, boot_weights)) {
+      # reuse the fit's draws: bootstrap of psi = draws(Psi) A + draws(C) c
+      DA <- matrix(0, nrow(dr$draws), K); DA[, dr$cells] <- dr$draws[, seq_along(dr$cells)]
+      DC <- dr$draws[, length(dr$cells) + seq_along(glist), drop = FALSE]
+      draws <- DA %*% A + DC %*% Cc
+      bt <- dd_draws_summary(draws, dr$N, n, alpha, band = seq_len(m))
+    } else {
+      bt <- dd_if_boot(psi_all, n, cl, B, boot_weights, alpha, band = seq_len(m))
+    }
     if (nboot > 0L) se <- ifelse(is.na(se), NA_real_, bt$se)
     if (cband && m > 0L) {
       crit <- bt$crit
-      z <- stats::qnorm(1 - alpha / 2)
-      if (!is.finite(crit) || crit < z) crit <- NA_real_
+      if (!is.finite(crit) || crit < stats::qnorm(1 - alpha / 2)) crit <- NA_real_
     }
   }
   if (length(extra)) extra <- rbind(extra, stats::setNames(data.frame(NA), names(extra)))
   ctab <- dd_if_table(c(lab, "ATT"), est_all, se, alpha, crit, extra)
-  if ("event" %in% names(ctab)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
+  if (!is.null(ctab$cband.low)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
   info <- list(estimator = "did_cs_agg", title = sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type),
                yname = x$yname, nobs = x$nobs, n_units = x$n_units, n_periods = x$n_periods,
                n_clusters = x$n_clusters, vcov_type = if (nboot > 0) "bootstrap" else "analytic",

@@ -135,11 +135,18 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   se <- dd_if_se(inf, n, prep$unit_cluster)
   se[is.na(r$att)] <- NA_real_
   crit <- NA_real_
+  boot <- NULL
   if (nboot > 0L) {
-    okc <- !is.na(se)
-    if (any(okc)) {
-      bt <- dd_if_boot(inf[, okc, drop = FALSE], n, prep$unit_cluster, nboot, boot_weights, alpha)
-      se[okc] <- bt$se
+    okc <- which(!is.na(se))
+    if (length(okc)) {
+      # one set of draws for the cells and for the cohort-share columns the
+      # aggregations need (aggregate() reuses them)
+      glist <- sort(unique(cells$g))
+      Cmat <- vapply(glist, function(g) prep$unit_weight * (prep$unit_group == g), numeric(n))
+      bt <- dd_if_boot(cbind(inf[, okc, drop = FALSE], matrix(Cmat, nrow = n)), n, prep$unit_cluster,
+                       nboot, boot_weights, alpha, band = seq_along(okc))
+      se[okc] <- bt$se[seq_along(okc)]
+      boot <- list(draws = bt$draws, cells = okc, N = bt$N, boot_weights = boot_weights)
       if (cband && length(prep$tlist) > 2L) {
         crit <- bt$crit
         if (is.finite(crit) && crit >= 7)
@@ -164,7 +171,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                notes = prep$notes)
   extra <- list(inf = inf, n = n, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
-                pretest = pre, nboot = nboot, boot_weights = boot_weights, cband = cband,
+                pretest = pre, boot = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 control_group = control_group, anticipation = anticipation, base_period = base_period,
                 est_method = est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status)
   new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), V, info, call, extra)

@@ -156,7 +156,10 @@ SEXP C_mboot(SEXP Rt_, SEXP B_, SEXP type_) {
       for (int j = 0; j < m; j++) {
         const double xj = x[j];
         if (xj == 0.0) continue;
-        double *aj = acc + (size_t) j * nb;
+        double *restrict aj = acc + (size_t) j * nb;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
         for (int b = 0; b < nb; b++) aj[b] += vr[b] * xj;
       }
     }

@@ -146,7 +146,7 @@ static int logit_fit(int n, int k, const double *X, const double *y, const doubl
  * raw weights w). method 0 reg, 1 ipw, 2 dr. Writes the ATT and the influence
  * function (DRDID's scale: the ATT error is the mean of inf) into W->inf. */
 static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level, double *att,
-                         int *n_trim, double *work4k, int *iwork) {
+                         int *n_trim, double *work4k, int *iwork, int overlap_in_fit) {
   const double *dy = W->dy, *D = W->D, *X = W->X;
   double *w = W->w, *inf = W->inf, *ps = W->ps, *od = W->od, *tr = W->trim;
   int status = CS_OK;
@@ -157,9 +157,24 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
   /* propensity score */
   *n_trim = 0;
   if (method >= 1) {
-    int ok = 1;
-    if (!logit_fit(n, k, X, D, w, W, work4k, iwork, &ok)) status = CS_PS_NOCONV;
-    if (!ok) return CS_SINGULAR_PS;
+    if (k == 1) {
+      /* intercept only: the MLE is the weighted share treated. The estimate
+       * and influence function do not depend on this constant (it cancels in
+       * the normalised weights, and its estimation effect is zero), so the
+       * closed form equals fastglm's iterate to rounding. */
+      double s1 = 0.0, s0 = 0.0;
+      for (int i = 0; i < n; i++) { s1 += w[i] * D[i]; s0 += w[i]; }
+      for (int i = 0; i < n; i++) ps[i] = s1 / s0;
+    } else {
+      int ok = 1;
+      if (!logit_fit(n, k, X, D, w, W, work4k, iwork, &ok)) status = CS_PS_NOCONV;
+      if (!ok) return CS_SINGULAR_PS;
+    }
+    if (overlap_in_fit) {       /* uniform weights: this is did's unweighted guard fit */
+      double mx = 0.0;
+      for (int i = 0; i < n; i++) if (ps[i] > mx) mx = ps[i];
+      if (mx >= 0.999) return CS_OVERLAP;
+    }
     for (int i = 0; i < n; i++) {
       if (ps[i] > 1.0 - 1e-6) ps[i] = 1.0 - 1e-6;
       tr[i] = D[i] == 1.0 ? (ps[i] < 1.01) : (ps[i] < trim_level);
@@ -254,9 +269,12 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
 /* did's cell guards, before any estimation: (c) overlap, for ipw and dr: an
  * unweighted logit of D on X whose largest fitted score reaches 0.999 (without
  * covariates: mean(D) >= 0.999); (d) for reg and dr, a singular unweighted
- * X'X of the comparison units. Uses W->ps, W->wt, W->A, W->L as scratch. */
-static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *iwork) {
-  if (method >= 1) {
+ * X'X of the comparison units. Uses W->ps, W->wt, W->A, W->L as scratch.
+ * skip_ps: the overlap check is done on the main fit instead (possible when
+ * the cell's weights are all equal, so that the weighted fit is did's
+ * unweighted one). */
+static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *iwork, int skip_ps) {
+  if (method >= 1 && !skip_ps) {
     double mx = 0.0;
     if (k == 1) {
       for (int i = 0; i < n; i++) mx += W->D[i];
@@ -364,8 +382,11 @@ SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
     int nt = 0;
     double *work4k = m0 + cs_work_doubles(N, k);
     int *iwork = i0 + N;
-    int st = cs_guards(method, n, k, &W, work4k, iwork);
-    if (st == CS_OK) st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork);
+    int uniform = 1;
+    for (int j = 1; j < n && uniform; j++) uniform = W.w[j] == W.w[0];
+    const int in_fit = uniform && k > 1;
+    int st = cs_guards(method, n, k, &W, work4k, iwork, in_fit);
+    if (st == CS_OK) st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork, in_fit);
     status[c] = st; ntrim[c] = nt;
     if ((st == CS_OK || st == CS_PS_NOCONV) && !ISNAN(a_hat)) {
       att[c] = a_hat;
@@ -458,12 +479,18 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
   *n_trim = 0;
   /* propensity score (pooled periods) */
   if (method >= 1) {
-    cs_work W; memset(&W, 0, sizeof W);
-    W.mu = R->muw; W.eta = R->eta; W.z = R->z; W.wt = R->wt; W.beta = R->beta; W.bprev = R->bprev;
-    W.A = R->A; W.L = R->Lps; W.ps = ps;
-    int ok = 1;
-    if (!logit_fit(n, k, X, D, w, &W, R->work4k, iwork, &ok)) status = CS_PS_NOCONV;
-    if (!ok) return CS_SINGULAR_PS;
+    if (k == 1) {            /* intercept only: closed form (see cs_panel_cell) */
+      double s1 = 0.0, s0 = 0.0;
+      for (int i = 0; i < n; i++) { s1 += w[i] * D[i]; s0 += w[i]; }
+      for (int i = 0; i < n; i++) ps[i] = s1 / s0;
+    } else {
+      cs_work W; memset(&W, 0, sizeof W);
+      W.mu = R->muw; W.eta = R->eta; W.z = R->z; W.wt = R->wt; W.beta = R->beta; W.bprev = R->bprev;
+      W.A = R->A; W.L = R->Lps; W.ps = ps;
+      int ok = 1;
+      if (!logit_fit(n, k, X, D, w, &W, R->work4k, iwork, &ok)) status = CS_PS_NOCONV;
+      if (!ok) return CS_SINGULAR_PS;
+    }
     for (int i = 0; i < n; i++) {
       if (ps[i] > 1.0 - 1e-6) ps[i] = 1.0 - 1e-6;
       tr[i] = D[i] == 1.0 ? (ps[i] < 1.01) : (ps[i] < trim);
@@ -650,7 +677,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     cs_work_carve(&G, gmem, i0, n, k);
     memcpy(G.D, R.D, sizeof(double) * n);
     memcpy(G.X, R.X, sizeof(double) * (size_t) n * k);
-    int st = cs_guards(method, n, k, &G, R.work4k, i0 + NR);
+    int st = cs_guards(method, n, k, &G, R.work4k, i0 + NR, 0);
     double a_hat = NA_REAL;
     int nt = 0;
     if (st == CS_OK) st = cs_rc_cell(method, n, k, &R, trim, &a_hat, &nt, i0 + NR);

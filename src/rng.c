@@ -41,9 +41,16 @@ void dd_boot_weights(dd_rng *g, int type, double *v, int G) {
   const double s5 = sqrt(5.0);
   const double pm = (s5 + 1.0) / (2.0 * s5), lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
   const double webb[6] = {-sqrt(1.5), -1.0, -sqrt(0.5), sqrt(0.5), 1.0, sqrt(1.5)};
+  if (type == 1) {            /* Rademacher: 64 signs from each draw */
+    uint64_t bits = 0;
+    for (int i = 0; i < G; i++) {
+      if ((i & 63) == 0) bits = dd_rng_next(g);
+      v[i] = ((bits >> (i & 63)) & 1ULL) ? 1.0 : -1.0;
+    }
+    return;
+  }
   for (int i = 0; i < G; i++) {
     switch (type) {
-    case 1: v[i] = (dd_rng_next(g) >> 63) ? 1.0 : -1.0; break;
     case 2: v[i] = dd_rng_unif(g) < pm ? lo : hi; break;
     case 3: {
       int k = (int) (dd_rng_unif(g) * 6.0);
