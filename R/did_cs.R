@@ -159,8 +159,6 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   terms <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   tab <- dd_if_table(terms, r$att, se, alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
-  V <- crossprod(dd_if_rows(inf, prep$unit_cluster)) / n^2
-  dimnames(V) <- list(terms, terms)
   label <- dd_cs_vcov_label(nboot, boot_weights, cluster)
   info <- list(estimator = "did_cs", title = "Callaway-Sant'Anna group-time ATT (did_cs)",
                yname = yname, nobs = prep$nobs, n_units = if (prep$panel || allow_unbalanced_panel) n else NULL,
@@ -174,7 +172,8 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                 pretest = pre, boot = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 control_group = control_group, anticipation = anticipation, base_period = base_period,
                 est_method = est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status)
-  new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), V, info, call, extra)
+  # the K x K variance is formed on demand by vcov() (it is n K^2 work)
+  new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), NULL, info, call, extra)
 }
 
 dd_cs_vcov_label <- function(nboot, boot_weights, cluster) {
@@ -189,7 +188,8 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
                           control_group, panel, allow_unbalanced) {
   notes <- character()
   never <- is.na(g) | g == 0 | is.infinite(g)
-  tlist <- sort(unique(tt))
+  sorted_levels <- function(v) { cv <- dd_codes(v); sort(v[match(seq_len(attr(cv, "nlev")), cv + 1L)]) }
+  tlist <- sorted_levels(tt)
   if (any(!never & g < 0)) dd_stop("`gname` = \"%s\" must be >= 0 (0 means never treated); it has %s.",
                                   gname, format(min(g[!never])))
   late <- !never & g > max(tlist) + anticipation
@@ -198,7 +198,8 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
                     length(unique(id[late]))))
     never <- never | late
   }
-  offgrid <- !never & g >= min(tlist) & !(g %in% tlist)
+  gl <- sorted_levels(g[!never])
+  offgrid <- !never & g %in% gl[gl >= min(tlist) & !(gl %in% tlist)]
   if (any(offgrid))
     dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA may lie outside.",
             gname, format(g[which(offgrid)[1]]), tname, paste(format(tlist), collapse = ", "))
@@ -223,8 +224,8 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     if (!is.null(X)) X <- X[keep, , drop = FALSE]
     if (!is.null(cl)) cl <- cl[keep]
   }
-  tlist <- sort(unique(tt))
-  gval <- ifelse(never, Inf, g)
+  if (any(first) || !any(never)) tlist <- sorted_levels(tt)
+  gval <- g; gval[never] <- Inf
   glist <- sort(unique(gval[is.finite(gval) & gval > tlist[1] + anticipation & gval <= max(tlist) + anticipation]))
   if (!any(never)) glist <- setdiff(glist, max(g))
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
@@ -249,17 +250,20 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   }
   # small groups (did: fewer than 5 + number of covariate terms)
   nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  gsz <- table(ifelse(is.finite(gval), gval, Inf)) / length(tlist)
-  small <- names(gsz)[gsz < nterm + 5]
+  gcode <- dd_codes(gval)
+  gsz <- tabulate(gcode + 1L, attr(gcode, "nlev")) / length(tlist)
+  gnm <- gval[match(seq_along(gsz), gcode + 1L)]
+  small <- gnm[gsz < nterm + 5]
   if (length(small)) {
-    if ("Inf" %in% small && control_group == "nevertreated")
+    if (Inf %in% small && control_group == "nevertreated")
       dd_stop("the never-treated group is too small (%s units) for `control_group` = \"nevertreated\" with these covariates; use \"notyettreated\".",
-              format(gsz[["Inf"]]))
+              format(gsz[gnm == Inf]))
     warning(sprintf("small cohort(s) %s; some ATT(g,t) may be imprecise or not estimable.",
                     paste(small, collapse = ", ")), call. = FALSE)
   }
   if (panel && !unbalanced) {
-    idc <- dd_codes(id); tcode <- match(tt, tlist)
+    idc <- dd_codes(id); tc0 <- dd_codes(tt)
+    tcode <- match(tt[match(seq_len(attr(tc0, "nlev")), tc0 + 1L)], tlist)[tc0 + 1L]
     N <- attr(idc, "nlev"); T <- length(tlist)
     ord <- idc + 1L + N * (tcode - 1L)
     Y <- matrix(NA_real_, N, T); Y[ord] <- y
@@ -269,9 +273,10 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     first_row <- match(seq_len(N), idc + 1L)
     unit_g <- gval[first_row]
     ucl <- if (is.null(cl)) NULL else cl[first_row]
-    return(list(panel = TRUE, Y = Y, W = Wm, X = Xa, gval = as.double(ifelse(is.finite(unit_g), unit_g, 0)),
+    ug0 <- unit_g; ug0[!is.finite(ug0)] <- 0
+    return(list(panel = TRUE, Y = Y, W = Wm, X = Xa, gval = as.double(ug0),
                 never = !is.finite(unit_g), n = N, nobs = length(y), tlist = tlist, glist = glist,
-                unit_group = ifelse(is.finite(unit_g), unit_g, 0), unit_weight = Wm[, 1],
+                unit_group = ug0, unit_weight = Wm[, 1],
                 unit_cluster = ucl, notes = notes))
   }
   # repeated cross-sections, or an unbalanced panel (rows grouped by unit)
@@ -352,4 +357,19 @@ print.did_cs <- function(x, ...) {
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; estimator: %s\n",
               x$control_group, x$anticipation, x$base_period, x$est_method))
   invisible(x)
+}
+
+#' @rdname did_cs
+#' @param object A `did_cs` fit.
+#' @method vcov did_cs
+#' @export
+vcov.did_cs <- function(object, ...) {
+  V <- crossprod(dd_if_rows(ifelse(is.na(object$inf), NA_real_, object$inf), object$unit_cluster)) / object$n^2
+  se <- object$coeftable$std.error
+  if (object$nboot > 0) {             # bootstrap standard errors on the diagonal scale
+    s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
+    V <- V * outer(s, s)
+  }
+  dimnames(V) <- list(object$coeftable$term, object$coeftable$term)
+  V
 }

@@ -167,11 +167,11 @@ dd_check_binary <- function(d, arg, col) {
 
 
 dd_check_constant_within <- function(g, id, arg, col, what = "unit") {
-  dt <- data.table::data.table(id = id, g = g)
-  nd <- dt[, list(k = data.table::uniqueN(g)), by = "id"]
-  bad <- which(nd$k > 1L)
-  if (length(bad)) {
-    u <- nd$id[bad[1]]
+  code <- dd_codes(id)
+  x <- if (is.numeric(g)) as.double(g) else as.double(dd_codes(g))
+  bad <- .Call(C_first_varying, code, attr(code, "nlev"), x)
+  if (bad > 0) {
+    u <- id[bad]
     vals <- sort(unique(g[id == u]), na.last = TRUE)
     dd_stop("`%s` = \"%s\" must be constant within each %s; %s %s has values %s.",
             arg, col, what, what, dd_show(u), paste(format(vals), collapse = " and "))

@@ -19,6 +19,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(count_bad, 1),
   CALLDEF(first_not01, 1),
   CALLDEF(singletons, 2),
+  CALLDEF(first_varying, 3),
   CALLDEF(wild_boot, 12),
   CALLDEF(mboot, 3),
   CALLDEF(cs_panel, 10),

@@ -151,3 +151,22 @@ SEXP C_singletons(SEXP fe, SEXP nlev_) {
   UNPROTECT(1);
   return out;
 }
+
+/* 1-based index of the first row whose value differs from the first value of
+ * its group (codes 0..ng-1), 0 if values are constant within groups; NA
+ * values compare equal only to NA. */
+SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
+  const R_xlen_t n = XLENGTH(code_);
+  const int ng = asInteger(ng_);
+  const int *code = INTEGER(code_);
+  const double *x = REAL(x_);
+  int *first = (int *) R_alloc(ng, sizeof(int));
+  for (int g = 0; g < ng; g++) first[g] = -1;
+  for (R_xlen_t i = 0; i < n; i++) {
+    int g = code[i];
+    if (first[g] < 0) { first[g] = (int) i; continue; }
+    double a = x[first[g]], b = x[i];
+    if (ISNAN(a) ? !ISNAN(b) : (ISNAN(b) || a != b)) return ScalarReal((double) (i + 1));
+  }
+  return ScalarReal(0.0);
+}
