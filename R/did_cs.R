@@ -226,7 +226,10 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   }
   if (any(first) || !any(never)) tlist <- sorted_levels(tt)
   gval <- g; gval[never] <- Inf
-  glist <- sort(unique(gval[is.finite(gval) & gval > tlist[1] + anticipation & gval <= max(tlist) + anticipation]))
+  gz <- g; gz[never] <- 0                     # finite codes: the O(n) path of dd_codes
+  gcode <- dd_codes(gz)
+  glev <- gz[match(seq_len(attr(gcode, "nlev")), gcode + 1L)]
+  glist <- sort(glev[glev > 0 & glev > tlist[1] + anticipation & glev <= max(tlist) + anticipation])
   if (!any(never)) glist <- setdiff(glist, max(g))
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
   w <- w / mean(w)
@@ -250,14 +253,16 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   }
   # small groups (did: fewer than 5 + number of covariate terms)
   nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  gcode <- dd_codes(gval)
+  gz <- gval; gz[!is.finite(gz)] <- 0         # after any balancing
+  gcode <- dd_codes(gz)
   gsz <- tabulate(gcode + 1L, attr(gcode, "nlev")) / length(tlist)
-  gnm <- gval[match(seq_along(gsz), gcode + 1L)]
+  gnm <- gz[match(seq_along(gsz), gcode + 1L)]
   small <- gnm[gsz < nterm + 5]
   if (length(small)) {
-    if (Inf %in% small && control_group == "nevertreated")
+    if (0 %in% small && control_group == "nevertreated")
       dd_stop("the never-treated group is too small (%s units) for `control_group` = \"nevertreated\" with these covariates; use \"notyettreated\".",
-              format(gsz[gnm == Inf]))
+              format(gsz[gnm == 0]))
+    small[small == 0] <- Inf
     warning(sprintf("small cohort(s) %s; some ATT(g,t) may be imprecise or not estimable.",
                     paste(small, collapse = ", ")), call. = FALSE)
   }
@@ -270,7 +275,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     Wm <- matrix(NA_real_, N, T); Wm[ord] <- w
     Xa <- array(NA_real_, c(N, k, T))
     for (a in seq_len(k)) { m <- matrix(NA_real_, N, T); m[ord] <- Xi[, a]; Xa[, a, ] <- m }
-    first_row <- match(seq_len(N), idc + 1L)
+    first_row <- which(!duplicated(idc))      # codes number units in order of first appearance
     unit_g <- gval[first_row]
     ucl <- if (is.null(cl)) NULL else cl[first_row]
     ug0 <- unit_g; ug0[!is.finite(ug0)] <- 0
