@@ -12,7 +12,7 @@
 #'
 #' @keywords internal
 #' @useDynLib diffdiff, .registration = TRUE, .fixes = "C_"
-#' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms
+#' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate
 #'   setNames quantile median sd
 #' @importFrom generics tidy glance
 #' @import data.table
