@@ -211,7 +211,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   Psi <- x$inf
   if (!all(keep_cells)) Psi[, !keep_cells] <- 0
   Cmat <- vapply(glist, function(g) w * (G == g), numeric(n)); Cmat <- matrix(Cmat, nrow = n)
-  psi_all <- Psi %*% A + Cmat %*% Cc
+  psi_all <- .Call(C_if_combine, Psi, A) + Cmat %*% Cc
   se <- dd_if_se(psi_all, n, cl)
   m <- length(elems)
   crit <- NA_real_
@@ -243,9 +243,13 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
                type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
                inf = psi_all, notes = character())
-  V <- crossprod(dd_if_rows(psi_all, cl)) / n^2
-  dimnames(V) <- list(ctab$term, ctab$term)
-  if (nboot > 0L) { s <- ifelse(is.na(se), 0, se / sqrt(pmax(diag(V), 1e-300))); V <- V * outer(s, s) }
   coefs <- stats::setNames(est_all, ctab$term)
-  new_dd_fit(c("did_cs_agg"), ctab, coefs, V, info, call)
+  info$n <- n; info$unit_cluster <- cl
+  new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call)
 }
+
+#' @rdname aggregate.did_cs
+#' @param object A `did_cs_agg` fit.
+#' @method vcov did_cs_agg
+#' @export
+vcov.did_cs_agg <- function(object, ...) dd_if_vcov(object)

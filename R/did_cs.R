@@ -368,10 +368,17 @@ print.did_cs <- function(x, ...) {
 #' @param object A `did_cs` fit.
 #' @method vcov did_cs
 #' @export
-vcov.did_cs <- function(object, ...) {
-  V <- crossprod(dd_if_rows(ifelse(is.na(object$inf), NA_real_, object$inf), object$unit_cluster)) / object$n^2
+vcov.did_cs <- function(object, ...) dd_if_vcov(object)
+
+# variance of influence-function estimates, formed on demand (n m^2 work):
+# cluster sums when clustered; bootstrap fits keep their bootstrap standard
+# errors on the diagonal
+dd_if_vcov <- function(object) {
+  psi <- object$inf
+  psi[is.na(psi)] <- NA_real_
+  V <- crossprod(dd_if_rows(psi, object$unit_cluster)) / object$n^2
   se <- object$coeftable$std.error
-  if (object$nboot > 0) {             # bootstrap standard errors on the diagonal scale
+  if (identical(object$vcov_type, "bootstrap")) {
     s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
     V <- V * outer(s, s)
   }

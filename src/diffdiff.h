@@ -81,6 +81,7 @@ SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
+SEXP C_if_combine(SEXP Psi, SEXP A);
 
 /* bootstrap.c */
 SEXP C_mboot(SEXP Rt, SEXP B, SEXP type);

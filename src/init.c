@@ -13,6 +13,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(ols, 5),
   CALLDEF(demean, 7),
   CALLDEF(cluster_meat, 5),
+  CALLDEF(if_combine, 2),
   CALLDEF(group_codes, 1),
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),

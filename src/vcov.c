@@ -38,3 +38,29 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_) {
   UNPROTECT(1);
   return out;
 }
+
+/* psi = Psi A for a sparse A (k x m): only the non-zero entries of A are
+ * visited, column by column (each output column by one thread). */
+SEXP C_if_combine(SEXP Psi_, SEXP A_) {
+  const int n = nrows(Psi_), k = ncols(Psi_), m = ncols(A_);
+  if (nrows(A_) != k) error("internal error in vcov.c: dimension mismatch; please report");
+  const double *Psi = REAL(Psi_), *A = REAL(A_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, n, m));
+  double *O = REAL(out);
+  const int nth = dd_nthreads(m, (double) n * k);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static, 1)
+#endif
+  for (int j = 0; j < m; j++) {
+    double *oj = O + (R_xlen_t) j * n;
+    memset(oj, 0, sizeof(double) * n);
+    for (int l = 0; l < k; l++) {
+      const double a = A[l + (R_xlen_t) j * k];
+      if (a == 0.0) continue;
+      const double *pl = Psi + (R_xlen_t) l * n;
+      for (int i = 0; i < n; i++) oj[i] += a * pl[i];
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
