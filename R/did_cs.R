@@ -188,7 +188,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
                           control_group, panel, allow_unbalanced) {
   notes <- character()
   never <- is.na(g) | g == 0 | is.infinite(g)
-  sorted_levels <- function(v) { cv <- dd_codes(v); sort(v[match(seq_len(attr(cv, "nlev")), cv + 1L)]) }
+  sorted_levels <- function(v) sort(v[dd_first_rows(dd_codes(v))])
   tlist <- sorted_levels(tt)
   if (any(!never & g < 0)) dd_stop("`gname` = \"%s\" must be >= 0 (0 means never treated); it has %s.",
                                   gname, format(min(g[!never])))
@@ -228,7 +228,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   gval <- g; gval[never] <- Inf
   gz <- g; gz[never] <- 0                     # finite codes: the O(n) path of dd_codes
   gcode <- dd_codes(gz)
-  glev <- gz[match(seq_len(attr(gcode, "nlev")), gcode + 1L)]
+  glev <- gz[dd_first_rows(gcode)]
   glist <- sort(glev[glev > 0 & glev > tlist[1] + anticipation & glev <= max(tlist) + anticipation])
   if (!any(never)) glist <- setdiff(glist, max(g))
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
@@ -256,7 +256,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   gz <- gval; gz[!is.finite(gz)] <- 0         # after any balancing
   gcode <- dd_codes(gz)
   gsz <- tabulate(gcode + 1L, attr(gcode, "nlev")) / length(tlist)
-  gnm <- gz[match(seq_along(gsz), gcode + 1L)]
+  gnm <- gz[dd_first_rows(gcode)]
   small <- gnm[gsz < nterm + 5]
   if (length(small)) {
     if (0 %in% small && control_group == "nevertreated")
@@ -268,14 +268,14 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   }
   if (panel && !unbalanced) {
     idc <- dd_codes(id); tc0 <- dd_codes(tt)
-    tcode <- match(tt[match(seq_len(attr(tc0, "nlev")), tc0 + 1L)], tlist)[tc0 + 1L]
+    tcode <- match(tt[dd_first_rows(tc0)], tlist)[tc0 + 1L]
     N <- attr(idc, "nlev"); T <- length(tlist)
     ord <- idc + 1L + N * (tcode - 1L)
     Y <- matrix(NA_real_, N, T); Y[ord] <- y
     Wm <- matrix(NA_real_, N, T); Wm[ord] <- w
     Xa <- array(NA_real_, c(N, k, T))
     for (a in seq_len(k)) { m <- matrix(NA_real_, N, T); m[ord] <- Xi[, a]; Xa[, a, ] <- m }
-    first_row <- which(!duplicated(idc))      # codes number units in order of first appearance
+    first_row <- dd_first_rows(idc)
     unit_g <- gval[first_row]
     ucl <- if (is.null(cl)) NULL else cl[first_row]
     ug0 <- unit_g; ug0[!is.finite(ug0)] <- 0
@@ -287,7 +287,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   # repeated cross-sections, or an unbalanced panel (rows grouped by unit)
   unit <- if (unbalanced) dd_codes(id) else seq_along(y) - 1L
   n <- if (unbalanced) attr(unit, "nlev") else length(y)
-  first_row <- match(seq_len(n), as.integer(unit) + 1L)
+  first_row <- if (unbalanced) dd_first_rows(unit) else seq_len(n)
   unit_g <- gval[first_row]
   uw <- if (unbalanced) as.vector(tapply(w, as.integer(unit), mean)) else w
   ucl <- if (is.null(cl)) NULL else cl[first_row]

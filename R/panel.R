@@ -35,6 +35,9 @@ dd_nested <- function(f, cl) {
   identical(f, cl) || .Call(C_nested, f, attr(f, "nlev"), cl)
 }
 
+# row of the first occurrence of each level of a dd_codes() vector
+dd_first_rows <- function(code) .Call(C_first_rows, code, attr(code, "nlev"))
+
 # re-code after subsetting (levels may have vanished)
 dd_recode <- function(code, rows) dd_codes(code[rows])
 

@@ -78,6 +78,7 @@ SEXP C_count_bad(SEXP lst);
 SEXP C_first_not01(SEXP x);
 SEXP C_singletons(SEXP fe, SEXP nlev);
 SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
+SEXP C_first_rows(SEXP code, SEXP ng);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);

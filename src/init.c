@@ -21,6 +21,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(first_not01, 1),
   CALLDEF(singletons, 2),
   CALLDEF(first_varying, 3),
+  CALLDEF(first_rows, 2),
   CALLDEF(wild_boot, 12),
   CALLDEF(mboot, 3),
   CALLDEF(cs_panel, 10),

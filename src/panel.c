@@ -170,3 +170,16 @@ SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
   }
   return ScalarReal(0.0);
 }
+
+/* 1-based row of the first occurrence of each code 0..ng-1 */
+SEXP C_first_rows(SEXP code_, SEXP ng_) {
+  const R_xlen_t n = XLENGTH(code_);
+  const int ng = asInteger(ng_);
+  const int *code = INTEGER(code_);
+  SEXP out = PROTECT(allocVector(INTSXP, ng));
+  int *o = INTEGER(out);
+  for (int g = 0; g < ng; g++) o[g] = NA_INTEGER;
+  for (R_xlen_t i = 0; i < n; i++) if (o[code[i]] == NA_INTEGER) o[code[i]] = (int) (i + 1);
+  UNPROTECT(1);
+  return out;
+}
