@@ -266,6 +266,23 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
   return status;
 }
 
+/* the engines' results: att, influence functions (nrow x K), status and counts */
+typedef struct { SEXP v[6]; double *att, *inf; int *status, *ncell, *ntrim, *ntreat; } cs_out;
+
+static void cs_out_alloc(cs_out *o, int nrow, int K) {   /* leaves 6 objects protected */
+  o->v[0] = PROTECT(allocVector(REALSXP, K));
+  o->v[1] = PROTECT(allocMatrix(REALSXP, nrow, K));
+  for (int j = 2; j < 6; j++) o->v[j] = PROTECT(allocVector(INTSXP, K));
+  o->att = REAL(o->v[0]); o->inf = REAL(o->v[1]);
+  o->status = INTEGER(o->v[2]); o->ncell = INTEGER(o->v[3]);
+  o->ntrim = INTEGER(o->v[4]); o->ntreat = INTEGER(o->v[5]);
+}
+
+static SEXP cs_out_list(cs_out *o) {
+  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
+  return dd_named_list(6, nm, o->v);
+}
+
 /* did's cell guards, before any estimation: (c) overlap, for ipw and dr: an
  * unweighted logit of D on X whose largest fitted score reaches 0.999 (without
  * covariates: mean(D) >= 0.999); (d) for reg and dr, a singular unweighted
@@ -327,14 +344,10 @@ SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
       XLENGTH(X_) != (R_xlen_t) N * k * T ||
       ncols(cells_) != 3 || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
     error("internal error in cs.c: length mismatch; please report");
-  SEXP att_ = PROTECT(allocVector(REALSXP, K));
-  SEXP inf_ = PROTECT(allocMatrix(REALSXP, N, K));
-  SEXP status_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ncell_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ntrim_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ntreat_ = PROTECT(allocVector(INTSXP, K));
-  double *att = REAL(att_), *INF = REAL(inf_);
-  int *status = INTEGER(status_), *ncell = INTEGER(ncell_), *ntrim = INTEGER(ntrim_), *ntreat = INTEGER(ntreat_);
+  cs_out O;
+  cs_out_alloc(&O, N, K);   /* 6 protected */
+  double *att = O.att, *INF = O.inf;
+  int *status = O.status, *ncell = O.ncell, *ntrim = O.ntrim, *ntreat = O.ntreat;
   const int nth = dd_nthreads(K, (double) N * K * (k + 4));
   const size_t per = cs_work_doubles(N, k) + 4 * (size_t) k;
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
@@ -397,9 +410,7 @@ SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
       for (int i = 0; i < N; i++) ic[i] = NA_REAL;
     }
   }
-  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
-  SEXP vals[6] = {att_, inf_, status_, ncell_, ntrim_, ntreat_};
-  SEXP out = dd_named_list(6, nm, vals);
+  SEXP out = cs_out_list(&O);
   UNPROTECT(6);
   return out;
 }
@@ -624,14 +635,10 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   if (LENGTH(tcol_) != NR || LENGTH(gval_) != NR || LENGTH(never_) != NR || LENGTH(w_) != NR ||
       nrows(X_) != NR || LENGTH(unit_) != NR || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
     error("internal error in cs.c: length mismatch; please report");
-  SEXP att_ = PROTECT(allocVector(REALSXP, K));
-  SEXP inf_ = PROTECT(allocMatrix(REALSXP, nu, K));
-  SEXP status_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ncell_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ntrim_ = PROTECT(allocVector(INTSXP, K));
-  SEXP ntreat_ = PROTECT(allocVector(INTSXP, K));
-  double *att = REAL(att_), *INF = REAL(inf_);
-  int *status = INTEGER(status_), *ncell = INTEGER(ncell_), *ntrim = INTEGER(ntrim_), *ntreat = INTEGER(ntreat_);
+  cs_out O;
+  cs_out_alloc(&O, nu, K);  /* 6 protected */
+  double *att = O.att, *INF = O.inf;
+  int *status = O.status, *ncell = O.ncell, *ntrim = O.ntrim, *ntreat = O.ntreat;
   const int nth = dd_nthreads(K, (double) NR * K * (k + 4));
   const size_t per = rc_work_doubles(NR, k) + cs_work_doubles(NR, k);
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
@@ -691,9 +698,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
       for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
     }
   }
-  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
-  SEXP vals[6] = {att_, inf_, status_, ncell_, ntrim_, ntreat_};
-  SEXP out = dd_named_list(6, nm, vals);
+  SEXP out = cs_out_list(&O);
   UNPROTECT(6);
   return out;
 }
