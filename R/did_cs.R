@@ -270,11 +270,9 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     idc <- dd_codes(id); tc0 <- dd_codes(tt)
     tcode <- match(tt[dd_first_rows(tc0)], tlist)[tc0 + 1L]
     N <- attr(idc, "nlev"); T <- length(tlist)
-    ord <- idc + 1L + N * (tcode - 1L)
-    Y <- matrix(NA_real_, N, T); Y[ord] <- y
-    Wm <- matrix(NA_real_, N, T); Wm[ord] <- w
-    Xa <- array(NA_real_, c(N, k, T))
-    for (a in seq_len(k)) { m <- matrix(NA_real_, N, T); m[ord] <- Xi[, a]; Xa[, a, ] <- m }
+    wide <- .Call(C_cs_wide, idc, tcode - 1L, N, T, as.double(y), as.double(w),
+                  if (k > 1L) Xi[, -1L, drop = FALSE] else NULL)
+    Y <- wide$Y; Wm <- wide$W; Xa <- wide$X
     first_row <- dd_first_rows(idc)
     unit_g <- gval[first_row]
     ucl <- if (is.null(cl)) NULL else cl[first_row]

@@ -702,3 +702,35 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   UNPROTECT(6);
   return out;
 }
+
+/* One pass from long to wide: Y (N x T), weights (N x T) and covariates
+ * (N x k x T) from unit codes and period codes (0-based); X may be NULL
+ * (intercept only). Cells never observed stay NA. */
+SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
+  const R_xlen_t n = XLENGTH(y_);
+  const int N = asInteger(N_), T = asInteger(T_);
+  const int k = 1 + (isNull(X_) ? 0 : ncols(X_));
+  if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || XLENGTH(w_) != n || (!isNull(X_) && nrows(X_) != n))
+    error("internal error in cs.c: length mismatch; please report");
+  const int *idc = INTEGER(idc_), *tc = INTEGER(tc_);
+  const double *y = REAL(y_), *w = REAL(w_), *X = isNull(X_) ? NULL : REAL(X_);
+  const R_xlen_t NT = (R_xlen_t) N * T;
+  SEXP Y = PROTECT(allocMatrix(REALSXP, N, T));
+  SEXP W = PROTECT(allocMatrix(REALSXP, N, T));
+  SEXP XA = PROTECT(allocVector(REALSXP, NT * k));
+  double *py = REAL(Y), *pw = REAL(W), *px = REAL(XA);
+  for (R_xlen_t j = 0; j < NT; j++) { py[j] = NA_REAL; pw[j] = NA_REAL; }
+  for (R_xlen_t j = 0; j < NT * k; j++) px[j] = NA_REAL;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const R_xlen_t cell = idc[i] + (R_xlen_t) N * tc[i];
+    py[cell] = y[i]; pw[cell] = w[i];
+    const R_xlen_t base = idc[i] + (R_xlen_t) N * k * tc[i];
+    px[base] = 1.0;
+    for (int a = 1; a < k; a++) px[base + (R_xlen_t) a * N] = X[i + (R_xlen_t) (a - 1) * n];
+  }
+  const char *nm[3] = {"Y", "W", "X"};
+  SEXP vals[3] = {Y, W, XA};
+  SEXP out = dd_named_list(3, nm, vals);
+  UNPROTECT(3);
+  return out;
+}

@@ -45,6 +45,7 @@ SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 /* cs.c */
 SEXP C_cs_panel(SEXP Y, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
                 SEXP thr, SEXP method, SEXP trim);
+SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
              SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 

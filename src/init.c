@@ -26,6 +26,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(mboot, 3),
   CALLDEF(cs_panel, 10),
   CALLDEF(cs_rc, 13),
+  CALLDEF(cs_wide, 7),
   {NULL, NULL, 0}
 };
 
