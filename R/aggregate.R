@@ -14,7 +14,7 @@ dd_if_rows <- function(psi, cluster) {
 # columns of psi (n units): sqrt(sum psi^2) / n, or with cluster sums.
 dd_if_se <- function(psi, n, cluster = NULL) {
   R <- dd_if_rows(psi, cluster)
-  se <- sqrt(colSums(R^2)) / n
+  se <- sqrt(.Call(C_colss, R)) / n
   se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
   se
 }
@@ -24,7 +24,8 @@ dd_if_se <- function(psi, n, cluster = NULL) {
 # critical value at level 1 - alpha over the columns in `band`.
 dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi))) {
   R <- dd_if_rows(psi, cluster)
-  ok <- colSums(R^2) > 0 & is.finite(colSums(R))
+  ss <- .Call(C_colss, R)
+  ok <- is.finite(ss) & ss > 0
   draws <- matrix(0, nboot, ncol(R))
   if (any(ok))
     draws[, ok] <- .Call(C_mboot, t(R[, ok, drop = FALSE]), as.integer(nboot), dd_boot_types[[boot_weights]])

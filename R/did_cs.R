@@ -113,9 +113,9 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   w <- if (is.null(p$w)) rep(1, length(tt)) else p$w
   idc <- dd_codes(id); tc <- dd_codes(tt)
   if (panel) dd_check_unique_codes(idc, tc, id, tt)
-  dd_check_constant_within(g, id, "gname", gname)
-  if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster)
-  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, id = id, w = w, X = p$X,
+  dd_check_constant_within(g, id, "gname", gname, code = idc)
+  if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster, code = idc)
+  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, id = id, w = w, X = p$X, idc = idc, tc = tc,
                         cl = if (length(p$cluster)) p$cluster[[1]] else NULL,
                         xformla = xformla, gname = gname, tname = tname, anticipation = anticipation,
                         control_group = control_group, panel = panel,
@@ -185,11 +185,11 @@ dd_cs_vcov_label <- function(nboot, boot_weights, cluster) {
 
 # did's data rules (pre_process_did2), on plain vectors.
 dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticipation,
-                          control_group, panel, allow_unbalanced) {
+                          control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
   notes <- character()
   never <- is.na(g) | g == 0 | is.infinite(g)
-  sorted_levels <- function(v) sort(v[dd_first_rows(dd_codes(v))])
-  tlist <- sorted_levels(tt)
+  sorted_levels <- function(v, code = dd_codes(v)) sort(v[dd_first_rows(code)])
+  tlist <- sorted_levels(tt, tc)
   if (any(!never & g < 0)) dd_stop("`gname` = \"%s\" must be >= 0 (0 means never treated); it has %s.",
                                   gname, format(min(g[!never])))
   late <- !never & g > max(tlist) + anticipation
@@ -212,6 +212,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
     if (!is.null(X)) X <- X[keep, , drop = FALSE]
     if (!is.null(cl)) cl <- cl[keep]
+    idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
   }
   if (!any(never)) {
     if (control_group == "nevertreated")
@@ -223,8 +224,9 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
     y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
     if (!is.null(X)) X <- X[keep, , drop = FALSE]
     if (!is.null(cl)) cl <- cl[keep]
+    idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
   }
-  if (any(first) || !any(never)) tlist <- sorted_levels(tt)
+  if (any(first) || !any(never)) tlist <- sorted_levels(tt, tc)
   gval <- g; gval[never] <- Inf
   gz <- g; gz[never] <- 0                     # finite codes: the O(n) path of dd_codes
   gcode <- dd_codes(gz)
@@ -237,7 +239,6 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
   k <- ncol(Xi)
   unbalanced <- FALSE
   if (panel) {
-    idc <- dd_codes(id)
     cnt <- tabulate(idc + 1L, attr(idc, "nlev"))
     if (any(cnt != length(tlist))) {
       if (allow_unbalanced) unbalanced <- TRUE else {
@@ -248,6 +249,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
         y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
         gval <- gval[keep]; Xi <- Xi[keep, , drop = FALSE]
         if (!is.null(cl)) cl <- cl[keep]
+        idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
       }
     }
   }
@@ -267,8 +269,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
                     paste(small, collapse = ", ")), call. = FALSE)
   }
   if (panel && !unbalanced) {
-    idc <- dd_codes(id); tc0 <- dd_codes(tt)
-    tcode <- match(tt[dd_first_rows(tc0)], tlist)[tc0 + 1L]
+    tcode <- match(tt[dd_first_rows(tc)], tlist)[tc + 1L]
     N <- attr(idc, "nlev"); T <- length(tlist)
     wide <- .Call(C_cs_wide, idc, tcode - 1L, N, T, as.double(y), as.double(w),
                   if (k > 1L) Xi[, -1L, drop = FALSE] else NULL)
@@ -283,7 +284,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticip
                 unit_cluster = ucl, notes = notes))
   }
   # repeated cross-sections, or an unbalanced panel (rows grouped by unit)
-  unit <- if (unbalanced) dd_codes(id) else seq_along(y) - 1L
+  unit <- if (unbalanced) idc else seq_along(y) - 1L
   n <- if (unbalanced) attr(unit, "nlev") else length(y)
   first_row <- if (unbalanced) dd_first_rows(unit) else seq_len(n)
   unit_g <- gval[first_row]
@@ -338,8 +339,8 @@ dd_cs_report <- function(r, cells) {
 dd_cs_pretest <- function(att, inf, n, cluster, cells, se) {
   P <- which(cells$g > cells$t & !is.na(se) & !is.na(att))
   if (!length(P)) return(list(W = NA_real_, df = 0L, p.value = NA_real_, note = "no pre-treatment cells"))
-  R <- dd_if_rows(inf[, P, drop = FALSE], cluster)
-  V <- crossprod(R) / n
+  V <- if (is.null(cluster)) .Call(C_if_crossprod, inf, as.integer(P)) / n
+       else crossprod(dd_if_rows(inf[, P, drop = FALSE], cluster)) / n
   if (anyNA(V) || rcond(V) <= .Machine$double.eps)
     return(list(W = NA_real_, df = length(P), p.value = NA_real_, note = "singular variance of the pre-treatment ATT(g,t)"))
   a <- att[P]

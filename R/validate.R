@@ -166,8 +166,7 @@ dd_check_binary <- function(d, arg, col) {
 }
 
 
-dd_check_constant_within <- function(g, id, arg, col, what = "unit") {
-  code <- dd_codes(id)
+dd_check_constant_within <- function(g, id, arg, col, what = "unit", code = dd_codes(id)) {
   x <- if (is.numeric(g)) as.double(g) else as.double(dd_codes(g))
   bad <- .Call(C_first_varying, code, attr(code, "nlev"), x)
   if (bad > 0) {

@@ -84,6 +84,8 @@ SEXP C_first_rows(SEXP code, SEXP ng);
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
 SEXP C_if_combine(SEXP Psi, SEXP A);
+SEXP C_colss(SEXP X);
+SEXP C_if_crossprod(SEXP X, SEXP cols);
 
 /* bootstrap.c */
 SEXP C_mboot(SEXP Rt, SEXP B, SEXP type);

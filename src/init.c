@@ -14,6 +14,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(demean, 7),
   CALLDEF(cluster_meat, 5),
   CALLDEF(if_combine, 2),
+  CALLDEF(colss, 1),
+  CALLDEF(if_crossprod, 2),
   CALLDEF(group_codes, 1),
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),

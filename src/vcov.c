@@ -64,3 +64,48 @@ SEXP C_if_combine(SEXP Psi_, SEXP A_) {
   UNPROTECT(1);
   return out;
 }
+
+/* column sums of squares (NA when a column has NA), one column per task */
+SEXP C_colss(SEXP X_) {
+  const int n = nrows(X_), m = ncols(X_);
+  const double *X = REAL(X_);
+  SEXP out = PROTECT(allocVector(REALSXP, m));
+  double *o = REAL(out);
+  const int nth = dd_nthreads(m, (double) n * m);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static)
+#endif
+  for (int j = 0; j < m; j++) {
+    const double *x = X + (R_xlen_t) j * n; double s = 0.0;
+    for (int i = 0; i < n; i++) s += x[i] * x[i];
+    o[j] = s;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* X[, cols]' X[, cols] skipping zero entries row by row (influence
+ * functions are zero outside each cell's sample) */
+SEXP C_if_crossprod(SEXP X_, SEXP cols_) {
+  const int n = nrows(X_), m = LENGTH(cols_);
+  const double *X = REAL(X_);
+  const int *cols = INTEGER(cols_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, m, m));
+  double *V = REAL(out);
+  memset(V, 0, sizeof(double) * m * m);
+  double *val = (double *) R_alloc(m > 0 ? m : 1, sizeof(double));
+  int *idx = (int *) R_alloc(m > 0 ? m : 1, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    int nz = 0;
+    for (int a = 0; a < m; a++) {
+      double x = X[i + (R_xlen_t) (cols[a] - 1) * n];
+      if (x != 0.0) { val[nz] = x; idx[nz++] = a; }
+    }
+    for (int p = 0; p < nz; p++)
+      for (int q = 0; q <= p; q++) V[idx[p] + (R_xlen_t) idx[q] * m] += val[p] * val[q];
+  }
+  for (int a = 0; a < m; a++)
+    for (int b = a + 1; b < m; b++) V[a + (R_xlen_t) b * m] = V[b + (R_xlen_t) a * m];
+  UNPROTECT(1);
+  return out;
+}
