@@ -217,7 +217,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   m <- length(elems)
   crit <- NA_real_
   if (nboot > 0L || (cband && m > 0L)) {
-    B <- max(nboot, if (cband) 1000L else 0L)
+    B <- if (nboot > 0L) nboot else if (!is.null(x$boot)) nrow(x$boot$draws) else 1000L
     dr <- x$boot
     if (!is.null(dr) && nrow(dr$draws) == B && identical(dr$boot_weights, boot_weights)) {
       # reuse the fit's draws: bootstrap of psi = draws(Psi) A + draws(C) c
