@@ -22,17 +22,20 @@ dd_if_se <- function(psi, n, cluster = NULL) {
 # Multiplier bootstrap (C, bootstrap.c): returns bootstrap standard errors
 # (interquartile range / 1.349, type-1 quantiles, as did) and the sup-t
 # critical value at level 1 - alpha over the columns in `band`.
-dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi))) {
-  R <- dd_if_rows(psi, cluster)
-  ss <- .Call(C_colss, R)
-  ok <- is.finite(ss) & ss > 0
-  draws <- matrix(0, nboot, ncol(R))
-  if (any(ok))
-    draws[, ok] <- .Call(C_mboot, t(R[, ok, drop = FALSE]), as.integer(nboot), dd_boot_types[[boot_weights]])
-  out <- dd_draws_summary(draws, nrow(R), n, alpha, band = intersect(band, which(ok)))
+dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi)),
+                       cols = seq_len(ncol(psi)), extra = NULL) {
+  # columns `cols` of psi and all of `extra`; cluster sums when clustered
+  cl <- if (is.null(cluster)) NULL else dd_codes(cluster)
+  N <- if (is.null(cl)) nrow(psi) else attr(cl, "nlev")
+  m <- length(cols) + if (is.null(extra)) 0L else ncol(extra)
+  draws <- .Call(C_mboot_if, psi, as.integer(cols), extra, cl, as.integer(N), as.integer(nboot),
+                 dd_boot_types[[boot_weights]])
+  ok <- colSums(draws^2) > 0
+  draws[, !ok] <- 0
+  out <- dd_draws_summary(draws, N, n, alpha, band = intersect(band, which(ok)))
   out$se[!ok] <- NA_real_
   out$draws <- draws
-  out$N <- nrow(R)
+  out$N <- N
   out
 }
 

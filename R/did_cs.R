@@ -143,8 +143,8 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
       # aggregations need (aggregate() reuses them)
       glist <- sort(unique(cells$g))
       Cmat <- vapply(glist, function(g) prep$unit_weight * (prep$unit_group == g), numeric(n))
-      bt <- dd_if_boot(cbind(inf[, okc, drop = FALSE], matrix(Cmat, nrow = n)), n, prep$unit_cluster,
-                       nboot, boot_weights, alpha, band = seq_along(okc))
+      bt <- dd_if_boot(inf, n, prep$unit_cluster, nboot, boot_weights, alpha,
+                       band = seq_along(okc), cols = okc, extra = matrix(Cmat, nrow = n))
       se[okc] <- bt$se[seq_along(okc)]
       boot <- list(draws = bt$draws, cells = okc, N = bt$N, boot_weights = boot_weights)
       if (cband && length(prep$tlist) > 2L) {

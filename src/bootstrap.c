@@ -112,46 +112,58 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
 }
 
 /* Multiplier bootstrap of influence functions (the scheme did's mboot uses):
- * R is N x m (rows: units, or cluster sums of the unit rows); replicate b
- * draws one weight v_r per row and returns
+ * replicate b draws one weight v_r per row (unit, or cluster) and returns
  *   bres[b, j] = sqrt(N) * (1/N) * sum_r v_r R[r, j].
- * Replicates are processed in blocks; each block is computed by one thread,
- * each replicate from its own random stream (seed, b), so the result does not
- * depend on the thread count. R is passed transposed (m x N, row r of R
- * contiguous) so that one block streams through it once; zeros (rows outside
- * a cell) are skipped. */
-SEXP C_mboot(SEXP Rt_, SEXP B_, SEXP type_) {
-  const int m = nrows(Rt_), N = ncols(Rt_), B = asInteger(B_), type = asInteger(type_);
-  const double *Rt = REAL(Rt_);
-  int BB = (int) (4194304.0 / (N > 0 ? N : 1));
+ * R holds columns `cols`
+ * (1-based) of Psi (N x K) and all columns of C (N x G, may be NULL), rows
+ * summed by cluster when cl (0-based codes, nclus clusters) is given. The
+ * rows are gathered once into a row-major block so that a block of
+ * replicates streams through it once; zeros (rows outside a cell) are
+ * skipped. Each block is computed by one thread, each replicate from its own
+ * random stream (seed, b), so the result does not depend on the thread
+ * count. Returns B x m. */
+SEXP C_mboot_if(SEXP Psi_, SEXP cols_, SEXP C_, SEXP cl_, SEXP nclus_, SEXP B_, SEXP type_) {
+  const int N = nrows(Psi_), mk = LENGTH(cols_), mc = isNull(C_) ? 0 : ncols(C_);
+  const int m = mk + mc, B = asInteger(B_), type = asInteger(type_);
+  const int *cols = INTEGER(cols_), *cl = isNull(cl_) ? NULL : INTEGER(cl_);
+  const int Nr = cl ? asInteger(nclus_) : N;
+  const double *Psi = REAL(Psi_), *C = isNull(C_) ? NULL : REAL(C_);
+  if ((C && nrows(C_) != N) || (cl && XLENGTH(cl_) != N))
+    error("internal error in bootstrap.c: length mismatch; please report");
+  double *Rt = (double *) R_alloc((size_t) m * Nr, sizeof(double));
+  memset(Rt, 0, sizeof(double) * (size_t) m * Nr);
+  for (int j = 0; j < m; j++) {
+    const double *x = j < mk ? Psi + (R_xlen_t) (cols[j] - 1) * N : C + (R_xlen_t) (j - mk) * N;
+    if (cl) for (int i = 0; i < N; i++) Rt[j + (size_t) m * cl[i]] += x[i];
+    else for (int i = 0; i < N; i++) Rt[j + (size_t) m * i] = x[i];
+  }
+  int BB = (int) (4194304.0 / (Nr > 0 ? Nr : 1));
   if (BB > 32) BB = 32;
   if (BB < 1) BB = 1;
   const int nblock = (B + BB - 1) / BB;
-  const int nth = dd_nthreads(nblock, (double) B * N * (m > 0 ? m : 1) / 64.0);
-  const size_t per = (size_t) 2 * N * BB + (size_t) m * BB;
+  const int nth = dd_nthreads(nblock, (double) B * Nr * (m > 0 ? m : 1) / 64.0);
+  const size_t per = (size_t) Nr * BB + (size_t) m * BB;
   double *scratch = (double *) R_alloc(per * nth, sizeof(double));
+  dd_wstream *ws = (dd_wstream *) R_alloc((size_t) BB * nth, sizeof(dd_wstream));
   GetRNGstate();
   uint64_t seed = dd_seed_from_R();
   PutRNGstate();
   SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
   double *O = REAL(out);
-  const double scale = 1.0 / sqrt((double) N);
+  const double scale = 1.0 / sqrt((double) Nr);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
   for (int blk = 0; blk < nblock; blk++) {
-    double *s = scratch + per * dd_tid();
-    double *v = s, *vt = s + (size_t) N * BB, *acc = s + (size_t) 2 * N * BB;
+    const int tid = dd_tid();
+    double *vt = scratch + per * tid, *acc = vt + (size_t) Nr * BB;
+    dd_wstream *w = ws + (size_t) BB * tid;
     const int b0 = blk * BB, nb = (b0 + BB <= B) ? BB : B - b0;
-    for (int b = 0; b < nb; b++) {
-      dd_rng g;
-      dd_rng_init(&g, seed, (uint64_t) (b0 + b));
-      dd_boot_weights(&g, type, v + (size_t) b * N, N);
-    }
-    for (int r = 0; r < N; r++)
-      for (int b = 0; b < nb; b++) vt[(size_t) r * nb + b] = v[(size_t) b * N + r];
+    for (int b = 0; b < nb; b++) dd_wstream_init(w + b, seed, (uint64_t) (b0 + b), type);
+    for (int r = 0; r < Nr; r++)
+      for (int b = 0; b < nb; b++) vt[(size_t) r * nb + b] = dd_wstream_next(w + b);
     memset(acc, 0, sizeof(double) * (size_t) m * nb);
-    for (int r = 0; r < N; r++) {
+    for (int r = 0; r < Nr; r++) {
       const double *vr = vt + (size_t) r * nb, *x = Rt + (size_t) r * m;
       for (int j = 0; j < m; j++) {
         const double xj = x[j];

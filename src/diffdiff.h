@@ -40,6 +40,9 @@ uint64_t dd_rng_next(dd_rng *g);
 double dd_rng_unif(dd_rng *g);
 uint64_t dd_seed_from_R(void);
 void dd_boot_weights(dd_rng *g, int type, double *v, int G);
+typedef struct { dd_rng g; uint64_t bits; int type; long pos; } dd_wstream;
+void dd_wstream_init(dd_wstream *s, uint64_t seed, uint64_t stream, int type);
+double dd_wstream_next(dd_wstream *s);
 SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 
 /* cs.c */
@@ -88,7 +91,7 @@ SEXP C_colss(SEXP X);
 SEXP C_if_crossprod(SEXP X, SEXP cols);
 
 /* bootstrap.c */
-SEXP C_mboot(SEXP Rt, SEXP B, SEXP type);
+SEXP C_mboot_if(SEXP Psi, SEXP cols, SEXP C, SEXP cl, SEXP G, SEXP B, SEXP type);
 SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
                  SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
 

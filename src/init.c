@@ -25,7 +25,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(first_varying, 3),
   CALLDEF(first_rows, 2),
   CALLDEF(wild_boot, 12),
-  CALLDEF(mboot, 3),
+  CALLDEF(mboot_if, 7),
   CALLDEF(cs_panel, 10),
   CALLDEF(cs_rc, 13),
   CALLDEF(cs_wide, 7),

@@ -37,29 +37,42 @@ uint64_t dd_seed_from_R(void) {
  * type 1 Rademacher: +-1 with probability 1/2;
  * type 2 Mammen: -(sqrt5-1)/2 w.p. (sqrt5+1)/(2 sqrt5), else (sqrt5+1)/2;
  * type 3 Webb: +-sqrt(3/2), +-1, +-sqrt(1/2), each w.p. 1/6. */
+/* A stream of weights, one at a time, in the order dd_boot_weights fills
+ * them (so both give the same weights for the same (seed, stream)). */
+void dd_wstream_init(dd_wstream *s, uint64_t seed, uint64_t stream, int type) {
+  dd_rng_init(&s->g, seed, stream);
+  s->type = type; s->pos = 0; s->bits = 0;
+}
+
+double dd_wstream_next(dd_wstream *s) {
+  static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
+                                 0.7071067811865476, 1.0, 1.224744871391589};
+  const double s5 = 2.23606797749979;
+  double v;
+  switch (s->type) {
+  case 1:                               /* Rademacher: 64 signs from each draw */
+    if ((s->pos & 63) == 0) s->bits = dd_rng_next(&s->g);
+    v = ((s->bits >> (s->pos & 63)) & 1ULL) ? 1.0 : -1.0;
+    break;
+  case 2:
+    v = dd_rng_unif(&s->g) < (s5 + 1.0) / (2.0 * s5) ? -(s5 - 1.0) / 2.0 : (s5 + 1.0) / 2.0;
+    break;
+  case 3: {
+    int k = (int) (dd_rng_unif(&s->g) * 6.0);
+    v = webb[k > 5 ? 5 : k];
+    break;
+  }
+  default: v = 0.0;
+  }
+  s->pos++;
+  return v;
+}
+
 void dd_boot_weights(dd_rng *g, int type, double *v, int G) {
-  const double s5 = sqrt(5.0);
-  const double pm = (s5 + 1.0) / (2.0 * s5), lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
-  const double webb[6] = {-sqrt(1.5), -1.0, -sqrt(0.5), sqrt(0.5), 1.0, sqrt(1.5)};
-  if (type == 1) {            /* Rademacher: 64 signs from each draw */
-    uint64_t bits = 0;
-    for (int i = 0; i < G; i++) {
-      if ((i & 63) == 0) bits = dd_rng_next(g);
-      v[i] = ((bits >> (i & 63)) & 1ULL) ? 1.0 : -1.0;
-    }
-    return;
-  }
-  for (int i = 0; i < G; i++) {
-    switch (type) {
-    case 2: v[i] = dd_rng_unif(g) < pm ? lo : hi; break;
-    case 3: {
-      int k = (int) (dd_rng_unif(g) * 6.0);
-      v[i] = webb[k > 5 ? 5 : k];
-      break;
-    }
-    default: v[i] = 0.0;
-    }
-  }
+  dd_wstream s;
+  s.g = *g; s.type = type; s.pos = 0; s.bits = 0;
+  for (int i = 0; i < G; i++) v[i] = dd_wstream_next(&s);
+  *g = s.g;
 }
 
 /* G x B matrix of weights, for tests of the weight distributions. */
