@@ -41,11 +41,7 @@ dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_l
 
 # Coefficient table for influence-function estimators (normal reference).
 dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
-  z <- stats::qnorm(1 - alpha / 2)
-  tab <- data.frame(term = term, estimate = unname(est), std.error = unname(se),
-                    statistic = unname(est / se), p.value = unname(2 * stats::pnorm(-abs(est / se))),
-                    conf.low = unname(est - z * se), conf.high = unname(est + z * se),
-                    stringsAsFactors = FALSE)
+  tab <- dd_coef_table(stats::setNames(est, term), se, Inf, alpha)   # df = Inf: normal
   if (!is.null(extra)) tab <- cbind(tab, extra)
   if (is.finite(crit)) {
     tab$cband.low <- tab$estimate - crit * tab$std.error
