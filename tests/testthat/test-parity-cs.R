@@ -93,3 +93,16 @@ test_that("did's argument spellings run unchanged", {
   expect_lt(rel_na(f$coeftable$std.error, m$se), 1e-6)
   expect_error(did_cs(mpdta, "lemp", "year", "countyreal", "first.treat", biter = 10), "`biter`")
 })
+
+test_that("time-varying covariates and weights: each cell uses the earlier period's values, as did", {
+  need_peer("did")
+  d <- sim_cs_panel(n = 400)
+  set.seed(5)
+  d$x3 <- d$x1 + 0.3 * d$t + rnorm(nrow(d), 0, 0.5)      # varies within unit
+  d$w2 <- d$w * (1 + 0.1 * d$t)                          # weights vary over time too
+  for (em in c("dr", "ipw", "reg")) for (bp in c("varying", "universal")) {
+    p <- cs_pair(d, "y", "t", "id", "g", xformla = ~ x3 + x2, est_method = em, base_period = bp,
+                 weightsname = "w2", control_group = "notyettreated", anticipation = 1)
+    cs_check(p)
+  }
+})
