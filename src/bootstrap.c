@@ -122,6 +122,30 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
  * skipped. Each block is computed by one thread, each replicate from its own
  * random stream (seed, b), so the result does not depend on the thread
  * count. Returns B x m. */
+/* acc[j, b] = sum_r vt[r, b] R[r, j] for one block of nb replicates (R row
+ * major, zeros skipped). On x86-64 Linux with gcc an AVX2 clone is chosen
+ * at load time when the processor has it. AVX2 alone does not fuse multiply
+ * and add, so both clones round every operation the same way and give
+ * identical results. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void mboot_accumulate(int Nr, int m, int nb, const double *vt, const double *Rt, double *acc) {
+  memset(acc, 0, sizeof(double) * (size_t) m * nb);
+  for (int r = 0; r < Nr; r++) {
+    const double *vr = vt + (size_t) r * nb, *x = Rt + (size_t) r * m;
+    for (int j = 0; j < m; j++) {
+      const double xj = x[j];
+      if (xj == 0.0) continue;
+      double *restrict aj = acc + (size_t) j * nb;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+      for (int b = 0; b < nb; b++) aj[b] += vr[b] * xj;
+    }
+  }
+}
+
 SEXP C_mboot_if(SEXP Psi_, SEXP cols_, SEXP C_, SEXP cl_, SEXP nclus_, SEXP B_, SEXP type_) {
   const int N = nrows(Psi_), mk = LENGTH(cols_), mc = isNull(C_) ? 0 : ncols(C_);
   const int m = mk + mc, B = asInteger(B_), type = asInteger(type_);
@@ -162,19 +186,7 @@ SEXP C_mboot_if(SEXP Psi_, SEXP cols_, SEXP C_, SEXP cl_, SEXP nclus_, SEXP B_, 
     for (int b = 0; b < nb; b++) dd_wstream_init(w + b, seed, (uint64_t) (b0 + b), type);
     for (int r = 0; r < Nr; r++)
       for (int b = 0; b < nb; b++) vt[(size_t) r * nb + b] = dd_wstream_next(w + b);
-    memset(acc, 0, sizeof(double) * (size_t) m * nb);
-    for (int r = 0; r < Nr; r++) {
-      const double *vr = vt + (size_t) r * nb, *x = Rt + (size_t) r * m;
-      for (int j = 0; j < m; j++) {
-        const double xj = x[j];
-        if (xj == 0.0) continue;
-        double *restrict aj = acc + (size_t) j * nb;
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-        for (int b = 0; b < nb; b++) aj[b] += vr[b] * xj;
-      }
-    }
+    mboot_accumulate(Nr, m, nb, vt, Rt, acc);
     for (int j = 0; j < m; j++)
       for (int b = 0; b < nb; b++) O[(b0 + b) + (R_xlen_t) j * B] = acc[(size_t) j * nb + b] * scale;
   }
