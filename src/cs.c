@@ -57,20 +57,36 @@ static double binom_dev(int n, const double *y, const double *mu, const double *
   return d;
 }
 
-/* A = X' diag(wt) X (k x k, full), b = X' (wt * y) (when y given) */
+/* A = X' diag(wt) X (k x k, full), b = X' (wt * y) (when y given); for
+ * small k in one pass over the rows */
 static void crossprod_w(int n, int k, const double *X, const double *wt, const double *y,
                         double *A, double *b) {
   memset(A, 0, sizeof(double) * k * k);
   if (b) memset(b, 0, sizeof(double) * k);
-  for (int a = 0; a < k; a++) {
-    const double *xa = X + (R_xlen_t) a * n;
-    if (b) { double s = 0.0; for (int i = 0; i < n; i++) s += xa[i] * wt[i] * y[i]; b[a] = s; }
-    for (int c = 0; c <= a; c++) {
-      const double *xc = X + (R_xlen_t) c * n; double s = 0.0;
-      for (int i = 0; i < n; i++) s += xa[i] * wt[i] * xc[i];
-      A[a + c * k] = s; A[c + a * k] = s;
+  if (k <= 8) {
+    double xi[8];
+    for (int i = 0; i < n; i++) {
+      const double wi = wt[i];
+      if (wi == 0.0) continue;
+      for (int a = 0; a < k; a++) xi[a] = X[i + (R_xlen_t) a * n];
+      for (int a = 0; a < k; a++) {
+        const double wxa = wi * xi[a];
+        if (b) b[a] += wxa * y[i];
+        for (int c = 0; c <= a; c++) A[a + c * k] += wxa * xi[c];
+      }
+    }
+  } else {
+    for (int a = 0; a < k; a++) {
+      const double *xa = X + (R_xlen_t) a * n;
+      if (b) { double s = 0.0; for (int i = 0; i < n; i++) s += xa[i] * wt[i] * y[i]; b[a] = s; }
+      for (int c = 0; c <= a; c++) {
+        const double *xc = X + (R_xlen_t) c * n; double s = 0.0;
+        for (int i = 0; i < n; i++) s += xa[i] * wt[i] * xc[i];
+        A[a + c * k] = s;
+      }
     }
   }
+  for (int a = 0; a < k; a++) for (int c = a + 1; c < k; c++) A[a + c * k] = A[c + a * k];
 }
 
 /* Cholesky of A into L; returns 0 when A is not (numerically) positive definite,
