@@ -66,6 +66,12 @@ dd_draws_summary <- function(draws, N, n, alpha, band = integer()) {
   list(se = sig * sqrt(N) / n, crit = crit)
 }
 
+# n x |glist| matrix of w * 1{G = g}: the cohort-share columns of the
+# aggregations' weight-estimation terms (and of their bootstrap draws)
+dd_cohort_mat <- function(w, G, glist) {
+  matrix(vapply(glist, function(g) w * (G == g), numeric(length(w))), nrow = length(w))
+}
+
 # Aggregates are linear in the cell influence functions and in the cohort
 # indicators: psi = Psi a + C c, with C[, g] = w * 1{G = g} (the weight-
 # estimation term of did's wif(); its constant part cancels). This element
@@ -210,7 +216,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   est_all <- vapply(all_el, `[[`, numeric(1), "est")
   Psi <- x$inf
   if (!all(keep_cells)) Psi[, !keep_cells] <- 0
-  Cmat <- vapply(glist, function(g) w * (G == g), numeric(n)); Cmat <- matrix(Cmat, nrow = n)
+  Cmat <- dd_cohort_mat(w, G, glist)
   psi_all <- .Call(C_if_combine, Psi, A) + Cmat %*% Cc
   se <- dd_if_se(psi_all, n, cl)
   m <- length(elems)

@@ -142,9 +142,9 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
       # one set of draws for the cells and for the cohort-share columns the
       # aggregations need (aggregate() reuses them)
       glist <- sort(unique(cells$g))
-      Cmat <- vapply(glist, function(g) prep$unit_weight * (prep$unit_group == g), numeric(n))
       bt <- dd_if_boot(inf, n, prep$unit_cluster, nboot, boot_weights, alpha,
-                       band = seq_along(okc), cols = okc, extra = matrix(Cmat, nrow = n))
+                       band = seq_along(okc), cols = okc,
+                       extra = dd_cohort_mat(prep$unit_weight, prep$unit_group, glist))
       se[okc] <- bt$se[seq_along(okc)]
       boot <- list(draws = bt$draws, cells = okc, N = bt$N, boot_weights = boot_weights)
       if (cband && length(prep$tlist) > 2L) {
@@ -373,9 +373,7 @@ vcov.did_cs <- function(object, ...) dd_if_vcov(object)
 # cluster sums when clustered; bootstrap fits keep their bootstrap standard
 # errors on the diagonal
 dd_if_vcov <- function(object) {
-  psi <- object$inf
-  psi[is.na(psi)] <- NA_real_
-  V <- crossprod(dd_if_rows(psi, object$unit_cluster)) / object$n^2
+  V <- crossprod(dd_if_rows(object$inf, object$unit_cluster)) / object$n^2
   se <- object$coeftable$std.error
   if (identical(object$vcov_type, "bootstrap")) {
     s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_

@@ -114,7 +114,7 @@ static void xbeta(int n, int k, const double *X, const double *beta, double *out
 
 /* weighted logit of y on X by fastglm's IRLS; fills W->ps (fitted), returns 1 if converged */
 static int logit_fit(int n, int k, const double *X, const double *y, const double *pw, cs_work *W,
-                     double *work4k, int *iwork, int *ok) {
+                     int *ok) {
   double *mu = W->mu, *eta = W->eta, *z = W->z, *wt = W->wt, *beta = W->beta, *bprev = W->bprev;
   for (int i = 0; i < n; i++) { mu[i] = (pw[i] * y[i] + 0.5) / (pw[i] + 1.0); eta[i] = log(mu[i] / (1.0 - mu[i])); }
   memset(beta, 0, sizeof(double) * k);
@@ -152,7 +152,6 @@ static int logit_fit(int n, int k, const double *X, const double *y, const doubl
     if (fabs(dev - devold) / (0.1 + fabs(dev)) < CS_TOL) { conv = 1; break; }
   }
   for (int i = 0; i < n; i++) W->ps[i] = mu[i];
-  (void) work4k; (void) iwork;
   return conv;
 }
 
@@ -181,7 +180,7 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
       for (int i = 0; i < n; i++) ps[i] = s1 / s0;
     } else {
       int ok = 1;
-      if (!logit_fit(n, k, X, D, w, W, work4k, iwork, &ok)) status = CS_PS_NOCONV;
+      if (!logit_fit(n, k, X, D, w, W, &ok)) status = CS_PS_NOCONV;
       if (!ok) return CS_SINGULAR_PS;
     }
     if (overlap_in_fit) {       /* uniform weights: this is did's unweighted guard fit */
@@ -314,7 +313,7 @@ static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *
       double *one = W->od;
       for (int i = 0; i < n; i++) one[i] = 1.0;
       int ok = 1;
-      logit_fit(n, k, W->X, W->D, one, W, work4k, iwork, &ok);
+      logit_fit(n, k, W->X, W->D, one, W, &ok);
       if (!ok) return CS_SINGULAR_PS;
       for (int i = 0; i < n; i++) if (W->ps[i] > mx) mx = W->ps[i];
     }
@@ -513,7 +512,7 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
       W.mu = R->muw; W.eta = R->eta; W.z = R->z; W.wt = R->wt; W.beta = R->beta; W.bprev = R->bprev;
       W.A = R->A; W.L = R->Lps; W.ps = ps;
       int ok = 1;
-      if (!logit_fit(n, k, X, D, w, &W, R->work4k, iwork, &ok)) status = CS_PS_NOCONV;
+      if (!logit_fit(n, k, X, D, w, &W, &ok)) status = CS_PS_NOCONV;
       if (!ok) return CS_SINGULAR_PS;
     }
     for (int i = 0; i < n; i++) {
