@@ -4,38 +4,52 @@
 
 dd_zero_tol <- sqrt(.Machine$double.eps) * 10   # did's "treat as zero"
 
-# Rows that receive multipliers: units, or cluster sums of the unit rows.
-dd_if_rows <- function(psi, cluster) {
+# Influence functions are stored block-sparse (src/ifs.c): rows (units) in
+# blocks, each block a dense matrix over the columns it touches.
+dd_ifs <- function(n, K, start, cols, vals)
+  structure(list(n = as.integer(n), K = as.integer(K), start = as.integer(start), cols = cols, vals = vals),
+            class = "dd_ifs")
+
+# a dense n x K matrix as one block
+dd_ifs_dense <- function(psi) {
   psi <- as.matrix(psi)
-  if (is.null(cluster)) psi else rowsum(psi, cluster, reorder = TRUE)
+  storage.mode(psi) <- "double"
+  dd_ifs(nrow(psi), ncol(psi), c(0L, nrow(psi)), list(seq_len(ncol(psi)) - 1L), list(psi))
+}
+
+#' @export
+as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
+
+# Rows that receive multipliers: units, or cluster sums of the unit rows
+# (dense, one block).
+dd_if_rows <- function(psi, cluster) {
+  if (is.null(cluster)) return(psi)
+  cl <- dd_codes(cluster)
+  # clusters in sorted order, as rowsum(reorder = TRUE)
+  o <- order(cluster[dd_first_rows(cl)])
+  cl2 <- match(seq_along(o), o)[cl + 1L] - 1L
+  dd_ifs_dense(.Call(C_ifs_rowsum, psi, as.integer(cl2), length(o)))
 }
 
 # Analytic standard errors of estimates whose influence functions are the
-# columns of psi (n units): sqrt(sum psi^2) / n, or with cluster sums.
-dd_if_se <- function(psi, n, cluster = NULL) {
-  R <- dd_if_rows(psi, cluster)
-  se <- sqrt(.Call(C_colss, R)) / n
+# columns `cols` of psi (n units): sqrt(sum psi^2) / n, or with cluster sums.
+dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K)) {
+  se <- sqrt(.Call(C_ifs_colss, dd_if_rows(psi, cluster))[cols]) / n
   se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
   se
 }
 
-# Multiplier bootstrap (C, bootstrap.c): returns bootstrap standard errors
-# (interquartile range / 1.349, type-1 quantiles, as did) and the sup-t
-# critical value at level 1 - alpha over the columns in `band`.
-dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_len(ncol(psi)),
-                       cols = seq_len(ncol(psi)), extra = NULL) {
-  # columns `cols` of psi and all of `extra`; cluster sums when clustered
-  cl <- if (is.null(cluster)) NULL else dd_codes(cluster)
-  N <- if (is.null(cl)) nrow(psi) else attr(cl, "nlev")
-  m <- length(cols) + if (is.null(extra)) 0L else ncol(extra)
-  draws <- .Call(C_mboot_if, psi, as.integer(cols), extra, cl, as.integer(N), as.integer(nboot),
-                 dd_boot_types[[boot_weights]])
-  ok <- colSums(draws^2) > 0
-  draws[, !ok] <- 0
-  out <- dd_draws_summary(draws, N, n, alpha, band = intersect(band, which(ok)))
-  out$se[!ok] <- NA_real_
+# Multiplier bootstrap (C, ifs.c) of the columns `cols` of psi: returns
+# bootstrap standard errors (interquartile range / 1.349, type-1 quantiles,
+# as did) and the sup-t critical value at level 1 - alpha over the columns
+# in `band` (positions in `cols`).
+dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_along(cols),
+                       cols = seq_len(psi$K)) {
+  R <- dd_if_rows(psi, cluster)
+  draws <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]])
+  out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
   out$draws <- draws
-  out$N <- N
+  out$N <- R$n
   out
 }
 
@@ -53,17 +67,8 @@ dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
 # Bootstrap summaries from draws (B x m, columns already on did's sqrt(N)
 # scale): IQR standard errors and the sup-t critical value over `band`.
 dd_draws_summary <- function(draws, N, n, alpha, band = integer()) {
-  q <- function(x, p) { x <- sort(x[!is.na(x)]); x[max(1L, ceiling(length(x) * p))] }
-  sig <- apply(draws, 2, function(x) (q(x, 0.75) - q(x, 0.25)) / (stats::qnorm(0.75) - stats::qnorm(0.25)))
-  sig[!is.finite(sig) | sig <= dd_zero_tol] <- NA_real_
-  crit <- NA_real_
-  if (length(band)) {
-    z <- abs(draws[, band, drop = FALSE]) / rep(sig[band], each = nrow(draws))
-    tb <- suppressWarnings(apply(z, 1, max, na.rm = TRUE))
-    tb <- tb[is.finite(tb)]
-    if (length(tb)) crit <- q(tb, 1 - alpha)
-  }
-  list(se = sig * sqrt(N) / n, crit = crit)
+  r <- .Call(C_draws_summary, draws, as.integer(band - 1L), as.double(alpha), dd_zero_tol)
+  list(se = r$sig * sqrt(N) / n, crit = r$crit)
 }
 
 # n x |glist| matrix of w * 1{G = g}: the cohort-share columns of the
@@ -214,10 +219,9 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   A <- vapply(all_el, `[[`, numeric(K), "a"); A <- matrix(A, nrow = K)
   Cc <- vapply(all_el, `[[`, numeric(length(glist)), "c"); Cc <- matrix(Cc, nrow = length(glist))
   est_all <- vapply(all_el, `[[`, numeric(1), "est")
-  Psi <- x$inf
-  if (!all(keep_cells)) Psi[, !keep_cells] <- 0
-  Cmat <- dd_cohort_mat(w, G, glist)
-  psi_all <- .Call(C_if_combine, Psi, A) + Cmat %*% Cc
+  # psi = Psi a + C c: the cohort-share columns follow the K cells in x$inf
+  # (NA cells have a = 0 and are skipped)
+  psi_all <- dd_ifs_dense(.Call(C_ifs_combine, x$inf, rbind(A, Cc)))
   se <- dd_if_se(psi_all, n, cl)
   m <- length(elems)
   crit <- NA_real_

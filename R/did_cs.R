@@ -110,29 +110,37 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   id <- p$vals$idname
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  w <- if (is.null(p$w)) rep(1, length(tt)) else p$w
   idc <- dd_codes(id); tc <- dd_codes(tt)
   if (panel) dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster, code = idc)
-  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, id = id, w = w, X = p$X, idc = idc, tc = tc,
-                        cl = if (length(p$cluster)) p$cluster[[1]] else NULL,
-                        xformla = xformla, gname = gname, tname = tname, anticipation = anticipation,
+  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
+  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, id = id, w = p$w, X = p$X, idc = idc, tc = tc,
+                        cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
+                        gname = gname, tname = tname, anticipation = anticipation,
                         control_group = control_group, panel = panel,
                         allow_unbalanced = allow_unbalanced_panel)
+  rm(p, id, tt, g, idc, tc)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   method <- match(est_method, c("reg", "ipw", "dr")) - 1L
+  K <- length(cells$g)
+  glist <- sort(unique(cells$g))
   if (prep$panel) {
-    r <- .Call(C_cs_panel, prep$Y, prep$gval, prep$never, prep$W, prep$X,
-               cells$idx, cells$g, cells$thr, method, 0.995)
+    lay <- dd_cs_layout(cells, prep, glist)
+    r <- .Call(C_cs_panel, prep$Y, lay$start, prep$bval, prep$bnever, prep$W, prep$X, cells$idx,
+               cells$g, lay$pos, lay$task, lengths(lay$cols), lay$extra, method, 0.995)
+    inf <- dd_ifs(prep$n, K + length(glist), lay$start, lay$cols, r$vals)
+    r$vals <- NULL
   } else {
     r <- .Call(C_cs_rc, prep$y, prep$tcol, prep$gval, prep$never, prep$w, prep$Xrc,
                cells$idx, cells$g, cells$thr, method, 0.995, prep$unit, prep$n)
+    inf <- dd_ifs_dense(cbind(r$inf, dd_cohort_mat(prep$unit_weight, prep$unit_group, glist)))
+    r$inf <- NULL
   }
+  prep$Y <- prep$W <- prep$X <- prep$y <- prep$Xrc <- NULL
   dd_cs_report(r, cells)
   n <- prep$n
-  inf <- r$inf
-  se <- dd_if_se(inf, n, prep$unit_cluster)
+  se <- dd_if_se(inf, n, prep$unit_cluster, seq_len(K))
   se[is.na(r$att)] <- NA_real_
   crit <- NA_real_
   boot <- NULL
@@ -141,10 +149,8 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
     if (length(okc)) {
       # one set of draws for the cells and for the cohort-share columns the
       # aggregations need (aggregate() reuses them)
-      glist <- sort(unique(cells$g))
       bt <- dd_if_boot(inf, n, prep$unit_cluster, nboot, boot_weights, alpha,
-                       band = seq_along(okc), cols = okc,
-                       extra = dd_cohort_mat(prep$unit_weight, prep$unit_group, glist))
+                       band = seq_along(okc), cols = c(okc, K + seq_along(glist)))
       se[okc] <- bt$se[seq_along(okc)]
       boot <- list(draws = bt$draws, cells = okc, N = bt$N, boot_weights = boot_weights)
       if (cband && length(prep$tlist) > 2L) {
@@ -167,7 +173,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                vcov_type = if (nboot > 0) "bootstrap" else "analytic", vcov_label = label,
                df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
                notes = prep$notes)
-  extra <- list(inf = inf, n = n, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
+  extra <- list(inf = inf, n = n, units = prep$units, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
                 pretest = pre, boot = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 control_group = control_group, anticipation = anticipation, base_period = base_period,
@@ -183,119 +189,166 @@ dd_cs_vcov_label <- function(nboot, boot_weights, cluster) {
   s
 }
 
-# did's data rules (pre_process_did2), on plain vectors.
-dd_cs_prepare <- function(y, tt, g, id, w, X, cl, xformla, gname, tname, anticipation,
-                          control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
+# did's rules for cohorts and periods (pre_process_did2), on one first-treated
+# period per entity (unit in a panel, row in repeated cross-sections).
+# Returns the entities and periods kept, the never-treated entities, the
+# treated cohorts to estimate (glist) and notes.
+dd_cs_cohorts <- function(g, tlist, anticipation, control_group, gname, tname, what) {
   notes <- character()
   never <- is.na(g) | g == 0 | is.infinite(g)
-  sorted_levels <- function(v, code = dd_codes(v)) sort(v[dd_first_rows(code)])
-  tlist <- sorted_levels(tt, tc)
   if (any(!never & g < 0)) dd_stop("`gname` = \"%s\" must be >= 0 (0 means never treated); it has %s.",
                                   gname, format(min(g[!never])))
   late <- !never & g > max(tlist) + anticipation
   if (any(late)) {
     message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.",
-                    length(unique(id[late]))))
+                    sum(late)))
     never <- never | late
   }
-  gl <- sorted_levels(g[!never])
-  offgrid <- !never & g %in% gl[gl >= min(tlist) & !(gl %in% tlist)]
-  if (any(offgrid))
+  gl <- sort(unique(g[!never]))
+  off <- gl[gl >= min(tlist) & !(gl %in% tlist)]
+  if (length(off))
     dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA may lie outside.",
-            gname, format(g[which(offgrid)[1]]), tname, paste(format(tlist), collapse = ", "))
+            gname, format(g[which(!never & g %in% off)[1]]), tname, paste(format(tlist), collapse = ", "))
   first <- !never & g <= tlist[1] + anticipation
-  if (any(first)) {
-    k <- if (panel) length(unique(id[first])) else sum(first)
-    warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", k,
-                    if (panel) "units" else "observations"), call. = FALSE)
-    keep <- !first
-    y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
-    if (!is.null(X)) X <- X[keep, , drop = FALSE]
-    if (!is.null(cl)) cl <- cl[keep]
-    idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
-  }
-  if (!any(never)) {
+  if (any(first))
+    warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", sum(first),
+                    what), call. = FALSE)
+  keep <- !first
+  tkeep <- rep(TRUE, length(tlist))
+  if (!any(never & keep)) {
     if (control_group == "nevertreated")
       dd_stop("there are no never-treated units (`gname` 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".")
-    latest <- max(g)
-    keep <- tt < latest - anticipation
+    latest <- max(g[keep])
+    tkeep <- tlist < latest - anticipation
     notes <- c(notes, sprintf("no never-treated units: periods from %s on dropped; cohort %s serves only as a comparison group.",
                               format(latest - anticipation), format(latest)))
-    y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
-    if (!is.null(X)) X <- X[keep, , drop = FALSE]
-    if (!is.null(cl)) cl <- cl[keep]
-    idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
   }
-  if (any(first) || !any(never)) tlist <- sorted_levels(tt, tc)
-  gval <- g; gval[never] <- Inf
-  gz <- g; gz[never] <- 0                     # finite codes: the O(n) path of dd_codes
-  gcode <- dd_codes(gz)
-  glev <- gz[dd_first_rows(gcode)]
-  glist <- sort(glev[glev > 0 & glev > tlist[1] + anticipation & glev <= max(tlist) + anticipation])
-  if (!any(never)) glist <- setdiff(glist, max(g))
+  tl <- tlist[tkeep]
+  glev <- sort(unique(g[keep & !never]))
+  glist <- glev[glev > tl[1] + anticipation & glev <= max(tl) + anticipation]
+  if (!any(never & keep)) glist <- setdiff(glist, latest)
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
-  w <- w / mean(w)
-  Xi <- cbind("(Intercept)" = rep(1, length(y)), X)
-  k <- ncol(Xi)
-  unbalanced <- FALSE
-  if (panel) {
-    cnt <- tabulate(idc + 1L, attr(idc, "nlev"))
-    if (any(cnt != length(tlist))) {
-      if (allow_unbalanced) unbalanced <- TRUE else {
-        bad <- cnt[idc + 1L] != length(tlist)
-        warning(sprintf("%d units are missing in some periods; converting to a balanced panel by dropping them (as did does).",
-                        length(unique(id[bad]))), call. = FALSE)
-        keep <- !bad
-        y <- y[keep]; tt <- tt[keep]; g <- g[keep]; id <- id[keep]; w <- w[keep]; never <- never[keep]
-        gval <- gval[keep]; Xi <- Xi[keep, , drop = FALSE]
-        if (!is.null(cl)) cl <- cl[keep]
-        idc <- dd_recode(idc, keep); tc <- dd_recode(tc, keep)
-      }
-    }
-  }
-  # small groups (did: fewer than 5 + number of covariate terms)
-  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  gz <- gval; gz[!is.finite(gz)] <- 0         # after any balancing
-  gcode <- dd_codes(gz)
-  gsz <- tabulate(gcode + 1L, attr(gcode, "nlev")) / length(tlist)
-  gnm <- gz[dd_first_rows(gcode)]
-  small <- gnm[gsz < nterm + 5]
-  if (length(small)) {
-    if (0 %in% small && control_group == "nevertreated")
-      dd_stop("the never-treated group is too small (%s units) for `control_group` = \"nevertreated\" with these covariates; use \"notyettreated\".",
-              format(gsz[gnm == 0]))
-    small[small == 0] <- Inf
-    warning(sprintf("small cohort(s) %s; some ATT(g,t) may be imprecise or not estimable.",
-                    paste(small, collapse = ", ")), call. = FALSE)
-  }
-  if (panel && !unbalanced) {
-    tcode <- match(tt[dd_first_rows(tc)], tlist)[tc + 1L]
-    N <- attr(idc, "nlev"); T <- length(tlist)
-    wide <- .Call(C_cs_wide, idc, tcode - 1L, N, T, as.double(y), as.double(w),
-                  if (k > 1L) Xi[, -1L, drop = FALSE] else NULL)
-    Y <- wide$Y; Wm <- wide$W; Xa <- wide$X
-    first_row <- dd_first_rows(idc)
-    unit_g <- gval[first_row]
-    ucl <- if (is.null(cl)) NULL else cl[first_row]
-    ug0 <- unit_g; ug0[!is.finite(ug0)] <- 0
-    return(list(panel = TRUE, Y = Y, W = Wm, X = Xa, gval = as.double(ug0),
-                never = !is.finite(unit_g), n = N, nobs = length(y), tlist = tlist, glist = glist,
-                unit_group = ug0, unit_weight = Wm[, 1],
-                unit_cluster = ucl, notes = notes))
-  }
-  # repeated cross-sections, or an unbalanced panel (rows grouped by unit)
-  unit <- if (unbalanced) idc else seq_along(y) - 1L
-  n <- if (unbalanced) attr(unit, "nlev") else length(y)
-  first_row <- if (unbalanced) dd_first_rows(unit) else seq_len(n)
-  unit_g <- gval[first_row]
-  uw <- if (unbalanced) as.vector(tapply(w, as.integer(unit), mean)) else w
-  ucl <- if (is.null(cl)) NULL else cl[first_row]
-  list(panel = FALSE, y = y, tcol = match(tt, tlist) - 1L, gval = as.double(ifelse(is.finite(gval), gval, 0)),
-       never = !is.finite(gval), w = w, Xrc = Xi, unit = as.integer(unit), n = n, nobs = length(y),
-       tlist = tlist, glist = glist, unit_group = ifelse(is.finite(unit_g), unit_g, 0),
-       unit_weight = uw, unit_cluster = ucl, notes = notes)
+  list(never = never, keep = keep, tkeep = tkeep, glist = glist, notes = notes)
 }
 
+# did's small-group check: cohorts with fewer than 5 + (number of covariate
+# terms) units; gz: the cohort of each unit (0 = never treated), cnt_div: rows
+# per unit (1 in a panel, the number of periods in cross-sections)
+dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
+  tab <- table(gz) / cnt_div
+  gnm <- as.numeric(names(tab))
+  small <- gnm[tab < nterm + 5]
+  if (!length(small)) return(invisible(NULL))
+  if (0 %in% small && control_group == "nevertreated")
+    dd_stop("the never-treated group is too small (%s units) for `control_group` = \"nevertreated\" with these covariates; use \"notyettreated\".",
+            format(as.numeric(tab[gnm == 0])))
+  small[small == 0] <- Inf
+  warning(sprintf("small cohort(s) %s; some ATT(g,t) may be imprecise or not estimable.",
+                  paste(small, collapse = ", ")), call. = FALSE)
+}
+
+# The estimation sample. A balanced panel goes wide (N x T outcomes, units
+# sorted by cohort into blocks) with unit-level bookkeeping only; repeated
+# cross-sections and unbalanced panels stay long (rows) for the RC engine.
+dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipation,
+                          control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
+  tlev <- tt[dd_first_rows(tc)]               # period of each time code
+  tlist <- sort(tlev)
+  ef <- if (panel) dd_first_rows(idc) else NULL
+  eg <- if (panel) g[ef] else g               # first treated period per entity
+  co <- dd_cs_cohorts(eg, tlist, anticipation, control_group, gname, tname,
+                      if (panel) "units" else "observations")
+  tl <- tlist[co$tkeep]
+  T <- length(tl)
+  tmap <- match(tlev, tl) - 1L; tmap[is.na(tmap)] <- -1L
+  gkey <- eg; gkey[co$never] <- Inf
+  if (panel) {
+    # units sorted by cohort (never treated last), dropped units mapped to -1
+    kept <- which(co$keep)
+    kept <- kept[order(gkey[kept])]
+    umap <- rep(-1L, length(eg)); umap[kept] <- seq_along(kept) - 1L
+    wide <- .Call(C_cs_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
+                  if (is.null(w)) NULL else as.double(w), X)
+    miss <- if (anyNA(wide$Y)) rowSums(is.na(wide$Y)) > 0 else FALSE
+    if (any(miss) && !allow_unbalanced) {
+      warning(sprintf("%d units are missing in some periods; converting to a balanced panel by dropping them (as did does).",
+                      sum(miss)), call. = FALSE)
+      ok <- !miss
+      wide$Y <- wide$Y[ok, , drop = FALSE]
+      if (!is.null(wide$W)) wide$W <- wide$W[ok, , drop = FALSE]
+      if (!is.null(wide$X)) wide$X <- wide$X[ok, , , drop = FALSE]
+      kept <- kept[ok]
+    }
+    if (!any(miss) || !allow_unbalanced) {
+      ug <- gkey[kept]
+      ug0 <- ug; ug0[!is.finite(ug0)] <- 0
+      dd_cs_small(ug0, nterm, control_group)
+      bval <- unique(ug)                       # sorted: units are in cohort order
+      bstart <- c(0L, cumsum(tabulate(match(ug, bval), length(bval))))
+      return(list(panel = TRUE, Y = wide$Y, W = wide$W, X = wide$X, bval = as.double(bval),
+                  bnever = !is.finite(bval), bstart = as.integer(bstart), n = length(kept),
+                  nobs = length(kept) * T, tlist = tl, glist = co$glist,
+                  unit_group = ug0, unit_weight = if (is.null(wide$W)) rep(1, length(kept)) else wide$W[, 1],
+                  unit_cluster = if (is.null(cl)) NULL else cl[ef][kept], units = id[ef][kept],
+                  notes = co$notes))
+    }
+    rm(wide)
+  }
+  # rows for the repeated cross-section engine
+  ent <- if (panel) idc + 1L else seq_along(y)
+  keep <- co$keep[ent] & co$tkeep[match(tt, tlist)]
+  if (!all(keep)) {
+    y <- y[keep]; tt <- tt[keep]; idc <- dd_recode(idc, keep); ent <- ent[keep]
+    if (!is.null(w)) w <- w[keep]
+    if (!is.null(X)) X <- X[keep, , drop = FALSE]
+    if (!is.null(cl)) cl <- cl[keep]
+    id <- id[keep]
+  }
+  gval <- gkey[ent]
+  w <- if (is.null(w)) rep(1, length(y)) else w / mean(w)
+  unit <- if (panel) idc else seq_along(y) - 1L
+  n <- if (panel) attr(unit, "nlev") else length(y)
+  first_row <- if (panel) dd_first_rows(unit) else seq_len(n)
+  unit_g <- gval[first_row]
+  ug0 <- ifelse(is.finite(unit_g), unit_g, 0)
+  dd_cs_small(if (panel) ug0 else ifelse(is.finite(gval), gval, 0), nterm, control_group,
+              if (panel) 1 else T)
+  uw <- if (panel) as.vector(tapply(w, as.integer(unit), mean)) else w
+  list(panel = FALSE, y = y, tcol = match(tt, tl) - 1L, gval = as.double(ifelse(is.finite(gval), gval, 0)),
+       never = !is.finite(gval), w = w, Xrc = cbind("(Intercept)" = rep(1, length(y)), X),
+       unit = as.integer(unit), n = n, nobs = length(y), tlist = tl, glist = co$glist,
+       unit_group = ug0, unit_weight = uw, unit_cluster = if (is.null(cl)) NULL else cl[first_row],
+       units = if (panel) id[first_row] else NULL, notes = co$notes)
+}
+
+# Block layout of the panel engine's influence functions: block b (units of
+# cohort bval[b]) is in the sample of cell c when it is the treated cohort,
+# never treated, or not yet treated by the cell's threshold; cells sharing a
+# sample and a covariate period form one task (their propensity score and
+# regression design are computed once).
+dd_cs_layout <- function(cells, prep, glist) {
+  bval <- prep$bval; bnever <- prep$bnever
+  K <- length(cells$g); nb <- length(bval)
+  memb <- (outer(bval, cells$g, "==") & !bnever) | bnever | outer(bval, cells$thr, ">")
+  memb <- matrix(memb, nb, K)
+  ref <- cells$idx[, 2] == cells$idx[, 3]
+  memb[, ref] <- FALSE
+  pos <- matrix(-1L, nb, K)
+  cols <- vector("list", nb); extra <- rep(-1L, nb)
+  for (b in seq_len(nb)) {
+    j <- which(memb[b, ])
+    pos[b, j] <- seq_along(j) - 1L
+    gi <- if (bnever[b]) NA else match(bval[b], glist)
+    if (!is.na(gi)) extra[b] <- length(j)
+    cols[[b]] <- as.integer(c(j - 1L, if (!is.na(gi)) K + gi - 1L))
+  }
+  varying <- (!is.null(prep$X) && dim(prep$X)[3] > 1L) || (!is.null(prep$W) && ncol(prep$W) > 1L)
+  key <- paste(cells$g, apply(memb, 2, function(z) paste(which(z), collapse = ",")),
+               if (varying) pmin(cells$idx[, 2], cells$idx[, 3]) else "")
+  task <- match(key, unique(key[!ref])) - 1L
+  task[ref] <- -1L
+  list(start = prep$bstart, pos = pos, task = as.integer(task), cols = cols, extra = as.integer(extra))
+}
 # The (g,t) cells: 0-based (unused, t, base) columns, group, period, threshold
 # for not-yet-treated comparison units.
 dd_cs_cells <- function(tlist, glist, anticipation, base_period, control_group) {
@@ -339,8 +392,7 @@ dd_cs_report <- function(r, cells) {
 dd_cs_pretest <- function(att, inf, n, cluster, cells, se) {
   P <- which(cells$g > cells$t & !is.na(se) & !is.na(att))
   if (!length(P)) return(list(W = NA_real_, df = 0L, p.value = NA_real_, note = "no pre-treatment cells"))
-  V <- if (is.null(cluster)) .Call(C_if_crossprod, inf, as.integer(P)) / n
-       else crossprod(dd_if_rows(inf[, P, drop = FALSE], cluster)) / n
+  V <- .Call(C_ifs_crossprod, dd_if_rows(inf, cluster), as.integer(P - 1L)) / n
   if (anyNA(V) || rcond(V) <= .Machine$double.eps)
     return(list(W = NA_real_, df = length(P), p.value = NA_real_, note = "singular variance of the pre-treatment ATT(g,t)"))
   a <- att[P]
@@ -373,7 +425,8 @@ vcov.did_cs <- function(object, ...) dd_if_vcov(object)
 # cluster sums when clustered; bootstrap fits keep their bootstrap standard
 # errors on the diagonal
 dd_if_vcov <- function(object) {
-  V <- crossprod(dd_if_rows(object$inf, object$unit_cluster)) / object$n^2
+  K <- nrow(object$coeftable)
+  V <- .Call(C_ifs_crossprod, dd_if_rows(object$inf, object$unit_cluster), seq_len(K) - 1L) / object$n^2
   se <- object$coeftable$std.error
   if (identical(object$vcov_type, "bootstrap")) {
     s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_

@@ -31,6 +31,7 @@ enum { CS_OK = 0, CS_PS_NOCONV = 1, CS_SINGULAR_OR = 2, CS_SINGULAR_PS = 3, CS_E
 typedef struct {            /* one thread's scratch, sized for the largest cell */
   double *dy, *D, *X, *w, *ps, *eta, *mu, *z, *wt, *od, *inf, *trim;
   double *A, *L, *beta, *bprev, *v1, *v2, *v3;
+  double *Lor, *Lps, *Mor, *wtr, *wco, mt, mc;    /* a panel task's shared quantities */
   int *idx;
 } cs_work;
 
@@ -41,9 +42,11 @@ static void cs_work_carve(cs_work *W, double *mem, int *imem, int n, int k) {
   W->wt = p; p += n; W->od = p; p += n; W->inf = p; p += n; W->trim = p; p += n;
   W->A = p; p += (size_t) k * k; W->L = p; p += (size_t) k * k;
   W->beta = p; p += k; W->bprev = p; p += k; W->v1 = p; p += k; W->v2 = p; p += k; W->v3 = p; p += k;
+  W->Lor = p; p += (size_t) k * k; W->Lps = p; p += (size_t) k * k; W->Mor = p; p += k;
+  W->wtr = p; p += n; W->wco = p; p += n;
   W->idx = imem;
 }
-static size_t cs_work_doubles(int n, int k) { return (size_t) n * (12 + k) + 2 * (size_t) k * k + 5 * (size_t) k; }
+static size_t cs_work_doubles(int n, int k) { return (size_t) n * (14 + k) + 4 * (size_t) k * k + 6 * (size_t) k; }
 
 /* R's logit link (src/library/stats/src/family.c), clamped at |eta| > 30 */
 static inline double logit_linkinv(double eta) {
@@ -155,19 +158,26 @@ static int logit_fit(int n, int k, const double *X, const double *y, const doubl
   return conv;
 }
 
-/* One panel 2x2 cell (n units gathered in W: dy, D, X with intercept first,
- * raw weights w). method 0 reg, 1 ipw, 2 dr. Writes the ATT and the influence
- * function (DRDID's scale: the ATT error is the mean of inf) into W->inf. */
-static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level, double *att,
-                         int *n_trim, double *work4k, int *iwork, int overlap_in_fit) {
-  const double *dy = W->dy, *D = W->D, *X = W->X;
-  double *w = W->w, *inf = W->inf, *ps = W->ps, *od = W->od, *tr = W->trim;
+/* A panel task: the cells that share one sample (the treated cohort and the
+ * same comparison units) and the covariates and weights of one period. Its
+ * n units are gathered in W (D, X with the intercept first, raw weights w).
+ * cs_task_setup does what does not depend on the outcome: the weights
+ * normalised to mean one (DRDID's i.weights / mean(i.weights)), the
+ * propensity score with did's overlap guard and trimming, the Cholesky factor
+ * of the comparison units' X'WX, the estimation-effect moments of the outcome
+ * regression and the propensity-score Hessian. cs_cell_compute then
+ * estimates one cell from its outcome changes W->dy. method 0 reg, 1 ipw,
+ * 2 dr. Each cell's numbers equal a separate fit of the cell: the shared
+ * quantities are computed from the same inputs in the same order. */
+static int cs_task_setup(int method, int n, int k, cs_work *W, double trim_level, int *n_trim,
+                         double *work4k, int *iwork, int overlap_in_fit) {
+  const double *D = W->D, *X = W->X;
+  double *w = W->w, *ps = W->ps, *tr = W->trim;
   int status = CS_OK;
   double sw = 0.0;
   for (int i = 0; i < n; i++) sw += w[i];
   sw /= n;
-  for (int i = 0; i < n; i++) w[i] /= sw;            /* i.weights / mean(i.weights) */
-  /* propensity score */
+  for (int i = 0; i < n; i++) w[i] /= sw;
   *n_trim = 0;
   if (method >= 1) {
     if (k == 1) {
@@ -194,19 +204,15 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
       if (!tr[i]) (*n_trim)++;
     }
   }
-  /* outcome regression on the comparison units */
-  double *Hor = NULL;
+  /* outcome regression on the comparison units: Cholesky of X'W0X */
   if (method == 0 || method == 2) {
     double *wc = W->wt;
     for (int i = 0; i < n; i++) wc[i] = w[i] * (1.0 - D[i]);
-    crossprod_w(n, k, X, wc, dy, W->A, W->beta);
-    if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_OR;
-    chol_solve(k, W->L, W->beta);
-    xbeta(n, k, X, W->beta, od);
-    Hor = W->L;   /* Cholesky of X'W0X = n * XpX */
+    crossprod_w(n, k, X, wc, NULL, W->A, NULL);
+    if (!chol_ok(k, W->A, W->Lor, work4k, iwork)) return CS_SINGULAR_OR;
   }
-  double mt = 0.0, mc = 0.0, et = 0.0, ec = 0.0;
-  double *wtr = W->eta, *wco = W->mu;                 /* reuse: w.treat, w.cont */
+  double mt = 0.0, mc = 0.0;
+  double *wtr = W->wtr, *wco = W->wco;
   for (int i = 0; i < n; i++) {
     if (method == 0) { wtr[i] = w[i] * D[i]; wco[i] = wtr[i]; }
     else {
@@ -217,6 +223,51 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
   }
   mt /= n; mc /= n;
   if (!(mt > 0.0) || !(mc > 0.0)) return CS_EMPTY;
+  W->mt = mt; W->mc = mc;
+  /* the outcome regression's estimation effect enters as
+   * asy.lin.rep.ols %*% M with asy.lin.rep.ols_i = w_i (1 - D_i) e_i x_i'
+   * (X'W0X / n)^{-1}; reg: M = -M1(w.cont)/mc, dr: -M1(w.treat)/mt + M3(w.cont)/mc */
+  if (method == 0 || method == 2) {
+    double *M = W->Mor;
+    for (int a = 0; a < k; a++) {
+      const double *xa = X + (R_xlen_t) a * n; double s1 = 0.0, s2 = 0.0;
+      for (int i = 0; i < n; i++) { s1 += wtr[i] * xa[i]; s2 += wco[i] * xa[i]; }
+      if (method == 0) M[a] = -(s2 / n) / mc;
+      else M[a] = -(s1 / n) / mt + (s2 / n) / mc;
+    }
+    chol_solve(k, W->Lor, M);               /* (X'W0X)^{-1} M */
+    for (int a = 0; a < k; a++) M[a] *= n;  /* (X'W0X / n)^{-1} M */
+  }
+  /* the propensity score's Hessian X' diag(ps (1 - ps) w) X */
+  if (method >= 1) {
+    double *Wps = W->wt;
+    for (int i = 0; i < n; i++) Wps[i] = ps[i] * (1.0 - ps[i]) * w[i];
+    crossprod_w(n, k, X, Wps, NULL, W->A, NULL);
+    if (!chol_ok(k, W->A, W->Lps, work4k, iwork)) return CS_SINGULAR_PS;
+  }
+  return status;
+}
+
+/* One cell of a task: the ATT and its influence function (DRDID's scale: the
+ * ATT error is the mean of inf) in W->inf, from the outcome changes W->dy. */
+static void cs_cell_compute(int method, int n, int k, cs_work *W, double *att) {
+  const double *dy = W->dy, *D = W->D, *X = W->X, *w = W->w, *ps = W->ps;
+  const double *wtr = W->wtr, *wco = W->wco;
+  double *inf = W->inf, *od = W->od;
+  const double mt = W->mt, mc = W->mc;
+  const int use_or = method == 0 || method == 2;
+  if (use_or) {
+    double *b = W->beta;
+    memset(b, 0, sizeof(double) * k);
+    for (int i = 0; i < n; i++) {
+      const double wi = w[i] * (1.0 - D[i]);
+      if (wi == 0.0) continue;
+      for (int a = 0; a < k; a++) b[a] += (wi * X[i + (R_xlen_t) a * n]) * dy[i];
+    }
+    chol_solve(k, W->Lor, b);
+    xbeta(n, k, X, b, od);
+  }
+  double et = 0.0, ec = 0.0;
   for (int i = 0; i < n; i++) {
     if (method == 0) { et += wtr[i] * dy[i]; ec += wco[i] * od[i]; }
     else if (method == 1) { et += wtr[i] * dy[i]; ec += wco[i] * dy[i]; }
@@ -224,7 +275,6 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
   }
   et = et / n / mt; ec = ec / n / mc;
   *att = et - ec;
-  /* influence function: leading terms */
   for (int i = 0; i < n; i++) {
     double rt, rc;
     if (method == 0) { rt = wtr[i] * dy[i]; rc = wco[i] * od[i]; }
@@ -232,20 +282,8 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
     else { rt = wtr[i] * (dy[i] - od[i]); rc = wco[i] * (dy[i] - od[i]); }
     inf[i] = (rt - wtr[i] * et) / mt - (rc - wco[i] * ec) / mc;
   }
-  /* estimation effect of the outcome regression: asy.lin.rep.ols %*% M,
-   * asy.lin.rep.ols_i = w_i (1 - D_i) e_i x_i' (X'W0X / n)^{-1} */
-  if (Hor) {
-    double *M = W->v1;
-    memset(M, 0, sizeof(double) * k);
-    /* reg: -M1(w.cont)/mc on the control side; dr: -M1(w.treat)/mt + M3(w.cont)/mc */
-    for (int a = 0; a < k; a++) {
-      const double *xa = X + (R_xlen_t) a * n; double s1 = 0.0, s2 = 0.0;
-      for (int i = 0; i < n; i++) { s1 += wtr[i] * xa[i]; s2 += wco[i] * xa[i]; }
-      if (method == 0) M[a] = -(s2 / n) / mc;
-      else M[a] = -(s1 / n) / mt + (s2 / n) / mc;
-    }
-    chol_solve(k, Hor, M);                  /* (X'W0X)^{-1} M */
-    for (int a = 0; a < k; a++) M[a] *= n;  /* (X'W0X / n)^{-1} M */
+  if (use_or) {
+    const double *M = W->Mor;
     for (int i = 0; i < n; i++) {
       if (D[i] == 1.0) continue;
       double xm = 0.0;
@@ -253,13 +291,10 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
       inf[i] += w[i] * (dy[i] - od[i]) * xm;
     }
   }
-  /* estimation effect of the propensity score: asy.lin.rep.ps %*% M2,
+  /* the propensity score's estimation effect: asy.lin.rep.ps %*% M2,
    * asy.lin.rep.ps_i = w_i (D_i - ps_i) x_i' (X' diag(ps(1-ps)w) X / n)^{-1} */
   if (method >= 1) {
-    double *Wps = W->wt, *M2 = W->v2;
-    for (int i = 0; i < n; i++) Wps[i] = ps[i] * (1.0 - ps[i]) * w[i];
-    crossprod_w(n, k, X, Wps, NULL, W->A, NULL);
-    if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_PS;
+    double *M2 = W->v2;
     for (int a = 0; a < k; a++) {
       const double *xa = X + (R_xlen_t) a * n; double s = 0.0;
       for (int i = 0; i < n; i++) {
@@ -268,7 +303,7 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
       }
       M2[a] = -(s / n) / mc;                 /* enters inf.control with + sign */
     }
-    chol_solve(k, W->L, M2);
+    chol_solve(k, W->Lps, M2);
     for (int a = 0; a < k; a++) M2[a] *= n;
     for (int i = 0; i < n; i++) {
       double xm = 0.0;
@@ -276,9 +311,7 @@ static int cs_panel_cell(int method, int n, int k, cs_work *W, double trim_level
       inf[i] += w[i] * (D[i] - ps[i]) * xm;
     }
   }
-  return status;
 }
-
 /* the engines' results: att, influence functions (nrow x K), status and counts */
 typedef struct { SEXP v[6]; double *att, *inf; int *status, *ncell, *ntrim, *ntreat; } cs_out;
 
@@ -332,102 +365,155 @@ static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *
   return CS_OK;
 }
 
-/* The panel engine. Y: N x T outcomes (wide); gval: first treated period of
- * each unit (value; never treated units have never = 1); w: N x T weights;
- * X: N x k x T covariates with the intercept first (a cell takes covariates
- * and weights from the earlier of its two periods, as did does); cells: K x 3 integer matrix of
- * (treated group value index into gvals, 0-based t column, 0-based base
- * column); gcell: the group value of each cell; thr: a comparison unit of
- * cell c is never treated, or has gval > thr[c] (and gval != gcell[c]);
- * thr = +Inf for the never-treated comparison group.
- * Returns att (K), the influence functions (N x K, on did's scale: the
- * estimate's error is their mean over the N units), status, cell sizes and
- * trimmed counts. */
-SEXP C_cs_panel(SEXP Y_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_, SEXP gcell_,
-                SEXP thr_, SEXP method_, SEXP trim_) {
-  const int N = nrows(Y_), K = nrows(cells_);
-  const double *Y = REAL(Y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
-  const int *never = LOGICAL(never_), *cells = INTEGER(cells_);
-  const double *gcell = REAL(gcell_), *thr = REAL(thr_);
+/* The panel engine. Units (rows of Y, N x T outcomes) are sorted into blocks
+ * of one cohort each: block b holds rows bstart[b] .. bstart[b+1]-1, its
+ * first treated period bval[b] (never-treated blocks have bnever[b] = 1).
+ * w: NULL (equal weights) or N x Tw weights; X: NULL or N x kx x Tx
+ * covariates (no intercept); Tw, Tx are T, or 1 when the values do not vary
+ * over time. A cell takes covariates and weights from the earlier of its two
+ * periods, as did does. cells: K x 3 integer (unused, 0-based t column,
+ * 0-based base column); gcell: each cell's treated cohort; pos: nb x K, the
+ * column of cell c in block b's influence-function matrix, or -1 when block
+ * b is not in the cell's sample (a sample is the treated block and the
+ * comparison blocks); task: the cells sharing a sample and a covariate
+ * period have the same task number (computed once), -1 for the reference
+ * cells of a universal base period. bncol: columns of each block's matrix;
+ * bextra: the column that receives the unit weights (the cohort-share
+ * column of the aggregations), or -1.
+ * Returns att (K), status, cell sizes, trimmed counts and, per block, the
+ * n_b x bncol[b] influence-function matrix (did's scale: the estimate's
+ * error is the mean over the N units). */
+SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X_, SEXP cells_,
+                SEXP gcell_, SEXP pos_, SEXP task_, SEXP bncol_, SEXP bextra_, SEXP method_, SEXP trim_) {
+  const int N = nrows(Y_), T = ncols(Y_), K = nrows(cells_), nb = LENGTH(bval_);
+  const double *Y = REAL(Y_), *bval = REAL(bval_), *gcell = REAL(gcell_);
+  const int *bstart = INTEGER(bstart_), *bnever = LOGICAL(bnever_), *cells = INTEGER(cells_);
+  const int *pos = INTEGER(pos_), *task = INTEGER(task_), *bncol = INTEGER(bncol_), *bextra = INTEGER(bextra_);
   const int method = asInteger(method_);
   const double trim = asReal(trim_);
-  const int T = ncols(Y_);
-  const int k = (int) (XLENGTH(X_) / ((R_xlen_t) N * T));
-  if (XLENGTH(gval_) != N || XLENGTH(never_) != N || XLENGTH(w_) != (R_xlen_t) N * T ||
-      XLENGTH(X_) != (R_xlen_t) N * k * T ||
-      ncols(cells_) != 3 || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
+  const double *w = isNull(w_) ? NULL : REAL(w_), *X = isNull(X_) ? NULL : REAL(X_);
+  const int Tw = w ? (int) (XLENGTH(w_) / (N > 0 ? N : 1)) : 1;
+  const int kx = X ? (isArray(X_) ? INTEGER(getAttrib(X_, R_DimSymbol))[1] : 0) : 0;
+  const int Tx = X ? (int) (XLENGTH(X_) / ((R_xlen_t) (N > 0 ? N : 1) * (kx > 0 ? kx : 1))) : 1;
+  const int k = 1 + kx;
+  if (LENGTH(bstart_) != nb + 1 || bstart[nb] != N || LENGTH(bnever_) != nb || ncols(cells_) != 3 ||
+      XLENGTH(gcell_) != K || XLENGTH(task_) != K || XLENGTH(pos_) != (R_xlen_t) nb * K ||
+      LENGTH(bncol_) != nb || LENGTH(bextra_) != nb || (Tw != 1 && Tw != T) || (Tx != 1 && Tx != T) ||
+      (w && XLENGTH(w_) != (R_xlen_t) N * Tw) || (X && XLENGTH(X_) != (R_xlen_t) N * kx * Tx))
     error("internal error in cs.c: length mismatch; please report");
-  cs_out O;
-  cs_out_alloc(&O, N, K);   /* 6 protected */
-  double *att = O.att, *INF = O.inf;
-  int *status = O.status, *ncell = O.ncell, *ntrim = O.ntrim, *ntreat = O.ntreat;
-  const int nth = dd_nthreads(K, (double) N * K * (k + 4));
+  SEXP att_ = PROTECT(allocVector(REALSXP, K)), st_ = PROTECT(allocVector(INTSXP, K));
+  SEXP nc_ = PROTECT(allocVector(INTSXP, K)), ntr_ = PROTECT(allocVector(INTSXP, K));
+  SEXP nt_ = PROTECT(allocVector(INTSXP, K)), vals_ = PROTECT(allocVector(VECSXP, nb));
+  double *att = REAL(att_);
+  int *status = INTEGER(st_), *ncell = INTEGER(nc_), *ntrim = INTEGER(ntr_), *ntreat = INTEGER(nt_);
+  double **V = (double **) R_alloc(nb > 0 ? nb : 1, sizeof(double *));
+  for (int b = 0; b < nb; b++) {
+    SEXP m = allocMatrix(REALSXP, bstart[b + 1] - bstart[b], bncol[b]);
+    SET_VECTOR_ELT(vals_, b, m);
+    V[b] = REAL(m);
+    memset(V[b], 0, sizeof(double) * (size_t) XLENGTH(m));
+    if (bextra[b] >= 0) {
+      double *col = V[b] + (R_xlen_t) bextra[b] * (bstart[b + 1] - bstart[b]);
+      for (int i = bstart[b]; i < bstart[b + 1]; i++) col[i - bstart[b]] = w ? w[i] : 1.0;
+    }
+  }
+  /* the tasks: cells grouped by task number, in cell order */
+  int ntask = 0;
+  for (int c = 0; c < K; c++) if (task[c] + 1 > ntask) ntask = task[c] + 1;
+  int *tstart = (int *) R_alloc((size_t) ntask + 1, sizeof(int)), *tcells = (int *) R_alloc(K > 0 ? K : 1, sizeof(int));
+  memset(tstart, 0, sizeof(int) * ((size_t) ntask + 1));
+  for (int c = 0; c < K; c++) {
+    if (task[c] >= 0) tstart[task[c] + 1]++;
+    else { status[c] = CS_OK; att[c] = 0.0; ncell[c] = ntreat[c] = ntrim[c] = 0; }  /* reference cell */
+  }
+  for (int t = 0; t < ntask; t++) tstart[t + 1] += tstart[t];
+  {
+    int *fill = (int *) R_alloc((size_t) ntask + 1, sizeof(int));
+    memcpy(fill, tstart, sizeof(int) * ((size_t) ntask + 1));
+    for (int c = 0; c < K; c++) if (task[c] >= 0) tcells[fill[task[c]]++] = c;
+  }
+  const int nth = dd_nthreads(ntask, (double) N * K * (k + 4));
   const size_t per = cs_work_doubles(N, k) + 4 * (size_t) k;
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
   int *imem = (int *) R_alloc(((size_t) N + (size_t) k) * nth, sizeof(int));
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int c = 0; c < K; c++) {
+  for (int t = 0; t < ntask; t++) {
     const int tid = dd_tid();
-    cs_work W;
+    const int c0 = tcells[tstart[t]], nct = tstart[t + 1] - tstart[t];
     double *m0 = mem + per * tid;
     int *i0 = imem + ((size_t) N + k) * tid;
-    const int tcol = cells[c + K], bcol = cells[c + 2 * K];
-    double *ic = INF + (R_xlen_t) c * N;
-    memset(ic, 0, sizeof(double) * N);
-    /* gather the cell: treated (gval == gcell) and comparison units */
+    /* gather the sample: the member blocks, in order */
     int n = 0, n1 = 0;
-    for (int i = 0; i < N; i++) {
-      int d;
-      if (!never[i] && gval[i] == gcell[c]) d = 1;
-      else if (never[i] || gval[i] > thr[c]) d = 0;
-      else continue;
-      i0[n++] = i; n1 += d;
+    for (int b = 0; b < nb; b++) {
+      if (pos[b + (R_xlen_t) nb * c0] < 0) continue;
+      const int d = !bnever[b] && bval[b] == gcell[c0];
+      for (int i = bstart[b]; i < bstart[b + 1]; i++) i0[n++] = i;
+      if (d) n1 += bstart[b + 1] - bstart[b];
     }
-    ncell[c] = n; ntreat[c] = n1; ntrim[c] = 0;
-    if (tcol == bcol) {            /* universal base: the reference cell */
-      status[c] = CS_OK; att[c] = 0.0; continue;
-    }
-    if (n1 == 0 || n1 == n || tcol < 0 || bcol < 0 || tcol >= T || bcol >= T) {
-      status[c] = CS_EMPTY; att[c] = NA_REAL;
-      for (int i = 0; i < N; i++) ic[i] = NA_REAL;
-      continue;
-    }
+    for (int q = 0; q < nct; q++) { int c = tcells[tstart[t] + q]; ncell[c] = n; ntreat[c] = n1; ntrim[c] = 0; }
+    int st = CS_OK, nt = 0;
+    cs_work W;
     cs_work_carve(&W, m0, i0, n, k);
-    const int pcol = tcol < bcol ? tcol : bcol;   /* covariates and weights: earlier period */
-    const double *Xp = X + (R_xlen_t) N * k * pcol, *wp = w + (R_xlen_t) N * pcol;
-    for (int j = 0; j < n; j++) {
-      int i = i0[j];
-      W.dy[j] = Y[i + (R_xlen_t) tcol * N] - Y[i + (R_xlen_t) bcol * N];
-      W.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0;
-      W.w[j] = wp[i];
-      for (int a = 0; a < k; a++) W.X[j + (R_xlen_t) a * n] = Xp[i + (R_xlen_t) a * N];
-    }
-    double a_hat = NA_REAL;
-    int nt = 0;
     double *work4k = m0 + cs_work_doubles(N, k);
     int *iwork = i0 + N;
-    int uniform = 1;
-    for (int j = 1; j < n && uniform; j++) uniform = W.w[j] == W.w[0];
-    const int in_fit = uniform && k > 1;
-    int st = cs_guards(method, n, k, &W, work4k, iwork, in_fit);
-    if (st == CS_OK) st = cs_panel_cell(method, n, k, &W, trim, &a_hat, &nt, work4k, iwork, in_fit);
-    status[c] = st; ntrim[c] = nt;
-    if ((st == CS_OK || st == CS_PS_NOCONV) && !ISNAN(a_hat)) {
-      att[c] = a_hat;
-      const double sc = (double) N / (double) n;
-      for (int j = 0; j < n; j++) ic[i0[j]] = sc * W.inf[j];
-    } else {
-      att[c] = NA_REAL;
-      for (int i = 0; i < N; i++) ic[i] = NA_REAL;
+    const int tc0 = cells[c0 + K], bc0 = cells[c0 + 2 * K];
+    if (n1 == 0 || n1 == n || tc0 < 0 || bc0 < 0 || tc0 >= T || bc0 >= T) st = CS_EMPTY;
+    else {
+      const int pcol = tc0 < bc0 ? tc0 : bc0;   /* covariates and weights: earlier period */
+      const double *Xp = X ? X + (R_xlen_t) N * kx * (Tx == 1 ? 0 : pcol) : NULL;
+      const double *wp = w ? w + (R_xlen_t) N * (Tw == 1 ? 0 : pcol) : NULL;
+      int j = 0;
+      for (int b = 0; b < nb; b++) {
+        if (pos[b + (R_xlen_t) nb * c0] < 0) continue;
+        const double d = (!bnever[b] && bval[b] == gcell[c0]) ? 1.0 : 0.0;
+        for (int i = bstart[b]; i < bstart[b + 1]; i++, j++) {
+          W.D[j] = d;
+          W.w[j] = wp ? wp[i] : 1.0;
+          W.X[j] = 1.0;
+          for (int a = 1; a < k; a++) W.X[j + (R_xlen_t) a * n] = Xp[i + (R_xlen_t) (a - 1) * N];
+        }
+      }
+      int uniform = 1;
+      for (int q = 1; q < n && uniform; q++) uniform = W.w[q] == W.w[0];
+      const int in_fit = uniform && k > 1;
+      st = cs_guards(method, n, k, &W, work4k, iwork, in_fit);
+      if (st == CS_OK) st = cs_task_setup(method, n, k, &W, trim, &nt, work4k, iwork, in_fit);
+    }
+    const int ok = st == CS_OK || st == CS_PS_NOCONV;
+    const double sc = (double) N / (double) n;
+    for (int q = 0; q < nct; q++) {
+      const int c = tcells[tstart[t] + q];
+      const int tcol = cells[c + K], bcol = cells[c + 2 * K];
+      double a_hat = NA_REAL;
+      status[c] = st; ntrim[c] = nt;
+      if (ok) {
+        for (int jj = 0; jj < n; jj++) {
+          const int i = i0[jj];
+          W.dy[jj] = Y[i + (R_xlen_t) tcol * N] - Y[i + (R_xlen_t) bcol * N];
+        }
+        cs_cell_compute(method, n, k, &W, &a_hat);
+      }
+      const int good = ok && !ISNAN(a_hat);
+      att[c] = good ? a_hat : NA_REAL;
+      int jj = 0;
+      for (int b = 0; b < nb; b++) {
+        const int p = pos[b + (R_xlen_t) nb * c];
+        if (p < 0) continue;
+        const int nbk = bstart[b + 1] - bstart[b];
+        double *col = V[b] + (R_xlen_t) p * nbk;
+        if (good) for (int i = 0; i < nbk; i++, jj++) col[i] = sc * W.inf[jj];
+        else for (int i = 0; i < nbk; i++) col[i] = NA_REAL;
+      }
     }
   }
-  SEXP out = cs_out_list(&O);
+  const char *nm[6] = {"att", "status", "n_cell", "n_trim", "n_treat", "vals"};
+  SEXP v[6] = {att_, st_, nc_, ntr_, nt_, vals_};
+  SEXP out = dd_named_list(6, nm, v);
   UNPROTECT(6);
   return out;
 }
-
 /* ---- repeated cross-sections (and unbalanced panels) ---------------------- */
 
 /* weighted OLS of y on X over rows with sel = 1: fills mu (all rows) and the
@@ -716,34 +802,98 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   return out;
 }
 
-/* One pass from long to wide: Y (N x T), weights (N x T) and covariates
- * (N x k x T) from unit codes and period codes (0-based); X may be NULL
- * (intercept only). Cells never observed stay NA. */
-SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
+/* One pass from long to wide. Row i goes to unit umap[idc[i]] and column
+ * tmap[tc[i]] (0-based; -1 drops the row): Y (N x T, NA where a unit misses a
+ * period); the weights w (NULL for equal weights) divided by their mean over
+ * the kept rows (R's two-pass mean, as w / mean(w)); covariates X (rows x kx
+ * matrix or NULL). Weights and covariates that do not vary within unit come
+ * back as N x 1 and N x kx x 1 (what the engine needs, without T copies);
+ * otherwise N x T and N x kx x T with NA for missing periods. */
+SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
   const R_xlen_t n = XLENGTH(y_);
   const int N = asInteger(N_), T = asInteger(T_);
-  const int k = 1 + (isNull(X_) ? 0 : ncols(X_));
-  if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || XLENGTH(w_) != n || (!isNull(X_) && nrows(X_) != n))
+  const int kx = isNull(X_) ? 0 : ncols(X_);
+  if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || (!isNull(w_) && XLENGTH(w_) != n) ||
+      (!isNull(X_) && nrows(X_) != n))
     error("internal error in cs.c: length mismatch; please report");
-  const int *idc = INTEGER(idc_), *tc = INTEGER(tc_);
-  const double *y = REAL(y_), *w = REAL(w_), *X = isNull(X_) ? NULL : REAL(X_);
+  const int *idc = INTEGER(idc_), *tc = INTEGER(tc_), *umap = INTEGER(umap_), *tmap = INTEGER(tmap_);
+  const int nu = LENGTH(umap_), nt = LENGTH(tmap_);
+  const double *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_), *X = isNull(X_) ? NULL : REAL(X_);
   const R_xlen_t NT = (R_xlen_t) N * T;
   SEXP Y = PROTECT(allocMatrix(REALSXP, N, T));
-  SEXP W = PROTECT(allocMatrix(REALSXP, N, T));
-  SEXP XA = PROTECT(allocVector(REALSXP, NT * k));
-  double *py = REAL(Y), *pw = REAL(W), *px = REAL(XA);
-  for (R_xlen_t j = 0; j < NT; j++) { py[j] = NA_REAL; pw[j] = NA_REAL; }
-  for (R_xlen_t j = 0; j < NT * k; j++) px[j] = NA_REAL;
+  double *py = REAL(Y);
+  for (R_xlen_t j = 0; j < NT; j++) py[j] = NA_REAL;
+  char *seen = (char *) R_alloc(N > 0 ? N : 1, 1);
+  memset(seen, 0, N);
+  double *w1 = w ? (double *) R_alloc(N > 0 ? N : 1, sizeof(double)) : NULL;
+  SEXP Xc = R_NilValue;
+  double *x1 = NULL;
+  if (X) {
+    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, 1));
+    x1 = REAL(Xc);
+    for (R_xlen_t j = 0; j < (R_xlen_t) N * kx; j++) x1[j] = NA_REAL;
+  } else PROTECT(Xc);
+  int winv = 1, xinv = 1;
+  long double ws = 0.0;
+  R_xlen_t nkept = 0;
   for (R_xlen_t i = 0; i < n; i++) {
-    const R_xlen_t cell = idc[i] + (R_xlen_t) N * tc[i];
-    py[cell] = y[i]; pw[cell] = w[i];
-    const R_xlen_t base = idc[i] + (R_xlen_t) N * k * tc[i];
-    px[base] = 1.0;
-    for (int a = 1; a < k; a++) px[base + (R_xlen_t) a * N] = X[i + (R_xlen_t) (a - 1) * n];
+    const int ui = idc[i], ti = tc[i];
+    if (ui < 0 || ui >= nu || ti < 0 || ti >= nt) error("internal error in cs.c: code out of range; please report");
+    const int u = umap[ui], col = tmap[ti];
+    if (u < 0 || col < 0) continue;
+    py[u + (R_xlen_t) N * col] = y[i];
+    nkept++;
+    if (w) {
+      ws += w[i];
+      if (!seen[u]) w1[u] = w[i]; else if (w[i] != w1[u]) winv = 0;
+    }
+    if (X) {
+      for (int a = 0; a < kx; a++) {
+        const double v = X[i + (R_xlen_t) a * n];
+        if (!seen[u]) x1[u + (R_xlen_t) a * N] = v; else if (v != x1[u + (R_xlen_t) a * N]) xinv = 0;
+      }
+    }
+    seen[u] = 1;
   }
+  SEXP W = R_NilValue;
+  if (w) {
+    /* R's mean: long double sum, then one refinement pass */
+    long double m = nkept > 0 ? ws / nkept : 1.0, t = 0.0;
+    if (R_FINITE((double) m)) {
+      for (R_xlen_t i = 0; i < n; i++) {
+        const int u = umap[idc[i]], col = tmap[tc[i]];
+        if (u >= 0 && col >= 0) t += (w[i] - m);
+      }
+      m += t / nkept;
+    }
+    const double mean = (double) m;
+    if (winv) {
+      W = PROTECT(allocMatrix(REALSXP, N, 1));
+      double *pw = REAL(W);
+      for (int u = 0; u < N; u++) pw[u] = w1[u] / mean;
+    } else {
+      W = PROTECT(allocMatrix(REALSXP, N, T));
+      double *pw = REAL(W);
+      for (R_xlen_t j = 0; j < NT; j++) pw[j] = NA_REAL;
+      for (R_xlen_t i = 0; i < n; i++) {
+        const int u = umap[idc[i]], col = tmap[tc[i]];
+        if (u >= 0 && col >= 0) pw[u + (R_xlen_t) N * col] = w[i] / mean;
+      }
+    }
+  } else PROTECT(W);
+  if (X && !xinv) {
+    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, T));
+    double *px = REAL(Xc);
+    for (R_xlen_t j = 0; j < NT * kx; j++) px[j] = NA_REAL;
+    for (R_xlen_t i = 0; i < n; i++) {
+      const int u = umap[idc[i]], col = tmap[tc[i]];
+      if (u < 0 || col < 0) continue;
+      for (int a = 0; a < kx; a++) px[u + (R_xlen_t) a * N + (R_xlen_t) N * kx * col] = X[i + (R_xlen_t) a * n];
+    }
+  } else PROTECT(Xc);
   const char *nm[3] = {"Y", "W", "X"};
-  SEXP vals[3] = {Y, W, XA};
+  SEXP vals[3] = {Y, W, Xc};
   SEXP out = dd_named_list(3, nm, vals);
-  UNPROTECT(3);
+  UNPROTECT(4);
   return out;
 }

@@ -46,9 +46,18 @@ double dd_wstream_next(dd_wstream *s);
 SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 
 /* cs.c */
-SEXP C_cs_panel(SEXP Y, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
-                SEXP thr, SEXP method, SEXP trim);
-SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
+SEXP C_cs_panel(SEXP Y, SEXP bstart, SEXP bval, SEXP bnever, SEXP w, SEXP X, SEXP cells,
+                SEXP gcell, SEXP pos, SEXP task, SEXP bncol, SEXP bextra, SEXP method, SEXP trim);
+SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
+
+/* ifs.c: block-sparse influence functions */
+SEXP C_ifs_colss(SEXP s);
+SEXP C_ifs_crossprod(SEXP s, SEXP sel);
+SEXP C_ifs_combine(SEXP s, SEXP A);
+SEXP C_ifs_rowsum(SEXP s, SEXP cl, SEXP G);
+SEXP C_ifs_dense(SEXP s);
+SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type);
+SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
              SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 
@@ -86,12 +95,8 @@ SEXP C_first_rows(SEXP code, SEXP ng);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
-SEXP C_if_combine(SEXP Psi, SEXP A);
-SEXP C_colss(SEXP X);
-SEXP C_if_crossprod(SEXP X, SEXP cols);
 
 /* bootstrap.c */
-SEXP C_mboot_if(SEXP Psi, SEXP cols, SEXP C, SEXP cl, SEXP G, SEXP B, SEXP type);
 SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
                  SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
 

@@ -1,0 +1,372 @@
+/* Block-sparse influence functions. An estimator with K estimates on N units
+ * stores the N x K matrix of influence functions by blocks of rows (units):
+ * block b holds rows start[b] .. start[b+1]-1 and the columns cols[[b]]
+ * (0-based, increasing) as a dense n_b x |cols[[b]]| matrix vals[[b]];
+ * every other entry is zero. Callaway-Sant'Anna cells are zero outside their
+ * cohorts, so a block per cohort stores only the non-zero part (a dense
+ * matrix is one block with all columns). R list: n, K, start, cols, vals.
+ *
+ * Operations: column sums of squares, cross-products of selected columns,
+ * products with a K x m matrix, cluster sums, densification, and the
+ * multiplier bootstrap. Each result is computed in a fixed order, so it does
+ * not depend on the number of threads. */
+#include "diffdiff.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  int n, K, nb;
+  const int *start;
+  const int **cols;
+  int *ncol;
+  const double **vals;
+} dd_ifs;
+
+static void ifs_get(SEXP s, dd_ifs *f) {
+  SEXP start = VECTOR_ELT(s, 2), cols = VECTOR_ELT(s, 3), vals = VECTOR_ELT(s, 4);
+  f->n = asInteger(VECTOR_ELT(s, 0));
+  f->K = asInteger(VECTOR_ELT(s, 1));
+  f->nb = LENGTH(cols);
+  f->start = INTEGER(start);
+  if (LENGTH(start) != f->nb + 1 || LENGTH(vals) != f->nb || f->start[f->nb] != f->n)
+    error("internal error in ifs.c: malformed influence functions; please report");
+  f->cols = (const int **) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(int *));
+  f->ncol = (int *) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(int));
+  f->vals = (const double **) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(double *));
+  for (int b = 0; b < f->nb; b++) {
+    SEXP cb = VECTOR_ELT(cols, b), vb = VECTOR_ELT(vals, b);
+    f->cols[b] = INTEGER(cb);
+    f->ncol[b] = LENGTH(cb);
+    f->vals[b] = REAL(vb);
+    if (XLENGTH(vb) != (R_xlen_t) (f->start[b + 1] - f->start[b]) * f->ncol[b])
+      error("internal error in ifs.c: block %d has the wrong size; please report", b + 1);
+    for (int j = 0; j < f->ncol[b]; j++)
+      if (f->cols[b][j] < 0 || f->cols[b][j] >= f->K) error("internal error in ifs.c: column out of range; please report");
+  }
+}
+
+/* column sums of squares (NA when a column has NA) */
+SEXP C_ifs_colss(SEXP s) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  SEXP out = PROTECT(allocVector(REALSXP, f.K));
+  double *o = REAL(out);
+  memset(o, 0, sizeof(double) * f.K);
+  for (int b = 0; b < f.nb; b++) {
+    const int nr = f.start[b + 1] - f.start[b];
+    for (int j = 0; j < f.ncol[b]; j++) {
+      const double *x = f.vals[b] + (R_xlen_t) j * nr;
+      double t = 0.0;
+      for (int i = 0; i < nr; i++) t += x[i] * x[i];
+      o[f.cols[b][j]] += t;
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* position of each column in sel (0-based), -1 when not selected */
+static int *ifs_selmap(const dd_ifs *f, SEXP sel_) {
+  const int m = LENGTH(sel_), *sel = INTEGER(sel_);
+  int *map = (int *) R_alloc(f->K > 0 ? f->K : 1, sizeof(int));
+  for (int j = 0; j < f->K; j++) map[j] = -1;
+  for (int p = 0; p < m; p++) {
+    if (sel[p] < 0 || sel[p] >= f->K) error("internal error in ifs.c: selected column out of range; please report");
+    map[sel[p]] = p;
+  }
+  return map;
+}
+
+/* Psi[, sel]' Psi[, sel] (m x m) */
+SEXP C_ifs_crossprod(SEXP s, SEXP sel_) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  const int m = LENGTH(sel_);
+  int *map = ifs_selmap(&f, sel_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, m, m));
+  double *V = REAL(out);
+  memset(V, 0, sizeof(double) * (size_t) m * m);
+  int *jj = (int *) R_alloc(m > 0 ? m : 1, sizeof(int));
+  for (int b = 0; b < f.nb; b++) {
+    const int nr = f.start[b + 1] - f.start[b];
+    int q = 0;
+    for (int j = 0; j < f.ncol[b]; j++) if (map[f.cols[b][j]] >= 0) jj[q++] = j;
+    for (int u = 0; u < q; u++) {
+      const double *xu = f.vals[b] + (R_xlen_t) jj[u] * nr;
+      const int pu = map[f.cols[b][jj[u]]];
+      for (int v = 0; v <= u; v++) {
+        const double *xv = f.vals[b] + (R_xlen_t) jj[v] * nr;
+        const int pv = map[f.cols[b][jj[v]]];
+        double t = 0.0;
+        for (int i = 0; i < nr; i++) t += xu[i] * xv[i];
+        V[pu + (R_xlen_t) pv * m] += t;
+        if (pu != pv) V[pv + (R_xlen_t) pu * m] += t;
+      }
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Psi A for A (K x m): dense N x m, zero entries of A skipped; one output
+ * column per task */
+SEXP C_ifs_combine(SEXP s, SEXP A_) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  const int m = ncols(A_);
+  if (nrows(A_) != f.K) error("internal error in ifs.c: combination matrix has the wrong size; please report");
+  const double *A = REAL(A_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, f.n, m));
+  double *O = REAL(out);
+  memset(O, 0, sizeof(double) * (size_t) f.n * m);
+  const int nth = dd_nthreads(m, (double) f.n * f.K);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+  for (int l = 0; l < m; l++) {
+    double *ol = O + (R_xlen_t) l * f.n;
+    for (int b = 0; b < f.nb; b++) {
+      const int nr = f.start[b + 1] - f.start[b];
+      double *ob = ol + f.start[b];
+      for (int j = 0; j < f.ncol[b]; j++) {
+        const double a = A[f.cols[b][j] + (R_xlen_t) l * f.K];
+        if (a == 0.0) continue;
+        const double *x = f.vals[b] + (R_xlen_t) j * nr;
+        for (int i = 0; i < nr; i++) ob[i] += a * x[i];
+      }
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* cluster sums: G x K dense, cl 0-based codes of the N rows */
+SEXP C_ifs_rowsum(SEXP s, SEXP cl_, SEXP G_) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  const int G = asInteger(G_), *cl = INTEGER(cl_);
+  if (XLENGTH(cl_) != f.n) error("internal error in ifs.c: cluster codes have the wrong length; please report");
+  SEXP out = PROTECT(allocMatrix(REALSXP, G, f.K));
+  double *O = REAL(out);
+  memset(O, 0, sizeof(double) * (size_t) G * f.K);
+  for (int b = 0; b < f.nb; b++) {
+    const int nr = f.start[b + 1] - f.start[b];
+    const int *cb = cl + f.start[b];
+    for (int j = 0; j < f.ncol[b]; j++) {
+      const double *x = f.vals[b] + (R_xlen_t) j * nr;
+      double *oj = O + (R_xlen_t) f.cols[b][j] * G;
+      for (int i = 0; i < nr; i++) oj[cb[i]] += x[i];
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* the dense N x K matrix */
+SEXP C_ifs_dense(SEXP s) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  SEXP out = PROTECT(allocMatrix(REALSXP, f.n, f.K));
+  double *O = REAL(out);
+  memset(O, 0, sizeof(double) * (size_t) f.n * f.K);
+  for (int b = 0; b < f.nb; b++) {
+    const int nr = f.start[b + 1] - f.start[b];
+    for (int j = 0; j < f.ncol[b]; j++)
+      memcpy(O + (R_xlen_t) f.cols[b][j] * f.n + f.start[b], f.vals[b] + (R_xlen_t) j * nr, sizeof(double) * nr);
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* ---- multiplier bootstrap ------------------------------------------------ */
+
+#define BOOT_NB 32   /* replicates per task */
+
+/* acc[p][0..nb) += sum_u x_u[p] v_u[0..nb) for four rows u at once: one
+ * pass over the accumulators per four rows. On x86-64 Linux with gcc an
+ * AVX2 clone is chosen at load time; AVX2 alone does not fuse multiply and
+ * add, so both clones round every operation the same way. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void boot_rows4(int q, const int *pp, const double *const *xs, int r, int nr, const double *v,
+                       double *acc) {
+  /* xs[j]: column j of the block (nr rows); rows r..r+3; v: 4 x BOOT_NB */
+  const double *v0 = v, *v1 = v + BOOT_NB, *v2 = v + 2 * BOOT_NB, *v3 = v + 3 * BOOT_NB;
+  (void) nr;
+  for (int j = 0; j < q; j++) {
+    const double *x = xs[j] + r;
+    const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    double *restrict a = acc + (size_t) pp[j] * BOOT_NB;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int b = 0; b < BOOT_NB; b++) a[b] += (x0 * v0[b] + x1 * v1[b]) + (x2 * v2[b] + x3 * v3[b]);
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void boot_row1(int q, const int *pp, const double *const *xs, int r, const double *v, double *acc) {
+  for (int j = 0; j < q; j++) {
+    const double x0 = xs[j][r];
+    double *restrict a = acc + (size_t) pp[j] * BOOT_NB;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int b = 0; b < BOOT_NB; b++) a[b] += x0 * v[b];
+  }
+}
+
+/* the weights of row r for BOOT_NB replicate streams (unused lanes: 0) */
+static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *bits, long r, double *v) {
+  if (type == 1) {                 /* Rademacher, as dd_wstream_next: 64 signs per draw */
+    const int sh = (int) (r & 63);
+    if (sh == 0) for (int b = 0; b < nb; b++) bits[b] = dd_rng_next(&ws[b].g);
+    for (int b = 0; b < nb; b++) v[b] = ((bits[b] >> sh) & 1ULL) ? 1.0 : -1.0;
+  } else {
+    for (int b = 0; b < nb; b++) v[b] = dd_wstream_next(ws + b);
+  }
+  for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
+}
+
+/* Multiplier bootstrap of the selected columns (0-based sel): replicate b
+ * draws one weight per row (unit, or cluster when the rows are cluster
+ * sums) from its own stream (seed, b) and returns
+ *   draws[b, p] = (1 / sqrt(N)) sum_r v_r Psi[r, sel[p]]   (did's scale).
+ * Rows are visited in order, so row r always gets the r-th weight of each
+ * stream; zero blocks are skipped. Each task computes BOOT_NB replicates. */
+SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  const int m = LENGTH(sel_), B = asInteger(B_), type = asInteger(type_);
+  int *map = ifs_selmap(&f, sel_);
+  /* per block: the selected columns and their output positions */
+  int maxq = 1;
+  for (int b = 0; b < f.nb; b++) if (f.ncol[b] > maxq) maxq = f.ncol[b];
+  const int ntask = (B + BOOT_NB - 1) / BOOT_NB;
+  const int nth = dd_nthreads(ntask, (double) B * f.n * (m > 0 ? m : 1) / 16.0);
+  const size_t per = (size_t) m * BOOT_NB + 4 * BOOT_NB;
+  double *scratch = (double *) R_alloc(per * nth + 1, sizeof(double));
+  dd_wstream *wsall = (dd_wstream *) R_alloc((size_t) BOOT_NB * nth, sizeof(dd_wstream));
+  uint64_t *bitsall = (uint64_t *) R_alloc((size_t) BOOT_NB * nth, sizeof(uint64_t));
+  int *ppall = (int *) R_alloc((size_t) maxq * nth, sizeof(int));
+  const double **xsall = (const double **) R_alloc((size_t) maxq * nth, sizeof(double *));
+  GetRNGstate();
+  uint64_t seed = dd_seed_from_R();
+  PutRNGstate();
+  SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
+  double *O = REAL(out);
+  const double scale = 1.0 / sqrt((double) f.n);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+  for (int task = 0; task < ntask; task++) {
+    const int tid = dd_tid();
+    double *acc = scratch + per * tid, *v = acc + (size_t) m * BOOT_NB;
+    dd_wstream *ws = wsall + (size_t) BOOT_NB * tid;
+    uint64_t *bits = bitsall + (size_t) BOOT_NB * tid;
+    int *pp = ppall + (size_t) maxq * tid;
+    const double **xs = xsall + (size_t) maxq * tid;
+    const int b0 = task * BOOT_NB, nb = (b0 + BOOT_NB <= B) ? BOOT_NB : B - b0;
+    for (int b = 0; b < nb; b++) dd_wstream_init(ws + b, seed, (uint64_t) (b0 + b), type);
+    memset(acc, 0, sizeof(double) * (size_t) m * BOOT_NB);
+    for (int blk = 0; blk < f.nb; blk++) {
+      const int r0 = f.start[blk], nr = f.start[blk + 1] - r0;
+      int q = 0;
+      for (int j = 0; j < f.ncol[blk]; j++) {
+        const int p = map[f.cols[blk][j]];
+        if (p < 0) continue;
+        pp[q] = p; xs[q] = f.vals[blk] + (R_xlen_t) j * nr; q++;
+      }
+      int r = 0;
+      for (; r + 4 <= nr; r += 4) {
+        for (int u = 0; u < 4; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
+        if (q) boot_rows4(q, pp, xs, r, nr, v, acc);
+      }
+      for (; r < nr; r++) {
+        boot_weights_row(ws, nb, type, bits, (long) r0 + r, v);
+        if (q) boot_row1(q, pp, xs, r, v, acc);
+      }
+    }
+    for (int p = 0; p < m; p++)
+      for (int b = 0; b < nb; b++) O[(b0 + b) + (R_xlen_t) p * B] = acc[(size_t) p * BOOT_NB + b] * scale;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* ---- bootstrap summaries ------------------------------------------------- */
+
+/* the k-th smallest (0-based) of x[0..n), reordering x (quickselect) */
+static double select_kth(double *x, int n, int k) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const double piv = x[lo + (hi - lo) / 2];
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (x[i] < piv) i++;
+      while (x[j] > piv) j--;
+      if (i <= j) { double t = x[i]; x[i] = x[j]; x[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j; else if (k >= i) lo = i; else return x[k];
+  }
+  return x[k];
+}
+
+/* did's type-1 quantile of the non-NA values: the ceiling(n p)-th smallest */
+static double q_type1(double *x, int n, double p) {
+  int m = 0;
+  for (int i = 0; i < n; i++) if (!ISNAN(x[i])) x[m++] = x[i];
+  if (m == 0) return NA_REAL;
+  int k = (int) ceil((double) m * p);
+  if (k < 1) k = 1;
+  if (k > m) k = m;
+  return select_kth(x, m, k - 1);
+}
+
+/* From bootstrap draws (B x m): sig[j] = IQR / (qnorm(.75) - qnorm(.25)) of
+ * column j (NA when not positive), and the 1 - alpha quantile over
+ * replicates of max over the band columns (0-based) of |draw| / sig. */
+SEXP C_draws_summary(SEXP draws_, SEXP band_, SEXP alpha_, SEXP tol_) {
+  const int B = nrows(draws_), m = ncols(draws_), nband = LENGTH(band_);
+  const double *D = REAL(draws_), alpha = asReal(alpha_), tol = asReal(tol_);
+  const int *band = INTEGER(band_);
+  SEXP sig_ = PROTECT(allocVector(REALSXP, m));
+  double *sig = REAL(sig_);
+  double *x = (double *) R_alloc(B > 0 ? B : 1, sizeof(double));
+  const double iqr_norm = 1.3489795003921634;   /* qnorm(0.75) - qnorm(0.25) */
+  for (int j = 0; j < m; j++) {
+    memcpy(x, D + (R_xlen_t) j * B, sizeof(double) * B);
+    double q3 = q_type1(x, B, 0.75);
+    memcpy(x, D + (R_xlen_t) j * B, sizeof(double) * B);
+    double q1 = q_type1(x, B, 0.25);
+    double s = (q3 - q1) / iqr_norm;
+    sig[j] = (R_FINITE(s) && s > tol) ? s : NA_REAL;
+  }
+  double crit = NA_REAL;
+  if (nband > 0) {
+    int nt = 0;
+    for (int b = 0; b < B; b++) {
+      double mx = R_NegInf;
+      int any = 0;
+      for (int p = 0; p < nband; p++) {
+        const int j = band[p];
+        if (j < 0 || j >= m) error("internal error in ifs.c: band column out of range; please report");
+        const double z = fabs(D[b + (R_xlen_t) j * B]) / sig[j];
+        if (ISNAN(z)) continue;
+        if (!any || z > mx) mx = z;
+        any = 1;
+      }
+      if (any && R_FINITE(mx)) x[nt++] = mx;
+    }
+    if (nt > 0) crit = q_type1(x, nt, 1.0 - alpha);
+  }
+  SEXP crit_ = PROTECT(ScalarReal(crit));
+  const char *nm[2] = {"sig", "crit"};
+  SEXP v[2] = {sig_, crit_};
+  SEXP out = dd_named_list(2, nm, v);
+  UNPROTECT(2);
+  return out;
+}
