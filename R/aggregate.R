@@ -32,21 +32,28 @@ dd_if_rows <- function(psi, cluster) {
 }
 
 # Analytic standard errors of estimates whose influence functions are the
-# columns `cols` of psi (n units): sqrt(sum psi^2) / n, or with cluster sums.
-dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K)) {
-  se <- sqrt(.Call(C_ifs_colss, dd_if_rows(psi, cluster))[cols]) / n
+# columns `cols` of psi (n units), or the columns of psi %*% comb (computed
+# block by block, never formed): sqrt(sum psi^2) / n, or with cluster sums.
+dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K), comb = NULL) {
+  R <- dd_if_rows(psi, cluster)
+  ss <- if (is.null(comb)) .Call(C_ifs_colss, R)[cols] else .Call(C_ifs_comb_cross, R, comb, TRUE)
+  se <- sqrt(ss) / n
   se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
   se
 }
 
-# Multiplier bootstrap (C, ifs.c) of the columns `cols` of psi: returns
-# bootstrap standard errors (interquartile range / 1.349, type-1 quantiles,
-# as did) and the sup-t critical value at level 1 - alpha over the columns
-# in `band` (positions in `cols`).
-dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = seq_along(cols),
-                       cols = seq_len(psi$K)) {
+# Multiplier bootstrap (C, ifs.c) of the columns `cols` of psi, or of
+# psi %*% comb (the draws of a linear combination are that combination of
+# the draws): returns bootstrap standard errors (interquartile range / 1.349,
+# type-1 quantiles, as did) and the sup-t critical value at level 1 - alpha
+# over the columns in `band` (positions among the results).
+dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
+                       cols = seq_len(psi$K), comb = NULL) {
   R <- dd_if_rows(psi, cluster)
+  if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
   draws <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]])
+  if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
+  if (is.null(band)) band <- seq_len(ncol(draws))
   out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
   out$draws <- draws
   out$N <- R$n
@@ -221,8 +228,8 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   est_all <- vapply(all_el, `[[`, numeric(1), "est")
   # psi = Psi a + C c: the cohort-share columns follow the K cells in x$inf
   # (NA cells have a = 0 and are skipped)
-  psi_all <- dd_ifs_dense(.Call(C_ifs_combine, x$inf, rbind(A, Cc)))
-  se <- dd_if_se(psi_all, n, cl)
+  comb <- rbind(A, Cc)
+  se <- dd_if_se(x$inf, n, cl, comb = comb)
   m <- length(elems)
   crit <- NA_real_
   if (nboot > 0L || (cband && m > 0L)) {
@@ -235,7 +242,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
       draws <- DA %*% A + DC %*% Cc
       bt <- dd_draws_summary(draws, dr$N, n, alpha, band = seq_len(m))
     } else {
-      bt <- dd_if_boot(psi_all, n, cl, B, boot_weights, alpha, band = seq_len(m))
+      bt <- dd_if_boot(x$inf, n, cl, B, boot_weights, alpha, band = seq_len(m), comb = comb)
     }
     if (nboot > 0L) se <- ifelse(is.na(se), NA_real_, bt$se)
     if (cband && m > 0L) {
@@ -252,7 +259,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                vcov_label = dd_cs_vcov_label(nboot, boot_weights, x$cluster), df = Inf, alpha = alpha,
                main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
                type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
-               inf = psi_all, notes = character())
+               inf = x$inf, comb = comb, notes = character())
   coefs <- stats::setNames(est_all, ctab$term)
   info$n <- n; info$unit_cluster <- cl
   new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call)

@@ -106,10 +106,10 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
     if (!length(cluster)) cluster <- NULL
   }
   p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
-                  weightsname, cluster, na_ok = "gname")
+                  weightsname, cluster, na_ok = "gname", x_list = TRUE)
   id <- p$vals$idname
-  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
-  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE)
+  g <- dd_check_numeric_col(p$vals$gname, "gname", gname, convert = FALSE)
   idc <- dd_codes(id); tc <- dd_codes(tt)
   if (panel) dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
@@ -235,8 +235,8 @@ dd_cs_cohorts <- function(g, tlist, anticipation, control_group, gname, tname, w
 # terms) units; gz: the cohort of each unit (0 = never treated), cnt_div: rows
 # per unit (1 in a panel, the number of periods in cross-sections)
 dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
-  tab <- table(gz) / cnt_div
-  gnm <- as.numeric(names(tab))
+  gnm <- sort(unique(gz))
+  tab <- tabulate(match(gz, gnm), length(gnm)) / cnt_div
   small <- gnm[tab < nterm + 5]
   if (!length(small)) return(invisible(NULL))
   if (0 %in% small && control_group == "nevertreated")
@@ -252,10 +252,10 @@ dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
 # cross-sections and unbalanced panels stay long (rows) for the RC engine.
 dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipation,
                           control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
-  tlev <- tt[dd_first_rows(tc)]               # period of each time code
+  tlev <- as.double(tt[dd_first_rows(tc)])    # period of each time code
   tlist <- sort(tlev)
   ef <- if (panel) dd_first_rows(idc) else NULL
-  eg <- if (panel) g[ef] else g               # first treated period per entity
+  eg <- as.double(if (panel) g[ef] else g)    # first treated period per entity
   co <- dd_cs_cohorts(eg, tlist, anticipation, control_group, gname, tname,
                       if (panel) "units" else "observations")
   tl <- tlist[co$tkeep]
@@ -295,6 +295,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
     rm(wide)
   }
   # rows for the repeated cross-section engine
+  if (is.list(X)) X <- do.call(cbind, X)
   ent <- if (panel) idc + 1L else seq_along(y)
   keep <- co$keep[ent] & co$tkeep[match(tt, tlist)]
   if (!all(keep)) {
@@ -425,8 +426,10 @@ vcov.did_cs <- function(object, ...) dd_if_vcov(object)
 # cluster sums when clustered; bootstrap fits keep their bootstrap standard
 # errors on the diagonal
 dd_if_vcov <- function(object) {
-  K <- nrow(object$coeftable)
-  V <- .Call(C_ifs_crossprod, dd_if_rows(object$inf, object$unit_cluster), seq_len(K) - 1L) / object$n^2
+  R <- dd_if_rows(object$inf, object$unit_cluster)
+  V <- if (is.null(object$comb)) .Call(C_ifs_crossprod, R, seq_len(nrow(object$coeftable)) - 1L)
+       else .Call(C_ifs_comb_cross, R, object$comb, FALSE)
+  V <- V / object$n^2
   se <- object$coeftable$std.error
   if (identical(object$vcov_type, "bootstrap")) {
     s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_

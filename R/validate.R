@@ -97,7 +97,7 @@ dd_check_xformla <- function(xformla, data) {
 }
 
 # Covariate matrix from a one-sided formula (factors expanded, no intercept).
-dd_covariates <- function(xformla, df) {
+dd_covariates <- function(xformla, df, as_list = FALSE) {
   if (is.null(xformla)) return(NULL)
   for (v in all.vars(xformla)) {
     x <- df[[v]]
@@ -111,6 +111,8 @@ dd_covariates <- function(xformla, df) {
   # fast path: plain numeric columns, one allocation
   if (all(labs %in% names(df)) && all(vapply(labs, function(v) is.numeric(df[[v]]) || is.logical(df[[v]]),
                                              logical(1)))) {
+    # as_list: the columns themselves (no copy), for callers that read them in C
+    if (as_list) return(stats::setNames(lapply(labs, function(v) df[[v]]), labs))
     X <- matrix(0, nrow(df), length(labs), dimnames = list(NULL, labs))
     for (j in seq_along(labs)) X[, j] <- df[[labs[j]]]
     return(X)
@@ -122,11 +124,12 @@ dd_covariates <- function(xformla, df) {
   X
 }
 
-dd_check_numeric_col <- function(x, arg, col) {
+dd_check_numeric_col <- function(x, arg, col, convert = TRUE) {
   if (is.logical(x)) x <- as.double(x)
   if (!is.numeric(x))
     dd_stop("`%s` = \"%s\" must be a numeric column; it is %s.", arg, col, class(x)[1])
-  as.double(x)
+  # convert = FALSE keeps integer columns as they are (no copy)
+  if (convert || !(is.integer(x) || is.double(x))) as.double(x) else x
 }
 
 # Rows to drop for NA/NaN/Inf; reports counts by argument in one message.
@@ -167,7 +170,7 @@ dd_check_binary <- function(d, arg, col) {
 
 
 dd_check_constant_within <- function(g, id, arg, col, what = "unit", code = dd_codes(id)) {
-  x <- if (is.numeric(g)) as.double(g) else as.double(dd_codes(g))
+  x <- if (is.double(g) || is.integer(g)) g else if (is.numeric(g)) as.double(g) else dd_codes(g)
   bad <- .Call(C_first_varying, code, attr(code, "nlev"), x)
   if (bad > 0) {
     u <- id[bad]
@@ -191,7 +194,7 @@ dd_check_periods <- function(t, tname) {
 # vector argument -> column (e.g. c(idname = "id")); `na_ok` names roles whose
 # NA values are meaningful (gname: never treated) and kept.
 dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
-                       cluster = NULL, fe = NULL, na_ok = character()) {
+                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE) {
   dd_check_data(data)
   dd_check_string(yname, "yname")
   dd_check_cols(data, yname, "yname")
@@ -202,20 +205,22 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   xformla <- dd_check_xformla(xformla, data)
   n <- nrow(data)
   y <- dd_check_numeric_col(data[[yname]], "yname", yname)
-  X <- dd_covariates(xformla, data)
+  X <- dd_covariates(xformla, data, as_list = x_list)   # a matrix, or (x_list) possibly a list of columns
   w <- if (is.null(weightsname)) NULL else dd_check_weights(data[[weightsname]], weightsname)
   vals <- lapply(roles, function(col) data[[col]])
   cl <- lapply(stats::setNames(cluster, cluster), function(col) data[[col]])
   fel <- lapply(stats::setNames(fe, fe), function(col) data[[col]])
   # cheap count first: masks are built only when something is missing
-  counts <- .Call(C_count_bad, c(list(y, X, w), vals[setdiff(names(vals), na_ok)], cl, fel))
+  counts <- .Call(C_count_bad, c(list(y), if (is.list(X)) X else list(X), list(w),
+                                 vals[setdiff(names(vals), na_ok)], cl, fel))
   if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
     return(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
                 rows = seq_len(n)))
   }
   bad <- list()
   bad[[sprintf("`yname` (\"%s\")", yname)]] <- !is.finite(y)
-  if (!is.null(X)) bad[["`xformla`"]] <- rowSums(!is.finite(X)) > 0
+  if (!is.null(X)) bad[["`xformla`"]] <- if (is.list(X)) Reduce(`|`, lapply(X, function(v) !is.finite(v)))
+                                         else rowSums(!is.finite(X)) > 0
   if (!is.null(w)) bad[[sprintf("`weightsname` (\"%s\")", weightsname)]] <- !is.finite(w)
   for (r in setdiff(names(roles), na_ok)) {
     v <- vals[[r]]
@@ -239,7 +244,7 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   }
   keep <- which(!drop)
   sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[keep, , drop = FALSE] else v[keep]
-  list(y = y[keep], X = sub(X), w = sub(w), vals = lapply(vals, sub), cluster = lapply(cl, sub),
+  list(y = y[keep], X = if (is.list(X)) lapply(X, sub) else sub(X), w = sub(w), vals = lapply(vals, sub), cluster = lapply(cl, sub),
        fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep)
 }
 

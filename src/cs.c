@@ -21,6 +21,7 @@
 #include <math.h>
 #include <float.h>
 #include <string.h>
+#include <stdlib.h>
 
 #define CS_TOL 1e-8
 #define CS_MAXIT 100
@@ -432,10 +433,20 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
     memcpy(fill, tstart, sizeof(int) * ((size_t) ntask + 1));
     for (int c = 0; c < K; c++) if (task[c] >= 0) tcells[fill[task[c]]++] = c;
   }
+  /* per-thread workspace for the largest task sample; malloc'd so that it
+   * is returned at once rather than left to R's garbage collector */
+  int nmax = 1;
+  for (int t = 0; t < ntask; t++) {
+    const int c0 = tcells[tstart[t]];
+    int n = 0;
+    for (int b = 0; b < nb; b++) if (pos[b + (R_xlen_t) nb * c0] >= 0) n += bstart[b + 1] - bstart[b];
+    if (n > nmax) nmax = n;
+  }
   const int nth = dd_nthreads(ntask, (double) N * K * (k + 4));
-  const size_t per = cs_work_doubles(N, k) + 4 * (size_t) k;
-  double *mem = (double *) R_alloc(per * nth, sizeof(double));
-  int *imem = (int *) R_alloc(((size_t) N + (size_t) k) * nth, sizeof(int));
+  const size_t per = cs_work_doubles(nmax, k) + 4 * (size_t) k;
+  double *mem = (double *) malloc(per * nth * sizeof(double));
+  int *imem = (int *) malloc(((size_t) nmax + (size_t) k) * nth * sizeof(int));
+  if (!mem || !imem) { free(mem); free(imem); error("did_cs: cannot allocate the workspace (%.0f MB)", (double) per * nth * 8 / 1048576.0); }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
@@ -443,7 +454,7 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
     const int tid = dd_tid();
     const int c0 = tcells[tstart[t]], nct = tstart[t + 1] - tstart[t];
     double *m0 = mem + per * tid;
-    int *i0 = imem + ((size_t) N + k) * tid;
+    int *i0 = imem + ((size_t) nmax + k) * tid;
     /* gather the sample: the member blocks, in order */
     int n = 0, n1 = 0;
     for (int b = 0; b < nb; b++) {
@@ -456,8 +467,8 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
     int st = CS_OK, nt = 0;
     cs_work W;
     cs_work_carve(&W, m0, i0, n, k);
-    double *work4k = m0 + cs_work_doubles(N, k);
-    int *iwork = i0 + N;
+    double *work4k = m0 + cs_work_doubles(nmax, k);
+    int *iwork = i0 + nmax;
     const int tc0 = cells[c0 + K], bc0 = cells[c0 + 2 * K];
     if (n1 == 0 || n1 == n || tc0 < 0 || bc0 < 0 || tc0 >= T || bc0 >= T) st = CS_EMPTY;
     else {
@@ -508,6 +519,7 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
       }
     }
   }
+  free(mem); free(imem);
   const char *nm[6] = {"att", "status", "n_cell", "n_trim", "n_treat", "vals"};
   SEXP v[6] = {att_, st_, nc_, ntr_, nt_, vals_};
   SEXP out = dd_named_list(6, nm, v);
@@ -812,13 +824,30 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
 SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
   const R_xlen_t n = XLENGTH(y_);
   const int N = asInteger(N_), T = asInteger(T_);
-  const int kx = isNull(X_) ? 0 : ncols(X_);
+  /* X: a rows x kx matrix or a list of kx columns */
+  const int xlist = TYPEOF(X_) == VECSXP;
+  const int kx = isNull(X_) ? 0 : (xlist ? LENGTH(X_) : ncols(X_));
   if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || (!isNull(w_) && XLENGTH(w_) != n) ||
-      (!isNull(X_) && nrows(X_) != n))
+      (!isNull(X_) && !xlist && nrows(X_) != n))
     error("internal error in cs.c: length mismatch; please report");
+  /* columns: double, or integer/logical (read without a copy) */
+  const double **xc = (const double **) R_alloc(kx > 0 ? kx : 1, sizeof(double *));
+  const int **xi = (const int **) R_alloc(kx > 0 ? kx : 1, sizeof(int *));
+  for (int a = 0; a < kx; a++) {
+    xc[a] = NULL; xi[a] = NULL;
+    if (xlist) {
+      SEXP col = VECTOR_ELT(X_, a);
+      if (XLENGTH(col) != n) error("internal error in cs.c: covariate column; please report");
+      if (TYPEOF(col) == REALSXP) xc[a] = REAL(col);
+      else if (TYPEOF(col) == INTSXP || TYPEOF(col) == LGLSXP) xi[a] = INTEGER(col);
+      else error("internal error in cs.c: covariate column type; please report");
+    } else xc[a] = REAL(X_) + (R_xlen_t) a * n;
+  }
+#define XVAL(a, i) (xc[a] ? xc[a][i] : (double) xi[a][i])
   const int *idc = INTEGER(idc_), *tc = INTEGER(tc_), *umap = INTEGER(umap_), *tmap = INTEGER(tmap_);
   const int nu = LENGTH(umap_), nt = LENGTH(tmap_);
-  const double *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_), *X = isNull(X_) ? NULL : REAL(X_);
+  const double *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_);
+  const int X = kx > 0;
   const R_xlen_t NT = (R_xlen_t) N * T;
   SEXP Y = PROTECT(allocMatrix(REALSXP, N, T));
   double *py = REAL(Y);
@@ -849,7 +878,7 @@ SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SE
     }
     if (X) {
       for (int a = 0; a < kx; a++) {
-        const double v = X[i + (R_xlen_t) a * n];
+        const double v = XVAL(a, i);
         if (!seen[u]) x1[u + (R_xlen_t) a * N] = v; else if (v != x1[u + (R_xlen_t) a * N]) xinv = 0;
       }
     }
@@ -888,7 +917,7 @@ SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SE
     for (R_xlen_t i = 0; i < n; i++) {
       const int u = umap[idc[i]], col = tmap[tc[i]];
       if (u < 0 || col < 0) continue;
-      for (int a = 0; a < kx; a++) px[u + (R_xlen_t) a * N + (R_xlen_t) N * kx * col] = X[i + (R_xlen_t) a * n];
+      for (int a = 0; a < kx; a++) px[u + (R_xlen_t) a * N + (R_xlen_t) N * kx * col] = XVAL(a, i);
     }
   } else PROTECT(Xc);
   const char *nm[3] = {"Y", "W", "X"};
@@ -897,3 +926,4 @@ SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SE
   UNPROTECT(4);
   return out;
 }
+#undef XVAL

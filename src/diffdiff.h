@@ -35,6 +35,16 @@ SEXP C_num_procs(void);
 
 /* rng.c: counter-based generator; every (seed, stream) pair is its own stream */
 typedef struct { uint64_t s; } dd_rng;
+/* splitmix64, inline for the bootstrap kernels (dd_rng_next is the same) */
+static inline uint64_t dd_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+static inline uint64_t dd_rng_step(dd_rng *g) {
+  g->s += 0x9E3779B97F4A7C15ULL;
+  return dd_mix64(g->s);
+}
 void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream);
 uint64_t dd_rng_next(dd_rng *g);
 double dd_rng_unif(dd_rng *g);
@@ -54,6 +64,7 @@ SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, 
 SEXP C_ifs_colss(SEXP s);
 SEXP C_ifs_crossprod(SEXP s, SEXP sel);
 SEXP C_ifs_combine(SEXP s, SEXP A);
+SEXP C_ifs_comb_cross(SEXP s, SEXP A, SEXP diag);
 SEXP C_ifs_rowsum(SEXP s, SEXP cl, SEXP G);
 SEXP C_ifs_dense(SEXP s);
 SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type);

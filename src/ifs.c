@@ -140,6 +140,67 @@ SEXP C_ifs_combine(SEXP s, SEXP A_) {
   return out;
 }
 
+/* (Psi A)' (Psi A) for A (K x m) without forming Psi A (n x m): block by
+ * block, T_b = Psi_b A[cols_b, ] then T_b' T_b. diag_only: the m column
+ * sums of squares only (one output column per task). */
+static void comb_block(const dd_ifs *f, int b, const double *A, int l, double *t) {
+  const int nr = f->start[b + 1] - f->start[b];
+  memset(t, 0, sizeof(double) * nr);
+  for (int j = 0; j < f->ncol[b]; j++) {
+    const double a = A[f->cols[b][j] + (R_xlen_t) l * f->K];
+    if (a == 0.0) continue;
+    const double *x = f->vals[b] + (R_xlen_t) j * nr;
+    for (int i = 0; i < nr; i++) t[i] += a * x[i];
+  }
+}
+
+SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
+  dd_ifs f;
+  ifs_get(s, &f);
+  const int m = ncols(A_), diag = asLogical(diag_);
+  if (nrows(A_) != f.K) error("internal error in ifs.c: combination matrix has the wrong size; please report");
+  const double *A = REAL(A_);
+  int nrmax = 1;
+  for (int b = 0; b < f.nb; b++) if (f.start[b + 1] - f.start[b] > nrmax) nrmax = f.start[b + 1] - f.start[b];
+  SEXP out = PROTECT(diag ? allocVector(REALSXP, m) : allocMatrix(REALSXP, m, m));
+  double *O = REAL(out);
+  memset(O, 0, sizeof(double) * (size_t) (diag ? m : m * m));
+  if (diag) {
+    const int nth = dd_nthreads(m, (double) f.n * f.K);
+    double *tmp = (double *) R_alloc((size_t) nrmax * nth, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+    for (int l = 0; l < m; l++) {
+      double *t = tmp + (size_t) nrmax * dd_tid(), ss = 0.0;
+      for (int b = 0; b < f.nb; b++) {
+        const int nr = f.start[b + 1] - f.start[b];
+        comb_block(&f, b, A, l, t);
+        double sb = 0.0;
+        for (int i = 0; i < nr; i++) sb += t[i] * t[i];
+        ss += sb;
+      }
+      O[l] = ss;
+    }
+  } else {
+    double *T = (double *) R_alloc((size_t) nrmax * (m > 0 ? m : 1), sizeof(double));
+    for (int b = 0; b < f.nb; b++) {
+      const int nr = f.start[b + 1] - f.start[b];
+      for (int l = 0; l < m; l++) comb_block(&f, b, A, l, T + (size_t) l * nr);
+      for (int l = 0; l < m; l++)
+        for (int q = 0; q <= l; q++) {
+          const double *tl = T + (size_t) l * nr, *tq = T + (size_t) q * nr;
+          double v = 0.0;
+          for (int i = 0; i < nr; i++) v += tl[i] * tq[i];
+          O[l + (R_xlen_t) q * m] += v;
+          if (q != l) O[q + (R_xlen_t) l * m] += v;
+        }
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* cluster sums: G x K dense, cl 0-based codes of the N rows */
 SEXP C_ifs_rowsum(SEXP s, SEXP cl_, SEXP G_) {
   dd_ifs f;
@@ -219,14 +280,32 @@ static void boot_row1(int q, const int *pp, const double *const *xs, int r, cons
   }
 }
 
-/* the weights of row r for BOOT_NB replicate streams (unused lanes: 0) */
+/* the weights of row r for BOOT_NB replicate streams (unused lanes: 0), the
+ * same values as dd_wstream_next gives, without branches on random bits */
 static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *bits, long r, double *v) {
-  if (type == 1) {                 /* Rademacher, as dd_wstream_next: 64 signs per draw */
+  if (type == 1) {                 /* Rademacher: 64 signs per draw */
     const int sh = (int) (r & 63);
-    if (sh == 0) for (int b = 0; b < nb; b++) bits[b] = dd_rng_next(&ws[b].g);
-    for (int b = 0; b < nb; b++) v[b] = ((bits[b] >> sh) & 1ULL) ? 1.0 : -1.0;
-  } else {
-    for (int b = 0; b < nb; b++) v[b] = dd_wstream_next(ws + b);
+    if (sh == 0) for (int b = 0; b < nb; b++) bits[b] = dd_rng_step(&ws[b].g);
+    /* bit 1 gives +1, bit 0 gives -1 (the sign bit of 1.0 set) */
+    for (int b = 0; b < nb; b++) {
+      const uint64_t u = 0x3FF0000000000000ULL | (((~bits[b] >> sh) & 1ULL) << 63);
+      memcpy(v + b, &u, sizeof(double));
+    }
+  } else if (type == 2) {          /* Mammen */
+    const double s5 = 2.23606797749979, p = (s5 + 1.0) / (2.0 * s5);
+    const double lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
+    for (int b = 0; b < nb; b++) {
+      const double u = (double) (dd_rng_step(&ws[b].g) >> 11) * 0x1.0p-53;
+      v[b] = u < p ? lo : hi;
+    }
+  } else {                         /* Webb */
+    static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
+                                   0.7071067811865476, 1.0, 1.224744871391589};
+    for (int b = 0; b < nb; b++) {
+      const double u = (double) (dd_rng_step(&ws[b].g) >> 11) * 0x1.0p-53;
+      int k = (int) (u * 6.0);
+      v[b] = webb[k > 5 ? 5 : k];
+    }
   }
   for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
 }

@@ -28,6 +28,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(ifs_colss, 1),
   CALLDEF(ifs_crossprod, 2),
   CALLDEF(ifs_combine, 2),
+  CALLDEF(ifs_comb_cross, 3),
   CALLDEF(ifs_rowsum, 3),
   CALLDEF(ifs_dense, 1),
   CALLDEF(ifs_boot, 4),

@@ -159,9 +159,19 @@ SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
   const R_xlen_t n = XLENGTH(code_);
   const int ng = asInteger(ng_);
   const int *code = INTEGER(code_);
-  const double *x = REAL(x_);
+  if (XLENGTH(x_) != n) error("internal error in panel.c: length mismatch; please report");
   int *first = (int *) R_alloc(ng, sizeof(int));
   for (int g = 0; g < ng; g++) first[g] = -1;
+  if (TYPEOF(x_) == INTSXP) {          /* integer values (NA_integer_ equals only itself) */
+    const int *x = INTEGER(x_);
+    for (R_xlen_t i = 0; i < n; i++) {
+      int g = code[i];
+      if (first[g] < 0) { first[g] = (int) i; continue; }
+      if (x[first[g]] != x[i]) return ScalarReal((double) (i + 1));
+    }
+    return ScalarReal(0.0);
+  }
+  const double *x = REAL(x_);
   for (R_xlen_t i = 0; i < n; i++) {
     int g = code[i];
     if (first[g] < 0) { first[g] = (int) i; continue; }

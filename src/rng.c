@@ -5,20 +5,13 @@
 #include "diffdiff.h"
 #include <math.h>
 
-static inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+#define mix64 dd_mix64
 
 void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream) {
   g->s = mix64(seed ^ mix64(stream + 0x9E3779B97F4A7C15ULL));
 }
 
-uint64_t dd_rng_next(dd_rng *g) {
-  g->s += 0x9E3779B97F4A7C15ULL;
-  return mix64(g->s);
-}
+uint64_t dd_rng_next(dd_rng *g) { return dd_rng_step(g); }
 
 /* uniform on [0, 1) with 53 random bits */
 double dd_rng_unif(dd_rng *g) {
