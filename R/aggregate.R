@@ -17,6 +17,8 @@ dd_ifs_dense <- function(psi) {
   dd_ifs(nrow(psi), ncol(psi), c(0L, nrow(psi)), list(seq_len(ncol(psi)) - 1L), list(psi))
 }
 
+#' @rdname did_cs
+#' @method as.matrix dd_ifs
 #' @export
 as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
 
@@ -128,7 +130,9 @@ dd_agg_elem <- function(S, pk, att, gk, glist, K, with_wif = TRUE) {
 #' @param ... did's spellings `bstrap`, `biters`, `alp` are accepted.
 #' @return A `dd_fit` of class `c("did_cs_agg", "dd_fit")`: the table has one
 #'   row per element (with `event`, `group` or `time`) and a last row `"ATT"`
-#'   for the overall summary (for `"simple"`, only that row).
+#'   for the overall summary (for `"simple"`, only that row). The influence
+#'   function of each row is `as.matrix(x$inf) %*% comb` (`comb` is stored in
+#'   the result; it is never formed in memory otherwise).
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' cs <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat",

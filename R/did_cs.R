@@ -57,8 +57,12 @@
 #' @param alpha Significance level (did's `alp`).
 #' @param ... did's spellings: `alp`, `bstrap`, `biters`, `clustervars`.
 #' @return An object of class `c("did_cs", "dd_fit")` with one row per
-#'   ATT(g,t) (columns `group`, `time`, `event`), the influence functions, and
-#'   the pre-test (`pretest`).
+#'   ATT(g,t) (columns `group`, `time`, `event`), the pre-test (`pretest`),
+#'   and the influence functions `inf`, stored block-sparse (each cell is
+#'   zero outside its cohorts): `as.matrix(fit$inf)` gives the dense
+#'   n x (K + G) matrix, K cells then the G cohort-share columns the
+#'   aggregations use, with rows in the order of `fit$units`. A did_cs
+#'   standard error is `sqrt(colSums(as.matrix(fit$inf)^2))[k] / fit$n`.
 #' @references Callaway, B. and Sant'Anna, P. H. C. (2021). Difference-in-
 #'   differences with multiple time periods. Journal of Econometrics 225(2).
 #'   Sant'Anna, P. H. C. and Zhao, J. (2020). Doubly robust
