@@ -33,6 +33,9 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(ifs_dense, 1),
   CALLDEF(ifs_boot, 4),
   CALLDEF(draws_summary, 4),
+  CALLDEF(sdid_noise, 3),
+  CALLDEF(sdid_fit, 7),
+  CALLDEF(sdid_reps, 9),
   {NULL, NULL, 0}
 };
 

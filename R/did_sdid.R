@@ -1,0 +1,295 @@
+#' Synthetic difference-in-differences
+#'
+#' The synthetic DiD estimator of Arkhangelsky, Athey, Hirshberg, Imbens and
+#' Wager (2021), equal to synthdid 0.0.9 (`synthdid_estimate()`,
+#' `sc_estimate()`, `did_estimate()` and `vcov()`) to rounding, with its
+#' options under diffdiff's names. Unit weights (omega) and time weights
+#' (lambda) are solved by synthdid's Frank-Wolfe algorithm in C, with its
+#' regularisation (`zeta_omega = (N1 T1)^(1/4) sigma`, `zeta_lambda = 1e-6
+#' sigma`, sigma the standard deviation of the controls' first differences
+#' before treatment), its stopping rule (`min_decrease = 1e-5 sigma`,
+#' `max_iter = 10000`) and its sparsification (a first round of at most 100
+#' iterations, weights below a quarter of the largest set to zero, then
+#' re-solved). `method = "sc"` is synthetic control (no time weights, no
+#' intercept, `zeta_omega = 1e-6 sigma`); `method = "did"` is the plain DiD
+#' with uniform weights. Time-varying covariates (`xformla`) enter as
+#' synthdid's `X`: their coefficients are fitted jointly with the weights.
+#'
+#' Standard errors follow synthdid's `vcov()`: `"placebo"` (controls
+#' permuted, the last N1 of them placebo-treated, weights re-solved from the
+#' fitted ones; needs more controls than treated units), `"bootstrap"` (units
+#' resampled, redrawing samples without a treated or control unit) and
+#' `"jackknife"` (fixed weights; needs two or more treated units and two
+#' controls with weight); each reports `sqrt((B - 1) / B) sd` of the
+#' replicates. The permutations and resamples are drawn from R's RNG exactly
+#' as synthdid draws them, so under the same `set.seed()` the standard errors
+#' equal synthdid's; the replications run in C in parallel and do not depend
+#' on the thread count. Intervals are normal (`df = Inf`). Units are ordered
+#' as synthdid's `panel.matrices()` orders them (controls, then treated, each
+#' by identifier as text), which the placebo permutations index. Deliberate
+#' difference: replications use the fit's `sparsify` settings (synthdid's
+#' `vcov()` always uses its defaults; the two agree at the defaults).
+#'
+#' Staggered adoption (`staggered = TRUE`; synthdid has no such path): each
+#' adoption cohort is estimated by SDiD against the never-treated units over
+#' all periods, and the overall effect averages the cohorts with weights
+#' proportional to their treated cells (units x post-periods), as in Clarke,
+#' Pailanir, Athey and Imbens (2023). Bootstrap replications resample units
+#' jointly for all cohorts; placebo replications permute the controls and
+#' give the last ones the treated cohorts' sizes and adoption periods; the
+#' jackknife leaves out one unit at a time with fixed weights.
+#'
+#' @param data A long balanced panel (data.frame, data.table or tibble);
+#'   never modified.
+#' @param yname,idname,tname Outcome, unit and period columns.
+#' @param dname A 0/1 treatment indicator (1 from the adoption period on).
+#' @param method `"sdid"` (default), `"sc"` or `"did"`.
+#' @param se `"placebo"` (default), `"bootstrap"`, `"jackknife"` or `"none"`.
+#' @param nboot Replications for placebo and bootstrap (default 200, as
+#'   synthdid).
+#' @param xformla Optional one-sided formula of time-varying covariates.
+#' @param staggered Allow different adoption periods (cohort-by-cohort SDiD).
+#' @param zeta_omega,zeta_lambda Regularisation; `NULL` for synthdid's
+#'   defaults.
+#' @param omega_intercept,lambda_intercept Intercepts in the weight problems.
+#' @param min_decrease,max_iter Stopping rule (`NULL`: `1e-5` sigma).
+#' @param sparsify Sparsify the weights after a first round.
+#' @param max_iter_pre_sparsify Iterations of the first round (100).
+#' @param noise_level sigma; `NULL` for synthdid's default.
+#' @param alpha Significance level for intervals.
+#' @return An object of class `c("did_sdid", "dd_fit")`: the coefficient table
+#'   (`"ATT"`; with `staggered = TRUE` also one row per cohort), the weights
+#'   (`omega`, `lambda`, see [sdid_weights()]), the replicate estimates and
+#'   the outcome matrix for plots.
+#' @references Arkhangelsky, D., Athey, S., Hirshberg, D. A., Imbens, G. W.
+#'   and Wager, S. (2021). Synthetic difference-in-differences. American
+#'   Economic Review 111(12). Clarke, D., Pailanir, D., Athey, S. and Imbens,
+#'   G. (2023). Synthetic difference-in-differences estimation. IZA DP 15907.
+#' @examples
+#' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
+#' set.seed(12345)
+#' fit <- did_sdid(d, "PacksPerCapita", "State", "Year", "treated", nboot = 50)
+#' fit
+#' head(sdid_weights(fit)$omega)
+#' plot(fit)
+#' @export
+did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc", "did"),
+                     se = c("placebo", "bootstrap", "jackknife", "none"), nboot = 200,
+                     xformla = NULL, staggered = FALSE, zeta_omega = NULL, zeta_lambda = NULL,
+                     omega_intercept = TRUE, lambda_intercept = TRUE, min_decrease = NULL,
+                     max_iter = 10000, sparsify = TRUE, max_iter_pre_sparsify = 100,
+                     noise_level = NULL, alpha = 0.05) {
+  call <- match.call()
+  dd_check_data(data)
+  method <- dd_match_arg(method[1], c("sdid", "sc", "did"), "method")
+  se <- dd_match_arg(se[1], c("placebo", "bootstrap", "jackknife", "none"), "se")
+  nboot <- dd_check_count(nboot, "nboot", min = if (se %in% c("placebo", "bootstrap")) 2 else 0)
+  staggered <- dd_check_flag(staggered, "staggered")
+  omega_intercept <- dd_check_flag(omega_intercept, "omega_intercept")
+  lambda_intercept <- dd_check_flag(lambda_intercept, "lambda_intercept")
+  sparsify <- dd_check_flag(sparsify, "sparsify")
+  max_iter <- dd_check_count(max_iter, "max_iter", min = 1)
+  max_iter_pre_sparsify <- dd_check_count(max_iter_pre_sparsify, "max_iter_pre_sparsify", min = 1)
+  alpha <- dd_check_alpha(alpha)
+  for (a in c("zeta_omega", "zeta_lambda", "min_decrease", "noise_level")) {
+    v <- get(a)
+    if (!is.null(v) && (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0))
+      dd_stop("`%s` must be NULL or a number >= 0; got %s.", a, dd_show(v))
+  }
+  pan <- dd_sdid_panel(data, yname, idname, tname, dname, xformla, staggered)
+  settings <- list(method = method, zeta_omega = zeta_omega, zeta_lambda = zeta_lambda,
+                   omega_intercept = omega_intercept, lambda_intercept = lambda_intercept,
+                   min_decrease = min_decrease, max_iter = max_iter, sparsify = sparsify,
+                   max_iter_pre = max_iter_pre_sparsify, noise_level = noise_level)
+  if (length(pan$cohorts) == 1L) {
+    fit <- dd_sdid_block(pan$Y, pan$N0, pan$T0, pan$X, settings)
+    rep <- dd_sdid_se(fit, se, nboot)
+    terms <- "ATT"; est <- fit$estimate; ses <- rep$se
+    V <- matrix(ses^2, 1, 1)
+    extra_tab <- NULL
+    weights <- list(omega = stats::setNames(fit$omega, rownames(pan$Y)[seq_len(pan$N0)]),
+                    lambda = stats::setNames(fit$lambda, colnames(pan$Y)[seq_len(pan$T0)]))
+    parts <- list(fit)
+  } else {
+    st <- dd_sdid_staggered(pan, settings, se, nboot)
+    terms <- c(paste0("cohort::", pan$cohorts), "ATT")
+    est <- st$estimate; ses <- st$se; V <- st$vcov
+    extra_tab <- data.frame(group = c(pan$cohorts, NA))
+    weights <- lapply(st$fits, function(f) list(omega = f$omega, lambda = f$lambda))
+    names(weights) <- pan$cohorts
+    parts <- st$fits
+    rep <- st$rep
+  }
+  tab <- dd_if_table(terms, est, ses, alpha, NA_real_, extra_tab)
+  dimnames(V) <- list(terms, terms)
+  info <- list(estimator = "did_sdid",
+               title = sprintf("Synthetic DiD (did_sdid, method = \"%s\")", method),
+               yname = yname, nobs = length(pan$Y), n_units = nrow(pan$Y), n_periods = ncol(pan$Y),
+               n_clusters = NULL, vcov_type = se,
+               vcov_label = switch(se, none = "none",
+                                   placebo = sprintf("placebo (%d replications)", nboot),
+                                   bootstrap = sprintf("bootstrap (%d replications)", nboot),
+                                   jackknife = "jackknife (fixed weights)"),
+               df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
+               notes = pan$notes)
+  extra <- list(method = method, se_method = se, nboot = nboot, Y = pan$Y, X = pan$X, N0 = pan$N0,
+                T0 = pan$T0, cohorts = pan$cohorts, cohort_of = pan$cohort_of, weights = weights,
+                fits = parts, replicates = rep$estimates, settings = settings,
+                omega = if (length(pan$cohorts) == 1L) weights$omega else NULL,
+                lambda = if (length(pan$cohorts) == 1L) weights$lambda else NULL)
+  new_dd_fit("did_sdid", tab, stats::setNames(est, terms), V, info, call, extra)
+}
+
+# Long panel -> the matrices synthdid uses: Y (N x T), controls first then
+# treated (each by identifier as text, as panel.matrices()), periods sorted;
+# X (N x T x C) for covariates; adoption cohorts.
+dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered) {
+  for (a in c("yname", "idname", "tname", "dname")) {
+    v <- get(a)
+    dd_check_string(v, a)
+    dd_check_cols(data, v, a)
+  }
+  xformla <- dd_check_xformla(xformla, data)
+  y <- dd_check_numeric_col(data[[yname]], "yname", yname)
+  id <- data[[idname]]; tt <- data[[tname]]
+  d <- dd_check_numeric_col(data[[dname]], "dname", dname)
+  for (v in list(list(y, "yname", yname), list(id, "idname", idname), list(tt, "tname", tname),
+                 list(d, "dname", dname))) {
+    bad <- which(is.na(v[[1]]))
+    if (length(bad))
+      dd_stop("`%s` = \"%s\" has %d missing value(s) (first in row %d); synthetic DiD needs a complete balanced panel.",
+              v[[2]], v[[3]], length(bad), bad[1])
+  }
+  if (any(!is.finite(y))) dd_stop("`yname` = \"%s\" has non-finite values (first in row %d).", yname,
+                                  which(!is.finite(y))[1])
+  nb <- .Call(C_first_not01, d)
+  if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
+  X <- dd_covariates(xformla, data)
+  if (!is.null(X) && any(!is.finite(X)))
+    dd_stop("`xformla` covariates have missing or non-finite values (first in row %d).",
+            which(rowSums(!is.finite(X)) > 0)[1])
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  dd_check_unique_codes(idc, tc, id, tt)
+  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
+  ulev <- id[dd_first_rows(idc)]; tlev <- tt[dd_first_rows(tc)]
+  if (length(y) != N * T) {
+    cnt <- tabulate(idc + 1L, N)
+    u <- which(cnt < T)[1]
+    have <- tc[idc == u - 1L]
+    miss <- setdiff(seq_len(T) - 1L, have)[1]
+    dd_stop("the panel is unbalanced: unit %s has no row for period %s (synthetic DiD needs every unit in every period).",
+            dd_show(ulev[u]), dd_show(tlev[miss + 1L]))
+  }
+  tord <- order(tlev)
+  tmap <- match(seq_len(T), tord) - 1L                  # code -> column
+  wide <- function(v) {
+    m <- matrix(NA_real_, N, T)
+    m[cbind(idc + 1L, tmap[tc + 1L] + 1L)] <- v
+    m
+  }
+  Y <- wide(y); D <- wide(d)
+  # adoption: 0 ... 0 1 ... 1 within each unit
+  first1 <- apply(D, 1, function(r) { w <- which(r == 1); if (length(w)) w[1] else 0L })
+  rev_u <- which(vapply(seq_len(N), function(i) first1[i] > 0 && any(D[i, first1[i]:T] == 0), logical(1)))
+  if (length(rev_u))
+    dd_stop("`dname` = \"%s\" switches off again for unit %s; synthetic DiD needs treatment to stay on once adopted.",
+            dname, dd_show(ulev[rev_u[1]]))
+  treated <- first1 > 0
+  if (!any(treated)) dd_stop("`dname` = \"%s\" is never 1: there are no treated units.", dname)
+  N0 <- sum(!treated)
+  if (N0 == 0L) dd_stop("there are no control units (every unit is treated at some point); synthetic DiD needs never-treated controls.")
+  if (N0 == 1L) dd_stop("there is a single control unit (%s); synthetic DiD needs at least two controls.",
+                        dd_show(ulev[!treated]))
+  adopt <- sort(unique(first1[treated]))
+  if (length(adopt) > 1L && !staggered)
+    dd_stop("treatment is not a block design: units adopt in periods %s; use staggered = TRUE for cohort-by-cohort synthetic DiD.",
+            paste(format(tlev[tord][adopt]), collapse = ", "))
+  if (adopt[1] == 1L)
+    dd_stop("units are treated from the first period (%s): there are no pre-treatment periods.",
+            format(tlev[tord][1]))
+  # synthdid's unit order: controls, then treated, each by identifier as text
+  uo <- order(treated, as.character(ulev))
+  Y <- Y[uo, , drop = FALSE]
+  dimnames(Y) <- list(as.character(ulev[uo]), as.character(tlev[tord]))
+  Xa <- NULL
+  if (!is.null(X)) {
+    Xa <- array(NA_real_, c(N, T, ncol(X)), dimnames = list(NULL, NULL, colnames(X)))
+    for (k in seq_len(ncol(X))) Xa[, , k] <- wide(X[, k])[uo, , drop = FALSE]
+  }
+  coh <- first1[uo]
+  list(Y = Y, X = Xa, N0 = N0, T0 = adopt[1] - 1L, cohorts = tlev[tord][adopt],
+       cohort_T0 = adopt - 1L, cohort_of = ifelse(coh > 0, tlev[tord][pmax(coh, 1L)], NA), notes = character())
+}
+
+# options vector for C (sdid.c: opts_get)
+dd_sdid_opts <- function(s, noise, N1, T1, upd_l, upd_o) {
+  eta_o <- if (s$method == "sc") 1e-6 else (N1 * T1)^(1 / 4)
+  zo <- if (is.null(s$zeta_omega)) eta_o * noise else s$zeta_omega
+  zl <- if (is.null(s$zeta_lambda)) 1e-6 * noise else s$zeta_lambda
+  md <- if (is.null(s$min_decrease)) 1e-5 * noise else s$min_decrease
+  o_int <- if (s$method == "sc") FALSE else s$omega_intercept
+  c(zl, zo, md, s$max_iter, s$max_iter_pre, s$lambda_intercept, o_int, s$sparsify, upd_l, upd_o)
+}
+
+# One block-design fit: Y (controls first), N0, T0, X or NULL.
+dd_sdid_block <- function(Y, N0, T0, X, s) {
+  N1 <- nrow(Y) - N0; T1 <- ncol(Y) - T0
+  noise <- if (is.null(s$noise_level)) .Call(C_sdid_noise, Y, as.integer(N0), as.integer(T0)) else s$noise_level
+  if (s$method != "did" && !is.finite(noise))
+    dd_stop("the noise level (sd of the controls' first differences before treatment) is undefined: %d pre-period(s); give `noise_level` or use at least two pre-periods.", T0)
+  if (!is.finite(noise)) noise <- 0
+  lambda0 <- switch(s$method, sdid = NULL, sc = rep(0, T0), did = rep(1 / T0, T0))
+  omega0 <- if (s$method == "did") rep(1 / N0, N0) else NULL
+  opts <- dd_sdid_opts(s, noise, N1, T1, upd_l = s$method == "sdid", upd_o = s$method != "did")
+  r <- .Call(C_sdid_fit, Y, as.integer(N0), as.integer(T0), X, as.double(opts), lambda0, omega0)
+  r$noise_level <- noise; r$opts <- opts; r$N0 <- N0; r$T0 <- T0
+  r$zeta_omega <- opts[2]; r$zeta_lambda <- opts[1]
+  r$Y <- Y; r$X <- X
+  r
+}
+
+# synthdid's vcov(): replicate estimates and sqrt((B - 1) / B) sd
+dd_sdid_se <- function(fit, se, nboot) {
+  Y <- fit$Y; N <- nrow(Y); N0 <- fit$N0; N1 <- N - N0
+  if (se == "none") return(list(se = NA_real_, estimates = NULL))
+  if (se == "placebo") {
+    if (N0 <= N1)
+      dd_stop("se = \"placebo\" needs more control units than treated units (%d controls, %d treated); use se = \"bootstrap\" or \"jackknife\".",
+              N0, N1)
+    idx <- vapply(seq_len(nboot), function(b) sample.int(N0), integer(N0))
+    idx <- matrix(idx, N0, nboot)
+    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
+                 fit$omega, 1L, idx)
+  } else if (se == "bootstrap") {
+    if (N1 < 2L)
+      dd_stop("se = \"bootstrap\" needs at least two treated units (there is %d); use se = \"placebo\".", N1)
+    idx <- matrix(0L, N, nboot)
+    b <- 0L
+    while (b < nboot) {
+      ind <- sample.int(N, N, replace = TRUE)
+      if (all(ind <= N0) || all(ind > N0)) next
+      b <- b + 1L
+      idx[, b] <- sort(ind)
+    }
+    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
+                 fit$omega, 2L, idx)
+  } else {
+    if (N1 < 2L || sum(fit$omega != 0) == 1L) {
+      warning(sprintf("the jackknife standard error is undefined with %s; it is NA (use se = \"placebo\").",
+                      if (N1 < 2L) "one treated unit" else "a single control with positive weight"), call. = FALSE)
+      return(list(se = NA_real_, estimates = NULL))
+    }
+    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
+                 fit$omega, 3L, NULL)
+    n <- length(est)
+    return(list(se = sqrt(((n - 1) / n) * (n - 1) * stats::var(est)), estimates = est))
+  }
+  B <- length(est)
+  list(se = sqrt((B - 1) / B) * stats::sd(est), estimates = est)
+}
+
+# Staggered adoption: one SDiD per cohort against the never-treated units,
+# averaged with weights N1_g T1_g; replications shared across cohorts.
+dd_sdid_staggered <- function(pan, s, se, nboot) {
+  stop("not yet")
+}
