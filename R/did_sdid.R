@@ -259,7 +259,7 @@ dd_sdid_se <- function(fit, se, nboot) {
     idx <- vapply(seq_len(nboot), function(b) sample.int(N0), integer(N0))
     idx <- matrix(idx, N0, nboot)
     est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 1L, idx)
+                 fit$omega, 1L, idx, NULL, NULL)
   } else if (se == "bootstrap") {
     if (N1 < 2L)
       dd_stop("se = \"bootstrap\" needs at least two treated units (there is %d); use se = \"placebo\".", N1)
@@ -272,7 +272,7 @@ dd_sdid_se <- function(fit, se, nboot) {
       idx[, b] <- sort(ind)
     }
     est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 2L, idx)
+                 fit$omega, 2L, idx, NULL, NULL)
   } else {
     if (N1 < 2L || sum(fit$omega != 0) == 1L) {
       warning(sprintf("the jackknife standard error is undefined with %s; it is NA (use se = \"placebo\").",
@@ -280,7 +280,7 @@ dd_sdid_se <- function(fit, se, nboot) {
       return(list(se = NA_real_, estimates = NULL))
     }
     est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 3L, NULL)
+                 fit$omega, 3L, NULL, NULL, NULL)
     n <- length(est)
     return(list(se = sqrt(((n - 1) / n) * (n - 1) * stats::var(est)), estimates = est))
   }
@@ -291,5 +291,96 @@ dd_sdid_se <- function(fit, se, nboot) {
 # Staggered adoption: one SDiD per cohort against the never-treated units,
 # averaged with weights N1_g T1_g; replications shared across cohorts.
 dd_sdid_staggered <- function(pan, s, se, nboot) {
-  stop("not yet")
+  Y <- pan$Y; N <- nrow(Y); T <- ncol(Y); N0 <- pan$N0
+  G <- length(pan$cohorts)
+  coh <- match(pan$cohort_of, pan$cohorts)            # NA for controls
+  members <- lapply(seq_len(G), function(g) which(coh == g))
+  n1 <- lengths(members); T1 <- T - pan$cohort_T0
+  fits <- lapply(seq_len(G), function(g) {
+    rows <- c(seq_len(N0), members[[g]])
+    if (s$method != "did" && pan$cohort_T0[g] < 2L)
+      dd_stop("cohort %s has %d pre-period(s); synthetic DiD needs at least two (or method = \"did\").",
+              format(pan$cohorts[g]), pan$cohort_T0[g])
+    f <- dd_sdid_block(Y[rows, , drop = FALSE], N0, pan$cohort_T0[g],
+                       if (is.null(pan$X)) NULL else pan$X[rows, , , drop = FALSE], s)
+    f$omega <- stats::setNames(f$omega, rownames(Y)[seq_len(N0)])
+    f$lambda <- stats::setNames(f$lambda, colnames(Y)[seq_len(pan$cohort_T0[g])])
+    f
+  })
+  tau <- vapply(fits, `[[`, numeric(1), "estimate")
+  agg <- function(tau, n1) { w <- n1 * T1; ok <- !is.na(tau) & w > 0; sum(w[ok] * tau[ok]) / sum(w[ok]) }
+  est <- c(tau, agg(tau, n1))
+  # one cohort's replicate estimates from row lists (type 4 of C_sdid_reps)
+  run <- function(g, rowlists, n0s) {
+    B <- length(rowlists)
+    lens <- lengths(rowlists)
+    idx <- matrix(1L, max(lens), B)
+    for (b in seq_len(B)) idx[seq_len(lens[b]), b] <- rowlists[[b]]
+    f <- fits[[g]]
+    .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts, unname(f$lambda),
+          unname(f$omega), 4L, idx, as.integer(lens), as.integer(n0s))
+  }
+  # position of a unit of cohort g in that cohort's sub-panel
+  subpos <- function(g, units) N0 + match(units, members[[g]])
+  if (se == "none") return(list(fits = fits, estimate = est, se = rep(NA_real_, G + 1L),
+                                vcov = matrix(NA_real_, G + 1L, G + 1L), rep = list(estimates = NULL)))
+  if (se == "placebo") {
+    N1 <- sum(n1)
+    if (N0 <= N1)
+      dd_stop("se = \"placebo\" needs more control units than treated units (%d controls, %d treated); use se = \"bootstrap\" or \"jackknife\".",
+              N0, N1)
+    perms <- lapply(seq_len(nboot), function(b) sample.int(N0))
+    keep <- N0 - N1
+    start <- keep + c(0L, cumsum(n1))
+    R <- vapply(seq_len(G), function(g) {
+      rl <- lapply(perms, function(p) c(p[seq_len(keep)], p[start[g] + seq_len(n1[g])]))
+      run(g, rl, rep(keep, nboot))
+    }, numeric(nboot))
+    R <- matrix(R, nboot, G)
+    R <- cbind(R, apply(R, 1, agg, n1 = n1))
+  } else if (se == "bootstrap") {
+    draws <- vector("list", nboot)
+    b <- 0L
+    while (b < nboot) {
+      ind <- sample.int(N, N, replace = TRUE)
+      if (all(ind <= N0) || all(ind > N0)) next
+      b <- b + 1L
+      draws[[b]] <- sort(ind)
+    }
+    R <- matrix(NA_real_, nboot, G)
+    N1b <- matrix(0L, nboot, G)
+    for (g in seq_len(G)) {
+      rl <- lapply(draws, function(ind) c(ind[ind <= N0], subpos(g, ind[!is.na(coh[ind]) & coh[ind] == g])))
+      n0s <- vapply(draws, function(ind) sum(ind <= N0), integer(1))
+      N1b[, g] <- lengths(rl) - n0s
+      ok <- N1b[, g] > 0L
+      if (any(ok)) R[ok, g] <- run(g, rl[ok], n0s[ok])
+    }
+    R <- cbind(R, vapply(seq_len(nboot), function(b) agg(R[b, ], N1b[b, ]), numeric(1)))
+  } else {
+    # jackknife: unit i out, fixed weights; cohorts keep their estimate unless
+    # i is in their sub-panel
+    J <- lapply(seq_len(G), function(g) {
+      f <- fits[[g]]
+      if (sum(f$omega != 0) == 1L) dd_stop("the jackknife is undefined for cohort %s: a single control has positive weight; use se = \"placebo\".",
+                                           format(pan$cohorts[g]))
+      suppressWarnings(.Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
+                             unname(f$lambda), unname(f$omega), 3L, NULL, NULL, NULL))
+    })
+    R <- matrix(NA_real_, N, G)
+    for (i in seq_len(N)) for (g in seq_len(G)) {
+      R[i, g] <- if (i <= N0) J[[g]][i] else if (identical(coh[i], g)) {
+        if (n1[g] > 1L) J[[g]][subpos(g, i)] else NA_real_
+      } else tau[g]
+    }
+    n1i <- t(vapply(seq_len(N), function(i) n1 - (seq_len(G) == coh[i] & !is.na(coh[i])), numeric(G)))
+    n1i <- matrix(n1i, N, G)
+    R <- cbind(R, vapply(seq_len(N), function(i) agg(R[i, ], n1i[i, ]), numeric(1)))
+    n <- N
+    V <- ((n - 1)^2 / n) * stats::cov(R, use = "pairwise.complete.obs")
+    return(list(fits = fits, estimate = est, se = sqrt(diag(V)), vcov = V, rep = list(estimates = R)))
+  }
+  B <- nrow(R)
+  V <- ((B - 1) / B) * stats::cov(R, use = "pairwise.complete.obs")
+  list(fits = fits, estimate = est, se = sqrt(diag(V)), vcov = V, rep = list(estimates = R))
 }

@@ -73,7 +73,8 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
 SEXP C_sdid_fit(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda0, SEXP omega0);
-SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP omega, SEXP type, SEXP idx);
+SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP omega, SEXP type, SEXP idx,
+                 SEXP lens, SEXP n0s);
 SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
              SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 

@@ -35,7 +35,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(draws_summary, 4),
   CALLDEF(sdid_noise, 3),
   CALLDEF(sdid_fit, 7),
-  CALLDEF(sdid_reps, 9),
+  CALLDEF(sdid_reps, 11),
   {NULL, NULL, 0}
 };
 

@@ -472,7 +472,7 @@ SEXP C_sdid_fit(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda0_,
  * ones (omega renormalised), re-solved only for beta with covariates.
  * Returns the B (or N) estimates. */
 SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_, SEXP omega_,
-                 SEXP type_, SEXP idx_) {
+                 SEXP type_, SEXP idx_, SEXP lens_, SEXP n0s_) {
   const int N = nrows(Y_), T = ncols(Y_), N0 = asInteger(N0_), T0 = asInteger(T0_), type = asInteger(type_);
   const int nx = x_dims(X_, N, T), N1 = N - N0;
   const double *Y = REAL(Y_), *X = isNull(X_) ? NULL : REAL(X_);
@@ -480,9 +480,13 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   sdid_opts o;
   opts_get(opts_, &o);
   if (type == 3) o.upd_l = o.upd_o = 0;
-  const int len = type == 1 ? N0 : (type == 2 ? N : N - 1);
+  /* type 4: column b of idx (padded) lists lens[b] rows, the first n0s[b]
+   * of them controls */
+  const int len = type == 1 ? N0 : (type == 2 ? N : (type == 3 ? N - 1 : nrows(idx_)));
   const int B = type == 3 ? N : ncols(idx_);
   if (type != 3 && nrows(idx_) != len) error("internal error in sdid.c: replication indices; please report");
+  if (type == 4 && (LENGTH(lens_) != B || LENGTH(n0s_) != B)) error("internal error in sdid.c: replication sizes; please report");
+  const int *lens = type == 4 ? INTEGER(lens_) : NULL, *n0s = type == 4 ? INTEGER(n0s_) : NULL;
   const int *idx = type == 3 ? NULL : INTEGER(idx_);
   SEXP out = PROTECT(allocVector(REALSXP, B));
   double *est = REAL(out);
@@ -516,7 +520,7 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     UNPROTECT(1);
     return out;
   }
-  const int nmax = type == 2 ? N : len;
+  const int nmax = (type == 2 || type == 4) ? (len > N ? len : N) : len;
   const size_t per = sdid_work(nmax, T, nmax, T0, nx) + (size_t) T0 + (size_t) nmax + (size_t) nx + 8;
   const int nth = dd_nthreads(B, (double) B * N * T * 50.0);
   double *mem = (double *) malloc(per * nth * sizeof(double));
@@ -536,9 +540,12 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     } else if (type == 2) {
       n = N; n0 = 0;
       for (int i = 0; i < n; i++) { rows[i] = idx[i + (R_xlen_t) b * len] - 1; n0 += rows[i] < N0; }
-    } else {
+    } else if (type == 3) {
       n = N - 1; n0 = 0;
       for (int i = 0, q = 0; i < N; i++) if (i != b) { rows[q++] = i; n0 += i < N0; }
+    } else {
+      n = lens[b]; n0 = n0s[b];
+      for (int i = 0; i < n; i++) rows[i] = idx[i + (R_xlen_t) b * len] - 1;
     }
     if (n0 == 0 || n0 == n) { est[b] = NA_REAL; continue; }
     /* omega restricted to the kept controls, renormalised (sum_normalize) */
