@@ -73,6 +73,27 @@ static void center_cols(double *M, int nr, int nc) {
   }
 }
 
+/* out[j] = sum_i r[i] A[i, j], each sum in row order (as BLAS dgemv "T"),
+ * four columns at a time so that the four dependency chains overlap */
+static void atr(const double *A, int lda, int nr, int nc, const double *r, double *out) {
+  int j = 0;
+  for (; j + 4 <= nc; j += 4) {
+    const double *a0 = A + (R_xlen_t) j * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int i = 0; i < nr; i++) {
+      const double ri = r[i];
+      s0 += ri * a0[i]; s1 += ri * a1[i]; s2 += ri * a2[i]; s3 += ri * a3[i];
+    }
+    out[j] = s0; out[j + 1] = s1; out[j + 2] = s2; out[j + 3] = s3;
+  }
+  for (; j < nc; j++) {
+    const double *a = A + (R_xlen_t) j * lda;
+    double s = 0.0;
+    for (int i = 0; i < nr; i++) s += r[i] * a[i];
+    out[j] = s;
+  }
+}
+
 /* y = A x for A nr x nc (column-major, lda), in BLAS column order; zero
  * entries of x add nothing and are skipped */
 static void matvec(const double *A, int lda, int nr, int nc, const double *x, double *y) {
@@ -91,12 +112,8 @@ static void matvec(const double *A, int lda, int nr, int nc, const double *x, do
 static void fw_step(const double *A, int lda, int nr, int nc, const double *b, double eta,
                     double *x, double *Ax, double *r, double *g) {
   for (int i = 0; i < nr; i++) r[i] = Ax[i] - b[i];
-  for (int j = 0; j < nc; j++) {
-    const double *a = A + (R_xlen_t) j * lda;
-    double s = 0.0;
-    for (int i = 0; i < nr; i++) s += r[i] * a[i];
-    g[j] = s + eta * x[j];
-  }
+  atr(A, lda, nr, nc, r, g);
+  for (int j = 0; j < nc; j++) g[j] += eta * x[j];
   int im = 0;
   for (int j = 1; j < nc; j++) if (g[j] < g[im]) im = j;
   /* d.x = -x, d.x[im] = 1 - x[im] */
@@ -125,19 +142,18 @@ static void fw_step(const double *A, int lda, int nr, int nc, const double *b, d
  * copied and centred into work when intercept. x: start (in) and solution
  * (out). Returns the iterations.
  *
- * Small problems (nc <= FW_GRAM_MAX) use the Gram matrix G = A'A: after a
- * step x' = (1 - c) x + c e_i the half-gradient's data part
- * q = A'(Ax - b) becomes (1 - c) q + c (G_i - A'b) and Ax becomes
- * Ax + c (A_i - Ax), so an iteration costs O(nr + nc) instead of O(nr nc).
- * q and Ax are recomputed exactly every FW_REFRESH iterations, so rounding
- * drift stays at the level of a few ulps. Larger problems take synthdid's
- * steps directly. */
+ * After a step x' = (1 - c) x + c e_i, Ax becomes Ax + c (A_i - Ax). Small
+ * problems (nc <= FW_GRAM_MAX) also update the half-gradient's data part
+ * q = A'(Ax - b) through the Gram matrix G = A'A, as (1 - c) q +
+ * c (G_i - A'b), so that an iteration costs O(nr + nc) instead of O(nr nc);
+ * larger ones recompute q each iteration. Ax and q are recomputed exactly
+ * every FW_REFRESH iterations, so rounding drift stays at a few ulps. */
 #define FW_GRAM_MAX 1024
 #define FW_REFRESH 64
 
 static size_t fw_work(int nr, int nc) {
-  size_t w = (size_t) nr * (nc + 1) + 3 * (size_t) nr + (size_t) nc;
-  if (nc <= FW_GRAM_MAX) w += (size_t) nc * nc + 3 * (size_t) nc + (size_t) nr;
+  size_t w = (size_t) nr * (nc + 1) + 4 * (size_t) nr + 3 * (size_t) nc;
+  if (nc <= FW_GRAM_MAX) w += (size_t) nc * nc + (size_t) nc;
   return w;
 }
 
@@ -148,46 +164,31 @@ static int fw_solve(const double *Y, int ldy, int nr, int nc, double zeta, int i
   if (intercept) center_cols(M, nr, nc + 1);
   const double *b = M + (size_t) nr * nc;
   const double z2 = zeta * zeta, eta = nr * z2, md2 = min_dec * min_dec;
+  const int gram = nc <= FW_GRAM_MAX;
+  double *G = NULL, *q = g + nc, *Ab = NULL, *d = q + nc, *de = d + nc;
+  if (gram) {
+    G = de + nr; Ab = G + (size_t) nc * nc;
+    for (int j = 0; j < nc; j++) {
+      const double *aj = M + (size_t) j * nr;
+      for (int k = 0; k <= j; k++) {
+        const double *ak = M + (size_t) k * nr;
+        double s = 0.0;
+        for (int i = 0; i < nr; i++) s += aj[i] * ak[i];
+        G[j + (size_t) k * nc] = G[k + (size_t) j * nc] = s;
+      }
+    }
+    atr(M, nr, nr, nc, b, Ab);
+  }
   double vprev = 0.0, vcur = 0.0;
-  int t = 0;
-  matvec(M, nr, nr, nc, x, Ax);
-  if (nc > FW_GRAM_MAX) {
-    while (t < max_iter && (t < 2 || vprev - vcur > md2)) {
-      t++;
-      fw_step(M, nr, nr, nc, b, eta, x, Ax, r, g);
-      for (int i = 0; i < nr; i++) err[i] = Ax[i] - b[i];
-      vprev = vcur;
-      vcur = z2 * r_sumsq(x, nc) + r_sumsq(err, nr) / nr;
-    }
-    return t;
-  }
-  double *G = g + nc, *q = G + (size_t) nc * nc, *Ab = q + nc, *d = Ab + nc, *de = d + nc;
-  for (int j = 0; j < nc; j++) {
-    const double *aj = M + (size_t) j * nr;
-    for (int k = 0; k <= j; k++) {
-      const double *ak = M + (size_t) k * nr;
-      double s = 0.0;
-      for (int i = 0; i < nr; i++) s += aj[i] * ak[i];
-      G[j + (size_t) k * nc] = G[k + (size_t) j * nc] = s;
-    }
-    double s = 0.0;
-    for (int i = 0; i < nr; i++) s += b[i] * aj[i];
-    Ab[j] = s;
-  }
-  int since = FW_REFRESH;
+  int t = 0, since = FW_REFRESH;
   while (t < max_iter && (t < 2 || vprev - vcur > md2)) {
     t++;
-    if (since >= FW_REFRESH) {          /* exact Ax and q = A'(Ax - b) */
-      matvec(M, nr, nr, nc, x, Ax);
+    if (since >= FW_REFRESH) matvec(M, nr, nr, nc, x, Ax);        /* exact Ax */
+    if (!gram || since >= FW_REFRESH) {                             /* q = A'(Ax - b) */
       for (int i = 0; i < nr; i++) r[i] = Ax[i] - b[i];
-      for (int j = 0; j < nc; j++) {
-        const double *a = M + (size_t) j * nr;
-        double s = 0.0;
-        for (int i = 0; i < nr; i++) s += r[i] * a[i];
-        q[j] = s;
-      }
-      since = 0;
+      atr(M, nr, nr, nc, r, q);
     }
+    if (since >= FW_REFRESH) since = 0;
     since++;
     int im = 0;
     double gmin = q[0] + eta * x[0];
@@ -203,15 +204,17 @@ static int fw_solve(const double *Y, int ldy, int nr, int nc, double zeta, int i
       const double *ai = M + (size_t) im * nr;
       for (int i = 0; i < nr; i++) de[i] = ai[i] - Ax[i];
       double num = 0.0;
-      for (int j = 0; j < nc; j++) { d[j] = -x[j]; }
+      for (int j = 0; j < nc; j++) d[j] = -x[j];
       d[im] = 1.0 - x[im];
       for (int j = 0; j < nc; j++) num += g[j] * d[j];
       const double step = -num / (sumsq4(de, nr) + eta * sumsq4(d, nc));
       const double c = step < 0.0 ? 0.0 : (step > 1.0 ? 1.0 : step);
       for (int j = 0; j < nc; j++) x[j] = x[j] + c * d[j];
       for (int i = 0; i < nr; i++) Ax[i] += c * de[i];
-      const double *Gi = G + (size_t) im * nc;
-      for (int j = 0; j < nc; j++) q[j] = (1.0 - c) * q[j] + c * (Gi[j] - Ab[j]);
+      if (gram) {
+        const double *Gi = G + (size_t) im * nc;
+        for (int j = 0; j < nc; j++) q[j] = (1.0 - c) * q[j] + c * (Gi[j] - Ab[j]);
+      }
     }
     for (int i = 0; i < nr; i++) err[i] = Ax[i] - b[i];
     vprev = vcur;
