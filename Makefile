@@ -37,6 +37,8 @@ sanitize: deps
 
 bench: install
 	$(RSCRIPT) bench/twfe.R
+	$(RSCRIPT) bench/cs.R
+	$(RSCRIPT) bench/sdid.R
 
 clean:
 	rm -rf $(CHECKDIR) $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so demo-output
