@@ -190,35 +190,76 @@ static int fw_solve(const double *Y, int ldy, int nr, int nc, double zeta, int i
     }
     if (since >= FW_REFRESH) since = 0;
     since++;
+    /* pass 1 over the weights: half-gradient, its minimum, g'x */
     int im = 0;
-    double gmin = q[0] + eta * x[0];
+    double gmin = q[0] + eta * x[0], gx0 = gmin * x[0], gx1 = 0.0;
     g[0] = gmin;
-    for (int j = 1; j < nc; j++) {
-      const double gj = q[j] + eta * x[j];
-      g[j] = gj;
-      if (gj < gmin) { gmin = gj; im = j; }
+    int j = 1;
+    for (; j + 1 < nc; j += 2) {
+      const double g1 = q[j] + eta * x[j], g2 = q[j + 1] + eta * x[j + 1];
+      g[j] = g1; g[j + 1] = g2;
+      gx0 += g1 * x[j]; gx1 += g2 * x[j + 1];
+      if (g1 < gmin) { gmin = g1; im = j; }
+      if (g2 < gmin) { gmin = g2; im = j + 1; }
+    }
+    for (; j < nc; j++) {
+      const double g1 = q[j] + eta * x[j];
+      g[j] = g1; gx0 += g1 * x[j];
+      if (g1 < gmin) { gmin = g1; im = j; }
     }
     int allzero = x[im] == 1.0;          /* x is already the vertex e_im */
-    for (int j = 0; j < nc && allzero; j++) if (j != im && x[j] != 0.0) allzero = 0;
+    for (int k = 0; k < nc && allzero; k++) if (k != im && x[k] != 0.0) allzero = 0;
+    double sx2;
     if (!allzero) {
+      /* d = e_im - x: g'd = g_im - g'x; |d|^2 = sum_{k != im} x_k^2 + (1 - x_im)^2 */
+      const double xi = x[im];
+      const double num = g[im] - (gx0 + gx1);
+      double s0 = 0.0, s1 = 0.0;
+      int k = 0;
+      for (; k + 1 < nc; k += 2) { s0 += x[k] * x[k]; s1 += x[k + 1] * x[k + 1]; }
+      for (; k < nc; k++) s0 += x[k] * x[k];
+      const double sdx = ((s0 + s1) - xi * xi) + (1.0 - xi) * (1.0 - xi);
       const double *ai = M + (size_t) im * nr;
-      for (int i = 0; i < nr; i++) de[i] = ai[i] - Ax[i];
-      double num = 0.0;
-      for (int j = 0; j < nc; j++) d[j] = -x[j];
-      d[im] = 1.0 - x[im];
-      for (int j = 0; j < nc; j++) num += g[j] * d[j];
-      const double step = -num / (sumsq4(de, nr) + eta * sumsq4(d, nc));
+      double e0 = 0.0, e1 = 0.0;
+      int i = 0;
+      for (; i + 1 < nr; i += 2) {
+        const double u0 = ai[i] - Ax[i], u1 = ai[i + 1] - Ax[i + 1];
+        de[i] = u0; de[i + 1] = u1; e0 += u0 * u0; e1 += u1 * u1;
+      }
+      for (; i < nr; i++) { const double u0 = ai[i] - Ax[i]; de[i] = u0; e0 += u0 * u0; }
+      const double step = -num / ((e0 + e1) + eta * sdx);
       const double c = step < 0.0 ? 0.0 : (step > 1.0 ? 1.0 : step);
-      for (int j = 0; j < nc; j++) x[j] = x[j] + c * d[j];
-      for (int i = 0; i < nr; i++) Ax[i] += c * de[i];
+      for (i = 0; i < nr; i++) Ax[i] += c * de[i];
+      /* pass 2 over the weights: the step, |x|^2 and (Gram) q */
+      double t0 = 0.0, t1 = 0.0;
       if (gram) {
         const double *Gi = G + (size_t) im * nc;
-        for (int j = 0; j < nc; j++) q[j] = (1.0 - c) * q[j] + c * (Gi[j] - Ab[j]);
+        for (k = 0; k < nc; k++) {
+          const double xk = x[k] - c * x[k] + (k == im ? c : 0.0);
+          x[k] = xk;
+          if (k & 1) t1 += xk * xk; else t0 += xk * xk;
+          q[k] = (1.0 - c) * q[k] + c * (Gi[k] - Ab[k]);
+        }
+      } else {
+        for (k = 0; k < nc; k++) {
+          const double xk = x[k] - c * x[k] + (k == im ? c : 0.0);
+          x[k] = xk;
+          if (k & 1) t1 += xk * xk; else t0 += xk * xk;
+        }
       }
+      sx2 = t0 + t1;
+    } else {
+      sx2 = sumsq4(x, nc);
     }
-    for (int i = 0; i < nr; i++) err[i] = Ax[i] - b[i];
+    double e0 = 0.0, e1 = 0.0;
+    int i = 0;
+    for (; i + 1 < nr; i += 2) {
+      const double u0 = Ax[i] - b[i], u1 = Ax[i + 1] - b[i + 1];
+      e0 += u0 * u0; e1 += u1 * u1;
+    }
+    for (; i < nr; i++) { const double u0 = Ax[i] - b[i]; e0 += u0 * u0; }
     vprev = vcur;
-    vcur = z2 * sumsq4(x, nc) + sumsq4(err, nr) / nr;
+    vcur = z2 * sx2 + (e0 + e1) / nr;
   }
   return t;
 }
