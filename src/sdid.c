@@ -157,109 +157,161 @@ static size_t fw_work(int nr, int nc) {
   return w;
 }
 
+/* The Frank-Wolfe iterations of a small problem (nc <= FW_GRAM_MAX) in
+ * scaled form: x = sx * xt and q = sq * qt, so that a step
+ * x' = (1 - c) x + c e_im costs O(1) for x (sx' = (1 - c) sx,
+ * xt_im += c / sx') and one fused pass over the nc weights for q
+ * (q' = (1 - c) q + c h with h = G_im - A'b: sq' = (1 - c) sq,
+ * qt += (c / sq') h, applied in the next iteration's pass that also forms the
+ * half-gradient, its minimum and g'x). |x|^2 is updated exactly as
+ * (1 - c)^2 |x|^2 + 2 c (1 - c) x_im + c^2. Every FW_REFRESH iterations x is
+ * materialised and Ax, q, |x|^2 are recomputed from scratch. */
+static int fw_gram_loop(const double *M, int nr, int nc, const double *b, const double *G, const double *Ab,
+                        double eta, double z2, double md2, int max_iter, double *x, double *Ax, double *r,
+                        double *qt, double *de) {
+  double vprev = 0.0, vcur = 0.0, sx = 1.0, sq = 1.0, sx2 = 0.0, pend = 0.0;
+  int t = 0, pim = -1;
+  while (t < max_iter && (t < 2 || vprev - vcur > md2)) {
+    t++;
+    if ((t - 1) % FW_REFRESH == 0 || sx < 1e-150 || sq < 1e-150) {
+      for (int j = 0; j < nc; j++) x[j] *= sx;
+      sx = 1.0;
+      matvec(M, nr, nr, nc, x, Ax);
+      for (int i = 0; i < nr; i++) r[i] = Ax[i] - b[i];
+      atr(M, nr, nr, nc, r, qt);
+      sq = 1.0; pim = -1; pend = 0.0;
+      sx2 = sumsq4(x, nc);
+    }
+    /* fused pass: pending q update, half-gradient, minimum, g'x */
+    int im = 0;
+    double gmin = 0.0, gx0 = 0.0, gx1 = 0.0;
+    /* the pending update is a no-op (pend = 0, column 0) without a step */
+    const double *Gp = G + (size_t) (pim >= 0 ? pim : 0) * nc;
+    if (pim < 0) pend = 0.0;
+    if (pend != 0.0) qt[0] += pend * (Gp[0] - Ab[0]);
+    gmin = sq * qt[0] + eta * (sx * x[0]);
+    gx0 = gmin * (sx * x[0]);
+    int j = 1;
+    for (; j + 1 < nc; j += 2) {
+      const double q0 = qt[j] + pend * (Gp[j] - Ab[j]), q1 = qt[j + 1] + pend * (Gp[j + 1] - Ab[j + 1]);
+      qt[j] = q0; qt[j + 1] = q1;
+      const double x0 = sx * x[j], x1 = sx * x[j + 1];
+      const double g0 = sq * q0 + eta * x0, g1 = sq * q1 + eta * x1;
+      gx1 += g0 * x0; gx0 += g1 * x1;
+      if (g0 < gmin) { gmin = g0; im = j; }
+      if (g1 < gmin) { gmin = g1; im = j + 1; }
+    }
+    for (; j < nc; j++) {
+      const double q0 = qt[j] + pend * (Gp[j] - Ab[j]);
+      qt[j] = q0;
+      const double x0 = sx * x[j], g0 = sq * q0 + eta * x0;
+      gx1 += g0 * x0;
+      if (g0 < gmin) { gmin = g0; im = j; }
+    }
+    pim = -1;
+    double stepc = 0.0;                  /* Ax += stepc * de below */
+    const double xi = sx * x[im];
+    int allzero = xi == 1.0;
+    for (int k = 0; k < nc && allzero; k++) if (k != im && x[k] != 0.0) allzero = 0;
+    if (!allzero) {
+      const double num = gmin - (gx0 + gx1);
+      const double sdx = (sx2 - xi * xi) + (1.0 - xi) * (1.0 - xi);
+      const double *ai = M + (size_t) im * nr;
+      double d0 = 0.0, d1 = 0.0;
+      int i = 0;
+      for (; i + 1 < nr; i += 2) {
+        const double u0 = ai[i] - Ax[i], u1 = ai[i + 1] - Ax[i + 1];
+        de[i] = u0; de[i + 1] = u1; d0 += u0 * u0; d1 += u1 * u1;
+      }
+      for (; i < nr; i++) { const double u0 = ai[i] - Ax[i]; de[i] = u0; d0 += u0 * u0; }
+      const double step = -num / ((d0 + d1) + eta * sdx);
+      const double c = step < 0.0 ? 0.0 : (step > 1.0 ? 1.0 : step);
+      if (c >= 1.0) {                      /* x = e_im, q = G_im - A'b exactly */
+        for (int j = 0; j < nc; j++) { x[j] = 0.0; qt[j] = G[j + (size_t) im * nc] - Ab[j]; }
+        x[im] = 1.0; sx = 1.0; sq = 1.0; sx2 = 1.0;
+        for (int i = 0; i < nr; i++) Ax[i] = ai[i];
+      } else if (c > 0.0) {
+        sx2 = (1.0 - c) * (1.0 - c) * sx2 + 2.0 * c * (1.0 - c) * xi + c * c;
+        sx *= (1.0 - c);
+        x[im] += c / sx;
+        sq *= (1.0 - c);
+        pim = im; pend = c / sq;
+        stepc = c;
+      }
+    }
+    /* the step on Ax fused with the residual sum of squares */
+    double e0 = 0.0, e1 = 0.0;
+    int i = 0;
+    for (; i + 1 < nr; i += 2) {
+      const double a0 = Ax[i] + stepc * de[i], a1 = Ax[i + 1] + stepc * de[i + 1];
+      Ax[i] = a0; Ax[i + 1] = a1;
+      const double u0 = a0 - b[i], u1 = a1 - b[i + 1];
+      e0 += u0 * u0; e1 += u1 * u1;
+    }
+    for (; i < nr; i++) { const double a0 = Ax[i] + stepc * de[i]; Ax[i] = a0; const double u0 = a0 - b[i]; e0 += u0 * u0; }
+    vprev = vcur;
+    vcur = z2 * sx2 + (e0 + e1) / nr;
+  }
+  for (int j = 0; j < nc; j++) x[j] *= sx;
+  return t;
+}
+
 static int fw_solve(const double *Y, int ldy, int nr, int nc, double zeta, int intercept, double *x,
-                    double min_dec, int max_iter, double *work) {
+                    double min_dec, int max_iter, double *work, int prepared) {
+  /* prepared: work already holds the centred copy and the Gram matrix of
+   * the same Y (the second, sparsified round) */
   double *M = work, *Ax = M + (size_t) nr * (nc + 1), *r = Ax + nr, *err = r + nr, *g = err + nr;
-  for (int j = 0; j <= nc; j++) memcpy(M + (size_t) j * nr, Y + (R_xlen_t) j * ldy, sizeof(double) * nr);
-  if (intercept) center_cols(M, nr, nc + 1);
+  if (!prepared) {
+    for (int j = 0; j <= nc; j++) memcpy(M + (size_t) j * nr, Y + (R_xlen_t) j * ldy, sizeof(double) * nr);
+    if (intercept) center_cols(M, nr, nc + 1);
+  }
   const double *b = M + (size_t) nr * nc;
   const double z2 = zeta * zeta, eta = nr * z2, md2 = min_dec * min_dec;
   const int gram = nc <= FW_GRAM_MAX;
   double *G = NULL, *q = g + nc, *Ab = NULL, *d = q + nc, *de = d + nc;
   if (gram) {
     G = de + nr; Ab = G + (size_t) nc * nc;
-    for (int j = 0; j < nc; j++) {
-      const double *aj = M + (size_t) j * nr;
-      for (int k = 0; k <= j; k++) {
-        const double *ak = M + (size_t) k * nr;
-        double s = 0.0;
-        for (int i = 0; i < nr; i++) s += aj[i] * ak[i];
-        G[j + (size_t) k * nc] = G[k + (size_t) j * nc] = s;
-      }
+    if (!prepared) {
+      /* G[, k] = A' A_k, four columns of A at a time */
+      for (int k = 0; k < nc; k++) atr(M, nr, nr, k + 1, M + (size_t) k * nr, G + (size_t) k * nc);
+      for (int k = 0; k < nc; k++) for (int j = k + 1; j < nc; j++) G[j + (size_t) k * nc] = G[k + (size_t) j * nc];
+      atr(M, nr, nr, nc, b, Ab);
     }
-    atr(M, nr, nr, nc, b, Ab);
   }
   double vprev = 0.0, vcur = 0.0;
-  int t = 0, since = FW_REFRESH;
+  int t = 0;
+  if (gram) {
+    t = fw_gram_loop(M, nr, nc, b, G, Ab, eta, z2, md2, max_iter, x, Ax, r, q, de);
+    return t;
+  }
   while (t < max_iter && (t < 2 || vprev - vcur > md2)) {
     t++;
-    if (since >= FW_REFRESH) matvec(M, nr, nr, nc, x, Ax);        /* exact Ax */
-    if (!gram || since >= FW_REFRESH) {                             /* q = A'(Ax - b) */
-      for (int i = 0; i < nr; i++) r[i] = Ax[i] - b[i];
-      atr(M, nr, nr, nc, r, q);
-    }
-    if (since >= FW_REFRESH) since = 0;
-    since++;
-    /* pass 1 over the weights: half-gradient, its minimum, g'x */
+    if ((t - 1) % FW_REFRESH == 0) matvec(M, nr, nr, nc, x, Ax);   /* exact Ax */
+    for (int i = 0; i < nr; i++) r[i] = Ax[i] - b[i];
+    atr(M, nr, nr, nc, r, q);                                        /* q = A'(Ax - b) */
     int im = 0;
-    double gmin = q[0] + eta * x[0], gx0 = gmin * x[0], gx1 = 0.0;
-    g[0] = gmin;
-    int j = 1;
-    for (; j + 1 < nc; j += 2) {
-      const double g1 = q[j] + eta * x[j], g2 = q[j + 1] + eta * x[j + 1];
-      g[j] = g1; g[j + 1] = g2;
-      gx0 += g1 * x[j]; gx1 += g2 * x[j + 1];
-      if (g1 < gmin) { gmin = g1; im = j; }
-      if (g2 < gmin) { gmin = g2; im = j + 1; }
+    double gmin = q[0] + eta * x[0], gx = gmin * x[0], sx2 = x[0] * x[0];
+    for (int j = 1; j < nc; j++) {
+      const double gj = q[j] + eta * x[j];
+      gx += gj * x[j]; sx2 += x[j] * x[j];
+      if (gj < gmin) { gmin = gj; im = j; }
     }
-    for (; j < nc; j++) {
-      const double g1 = q[j] + eta * x[j];
-      g[j] = g1; gx0 += g1 * x[j];
-      if (g1 < gmin) { gmin = g1; im = j; }
-    }
-    int allzero = x[im] == 1.0;          /* x is already the vertex e_im */
+    int allzero = x[im] == 1.0;
     for (int k = 0; k < nc && allzero; k++) if (k != im && x[k] != 0.0) allzero = 0;
-    double sx2;
     if (!allzero) {
-      /* d = e_im - x: g'd = g_im - g'x; |d|^2 = sum_{k != im} x_k^2 + (1 - x_im)^2 */
-      const double xi = x[im];
-      const double num = g[im] - (gx0 + gx1);
-      double s0 = 0.0, s1 = 0.0;
-      int k = 0;
-      for (; k + 1 < nc; k += 2) { s0 += x[k] * x[k]; s1 += x[k + 1] * x[k + 1]; }
-      for (; k < nc; k++) s0 += x[k] * x[k];
-      const double sdx = ((s0 + s1) - xi * xi) + (1.0 - xi) * (1.0 - xi);
+      const double xi = x[im], num = gmin - gx;
+      const double sdx = (sx2 - xi * xi) + (1.0 - xi) * (1.0 - xi);
       const double *ai = M + (size_t) im * nr;
-      double e0 = 0.0, e1 = 0.0;
-      int i = 0;
-      for (; i + 1 < nr; i += 2) {
-        const double u0 = ai[i] - Ax[i], u1 = ai[i + 1] - Ax[i + 1];
-        de[i] = u0; de[i + 1] = u1; e0 += u0 * u0; e1 += u1 * u1;
-      }
-      for (; i < nr; i++) { const double u0 = ai[i] - Ax[i]; de[i] = u0; e0 += u0 * u0; }
-      const double step = -num / ((e0 + e1) + eta * sdx);
+      for (int i = 0; i < nr; i++) de[i] = ai[i] - Ax[i];
+      const double step = -num / (sumsq4(de, nr) + eta * sdx);
       const double c = step < 0.0 ? 0.0 : (step > 1.0 ? 1.0 : step);
-      for (i = 0; i < nr; i++) Ax[i] += c * de[i];
-      /* pass 2 over the weights: the step, |x|^2 and (Gram) q */
-      double t0 = 0.0, t1 = 0.0;
-      if (gram) {
-        const double *Gi = G + (size_t) im * nc;
-        for (k = 0; k < nc; k++) {
-          const double xk = x[k] - c * x[k] + (k == im ? c : 0.0);
-          x[k] = xk;
-          if (k & 1) t1 += xk * xk; else t0 += xk * xk;
-          q[k] = (1.0 - c) * q[k] + c * (Gi[k] - Ab[k]);
-        }
-      } else {
-        for (k = 0; k < nc; k++) {
-          const double xk = x[k] - c * x[k] + (k == im ? c : 0.0);
-          x[k] = xk;
-          if (k & 1) t1 += xk * xk; else t0 += xk * xk;
-        }
-      }
-      sx2 = t0 + t1;
-    } else {
-      sx2 = sumsq4(x, nc);
+      for (int i = 0; i < nr; i++) Ax[i] += c * de[i];
+      for (int k = 0; k < nc; k++) x[k] -= c * x[k];
+      x[im] += c;
     }
-    double e0 = 0.0, e1 = 0.0;
-    int i = 0;
-    for (; i + 1 < nr; i += 2) {
-      const double u0 = Ax[i] - b[i], u1 = Ax[i + 1] - b[i + 1];
-      e0 += u0 * u0; e1 += u1 * u1;
-    }
-    for (; i < nr; i++) { const double u0 = Ax[i] - b[i]; e0 += u0 * u0; }
+    for (int i = 0; i < nr; i++) err[i] = Ax[i] - b[i];
     vprev = vcur;
-    vcur = z2 * sx2 + (e0 + e1) / nr;
+    vcur = z2 * sumsq4(x, nc) + sumsq4(err, nr) / nr;
   }
   return t;
 }
@@ -409,18 +461,18 @@ static double sdid_one(const double *Y, int N, int T, const int *rows, int n, in
   if (nx == 0) {
     const int it1 = o->sparsify ? o->max_iter_pre : o->max_iter;
     if (o->upd_l) {
-      fw_solve(Yc, N0 + 1, N0, T0, o->zeta_l, o->l_int, lambda, o->min_dec, it1, fw);
+      fw_solve(Yc, N0 + 1, N0, T0, o->zeta_l, o->l_int, lambda, o->min_dec, it1, fw, 0);
       if (o->sparsify) {
         sparsify(lambda, T0);
-        fw_solve(Yc, N0 + 1, N0, T0, o->zeta_l, o->l_int, lambda, o->min_dec, o->max_iter, fw);
+        fw_solve(Yc, N0 + 1, N0, T0, o->zeta_l, o->l_int, lambda, o->min_dec, o->max_iter, fw, 1);
       }
     }
     if (o->upd_o) {
       for (int i = 0; i <= N0; i++) for (int t = 0; t < T0; t++) Yo[t + (size_t) i * T0] = Yc[i + (size_t) t * (N0 + 1)];
-      fw_solve(Yo, T0, T0, N0, o->zeta_o, o->o_int, omega, o->min_dec, it1, fw);
+      fw_solve(Yo, T0, T0, N0, o->zeta_o, o->o_int, omega, o->min_dec, it1, fw, 0);
       if (o->sparsify) {
         sparsify(omega, N0);
-        fw_solve(Yo, T0, T0, N0, o->zeta_o, o->o_int, omega, o->min_dec, o->max_iter, fw);
+        fw_solve(Yo, T0, T0, N0, o->zeta_o, o->o_int, omega, o->min_dec, o->max_iter, fw, 1);
       }
     }
     return sdid_tau(Ys, n, T, N0, T0, omega, lambda, row);
