@@ -183,6 +183,7 @@ print.summary.did_sdid <- function(x, ...) {
 #'   the largest unit weights.
 #' @param cohort For staggered fits, the cohort to plot.
 #' @param n_units Number of unit weights shown.
+#' @param ... Further arguments to the plotting function (`plot` or `barplot`); ignored by `summary`.
 #' @method plot did_sdid
 #' @export
 plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n_units = 15, ...) {
