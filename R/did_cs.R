@@ -316,8 +316,8 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
   first_row <- if (panel) dd_first_rows(unit) else seq_len(n)
   unit_g <- gval[first_row]
   ug0 <- ifelse(is.finite(unit_g), unit_g, 0)
-  dd_cs_small(if (panel) ug0 else ifelse(is.finite(gval), gval, 0), nterm, control_group,
-              if (panel) 1 else T)
+  # did counts rows / periods here (also for unbalanced panels)
+  dd_cs_small(ifelse(is.finite(gval), gval, 0), nterm, control_group, T)
   uw <- if (panel) as.vector(tapply(w, as.integer(unit), mean)) else w
   list(panel = FALSE, y = y, tcol = match(tt, tl) - 1L, gval = as.double(ifelse(is.finite(gval), gval, 0)),
        never = !is.finite(gval), w = w, Xrc = cbind("(Intercept)" = rep(1, length(y)), X),

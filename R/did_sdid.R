@@ -248,6 +248,21 @@ dd_sdid_block <- function(Y, N0, T0, X, s) {
   r
 }
 
+# synthdid's bootstrap resamples, drawn as its vcov() draws them: units with
+# replacement, redrawn (not counted) when all are controls or all treated;
+# each sorted
+dd_sdid_boot_draws <- function(N, N0, nboot) {
+  draws <- vector("list", nboot)
+  b <- 0L
+  while (b < nboot) {
+    ind <- sample.int(N, N, replace = TRUE)
+    if (all(ind <= N0) || all(ind > N0)) next
+    b <- b + 1L
+    draws[[b]] <- sort(ind)
+  }
+  draws
+}
+
 # synthdid's vcov(): replicate estimates and sqrt((B - 1) / B) sd
 dd_sdid_se <- function(fit, se, nboot) {
   Y <- fit$Y; N <- nrow(Y); N0 <- fit$N0; N1 <- N - N0
@@ -263,14 +278,7 @@ dd_sdid_se <- function(fit, se, nboot) {
   } else if (se == "bootstrap") {
     if (N1 < 2L)
       dd_stop("se = \"bootstrap\" needs at least two treated units (there is %d); use se = \"placebo\".", N1)
-    idx <- matrix(0L, N, nboot)
-    b <- 0L
-    while (b < nboot) {
-      ind <- sample.int(N, N, replace = TRUE)
-      if (all(ind <= N0) || all(ind > N0)) next
-      b <- b + 1L
-      idx[, b] <- sort(ind)
-    }
+    idx <- matrix(unlist(dd_sdid_boot_draws(N, N0, nboot)), N, nboot)
     est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
                  fit$omega, 2L, idx, NULL, NULL)
   } else {
@@ -339,14 +347,7 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
     R <- matrix(R, nboot, G)
     R <- cbind(R, apply(R, 1, agg, n1 = n1))
   } else if (se == "bootstrap") {
-    draws <- vector("list", nboot)
-    b <- 0L
-    while (b < nboot) {
-      ind <- sample.int(N, N, replace = TRUE)
-      if (all(ind <= N0) || all(ind > N0)) next
-      b <- b + 1L
-      draws[[b]] <- sort(ind)
-    }
+    draws <- dd_sdid_boot_draws(N, N0, nboot)
     R <- matrix(NA_real_, nboot, G)
     N1b <- matrix(0L, nboot, G)
     for (g in seq_len(G)) {

@@ -383,8 +383,6 @@ static void fw_covariates(const double *Yc, const double *Xc, int N0, int T0, in
   const int ld = N0 + 1, nc = (N0 + 1) * (T0 + 1);
   double *Yb = work, *Yl = Yb + nc, *Yo = Yl + (size_t) N0 * (T0 + 1), *el = Yo + (size_t) T0 * (N0 + 1);
   double *eo = el + N0, *Ax = eo + T0, *r = Ax + (N0 > T0 ? N0 : T0), *g = r + (N0 > T0 ? N0 : T0);
-  double *gb = g + (N0 > T0 ? N0 : T0) + 2;
-  (void) gb;
   const double zl2 = o->zeta_l * o->zeta_l, zo2 = o->zeta_o * o->zeta_o, md2 = o->min_dec * o->min_dec;
   /* one update of the weights at Y - X beta; returns the objective */
   #define UPDATE_WEIGHTS(VAL) do {                                                         \
@@ -588,7 +586,6 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   double *est = REAL(out);
   /* jackknife without covariates: fixed weights give closed forms */
   if (type == 3 && nx == 0) {
-    double *row = (double *) R_alloc(T, sizeof(double));
     double *c = (double *) R_alloc(N, sizeof(double));
     /* c_i = Y_i (-lambda, 1/T1): each unit's contrast */
     for (int i = 0; i < N; i++) {
@@ -596,7 +593,6 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
       for (int t = 0; t < T; t++) s += Y[i + (R_xlen_t) t * N] * (t < T0 ? -lam[t] : 1.0 / (T - T0));
       c[i] = s;
     }
-    (void) row;
     long double S = 0.0, Ct = 0.0, W = 0.0;
     for (int i = 0; i < N0; i++) { S += om[i] * c[i]; W += om[i]; }
     for (int i = N0; i < N; i++) Ct += c[i];
