@@ -70,6 +70,10 @@ SEXP C_ifs_dense(SEXP s);
 SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type);
 SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 
+/* survey.c */
+SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
+                    SEXP ng, SEXP lonely);
+
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
 SEXP C_sdid_fit(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda0, SEXP omega0);

@@ -36,6 +36,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_noise, 3),
   CALLDEF(sdid_fit, 7),
   CALLDEF(sdid_reps, 11),
+  CALLDEF(svy_onestage, 10),
   {NULL, NULL, 0}
 };
 

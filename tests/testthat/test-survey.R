@@ -1,0 +1,82 @@
+# survey_design() and the Taylor-series variance kernel (src/survey.c)
+# against the survey package (live, Debian r-cran-survey) on its api data.
+# Tolerances from issue #5: totals and means 1e-10, standard errors 1e-8.
+
+svy_cmp <- function(des, dd, y, vars) {
+  f <- stats::as.formula(paste("~", paste(vars, collapse = "+")))
+  a <- survey::svytotal(f, des); b <- diffdiff:::dd_svy_total(dd, y)
+  expect_lt(max(abs(coef(a) - b$estimate) / abs(coef(a))), 1e-10)
+  expect_lt(max(abs(survey::SE(a) - b$se) / survey::SE(a)), 1e-8)
+  expect_lt(max(abs(unname(vcov(a)) - b$vcov) / max(abs(vcov(a)))), 1e-8)
+  a <- survey::svymean(f, des); b <- diffdiff:::dd_svy_mean(dd, y)
+  expect_lt(max(abs(coef(a) - b$estimate) / abs(coef(a))), 1e-10)
+  expect_lt(max(abs(survey::SE(a) - b$se) / survey::SE(a)), 1e-8)
+}
+
+test_that("stratified, one-stage cluster and two-stage designs equal survey", {
+  need_peer("survey")
+  data("api", package = "survey", envir = environment())
+  v <- c("api00", "enroll")
+  y <- as.matrix(apistrat[, v])
+  svy_cmp(survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = apistrat, fpc = ~fpc),
+          survey_design(apistrat, weights = ~pw, strata = ~stype, fpc = ~fpc), y, v)
+  svy_cmp(survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = apistrat),
+          survey_design(apistrat, weights = "pw", strata = "stype"), y, v)
+  y <- as.matrix(apiclus1[, v])
+  svy_cmp(survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc),
+          survey_design(apiclus1, weights = ~pw, ids = ~dnum, fpc = ~fpc), y, v)
+  ac2 <- apiclus2[!is.na(apiclus2$enroll), ]
+  y <- as.matrix(ac2[, v])
+  svy_cmp(survey::svydesign(id = ~dnum + snum, fpc = ~fpc1 + fpc2, data = ac2),
+          survey_design(ac2, ids = ~dnum + snum, fpc = ~fpc1 + fpc2), y, v)
+  svy_cmp(survey::svydesign(id = ~dnum + snum, weights = ~pw, data = ac2),
+          survey_design(ac2, ids = ~dnum + snum, weights = ~pw), y, v)
+  # fpc as sampling fractions
+  fr <- apistrat; fr$f <- with(fr, table(stype)[stype] / fpc)
+  svy_cmp(survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = fr, fpc = ~f),
+          survey_design(fr, weights = ~pw, strata = ~stype, fpc = ~f), as.matrix(fr[, v]), v)
+})
+
+test_that("each lonely-PSU option equals survey with the same option", {
+  need_peer("survey")
+  data("api", package = "survey", envir = environment())
+  old <- options(survey.lonely.psu = "fail")
+  on.exit(options(old))
+  y <- as.matrix(apistrat[, "api00", drop = FALSE])
+  for (lp in c("remove", "certainty", "adjust", "average")) {
+    options(survey.lonely.psu = lp)
+    des <- survey::svydesign(id = ~1, strata = ~cname, weights = ~pw, data = apistrat)
+    dd <- survey_design(apistrat, weights = ~pw, strata = ~cname, lonely_psu = lp)
+    a <- suppressWarnings(survey::svymean(~api00, des)); b <- diffdiff:::dd_svy_mean(dd, y)
+    expect_lt(abs(survey::SE(a) - b$se) / survey::SE(a), 1e-8)
+    a <- suppressWarnings(survey::svytotal(~api00, des)); b <- diffdiff:::dd_svy_total(dd, y)
+    expect_lt(abs(survey::SE(a) - b$se) / survey::SE(a), 1e-8)
+  }
+  options(survey.lonely.psu = "fail")
+  des <- survey::svydesign(id = ~1, strata = ~cname, weights = ~pw, data = apistrat)
+  msg <- tryCatch(survey::svymean(~api00, des), error = conditionMessage)
+  stratum <- sub("^Stratum \\((.*)\\) has.*$", "\\1", msg)
+  dd <- survey_design(apistrat, weights = ~pw, strata = ~cname)
+  expect_error(diffdiff:::dd_svy_mean(dd, y), sprintf("Stratum \\(%s\\) has only one PSU at stage 1", stratum))
+})
+
+test_that("design errors name the argument and the value", {
+  d <- data.frame(y = 1:8, w = c(1, 2, 1, 2, 1, 2, 1, 2), s = rep(1:2, each = 4), p = c(1, 1, 2, 2, 1, 1, 2, 2))
+  expect_error(survey_design(transform(d, w = -w), weights = ~w), "`weights` must be non-negative and not missing; row 1 has -1")
+  expect_error(survey_design(transform(d, w = replace(w, 3, NA)), weights = ~w), "row 3 has NA")
+  expect_error(survey_design(transform(d, s = replace(s, 2, NA)), weights = ~w, strata = ~s),
+               "`strata` has missing values \\(first in row 2\\)")
+  expect_error(survey_design(transform(d, p = replace(p, 5, NA)), weights = ~w, ids = ~p),
+               "`ids` \\(stage 1\\) has missing values \\(first in row 5\\)")
+  expect_error(survey_design(d, weights = ~w, strata = ~s, ids = ~p),
+               "Clusters not nested in strata at top level; you may want nest=TRUE")
+  expect_silent(survey_design(d, weights = ~w, strata = ~s, ids = ~p, nest = TRUE))
+  expect_error(survey_design(transform(d, N = ifelse(s == 1, 1, 5)), weights = ~w, strata = ~s, ids = ~p, nest = TRUE, fpc = ~N),
+               "`fpc` at stage 1 is smaller than the number of sampled units in stratum 1: 1 < 2")
+  expect_error(survey_design(d, weights = ~w, lonely_psu = "drop"), "`lonely_psu` must be one of .*\"drop\"")
+  expect_error(survey_design(d, weights = ~zz), "`weights` uses \"zz\"")
+  d0 <- d
+  des <- survey_design(d, weights = ~w, strata = ~s, ids = ~p, nest = TRUE)
+  expect_identical(d, d0)
+  expect_output(print(des), "2 strata, 4 PSUs")
+})
