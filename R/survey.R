@@ -21,15 +21,34 @@
 #'   stage).
 #' @param nest Relabel PSUs within strata.
 #' @param lonely_psu Treatment of strata with a single PSU.
-#' @return An object of class `dd_survey_design`.
+#' @param repweights Replicate weights for a replicate design: a formula,
+#'   column names, a single regular expression matching their names (as
+#'   survey), or a numeric matrix with one row per observation.
+#' @param type Replicate type: `"BRR"`, `"Fay"`, `"JK1"`, `"JKn"`, `"SDR"`
+#'   (successive difference) or `"bootstrap"` (case-insensitive).
+#' @param rho Fay's rho (required for `"Fay"`).
+#' @param scale,rscales Overall and per-replicate variance multipliers;
+#'   `NULL` for survey's defaults for the type (`rscales` is required for
+#'   combined `"JKn"` weights).
+#' @param mse Centre the replicates at the full-sample estimate (`TRUE`) or at
+#'   their mean (`FALSE`, survey's default).
+#' @param combined_weights Replicate weights include the sampling weights
+#'   (`TRUE`, survey's default), or multiply them.
+#' @return An object of class `dd_survey_design`. A replicate design's
+#'   variance of a statistic with replicate values theta_r is
+#'   `scale * sum(rscales * (theta_r - centre)^2)`, as `survey::svrVar()`.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE)
 #' des
 #' @export
 survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc = NULL, nest = FALSE,
-                          lonely_psu = c("fail", "remove", "certainty", "adjust", "average")) {
+                          lonely_psu = c("fail", "remove", "certainty", "adjust", "average"),
+                          repweights = NULL, type = NULL, rho = NULL, scale = NULL, rscales = NULL,
+                          mse = FALSE, combined_weights = TRUE) {
   dd_check_data(data)
+  if (!is.null(repweights) || !is.null(type))
+    return(dd_svy_replicate(data, weights, repweights, type, rho, scale, rscales, mse, combined_weights))
   nest <- dd_check_flag(nest, "nest")
   lonely_psu <- dd_match_arg(lonely_psu[1], c("fail", "remove", "certainty", "adjust", "average"), "lonely_psu")
   n <- nrow(data)
@@ -112,7 +131,7 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
     w <- rep(1, n)
   }
   structure(list(n = n, weights = w, stages = stages, fpc = length(fpc_l) > 0L, nest = nest,
-                 lonely_psu = lonely_psu, has_strata = has_strata),
+                 lonely_psu = lonely_psu, has_strata = has_strata, replicate = FALSE),
             class = "dd_survey_design")
 }
 
@@ -132,6 +151,12 @@ dd_svy_vars <- function(x, data, arg) {
 #' @param ... Ignored.
 #' @export
 print.dd_survey_design <- function(x, ...) {
+  if (x$replicate) {
+    cat(sprintf("Replicate-weight survey design (diffdiff): %d observations, %d %s replicates\n", x$n,
+                ncol(x$repweights), x$type))
+    cat(sprintf("  scale %.6g; mse %s; weights: sum %.6g\n", x$scale, x$mse, sum(x$weights)))
+    return(invisible(x))
+  }
   s1 <- x$stages[[1]]
   cat(sprintf("Survey design (diffdiff): %d observations, %d stage(s)\n", x$n, length(x$stages)))
   cat(sprintf("  stage 1: %d strata, %d PSUs%s\n", if (x$has_strata) s1$ns else 1L, s1$nc,
@@ -178,18 +203,128 @@ dd_svy_vcov <- function(design, x) {
 # Design-based totals and means of y (with their standard errors), the
 # quantities of survey's svytotal() and svymean().
 dd_svy_total <- function(design, y) {
+  design <- dd_as_survey_design(design)
   y <- as.matrix(y)
   x <- y * design$weights
   est <- colSums(x)
-  V <- dd_svy_vcov(design, x)
+  V <- if (design$replicate) dd_svy_rep_var(design, est, crossprod(design$repweights, y))
+       else dd_svy_vcov(design, x)
   list(estimate = est, se = sqrt(diag(V)), vcov = V)
 }
 
 dd_svy_mean <- function(design, y) {
+  design <- dd_as_survey_design(design)
   y <- as.matrix(y)
   W <- sum(design$weights)
   est <- colSums(y * design$weights) / W
-  x <- sweep(y, 2, est) * design$weights / W
-  V <- dd_svy_vcov(design, x)
+  V <- if (design$replicate) {
+    dd_svy_rep_var(design, est, crossprod(design$repweights, y) / colSums(design$repweights))
+  } else dd_svy_vcov(design, sweep(y, 2, est) * design$weights / W)
   list(estimate = est, se = sqrt(diag(V)), vcov = V)
+}
+
+dd_svy_rep_types <- c("BRR", "Fay", "JK1", "JKn", "SDR", "bootstrap")
+
+# Replicate-weight designs, with survey::svrepdesign()'s defaults per type.
+dd_svy_replicate <- function(data, weights, repweights, type, rho, scale, rscales, mse, combined_weights) {
+  n <- nrow(data)
+  if (is.null(type) || !is.character(type) || length(type) != 1L || is.na(type))
+    dd_stop("`type` must be one of %s (any case); got %s.", paste0('"', dd_svy_rep_types, '"', collapse = ", "),
+            dd_show(type))
+  k <- match(tolower(type), tolower(c(dd_svy_rep_types, "successive-difference")))
+  if (is.na(k))
+    dd_stop("`type` must be one of %s (any case); got %s.", paste0('"', dd_svy_rep_types, '"', collapse = ", "),
+            dd_show(type))
+  type <- c(dd_svy_rep_types, "SDR")[k]
+  mse <- dd_check_flag(mse, "mse")
+  combined_weights <- dd_check_flag(combined_weights, "combined_weights")
+  if (is.null(repweights)) dd_stop("a replicate design needs `repweights`.")
+  W <- if (is.matrix(repweights) || is.data.frame(repweights) && !is.null(dim(repweights))) {
+    if (nrow(repweights) != n)
+      dd_stop("`repweights` has %d rows but `data` has %d; give one row of replicate weights per observation.",
+              nrow(repweights), n)
+    as.matrix(repweights)
+  } else {
+    cols <- if (inherits(repweights, "formula")) all.vars(repweights) else repweights
+    if (!is.character(cols)) dd_stop("`repweights` must be a formula, column names, a pattern or a matrix; got %s.",
+                                     dd_show(repweights))
+    if (length(cols) == 1L && !(cols %in% names(data))) cols <- grep(cols, names(data), value = TRUE)
+    miss <- setdiff(cols, names(data))
+    if (!length(cols) || length(miss))
+      dd_stop("`repweights` = %s does not name columns of `data`.", dd_show(if (length(miss)) miss else repweights))
+    as.matrix(data[, cols, drop = FALSE])
+  }
+  storage.mode(W) <- "double"
+  if (anyNA(W)) dd_stop("`repweights` has missing values (first in row %d).", which(rowSums(is.na(W)) > 0)[1])
+  R <- ncol(W)
+  w_l <- dd_svy_vars(weights, data, "weights")
+  w <- if (length(w_l)) as.double(w_l[[1]]) else {
+    warning("No sampling weights provided: equal probability assumed (as survey).", call. = FALSE)
+    rep(1, n)
+  }
+  bad <- which(is.na(w) | w < 0)
+  if (length(bad)) dd_stop("`weights` must be non-negative and not missing; row %d has %s.", bad[1], format(w[bad[1]]))
+  if (!is.null(rscales) && !(length(rscales) %in% c(1L, R)))
+    dd_stop("`rscales` has length %d; it should be 1 or the number of replicates (%d).", length(rscales), R)
+  if (type == "Fay" && is.null(rho)) dd_stop("`rho` is required for type = \"Fay\".")
+  if (type == "BRR") scale <- 1 / R
+  if (type == "Fay") scale <- 1 / (R * (1 - rho)^2)
+  if (type == "bootstrap" && is.null(scale)) scale <- 1 / (R - 1)
+  if (type == "JK1" && is.null(scale)) scale <- if (combined_weights) (R - 1) / R else 1 / max(W[, 1])
+  if (type == "JKn" && is.null(rscales)) {
+    if (combined_weights) dd_stop("`rscales` ((n_h - 1) / n_h per replicate) is required for combined JKn weights.")
+    rscales <- 1 / apply(W, 2, max)
+  }
+  if (type == "SDR") { scale <- 4 / R; rscales <- rep(1, R) }
+  if (is.null(scale)) scale <- 1
+  if (is.null(rscales)) rscales <- rep(1, R)
+  rscales <- rep_len(as.double(rscales), R)
+  if (!combined_weights) W <- W * w
+  structure(list(n = n, weights = w, repweights = W, type = type, scale = as.double(scale), rscales = rscales,
+                 mse = mse, replicate = TRUE), class = "dd_survey_design")
+}
+
+# A survey package design as a dd_survey_design (not re-specified by hand):
+# the processed clusters, strata, fpc and probabilities of svydesign(), or
+# the replicate weights and scales of svrepdesign() / as.svrepdesign().
+dd_as_survey_design <- function(x) {
+  if (inherits(x, "dd_survey_design")) return(x)
+  if (inherits(x, "svyrep.design")) {
+    W <- as.matrix(stats::weights(x, "analysis"))   # combined replicate weights
+    return(structure(list(n = nrow(W), weights = as.double(x$pweights), repweights = unname(W),
+                          type = x$type, scale = as.double(x$scale), rscales = rep_len(as.double(x$rscales), ncol(W)),
+                          mse = isTRUE(x$mse), replicate = TRUE), class = "dd_survey_design"))
+  }
+  if (inherits(x, "survey.design2")) {
+    S <- ncol(x$cluster)
+    n <- nrow(x$cluster)
+    lon <- getOption("survey.lonely.psu")
+    if (is.null(lon)) lon <- "fail"
+    stages <- vector("list", S)
+    for (s in seq_len(S)) {
+      sh <- dd_codes(as.character(x$strata[[s]]))
+      cl <- dd_codes(as.character(x$cluster[[s]]))
+      first <- dd_first_rows(cl)
+      ns <- attr(sh, "nlev")
+      pop <- if (is.null(x$fpc$popsize)) rep(NA_real_, ns)
+             else as.double(x$fpc$popsize[dd_first_rows(sh), s])
+      stages[[s]] <- list(strata = as.integer(sh), ns = ns, clus = as.integer(cl), nc = attr(cl, "nlev"),
+                          npsu = tabulate(sh[first] + 1L, ns), popsize = pop,
+                          stratum_label = if (s == 1L) x$strata[[1]][dd_first_rows(sh)] else NULL)
+    }
+    return(structure(list(n = n, weights = 1 / as.double(x$prob), stages = stages, fpc = !is.null(x$fpc$popsize),
+                          nest = FALSE, lonely_psu = lon, has_strata = isTRUE(x$has.strata), replicate = FALSE),
+                     class = "dd_survey_design"))
+  }
+  dd_stop("`survey` must be a survey_design(), survey::svydesign() or survey::svrepdesign() object; got %s.",
+          dd_show(class(x)[1]))
+}
+
+# replicate variance (survey::svrVar) of statistics with full-sample values
+# theta (k) and replicate values thetas (R x k)
+dd_svy_rep_var <- function(design, theta, thetas) {
+  thetas <- as.matrix(thetas)
+  centre <- if (design$mse) theta else colMeans(thetas[design$rscales > 0, , drop = FALSE])
+  D <- sweep(thetas, 2, centre) * sqrt(design$rscales)
+  crossprod(D) * design$scale
 }

@@ -80,3 +80,61 @@ test_that("design errors name the argument and the value", {
   expect_identical(d, d0)
   expect_output(print(des), "2 strata, 4 PSUs")
 })
+
+test_that("replicate designs from as.svrepdesign() and svrepdesign() equal survey", {
+  need_peer("survey")
+  data("api", package = "survey", envir = environment())
+  v <- c("api00", "enroll")
+  rep_cmp <- function(rd, y, dd = rd) {
+    for (f in c("total", "mean")) {
+      a <- if (f == "total") survey::svytotal(~api00 + enroll, rd) else survey::svymean(~api00 + enroll, rd)
+      b <- if (f == "total") diffdiff:::dd_svy_total(dd, y) else diffdiff:::dd_svy_mean(dd, y)
+      expect_lt(max(abs(coef(a) - b$estimate) / abs(coef(a))), 1e-10)
+      expect_lt(max(abs(survey::SE(a) - b$se) / survey::SE(a)), 1e-8)
+    }
+  }
+  dclus1 <- survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc)
+  y1 <- as.matrix(apiclus1[, v])
+  rep_cmp(survey::as.svrepdesign(dclus1, type = "JK1"), y1)
+  set.seed(1)
+  rep_cmp(survey::as.svrepdesign(dclus1, type = "bootstrap", replicates = 50), y1)
+  dstrat <- survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = apistrat, fpc = ~fpc)
+  rep_cmp(survey::as.svrepdesign(dstrat, type = "JKn"), as.matrix(apistrat[, v]))
+  set.seed(2)
+  d2 <- data.frame(s = rep(1:10, each = 20), p = rep(1:20, each = 10), api00 = rnorm(200), enroll = runif(200),
+                   w = runif(200, 1, 3))
+  des2 <- survey::svydesign(id = ~p, strata = ~s, weights = ~w, data = d2)
+  y2 <- as.matrix(d2[, v])
+  rep_cmp(survey::as.svrepdesign(des2, type = "BRR"), y2)
+  rep_cmp(survey::as.svrepdesign(des2, type = "Fay", fay.rho = 0.3), y2)
+  # explicit replicate columns, mse and custom scales, and the same design from survey_design()
+  jk <- survey::as.svrepdesign(dclus1, type = "JK1", compress = FALSE)
+  R <- matrix(as.numeric(as.matrix(stats::weights(jk, "analysis"))), nrow(apiclus1))
+  dd <- cbind(apiclus1, setNames(as.data.frame(R), paste0("rw", seq_len(ncol(R)))))
+  cols <- paste0("rw", seq_len(ncol(R)))
+  for (mse in c(FALSE, TRUE)) {
+    sv <- survey::svrepdesign(data = dd, repweights = "rw[0-9]+", weights = ~pw, type = "JK1",
+                              scale = 0.9, rscales = seq(0.5, 1.5, length.out = ncol(R)), mse = mse)
+    mine <- survey_design(dd, weights = ~pw, repweights = "rw[0-9]+", type = "jk1", scale = 0.9,
+                          rscales = seq(0.5, 1.5, length.out = ncol(R)), mse = mse)
+    rep_cmp(sv, y1, mine)
+    rep_cmp(sv, y1, survey_design(dd, weights = "pw", repweights = cols, type = "JK1", scale = 0.9,
+                                  rscales = seq(0.5, 1.5, length.out = ncol(R)), mse = mse))
+  }
+  # a Taylor design converted from survey::svydesign()
+  rep_cmp(dstrat, as.matrix(apistrat[, v]))
+})
+
+test_that("replicate design errors", {
+  d <- data.frame(y = 1:6, w = 1, r1 = 1, r2 = 2)
+  expect_error(survey_design(d, weights = ~w, repweights = ~r1 + r2, type = "JK3"),
+               "`type` must be one of \"BRR\", \"Fay\", \"JK1\", \"JKn\", \"SDR\", \"bootstrap\" \\(any case\\); got \"JK3\"")
+  expect_error(survey_design(d, weights = ~w, repweights = matrix(1, 5, 2), type = "JK1"),
+               "`repweights` has 5 rows but `data` has 6")
+  expect_error(survey_design(d, weights = ~w, repweights = ~r1 + r2, type = "Fay"), "`rho` is required")
+  expect_error(survey_design(d, weights = ~w, repweights = ~r1 + r2, type = "JKn"), "`rscales`.*required")
+  expect_error(survey_design(d, weights = ~w, repweights = "zz", type = "BRR"), "`repweights` = \"zz\" does not name columns")
+  expect_silent(des <- survey_design(d, weights = ~w, repweights = ~r1 + r2, type = "bootSTRAP"))
+  expect_equal(des$type, "bootstrap")
+  expect_error(diffdiff:::dd_as_survey_design(list()), "`survey` must be a survey_design\\(\\)")
+})
