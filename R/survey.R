@@ -328,3 +328,103 @@ dd_svy_rep_var <- function(design, theta, thetas) {
   D <- sweep(thetas, 2, centre) * sqrt(design$rscales)
   crossprod(D) * design$scale
 }
+
+#' Design-based cell means from survey microdata
+#'
+#' Collapses microdata to cells (for example state x year) with design-based
+#' means and standard errors per cell, as `survey::svyby(~y, ~by, design,
+#' svymean)` computes them: domain estimation on the full design (each cell's
+#' mean is linearised and its variance computed over all strata and PSUs,
+#' with zero contributions outside the cell), not on a subset. The result is
+#' ready for a second-stage panel estimator (for example [did_cs()] with
+#' `weightsname = "weight_sum"`).
+#'
+#' @param data The microdata the design describes (same rows, same order).
+#' @param ynames Outcome columns (numeric, no missing values).
+#' @param by Cell-defining columns (character vector or one-sided formula).
+#' @param design A [survey_design()] or a survey package design of `data`.
+#' @return A data frame with one row per cell (sorted by `by`): the `by`
+#'   columns; for each outcome `y`, its design-based mean `y` and standard
+#'   error `y_se`; `n` (observations), `n_eff` (Kish's effective size
+#'   `(sum w)^2 / sum w^2`) and `weight_sum` (the cell's estimated population
+#'   size, the weight a second stage should use). Attribute `weights_column`
+#'   names that column.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE)
+#' cells <- aggregate_survey(d, "y", by = c("state", "year"), design = des)
+#' head(cells)
+#' @export
+aggregate_survey <- function(data, ynames, by, design) {
+  dd_check_data(data)
+  design <- dd_as_survey_design(design)
+  if (design$n != nrow(data))
+    dd_stop("`design` describes %d observations but `data` has %d rows; build the design on the same data.",
+            design$n, nrow(data))
+  if (!is.character(ynames) || !length(ynames)) dd_stop("`ynames` must be column names; got %s.", dd_show(ynames))
+  dd_check_cols(data, ynames, "ynames")
+  byv <- if (inherits(by, "formula")) all.vars(by) else by
+  if (!is.character(byv) || !length(byv)) dd_stop("`by` must be column names or a formula; got %s.", dd_show(by))
+  dd_check_cols(data, byv, "by")
+  for (v in byv) if (anyNA(data[[v]])) dd_stop("`by` column \"%s\" has missing values (first in row %d).", v,
+                                               which(is.na(data[[v]]))[1])
+  # cells in sorted order of the by columns
+  keys <- lapply(byv, function(v) data[[v]])
+  o <- do.call(order, unname(keys))
+  k1 <- do.call(paste, c(lapply(keys, as.character), sep = "\r"))
+  lev <- unique(k1[o])
+  dom <- match(k1, lev) - 1L
+  nd <- length(lev)
+  first <- o[!duplicated(k1[o])]
+  out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
+  w <- design$weights
+  Wd <- as.vector(rowsum(w, dom, reorder = TRUE))
+  for (yv in ynames) {
+    y <- data[[yv]]
+    if (!is.numeric(y)) dd_stop("`ynames` column \"%s\" must be numeric; it is %s.", yv, class(y)[1])
+    if (anyNA(y)) dd_stop("`ynames` column \"%s\" has missing values (first in row %d).", yv, which(is.na(y))[1])
+    y <- as.double(y)
+    m <- as.vector(rowsum(w * y, dom, reorder = TRUE)) / Wd
+    V <- if (design$replicate) {
+      Wr <- design$repweights
+      th <- rowsum(Wr * y, dom, reorder = TRUE) / rowsum(Wr, dom, reorder = TRUE)   # nd x R
+      centre <- if (design$mse) m else rowMeans(th[, design$rscales > 0, drop = FALSE])
+      as.vector(((th - centre)^2) %*% design$rscales) * design$scale
+    } else {
+      x <- w * (y - m[dom + 1L]) / Wd[dom + 1L]
+      dd_svy_domain_var(design, x, dom, nd)
+    }
+    out[[yv]] <- m
+    out[[paste0(yv, "_se")]] <- sqrt(V)
+  }
+  out$n <- tabulate(dom + 1L, nd)
+  out$n_eff <- Wd^2 / as.vector(rowsum(w^2, dom, reorder = TRUE))
+  out$weight_sum <- Wd
+  attr(out, "weights_column") <- "weight_sum"
+  out
+}
+
+# domain variances for a Taylor design: stage 1, plus later stages weighted by
+# the sampling fractions above them when fpc is given (as dd_svy_vcov)
+dd_svy_domain_var <- function(design, x, dom, nd) {
+  lon <- match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L
+  V <- numeric(nd)
+  mult_obs <- rep(1, length(x))
+  S <- if (design$fpc) length(design$stages) else 1L
+  for (s in seq_len(S)) {
+    sg <- design$stages[[s]]
+    if (s > 1L && all(is.na(sg$popsize))) break
+    first <- dd_first_rows(structure(sg$strata, nlev = sg$ns))
+    Vs <- .Call(C_svy_domain, as.double(x), as.integer(dom), as.integer(nd), sg$strata, sg$clus, sg$nc,
+                as.integer(sg$npsu), sg$popsize, mult_obs[first], lon)
+    lonely <- attr(Vs, "lonely")
+    if (lonely > 0L && design$lonely_psu == "fail") {
+      lab <- if (s == 1L) sort(sg$stratum_label[sg$npsu == 1L])[1] else lonely
+      dd_stop("Stratum (%s) has only one PSU at stage %d; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
+              format(lab), s)
+    }
+    V <- V + as.vector(Vs)
+    mult_obs <- mult_obs * (sg$npsu / sg$popsize)[sg$strata + 1L]
+  }
+  V
+}

@@ -73,6 +73,8 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 /* survey.c */
 SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
                     SEXP ng, SEXP lonely);
+SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize,
+                  SEXP mult, SEXP lonely);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);

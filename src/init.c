@@ -37,6 +37,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_fit, 7),
   CALLDEF(sdid_reps, 11),
   CALLDEF(svy_onestage, 10),
+  CALLDEF(svy_domain, 10),
   {NULL, NULL, 0}
 };
 

@@ -109,3 +109,115 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
   UNPROTECT(1);
   return out;
 }
+
+/* Domain (cell) variances of totals for one sampling stage: x (n) holds each
+ * observation's contribution to the total of its domain dom[i] (0-based, nd
+ * domains; the contribution is zero in every other domain, as survey's
+ * domain estimation has it). PSU-by-domain totals z_cd are formed by
+ * sorting the observations by (domain, PSU); a stratum h then adds
+ *   scale_h (sum_c z_cd^2 - (sum_c z_cd)^2 / n_h)
+ * to domain d, which is scale_h sum_c (z_cd - zbar_hd)^2 over all n_h PSUs
+ * of the stratum (PSUs without members of d have z_cd = 0). Strata, PSUs,
+ * fpc, multipliers and lonely-PSU rules as C_svy_onestage (the "average"
+ * rescaling over all strata of the stage). Returns nd variances; attribute
+ * "lonely" as C_svy_onestage. */
+SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_,
+                  SEXP popsize_, SEXP mult_, SEXP lonely_) {
+  const int n = LENGTH(x_), nd = asInteger(nd_), ns = LENGTH(npsu_), nc = asInteger(nc_), lonely = asInteger(lonely_);
+  const double *x = REAL(x_), *popsize = REAL(popsize_), *mult = REAL(mult_);
+  const int *dom = INTEGER(dom_), *strata = INTEGER(strata_), *clus = INTEGER(clus_), *npsu = INTEGER(npsu_);
+  if (LENGTH(dom_) != n || LENGTH(strata_) != n || LENGTH(clus_) != n || LENGTH(popsize_) != ns || LENGTH(mult_) != ns)
+    error("internal error in survey.c: length mismatch; please report");
+  /* stratum of each PSU; scale and use per stratum */
+  int *cs = (int *) R_alloc(nc + 1, sizeof(int));
+  for (int c = 0; c < nc; c++) cs[c] = -1;
+  for (int i = 0; i < n; i++) {
+    if (clus[i] < 0 || clus[i] >= nc || strata[i] < 0 || strata[i] >= ns || dom[i] < 0 || dom[i] >= nd)
+      error("internal error in survey.c: code out of range; please report");
+    cs[clus[i]] = strata[i];
+  }
+  double *scale = (double *) R_alloc(ns + 1, sizeof(double));
+  char *use = (char *) R_alloc(ns + 1, 1), *center = (char *) R_alloc(ns + 1, 1);
+  int nstr = 0, nok = 0, first_lonely = 0;
+  int *seen = (int *) R_alloc(ns + 1, sizeof(int));
+  memset(seen, 0, sizeof(int) * (ns + 1));
+  for (int c = 0; c < nc; c++) if (cs[c] >= 0) seen[cs[c]] = 1;
+  for (int h = 0; h < ns; h++) {
+    use[h] = 0; center[h] = 1; scale[h] = 0.0;
+    if (!seen[h]) continue;
+    nstr++;
+    const double N = popsize[h];
+    const double f = (ISNAN(N) || !R_FINITE(N)) ? 1.0 : (N - npsu[h]) / N;
+    scale[h] = (npsu[h] > 1 ? f * npsu[h] / (npsu[h] - 1.0) : f) * mult[h];
+    if (f < 1e-7) { nok++; continue; }
+    if (npsu[h] == 1) {
+      if (!first_lonely) first_lonely = h + 1;
+      if (lonely == LONELY_AVERAGE) continue;
+      if (lonely != LONELY_ADJUST) { nok++; continue; }
+      center[h] = 0;
+    }
+    use[h] = 1; nok++;
+  }
+  /* counting sort of the observations by domain, then PSU totals within domain */
+  int *start = (int *) R_alloc(nd + 1, sizeof(int)), *ord = (int *) R_alloc(n + 1, sizeof(int));
+  memset(start, 0, sizeof(int) * (nd + 1));
+  for (int i = 0; i < n; i++) start[dom[i] + 1]++;
+  for (int d = 0; d < nd; d++) start[d + 1] += start[d];
+  {
+    int *fill = (int *) R_alloc(nd + 1, sizeof(int));
+    memcpy(fill, start, sizeof(int) * (nd + 1));
+    for (int i = 0; i < n; i++) ord[fill[dom[i]]++] = i;
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, nd));
+  double *V = REAL(out);
+  const int nth = dd_nthreads(nd, (double) n * 4.0);
+  /* per thread: PSU totals (nc), touched PSU list, stratum sums */
+  double *zall = (double *) R_alloc((size_t) (nc + 1) * nth, sizeof(double));
+  double *s1all = (double *) R_alloc((size_t) (ns + 1) * nth, sizeof(double));
+  double *s2all = (double *) R_alloc((size_t) (ns + 1) * nth, sizeof(double));
+  int *touch = (int *) R_alloc((size_t) (nc + 1) * nth, sizeof(int)), *htouch = (int *) R_alloc((size_t) (ns + 1) * nth, sizeof(int));
+  char *hmark = (char *) R_alloc((size_t) (ns + 1) * nth, 1);
+  int *mark = (int *) R_alloc((size_t) (nc + 1) * nth, sizeof(int));
+  memset(mark, 0, sizeof(int) * (size_t) (nc + 1) * nth);
+  memset(zall, 0, sizeof(double) * (size_t) (nc + 1) * nth);
+  memset(s1all, 0, sizeof(double) * (size_t) (ns + 1) * nth);
+  memset(s2all, 0, sizeof(double) * (size_t) (ns + 1) * nth);
+  memset(hmark, 0, (size_t) (ns + 1) * nth);
+  const double rat = nok > 0 ? (double) nstr / nok : 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
+#endif
+  for (int d = 0; d < nd; d++) {
+    const int tid = dd_tid();
+    double *z = zall + (size_t) (nc + 1) * tid, *s1 = s1all + (size_t) (ns + 1) * tid, *s2 = s2all + (size_t) (ns + 1) * tid;
+    int *tc = touch + (size_t) (nc + 1) * tid, *th = htouch + (size_t) (ns + 1) * tid;
+    char *hm = hmark + (size_t) (ns + 1) * tid;
+    int ntc = 0, nth2 = 0;
+    int *mk = mark + (size_t) (nc + 1) * tid;
+    for (int q = start[d]; q < start[d + 1]; q++) {
+      const int i = ord[q], c = clus[i];
+      if (mk[c] != d + 1) { mk[c] = d + 1; tc[ntc++] = c; }
+      z[c] += x[i];
+    }
+    for (int u = 0; u < ntc; u++) {
+      const int c = tc[u];
+      const double zc = z[c];
+      z[c] = 0.0;
+      const int h = cs[c];
+      if (!use[h]) continue;
+      if (!hm[h]) { hm[h] = 1; th[nth2++] = h; }
+      s1[h] += zc; s2[h] += zc * zc;
+    }
+    double v = 0.0;
+    for (int u = 0; u < nth2; u++) {
+      const int h = th[u];
+      const double ss = center[h] ? s2[h] - s1[h] * s1[h] / npsu[h] : s2[h];
+      v += scale[h] * ss;
+      s1[h] = s2[h] = 0.0; hm[h] = 0;
+    }
+    V[d] = v * rat;
+  }
+  setAttrib(out, install("lonely"), ScalarInteger(first_lonely));
+  UNPROTECT(1);
+  return out;
+}

@@ -138,3 +138,39 @@ test_that("replicate design errors", {
   expect_equal(des$type, "bootstrap")
   expect_error(diffdiff:::dd_as_survey_design(list()), "`survey` must be a survey_design\\(\\)")
 })
+
+test_that("aggregate_survey() equals svyby(svymean) on the full design", {
+  need_peer("survey")
+  data("api", package = "survey", envir = environment())
+  cmp <- function(des, dd, d, by) {
+    a <- survey::svyby(stats::as.formula(paste("~", paste(by, collapse = "+"))), formula = ~api00 + api99,
+                       design = des, FUN = survey::svymean)
+    b <- aggregate_survey(d, c("api00", "api99"), by, dd)
+    se <- survey::SE(a)
+    expect_equal(nrow(a), nrow(b))
+    expect_lt(max(abs(c(a$api00, a$api99) - c(b$api00, b$api99)) / abs(c(a$api00, a$api99))), 1e-10)
+    expect_lt(max(abs(unlist(se) - c(b$api00_se, b$api99_se)) / unlist(se)), 1e-8)
+    expect_equal(b$n, as.vector(table(do.call(paste, c(d[by], sep = "\r")))[unique(do.call(paste, c(d[by], sep = "\r"))[do.call(order, unname(d[by]))])]))
+  }
+  cmp(survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = apistrat, fpc = ~fpc),
+      survey_design(apistrat, weights = ~pw, strata = ~stype, fpc = ~fpc), apistrat, c("sch.wide", "awards"))
+  cmp(survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc),
+      survey_design(apiclus1, weights = ~pw, ids = ~dnum, fpc = ~fpc), apiclus1, "stype")
+  cmp(survey::svydesign(id = ~dnum + snum, fpc = ~fpc1 + fpc2, data = apiclus2),
+      survey_design(apiclus2, ids = ~dnum + snum, fpc = ~fpc1 + fpc2), apiclus2, "stype")
+  jk <- survey::as.svrepdesign(survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc), type = "JK1")
+  cmp(jk, jk, apiclus1, "stype")
+  # a converted svydesign() object gives the same cells as survey_design()
+  des <- survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc)
+  expect_equal(aggregate_survey(apiclus1, "api00", "stype", des),
+               aggregate_survey(apiclus1, "api00", "stype", survey_design(apiclus1, weights = ~pw, ids = ~dnum, fpc = ~fpc)))
+})
+
+test_that("aggregate_survey() bad input", {
+  d <- data.frame(y = c(1, 2, 3, NA), g = c(1, 1, 2, 2), w = 1, p = 1:4)
+  des <- suppressWarnings(survey_design(d, weights = ~w, ids = ~p))
+  expect_error(aggregate_survey(d, "y", "g", des), "`ynames` column \"y\" has missing values \\(first in row 4\\)")
+  expect_error(aggregate_survey(d[1:3, ], "y", "g", des), "describes 4 observations but `data` has 3 rows")
+  expect_error(aggregate_survey(d, "zz", "g", des), "`ynames`.*zz")
+  expect_error(aggregate_survey(transform(d, g = c(1, NA, 2, 2)), "p", "g", des), "`by` column \"g\" has missing values")
+})
