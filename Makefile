@@ -39,6 +39,7 @@ bench: install
 	$(RSCRIPT) bench/twfe.R
 	$(RSCRIPT) bench/cs.R
 	$(RSCRIPT) bench/sdid.R
+	$(RSCRIPT) bench/survey.R
 
 clean:
 	rm -rf $(CHECKDIR) $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so demo-output

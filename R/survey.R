@@ -69,8 +69,13 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
   st <- if (has_strata) str_l[[1]] else rep(1L, n)
   if (has_strata && anyNA(st)) dd_stop("`strata` has missing values (first in row %d).", which(is.na(st))[1])
   # stage codes: clusters nested in the clusters above (and in strata with nest)
-  key <- function(...) dd_codes(do.call(paste, c(lapply(Filter(Negate(is.null), list(...)), as.character),
-                                                  sep = "\r")))
+  # codes of combinations, through integer codes (no string keys)
+  key <- function(...) {
+    parts <- lapply(Filter(Negate(is.null), list(...)), function(v) if (is.null(attr(v, "nlev"))) dd_codes(v) else v)
+    code <- parts[[1]]
+    for (p in parts[-1]) code <- dd_codes(as.double(code) * attr(p, "nlev") + p)
+    code
+  }
   clus <- vector("list", S)
   for (s in seq_len(S)) {
     clus[[s]] <- if (s == 1L) key(if (nest && has_strata) st else NULL, ids_l[[1]])
