@@ -39,7 +39,8 @@
 #'   `scale * sum(rscales * (theta_r - centre)^2)`, as `survey::svrVar()`.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
-#' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE)
+#' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE,
+#'                      lonely_psu = "adjust")   # state 1 has a single unit
 #' des
 #' @export
 survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc = NULL, nest = FALSE,
@@ -356,7 +357,8 @@ dd_svy_rep_var <- function(design, theta, thetas) {
 #'   names that column.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
-#' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE)
+#' des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE,
+#'                      lonely_psu = "adjust")   # state 1 has a single unit
 #' cells <- aggregate_survey(d, "y", by = c("state", "year"), design = des)
 #' head(cells)
 #' @export
