@@ -15,6 +15,14 @@
 #' @param vcov `NULL` (clustered when `cluster` is given, otherwise `"hetero"`)
 #'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`; see
 #'   [dd_vcov_types].
+#' @param survey Optional complex survey design of `data`: a [survey_design()]
+#'   or a `survey::svydesign()` / `svrepdesign()` object. Its weights are the
+#'   regression weights, and the variance is design-based, as
+#'   `survey::svyglm()` computes it (Taylor linearisation of the
+#'   coefficients' influence functions over strata and PSUs, or refits with
+#'   each replicate weight); t tests and intervals use svyglm's residual
+#'   degrees of freedom (design degrees of freedom + 1 - coefficients).
+#'   Cannot be combined with `weightsname`, `cluster`, `vcov` or `nboot`.
 #' @return An object of class `c("did_2x2", "dd_fit")`; see [dd_fit-methods].
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
@@ -26,16 +34,18 @@
 #' @export
 did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsname = NULL,
                     cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
-                    boot_weights = c("rademacher", "mammen", "webb")) {
+                    boot_weights = c("rademacher", "mammen", "webb"), survey = NULL) {
   call <- match.call()
   dd_check_data(data)
   alpha <- dd_check_alpha(alpha)
   nboot <- dd_check_count(nboot, "nboot")
   boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
   cluster <- dd_cluster_names(cluster, data)
+  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
   vtype <- dd_resolve_vcov(vcov, cluster, "hetero")
   p <- dd_prepare(data, yname, c(treatname = treatname, postname = postname), xformla,
                   weightsname, cluster)
+  if (!is.null(design)) p$w <- design$weights[p$rows]
   tr <- dd_check_numeric_col(p$vals$treatname, "treatname", treatname)
   po <- dd_check_numeric_col(p$vals$postname, "postname", postname)
   dd_check_binary(tr, "treatname", treatname)
@@ -54,7 +64,7 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   X <- cbind(tr, po, tr * po, p$X)
   colnames(X)[1:3] <- c(treatname, postname, "ATT")
   est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     "ATT", dd_fe_opts())
+                     "ATT", dd_fe_opts(), survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
   info <- dd_reg_info(est, "did_2x2", "2x2 difference-in-differences (did_2x2)", yname, alpha,
                       "ATT", p$cluster, NULL)
   new_dd_fit("did_2x2", est$tab, est$reg$coef, est$vc$V, info, call)

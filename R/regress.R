@@ -65,7 +65,7 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
 # The pipeline shared by the regression front ends: singletons, fit, variance,
 # coefficient table, optional wild bootstrap for the main terms.
 dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_weights,
-                        main_terms, opts, drop_singletons = TRUE) {
+                        main_terms, opts, drop_singletons = TRUE, survey = NULL) {
   rows <- seq_along(y)
   n_singletons <- 0L
   fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
@@ -87,7 +87,8 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
   clusters <- stats::setNames(lapply(names(clusters), function(nm)
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
   reg <- dd_regress(y, X, fe, w, opts)
-  vc <- dd_vcov(reg, vcov_type, clusters)
+  vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters)
+        else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts)
   est <- reg$coef[reg$keep]
   tab <- dd_coef_table(est, sqrt(diag(vc$V)), vc$df, alpha)
   boot <- NULL

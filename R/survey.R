@@ -435,3 +435,53 @@ dd_svy_domain_var <- function(design, x, dom, nd) {
   }
   V
 }
+
+# Design-based variance of regression coefficients, as survey::svyglm():
+# Taylor designs take the variance of the coefficients' influence functions
+# w_i e_i x_i' (X'WX)^{-1} (zero for rows outside the estimation sample, as
+# svyglm's domain handling), replicate designs refit with each replicate's
+# weights. rows: the design rows of the estimation sample. Degrees of
+# freedom: the design's (PSUs minus strata, or the rank of the replicate
+# weights minus 1) + 1 - coefficients, as svyglm's df.residual (with fixed
+# effects, the design's degrees of freedom).
+dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts) {
+  keep <- reg$keep
+  p <- sum(keep)
+  if (!design$replicate) {
+    S <- matrix(0, design$n, p)
+    S[rows, ] <- (reg$w * reg$resid) * (reg$Xd %*% reg$bread)
+    V <- dd_svy_vcov(design, S)
+    s1 <- design$stages[[1]]
+    degf <- s1$nc - (if (design$has_strata) s1$ns else 1L)
+    label <- "Survey design (Taylor linearisation)"
+  } else {
+    Wr <- design$repweights[rows, , drop = FALSE]
+    thetas <- t(vapply(seq_len(ncol(Wr)), function(r)
+      suppressMessages(dd_regress(y, X, fe, Wr[, r], opts))$coef[keep], numeric(p)))
+    thetas <- matrix(thetas, ncol(Wr), p)
+    V <- dd_svy_rep_var(design, reg$coef[keep], thetas)
+    degf <- qr(design$repweights, tol = 1e-5)$rank - 1L
+    label <- sprintf("Survey design (%d %s replicates)", ncol(Wr), design$type)
+  }
+  dimnames(V) <- list(names(reg$coef)[keep], names(reg$coef)[keep])
+  df <- if (length(fe)) degf else degf + 1 - p   # p counts the intercept, as length(coef(svyglm))
+  list(V = V, df = max(df, 1), K = p, G = NULL, type = "survey", label = label)
+}
+
+# The survey argument of the regression front ends: the design (converted),
+# checked against the data, and the weights it implies for the kept rows.
+dd_svy_arg <- function(survey, data, weightsname, cluster, vcov, nboot) {
+  if (is.null(survey)) return(NULL)
+  design <- dd_as_survey_design(survey)
+  if (design$n != nrow(data))
+    dd_stop("`survey` describes %d observations but `data` has %d rows; build the design on the same data.",
+            design$n, nrow(data))
+  if (!is.null(weightsname))
+    dd_stop("`weightsname` = \"%s\" and `survey` both give weights; the design's weights are used, so drop `weightsname`.",
+            weightsname)
+  if (length(cluster)) dd_stop("`cluster` = %s and `survey` both define the variance; the design's PSUs are the clusters.",
+                               dd_show(cluster))
+  if (!is.null(vcov)) dd_stop("`vcov` = %s cannot be combined with `survey` (the variance is design-based).", dd_show(vcov))
+  if (nboot > 0L) dd_stop("`nboot` = %d (wild bootstrap) cannot be combined with `survey`; use a replicate-weight design.", nboot)
+  design
+}

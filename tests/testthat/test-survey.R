@@ -174,3 +174,31 @@ test_that("aggregate_survey() bad input", {
   expect_error(aggregate_survey(d, "zz", "g", des), "`ynames`.*zz")
   expect_error(aggregate_survey(transform(d, g = c(1, NA, 2, 2)), "p", "g", des), "`by` column \"g\" has missing values")
 })
+
+test_that("did_2x2(survey = ) equals svyglm: coefficients, SEs and residual df", {
+  need_peer("survey")
+  data("api", package = "survey", envir = environment())
+  prep <- function(d) { d$treat <- as.integer(d$stype == "E"); d$post <- as.integer(d$awards == "Yes"); d }
+  cmp <- function(d, des, dd = des) {
+    g <- survey::svyglm(api00 ~ treat * post + meals, design = des)
+    f <- did_2x2(d, "api00", "treat", "post", xformla = ~ meals, survey = dd)
+    ord <- c("(Intercept)", "treat", "post", "meals", "ATT")
+    expect_lt(max(abs(coef(g) - coef(f)[ord]) / abs(coef(g))), 1e-8)
+    expect_lt(max(abs(survey::SE(g) - f$coeftable$std.error[match(ord, f$coeftable$term)]) / survey::SE(g)), 1e-6)
+    expect_equal(f$df, g$df.residual)
+  }
+  s <- prep(apistrat); c1 <- prep(apiclus1); c2 <- prep(apiclus2)
+  d1 <- survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = s, fpc = ~fpc)
+  cmp(s, d1)
+  cmp(s, d1, survey_design(s, weights = ~pw, strata = ~stype, fpc = ~fpc))
+  d2 <- survey::svydesign(id = ~dnum, weights = ~pw, data = c1, fpc = ~fpc)
+  cmp(c1, d2)
+  cmp(c2, survey::svydesign(id = ~dnum + snum, fpc = ~fpc1 + fpc2, data = c2))
+  cmp(c1, survey::as.svrepdesign(d2, type = "JK1"))
+  d <- prep(apistrat)
+  expect_error(did_2x2(d, "api00", "treat", "post", weightsname = "pw", survey = d1),
+               "`weightsname` = \"pw\" and `survey` both give weights")
+  expect_error(did_2x2(d, "api00", "treat", "post", cluster = "dnum", survey = d1), "`cluster` = \"dnum\" and `survey`")
+  expect_error(did_2x2(d[-1, ], "api00", "treat", "post", survey = d1), "describes 200 observations but `data` has 199 rows")
+  expect_error(did_2x2(d, "api00", "treat", "post", survey = list()), "`survey` must be a survey_design\\(\\)")
+})
