@@ -27,6 +27,12 @@
 #'   (default -1).
 #' @param window Optional `c(lo, hi)`: relative periods outside are binned
 #'   into the endpoints.
+#' @param survey Optional complex survey design of `data` ([survey_design()] or a
+#'   survey package design): design weights and design-based variance, as
+#'   `survey::svyglm()` with the fixed effects as factors (Taylor
+#'   linearisation, or refits per replicate weight); t tests use the design's
+#'   degrees of freedom. Not combined with `weightsname`, `cluster`, `vcov`
+#'   or `nboot`.
 #' @param nboot Number of wild cluster bootstrap replications (null imposed)
 #'   run for each event-time coefficient; 0 (default) for analytic inference.
 #' @return An object of class `c("did_event", "dd_fit")`; the coefficient
@@ -44,7 +50,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
                       xformla = NULL, weightsname = NULL, fe = NULL, cluster = NULL,
                       vcov = NULL, alpha = 0.05, nboot = 0,
                       boot_weights = c("rademacher", "mammen", "webb"),
-                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE) {
+                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
   alpha <- dd_check_alpha(alpha)
@@ -59,11 +65,13 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
     dd_stop("`window` must be c(lo, hi) with whole numbers lo <= hi; got %s.", dd_show(window))
   dd_check_string(idname, "idname")
   cluster <- dd_cluster_names(cluster, data)
-  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
+  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
   vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
   if (vtype != "cluster") cluster <- NULL
   p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
                   weightsname, cluster, fe, na_ok = "gname")
+  if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
@@ -99,7 +107,8 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   X <- cbind(D, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     terms, opts, drop_singletons)
+                     terms, opts, drop_singletons,
+                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
   est$tab$event <- ev[match(est$tab$term, terms)]
   r <- est$rows
   notes <- character()

@@ -53,6 +53,12 @@
 #'   (`"HC1"`), `"HC0"`, `"cluster"`; see [dd_vcov_types] for the formulas and
 #'   the fixest setting each equals.
 #' @param alpha Significance level for confidence intervals (default 0.05).
+#' @param survey Optional complex survey design of `data` ([survey_design()] or a
+#'   survey package design): design weights and design-based variance, as
+#'   `survey::svyglm()` with the fixed effects as factors (Taylor
+#'   linearisation, or refits per replicate weight); t tests use the design's
+#'   degrees of freedom. Not combined with `weightsname`, `cluster`, `vcov`
+#'   or `nboot`.
 #' @param nboot Number of wild cluster bootstrap replications (null imposed,
 #'   WCR) for the treatment coefficient; 0 (default) for analytic inference
 #'   only. Replications are drawn from R's RNG through a seed, so
@@ -78,7 +84,7 @@
 did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsname = NULL,
                      fe = NULL, cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"),
-                     fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE) {
+                     fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
   alpha <- dd_check_alpha(alpha)
@@ -88,11 +94,13 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
   dd_check_string(idname, "idname")
   cluster <- dd_cluster_names(cluster, data)
-  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
+  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
   vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
   if (vtype != "cluster") cluster <- NULL
   p <- dd_prepare(data, yname, c(idname = idname, tname = tname, dname = dname), xformla,
                   weightsname, cluster, fe)
+  if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname; tt <- p$vals$tname
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
@@ -104,7 +112,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     "ATT", opts, drop_singletons)
+                     "ATT", opts, drop_singletons,
+                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),

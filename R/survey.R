@@ -456,9 +456,21 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts) {
     label <- "Survey design (Taylor linearisation)"
   } else {
     Wr <- design$repweights[rows, , drop = FALSE]
-    thetas <- t(vapply(seq_len(ncol(Wr)), function(r)
-      suppressMessages(dd_regress(y, X, fe, Wr[, r], opts))$coef[keep], numeric(p)))
+    # each replicate refit on its rows with positive weight (fixed effects recoded)
+    thetas <- t(vapply(seq_len(ncol(Wr)), function(r) {
+      k <- which(Wr[, r] > 0)
+      fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
+      fr$coef[keep]
+    }, numeric(p)))
     thetas <- matrix(thetas, ncol(Wr), p)
+    bad <- rowSums(is.na(thetas)) > 0
+    if (any(bad)) {
+      if (all(bad)) dd_stop("every replicate refit has a coefficient that is not estimable; the replicate variance is undefined.")
+      warning(sprintf("%d replicates gave NA coefficients and were discarded (as survey's svrVar).", sum(bad)),
+              call. = FALSE)
+      design$rscales <- design$rscales[!bad]
+      thetas <- thetas[!bad, , drop = FALSE]
+    }
     V <- dd_svy_rep_var(design, reg$coef[keep], thetas)
     degf <- qr(design$repweights, tol = 1e-5)$rank - 1L
     label <- sprintf("Survey design (%d %s replicates)", ncol(Wr), design$type)

@@ -202,3 +202,32 @@ test_that("did_2x2(survey = ) equals svyglm: coefficients, SEs and residual df",
   expect_error(did_2x2(d[-1, ], "api00", "treat", "post", survey = d1), "describes 200 observations but `data` has 199 rows")
   expect_error(did_2x2(d, "api00", "treat", "post", survey = list()), "`survey` must be a survey_design\\(\\)")
 })
+
+test_that("did_twfe and did_event (survey = ) equal svyglm with factor fixed effects", {
+  need_peer("survey")
+  d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+  d <- d[d$id <= 120, ]
+  d$s3 <- d$state %% 3
+  des <- survey::svydesign(ids = ~id, strata = ~s3, weights = ~w, data = d)
+  g <- survey::svyglm(y ~ treat + x1 + factor(id) + factor(year), design = des)
+  f <- did_twfe(d, "y", "id", "year", "treat", xformla = ~ x1, survey = des)
+  expect_lt(abs(coef(g)[["treat"]] - coef(f)[["ATT"]]) / abs(coef(g)[["treat"]]), 1e-8)
+  expect_lt(abs(survey::SE(g)[["treat"]] - f$coeftable$std.error[1]) / survey::SE(g)[["treat"]], 1e-6)
+  expect_lt(abs(survey::SE(g)[["x1"]] - f$coeftable$std.error[2]) / survey::SE(g)[["x1"]], 1e-6)
+  rel <- ifelse(d$first_treat == 0, -1, d$year - d$first_treat)
+  d$relf <- stats::relevel(factor(rel), ref = "-1")
+  ge <- survey::svyglm(y ~ relf + factor(id) + factor(year), design = stats::update(des, relf = d$relf))
+  e <- did_event(d, "y", "id", "year", "first_treat", survey = des)
+  k <- grep("^relf", names(coef(ge)))
+  terms <- paste0("event::", sub("relf", "", names(coef(ge))[k]))
+  expect_lt(max(abs(coef(ge)[k] - coef(e)[terms]) / abs(coef(ge)[k])), 1e-8)
+  expect_lt(max(abs(survey::SE(ge)[k] - e$coeftable$std.error[match(terms, e$coeftable$term)]) / survey::SE(ge)[k]), 1e-6)
+  # replicate designs refit per replicate (svyglm cannot: the unit dummies of a dropped PSU are NA)
+  j <- survey::as.svrepdesign(survey::svydesign(ids = ~id, weights = ~w, data = d), type = "JK1")
+  fj <- did_twfe(d, "y", "id", "year", "treat", xformla = ~ x1, survey = j)
+  W <- as.matrix(stats::weights(j, "analysis"))
+  th <- vapply(seq_len(ncol(W)), function(r) coef(suppressMessages(did_twfe(transform(d, wr = W[, r]), "y", "id", "year", "treat",
+                                                             xformla = ~ x1, weightsname = "wr")))[["ATT"]], numeric(1))
+  expect_equal(fj$coeftable$std.error[1], sqrt(j$scale * sum(j$rscales * (th - mean(th))^2)), tolerance = 1e-10)
+  expect_error(did_twfe(d, "y", "id", "year", "treat", cluster = "state", survey = des), "`cluster` = \"state\" and `survey`")
+})
