@@ -26,6 +26,7 @@ as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
 # (dense, one block).
 dd_if_rows <- function(psi, cluster) {
   if (is.null(cluster)) return(psi)
+  if (inherits(cluster, "dd_svy_rows")) return(dd_svy_rows_apply(psi, cluster))   # survey designs
   cl <- dd_codes(cluster)
   # clusters in sorted order, as rowsum(reorder = TRUE)
   o <- order(cluster[dd_first_rows(cl)])

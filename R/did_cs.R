@@ -55,6 +55,14 @@
 #' @param boot_weights `"rademacher"` (default, did's), `"mammen"` or `"webb"`.
 #' @param cband Uniform confidence band over all ATT(g,t) (bootstrap only).
 #' @param alpha Significance level (did's `alp`).
+#' @param survey Optional complex survey design of `data` ([survey_design()]
+#'   or a survey package design; balanced panels, units within PSUs): its
+#'   weights are the sampling weights, and the standard errors of ATT(g,t) and
+#'   of every aggregate are design-based variances of the influence-function
+#'   totals (Taylor linearisation over strata and PSUs, as
+#'   `survey::svytotal()`; or the replicate weights); the multiplier bootstrap
+#'   then draws one multiplier per PSU on the PSU totals centred within strata.
+#'   Not combined with `weightsname` or `cluster`.
 #' @param ... did's spellings: `alp`, `bstrap`, `biters`, `clustervars`.
 #' @return An object of class `c("did_cs", "dd_fit")` with one row per
 #'   ATT(g,t) (columns `group`, `time`, `event`), the pre-test (`pretest`),
@@ -82,7 +90,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                    base_period = c("varying", "universal"), est_method = c("dr", "ipw", "reg"),
                    weightsname = NULL, panel = TRUE, allow_unbalanced_panel = FALSE,
                    cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
-                   cband = TRUE, alpha = 0.05, ...) {
+                   cband = TRUE, alpha = 0.05, survey = NULL, ...) {
   call <- match.call()
   a <- dd_did_aliases(list(...), c("alp", "bstrap", "biters", "clustervars"), "did_cs")
   if (!is.null(a$alp)) alpha <- a$alp
@@ -109,8 +117,13 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
               dd_show(cluster))
     if (!length(cluster)) cluster <- NULL
   }
+  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
+  if (!is.null(design) && design$replicate && nboot > 0L)
+    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
+            nboot)
   p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
                   weightsname, cluster, na_ok = "gname", x_list = TRUE)
+  if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname, convert = FALSE)
@@ -124,6 +137,15 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                         gname = gname, tname = tname, anticipation = anticipation,
                         control_group = control_group, panel = panel,
                         allow_unbalanced = allow_unbalanced_panel)
+  if (!is.null(design)) {
+    if (!prep$panel)
+      dd_stop("`survey` designs are supported for balanced panels in did_cs so far (not for `panel = FALSE` or unbalanced panels).")
+    psu <- if (design$replicate) NULL else design$stages[[1]]$clus[p$rows]
+    if (!is.null(psu) && .Call(C_first_varying, idc, attr(idc, "nlev"), psu) > 0)
+      dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.", idname,
+              dd_show(id[.Call(C_first_varying, idc, attr(idc, "nlev"), psu)]))
+    prep$unit_cluster <- dd_svy_if_rows(design, p$rows[dd_first_rows(idc)][match(prep$units, id[dd_first_rows(idc)])])
+  }
   rm(p, id, tt, g, idc, tc)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   method <- match(est_method, c("reg", "ipw", "dr")) - 1L
@@ -170,10 +192,14 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   tab <- dd_if_table(terms, r$att, se, alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
   label <- dd_cs_vcov_label(nboot, boot_weights, cluster)
+  if (!is.null(design)) label <- paste0(label, if (design$replicate) sprintf(", survey design (%d %s replicates)",
+                                                                              ncol(design$repweights), design$type)
+                                               else ", survey design (Taylor linearisation, PSUs within strata)")
   info <- list(estimator = "did_cs", title = "Callaway-Sant'Anna group-time ATT (did_cs)",
                yname = yname, nobs = prep$nobs, n_units = if (prep$panel || allow_unbalanced_panel) n else NULL,
                n_periods = length(prep$tlist),
-               n_clusters = if (is.null(cluster)) NULL else length(unique(prep$unit_cluster)),
+               n_clusters = if (inherits(prep$unit_cluster, "dd_svy_rows")) prep$unit_cluster$G
+                            else if (is.null(cluster)) NULL else length(unique(prep$unit_cluster)),
                vcov_type = if (nboot > 0) "bootstrap" else "analytic", vcov_label = label,
                df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
                notes = prep$notes)

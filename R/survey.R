@@ -497,3 +497,63 @@ dd_svy_arg <- function(survey, data, weightsname, cluster, vcov, nboot) {
   if (nboot > 0L) dd_stop("`nboot` = %d (wild bootstrap) cannot be combined with `survey`; use a replicate-weight design.", nboot)
   design
 }
+
+# Survey inference for influence-function estimators (did_cs): the rows whose
+# cross-products give the design-based variance of totals of the unit-level
+# influence functions psi (and whose multipliers give a stratified bootstrap).
+# unit_rows: for each unit (row of psi), a row of the design's data.
+#  Taylor designs: PSU totals of psi over all first-stage PSUs of the design,
+#  centred within strata and scaled by sqrt(f_h n_h / (n_h - 1)) (survey's
+#  onestage, lonely-PSU rules included), so that colSums(rows^2) is survey's
+#  variance of the totals.
+#  Replicate designs: rows sqrt(scale rscales_r) (T_r - centre), T_r = sum_i
+#  (w_ri / w_i) psi_i the replicate totals (svytotal of psi / w on the
+#  replicate design).
+dd_svy_if_rows <- function(design, unit_rows) {
+  if (design$replicate) {
+    A <- design$repweights[unit_rows, , drop = FALSE] / design$weights[unit_rows]
+    return(structure(list(type = "replicate", A = A, scale = design$scale, rscales = design$rscales,
+                          mse = design$mse, G = ncol(A)), class = "dd_svy_rows"))
+  }
+  if (design$fpc && length(design$stages) > 1L && any(!is.na(design$stages[[2]]$popsize)))
+    dd_stop("`survey`: a multistage design with a finite population correction at later stages is not supported by did_cs yet; give the first-stage design (ultimate clusters).")
+  s1 <- design$stages[[1]]
+  first <- dd_first_rows(structure(s1$clus, nlev = s1$nc))
+  pstr <- s1$strata[first]                        # stratum of each PSU (0-based)
+  N <- s1$popsize
+  f <- ifelse(is.na(N) | !is.finite(N), 1, (N - s1$npsu) / N)
+  scale <- ifelse(s1$npsu > 1, f * s1$npsu / (s1$npsu - 1), f)
+  center <- rep(TRUE, s1$ns)
+  lonely <- s1$npsu == 1L & f >= 1e-7
+  ok <- rep(TRUE, s1$ns)
+  if (any(lonely)) {
+    rule <- design$lonely_psu
+    if (rule == "fail")
+      dd_stop("Stratum (%s) has only one PSU at stage 1; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
+              format(sort(s1$stratum_label[lonely])[1]))
+    if (rule %in% c("remove", "certainty")) scale[lonely] <- 0
+    if (rule == "adjust") center[lonely] <- FALSE
+    if (rule == "average") { scale[lonely] <- 0; ok[lonely] <- FALSE }
+  }
+  scale[f < 1e-7] <- 0
+  scale <- scale * sum(tabulate(pstr + 1L, s1$ns) > 0) / sum(ok & tabulate(pstr + 1L, s1$ns) > 0)
+  structure(list(type = "taylor", psu = as.integer(s1$clus[unit_rows]), G = s1$nc, pstr = as.integer(pstr),
+                 ns = s1$ns, sq = sqrt(scale[pstr + 1L]), center = center), class = "dd_svy_rows")
+}
+
+dd_svy_rows_apply <- function(psi, s) {
+  if (s$type == "replicate") {
+    D <- as.matrix(psi)
+    T <- crossprod(s$A, D)
+    centre <- if (s$mse) colSums(D) else colMeans(T[s$rscales > 0, , drop = FALSE])
+    return(dd_ifs_dense(sweep(T, 2, centre) * sqrt(s$scale * s$rscales)))
+  }
+  Z <- .Call(C_ifs_rowsum, psi, s$psu, s$G)
+  cnt <- tabulate(s$pstr + 1L, s$ns)
+  M <- rowsum(Z, s$pstr, reorder = TRUE)             # stratum sums (strata with PSUs, sorted)
+  hs <- sort(unique(s$pstr))
+  means <- matrix(0, s$ns, ncol(Z))
+  means[hs + 1L, ] <- M / cnt[hs + 1L]
+  means[!s$center, ] <- 0
+  dd_ifs_dense((Z - means[s$pstr + 1L, , drop = FALSE]) * s$sq)
+}

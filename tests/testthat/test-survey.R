@@ -231,3 +231,52 @@ test_that("did_twfe and did_event (survey = ) equal svyglm with factor fixed eff
   expect_equal(fj$coeftable$std.error[1], sqrt(j$scale * sum(j$rscales * (th - mean(th))^2)), tolerance = 1e-10)
   expect_error(did_twfe(d, "y", "id", "year", "treat", cluster = "state", survey = des), "`cluster` = \"state\" and `survey`")
 })
+
+test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = svytotal of the IF totals", {
+  need_peer("survey"); need_peer("did")
+  data("mpdta", package = "did", envir = environment())
+  set.seed(3)
+  u <- unique(mpdta$countyreal)
+  ud <- data.frame(countyreal = u, str = sample(1:8, length(u), TRUE), w = runif(length(u), 1, 3))
+  ud$psu <- ud$str * 1000 + sample(1:12, length(u), TRUE)
+  d <- merge(mpdta, ud, by = "countyreal")
+  des <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = d)
+  f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, survey = des)
+  f0 <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, weightsname = "w")
+  expect_equal(coef(f), coef(f0), tolerance = 1e-12)
+  K <- nrow(f$coeftable); n <- f$n
+  uu <- ud[match(f$units, ud$countyreal), ]
+  tot_se <- function(x, des_fun) {
+    colnames(x) <- paste0("v", seq_len(ncol(x)))
+    du <- cbind(uu, x)
+    survey::SE(survey::svytotal(stats::as.formula(paste("~", paste(colnames(x), collapse = "+"))), des_fun(du)))
+  }
+  tsl <- function(du) survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = du)
+  s <- tot_se(as.matrix(f$inf)[, 1:K] / (n * uu$w), tsl)
+  expect_lt(max(abs(s - f$coeftable$std.error) / s), 1e-8)
+  for (ty in c("simple", "group", "dynamic", "calendar")) {
+    a <- aggregate(f, type = ty)
+    s <- tot_se((as.matrix(f$inf) %*% a$comb) / (n * uu$w), tsl)
+    expect_lt(max(abs(s - a$coeftable$std.error) / s), 1e-8)
+  }
+  # replicate weights (JKn from the same design)
+  fr <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+               survey = survey::as.svrepdesign(des, type = "JKn"))
+  s <- tot_se(as.matrix(f$inf)[, 1:K] / (n * uu$w), function(du) survey::as.svrepdesign(tsl(du), type = "JKn"))
+  expect_lt(max(abs(s - fr$coeftable$std.error) / s), 1e-8)
+  # the PSU-level multiplier bootstrap has the Taylor variance
+  set.seed(1)
+  fb <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 20000, survey = des)
+  draws <- .Call(diffdiff:::C_ifs_boot, diffdiff:::dd_if_rows(f$inf, f$unit_cluster), seq_len(K) - 1L, 20000L, 1L)
+  expect_lt(max(abs(apply(draws, 2, stats::sd) * sqrt(f$unit_cluster$G) / n / f$coeftable$std.error - 1)), 0.03)
+  # reported (IQR) bootstrap SEs near the analytic ones (IQR of a sum over ~90 PSUs)
+  expect_lt(max(abs(fb$coeftable$std.error / f$coeftable$std.error - 1), na.rm = TRUE), 0.1)
+  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", weightsname = "w", survey = des),
+               "`weightsname` = \"w\" and `survey` both give weights")
+  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 99,
+                      survey = survey::as.svrepdesign(des, type = "JKn")), "`nboot` = 99: with a replicate-weight")
+  dd <- d; dd$psu[dd$year == 2007] <- dd$psu[dd$year == 2007] + 1
+  expect_error(did_cs(dd, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+                      survey = survey_design(dd, weights = ~w, strata = ~str, ids = ~psu)),
+               "units \\(`idname` = \"countyreal\"\\) must lie within one PSU")
+})
