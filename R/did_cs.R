@@ -56,7 +56,7 @@
 #' @param cband Uniform confidence band over all ATT(g,t) (bootstrap only).
 #' @param alpha Significance level (did's `alp`).
 #' @param survey Optional complex survey design of `data` ([survey_design()]
-#'   or a survey package design; balanced panels, units within PSUs): its
+#'   or a survey package design; in a panel each unit within one PSU): its
 #'   weights are the sampling weights, and the standard errors of ATT(g,t) and
 #'   of every aggregate are design-based variances of the influence-function
 #'   totals (Taylor linearisation over strata and PSUs, as
@@ -138,13 +138,11 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                         control_group = control_group, panel = panel,
                         allow_unbalanced = allow_unbalanced_panel)
   if (!is.null(design)) {
-    if (!prep$panel)
-      dd_stop("`survey` designs are supported for balanced panels in did_cs so far (not for `panel = FALSE` or unbalanced panels).")
     psu <- if (design$replicate) NULL else design$stages[[1]]$clus[p$rows]
-    if (!is.null(psu) && .Call(C_first_varying, idc, attr(idc, "nlev"), psu) > 0)
+    if (panel && !is.null(psu) && .Call(C_first_varying, idc, attr(idc, "nlev"), psu) > 0)
       dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.", idname,
               dd_show(id[.Call(C_first_varying, idc, attr(idc, "nlev"), psu)]))
-    prep$unit_cluster <- dd_svy_if_rows(design, p$rows[dd_first_rows(idc)][match(prep$units, id[dd_first_rows(idc)])])
+    prep$unit_cluster <- dd_svy_if_rows(design, p$rows[prep$unit_prow])
   }
   rm(p, id, tt, g, idc, tc)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
@@ -320,7 +318,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
                   nobs = length(kept) * T, tlist = tl, glist = co$glist,
                   unit_group = ug0, unit_weight = if (is.null(wide$W)) rep(1, length(kept)) else wide$W[, 1],
                   unit_cluster = if (is.null(cl)) NULL else cl[ef][kept], units = id[ef][kept],
-                  notes = co$notes))
+                  unit_prow = ef[kept], notes = co$notes))
     }
     rm(wide)
   }
@@ -328,6 +326,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
   if (is.list(X)) X <- do.call(cbind, X)
   ent <- if (panel) idc + 1L else seq_along(y)
   keep <- co$keep[ent] & co$tkeep[match(tt, tlist)]
+  prow <- which(keep)                          # kept rows among the input rows
   if (!all(keep)) {
     y <- y[keep]; tt <- tt[keep]; idc <- dd_recode(idc, keep); ent <- ent[keep]
     if (!is.null(w)) w <- w[keep]
@@ -349,7 +348,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
        never = !is.finite(gval), w = w, Xrc = cbind("(Intercept)" = rep(1, length(y)), X),
        unit = as.integer(unit), n = n, nobs = length(y), tlist = tl, glist = co$glist,
        unit_group = ug0, unit_weight = uw, unit_cluster = if (is.null(cl)) NULL else cl[first_row],
-       units = if (panel) id[first_row] else NULL, notes = co$notes)
+       units = if (panel) id[first_row] else NULL, unit_prow = prow[first_row], notes = co$notes)
 }
 
 # Block layout of the panel engine's influence functions: block b (units of

@@ -280,3 +280,22 @@ test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = s
                       survey = survey_design(dd, weights = ~w, strata = ~str, ids = ~psu)),
                "units \\(`idname` = \"countyreal\"\\) must lie within one PSU")
 })
+
+test_that("did_cs(panel = FALSE, survey = ): repeated cross-sections with a design", {
+  need_peer("survey"); need_peer("did")
+  data("mpdta", package = "did", envir = environment())
+  set.seed(3)
+  d <- mpdta
+  d$str <- sample(1:8, nrow(d), TRUE); d$w <- runif(nrow(d), 1, 3)
+  d$psu <- d$str * 1000 + sample(1:12, nrow(d), TRUE)
+  des <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = d)
+  f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, panel = FALSE, survey = des)
+  f0 <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, panel = FALSE, weightsname = "w")
+  expect_equal(coef(f), coef(f0), tolerance = 1e-12)
+  K <- nrow(f$coeftable)
+  x <- as.matrix(f$inf)[, 1:K] / (f$n * d$w)        # rows are the observations, in data order here
+  colnames(x) <- paste0("v", 1:K)
+  s <- survey::SE(survey::svytotal(stats::as.formula(paste("~", paste(colnames(x), collapse = "+"))),
+                                   survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = cbind(d, x))))
+  expect_lt(max(abs(s - f$coeftable$std.error) / s), 1e-8)
+})
