@@ -261,7 +261,8 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   info <- list(estimator = "did_cs_agg", title = sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type),
                yname = x$yname, nobs = x$nobs, n_units = x$n_units, n_periods = x$n_periods,
                n_clusters = x$n_clusters, vcov_type = if (nboot > 0) "bootstrap" else "analytic",
-               vcov_label = dd_cs_vcov_label(nboot, boot_weights, x$cluster), df = Inf, alpha = alpha,
+               vcov_label = paste0(dd_cs_vcov_label(nboot, boot_weights, x$cluster),
+                                   if (is.null(x$survey_label)) "" else x$survey_label), df = Inf, alpha = alpha,
                main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
                type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
                inf = x$inf, comb = comb, notes = character())

@@ -189,10 +189,10 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   terms <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   tab <- dd_if_table(terms, r$att, se, alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
-  label <- dd_cs_vcov_label(nboot, boot_weights, cluster)
-  if (!is.null(design)) label <- paste0(label, if (design$replicate) sprintf(", survey design (%d %s replicates)",
-                                                                              ncol(design$repweights), design$type)
-                                               else ", survey design (Taylor linearisation, PSUs within strata)")
+  svy_label <- if (is.null(design)) "" else if (design$replicate)
+    sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
+    ", survey design (Taylor linearisation, PSUs within strata)"
+  label <- paste0(dd_cs_vcov_label(nboot, boot_weights, cluster), svy_label)
   info <- list(estimator = "did_cs", title = "Callaway-Sant'Anna group-time ATT (did_cs)",
                yname = yname, nobs = prep$nobs, n_units = if (prep$panel || allow_unbalanced_panel) n else NULL,
                n_periods = length(prep$tlist),
@@ -201,7 +201,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                vcov_type = if (nboot > 0) "bootstrap" else "analytic", vcov_label = label,
                df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
                notes = prep$notes)
-  extra <- list(inf = inf, n = n, units = prep$units, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
+  extra <- list(inf = inf, n = n, units = prep$units, survey_label = svy_label, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
                 pretest = pre, boot = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 control_group = control_group, anticipation = anticipation, base_period = base_period,
