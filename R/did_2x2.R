@@ -55,7 +55,7 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   if (all(po == 1) || all(po == 0))
     dd_stop("`postname` = \"%s\" takes only the value %s: a 2x2 design needs pre and post periods.",
             postname, format(po[1]))
-  cells <- table(factor(tr, 0:1), factor(po, 0:1))
+  cells <- matrix(tabulate(tr + 2 * po + 1, 4), 2, 2)     # rows treat 0/1, columns post 0/1
   if (any(cells == 0)) {
     k <- which(cells == 0, arr.ind = TRUE)[1, ]
     dd_stop("the (%s = %d, %s = %d) cell has no observations; a 2x2 design needs all four.",

@@ -286,8 +286,9 @@ dd_svy_replicate <- function(data, weights, repweights, type, rho, scale, rscale
   if (is.null(rscales)) rscales <- rep(1, R)
   rscales <- rep_len(as.double(rscales), R)
   if (!combined_weights) W <- W * w
+  # design degrees of freedom, computed once as survey does (rank of the replicate weights - 1)
   structure(list(n = n, weights = w, repweights = W, type = type, scale = as.double(scale), rscales = rscales,
-                 mse = mse, replicate = TRUE), class = "dd_survey_design")
+                 mse = mse, replicate = TRUE, degf = qr(W, tol = 1e-5)$rank - 1L), class = "dd_survey_design")
 }
 
 # A survey package design as a dd_survey_design (not re-specified by hand):
@@ -299,7 +300,9 @@ dd_as_survey_design <- function(x) {
     W <- as.matrix(stats::weights(x, "analysis"))   # combined replicate weights
     return(structure(list(n = nrow(W), weights = as.double(x$pweights), repweights = unname(W),
                           type = x$type, scale = as.double(x$scale), rscales = rep_len(as.double(x$rscales), ncol(W)),
-                          mse = isTRUE(x$mse), replicate = TRUE), class = "dd_survey_design"))
+                          mse = isTRUE(x$mse), replicate = TRUE,
+                          degf = if (is.null(x$degf)) qr(W, tol = 1e-5)$rank - 1L else x$degf),
+                     class = "dd_survey_design"))
   }
   if (inherits(x, "survey.design2")) {
     S <- ncol(x$cluster)
@@ -456,12 +459,28 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts) {
     label <- "Survey design (Taylor linearisation)"
   } else {
     Wr <- design$repweights[rows, , drop = FALSE]
-    # each replicate refit on its rows with positive weight (fixed effects recoded)
-    thetas <- t(vapply(seq_len(ncol(Wr)), function(r) {
+    # each replicate refit: without fixed effects, weighted normal equations
+    # on the fit's design matrix; with them, a full refit on the rows with
+    # positive weight (fixed effects recoded)
+    refit <- if (!length(fe)) {
+      # all replicates' X'W_rX and X'W_r y from two products with the weights
+      Xd <- reg$Xd
+      ij <- which(upper.tri(diag(p), diag = TRUE), arr.ind = TRUE)
+      GB <- .Call(C_svy_rep_crossprod, Wr, cbind(Xd[, ij[, 1], drop = FALSE] * Xd[, ij[, 2], drop = FALSE], Xd * y))
+      G <- GB[, seq_len(nrow(ij)), drop = FALSE]
+      Bv <- GB[, nrow(ij) + seq_len(p), drop = FALSE]
+      function(r) {
+        A <- matrix(0, p, p)
+        A[ij] <- G[r, ]
+        A[ij[, 2:1, drop = FALSE]] <- G[r, ]
+        tryCatch(drop(solve(A, Bv[r, ])), error = function(e) rep(NA_real_, p))
+      }
+    } else function(r) {
       k <- which(Wr[, r] > 0)
       fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
       fr$coef[keep]
-    }, numeric(p)))
+    }
+    thetas <- t(vapply(seq_len(ncol(Wr)), refit, numeric(p)))
     thetas <- matrix(thetas, ncol(Wr), p)
     bad <- rowSums(is.na(thetas)) > 0
     if (any(bad)) {
@@ -472,7 +491,7 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts) {
       thetas <- thetas[!bad, , drop = FALSE]
     }
     V <- dd_svy_rep_var(design, reg$coef[keep], thetas)
-    degf <- qr(design$repweights, tol = 1e-5)$rank - 1L
+    degf <- design$degf
     label <- sprintf("Survey design (%d %s replicates)", ncol(Wr), design$type)
   }
   dimnames(V) <- list(names(reg$coef)[keep], names(reg$coef)[keep])

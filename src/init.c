@@ -38,6 +38,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_reps, 11),
   CALLDEF(svy_onestage, 10),
   CALLDEF(svy_domain, 10),
+  CALLDEF(svy_rep_crossprod, 2),
   {NULL, NULL, 0}
 };
 

@@ -221,3 +221,35 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
   UNPROTECT(1);
   return out;
 }
+
+/* out (R x q) = W' M for replicate weights W (n x R) and columns M (n x q):
+ * the replicate totals of q products, one replicate per task (zero weights
+ * skipped; each entry summed in row order, so thread-count independent). */
+SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
+  const int n = nrows(W_), R = ncols(W_), q = ncols(M_);
+  if (nrows(M_) != n) error("internal error in survey.c: length mismatch; please report");
+  const double *W = REAL(W_), *M = REAL(M_);
+  double *Mt = (double *) R_alloc((size_t) n * q + 1, sizeof(double));   /* row-major copy */
+  for (int k = 0; k < q; k++) for (int i = 0; i < n; i++) Mt[(size_t) i * q + k] = M[i + (R_xlen_t) k * n];
+  SEXP out = PROTECT(allocMatrix(REALSXP, R, q));
+  double *O = REAL(out);
+  const int nth = dd_nthreads(R, (double) n * q * R);
+  double *acc = (double *) R_alloc((size_t) q * nth + 1, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static)
+#endif
+  for (int r = 0; r < R; r++) {
+    double *a = acc + (size_t) q * dd_tid();
+    memset(a, 0, sizeof(double) * q);
+    const double *w = W + (R_xlen_t) r * n;
+    for (int i = 0; i < n; i++) {
+      const double wi = w[i];
+      if (wi == 0.0) continue;
+      const double *m = Mt + (size_t) i * q;
+      for (int k = 0; k < q; k++) a[k] += wi * m[k];
+    }
+    for (int k = 0; k < q; k++) O[r + (R_xlen_t) k * R] = a[k];
+  }
+  UNPROTECT(1);
+  return out;
+}
