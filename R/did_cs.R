@@ -62,7 +62,9 @@
 #'   totals (Taylor linearisation over strata and PSUs, as
 #'   `survey::svytotal()`; or the replicate weights); the multiplier bootstrap
 #'   then draws one multiplier per PSU on the PSU totals centred within strata.
-#'   Not combined with `weightsname` or `cluster`.
+#'   Intervals stay normal, as survey's `confint()` for totals. Not combined
+#'   with `weightsname` or `cluster`; multistage designs with a finite
+#'   population correction below the first stage are not supported yet.
 #' @param ... did's spellings: `alp`, `bstrap`, `biters`, `clustervars`.
 #' @return An object of class `c("did_cs", "dd_fit")` with one row per
 #'   ATT(g,t) (columns `group`, `time`, `event`), the pre-test (`pretest`),

@@ -259,6 +259,15 @@ test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = s
     s <- tot_se((as.matrix(f$inf) %*% a$comb) / (n * uu$w), tsl)
     expect_lt(max(abs(s - a$coeftable$std.error) / s), 1e-8)
   }
+  # with a finite population correction (PSU counts per stratum)
+  d$Npsu <- 30
+  desf <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, fpc = ~Npsu, data = d)
+  ff <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, survey = desf)
+  uu$Npsu <- 30
+  s <- tot_se(as.matrix(f$inf)[, 1:K] / (n * uu$w),
+              function(du) survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, fpc = ~Npsu, data = du))
+  expect_lt(max(abs(s - ff$coeftable$std.error) / s), 1e-8)
+  expect_true(all(ff$coeftable$std.error < f$coeftable$std.error, na.rm = TRUE))
   # replicate weights (JKn from the same design)
   fr <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
                survey = survey::as.svrepdesign(des, type = "JKn"))
