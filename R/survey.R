@@ -171,39 +171,46 @@ print.dd_survey_design <- function(x, ...) {
   invisible(x)
 }
 
-# Taylor-series variance of totals whose per-observation contributions are
-# the columns of x (n x k): survey's svyrecvar (stage 1, plus later stages
-# weighted by the sampling fractions above them when fpc is given).
-dd_svy_vcov <- function(design, x) {
-  x <- as.matrix(x)
-  storage.mode(x) <- "double"
+# The stage loop of survey's svyrecvar: stage 1, then (with fpc) each later
+# stage weighted by the sampling fractions of the stages above it. kernel(sg,
+# s, mult, group, ng, lon) returns one stage's variance (with attribute
+# "lonely"); the sum over stages is returned.
+dd_svy_stages <- function(design, nobs, kernel) {
   lon <- match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L
   V <- 0
-  mult_obs <- rep(1, nrow(x))
+  mult_obs <- rep(1, nobs)
   S <- if (design$fpc) length(design$stages) else 1L
   for (s in seq_len(S)) {
     sg <- design$stages[[s]]
     if (s > 1L && all(is.na(sg$popsize))) break
     # per stratum: multiplier from the stages above; group = parent cluster
     first <- dd_first_rows(structure(sg$strata, nlev = sg$ns))
-    mult <- mult_obs[first]
     group <- if (s == 1L) rep(0L, sg$ns) else design$stages[[s - 1L]]$clus[first]
     ng <- if (s == 1L) 1L else design$stages[[s - 1L]]$nc
-    Vs <- .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult,
-                as.integer(group), as.integer(ng), lon)
-    lonely <- attr(Vs, "lonely")
-    if (lonely > 0L && design$lonely_psu == "fail") {
-      # name the first lonely stratum in sorted order, as survey does
-      lab <- if (s == 1L) sort(sg$stratum_label[sg$npsu == 1L])[1] else lonely
-      dd_stop("Stratum (%s) has only one PSU at stage %d; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
-              format(lab), s)
-    }
+    Vs <- kernel(sg, s, mult_obs[first], as.integer(group), as.integer(ng), lon)
+    if (attr(Vs, "lonely") > 0L && design$lonely_psu == "fail") dd_svy_lonely_stop(sg, s, attr(Vs, "lonely"))
     attr(Vs, "lonely") <- NULL
     V <- V + Vs
-    # the next stage is weighted by this stage's sampling fraction n / N
     mult_obs <- mult_obs * (sg$npsu / sg$popsize)[sg$strata + 1L]
   }
   V
+}
+
+# survey's error for a lonely PSU under "fail", naming the first such stratum
+# in sorted order (as survey does)
+dd_svy_lonely_stop <- function(sg, s, lonely) {
+  lab <- if (s == 1L) sort(sg$stratum_label[sg$npsu == 1L])[1] else lonely
+  dd_stop("Stratum (%s) has only one PSU at stage %d; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
+          format(lab), s)
+}
+
+# Taylor-series variance of totals whose per-observation contributions are
+# the columns of x (n x k), as survey's svyrecvar.
+dd_svy_vcov <- function(design, x) {
+  x <- as.matrix(x)
+  storage.mode(x) <- "double"
+  dd_svy_stages(design, nrow(x), function(sg, s, mult, group, ng, lon)
+    .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult, group, ng, lon))
 }
 
 # Design-based totals and means of y (with their standard errors), the
@@ -414,29 +421,11 @@ aggregate_survey <- function(data, ynames, by, design) {
   out
 }
 
-# domain variances for a Taylor design: stage 1, plus later stages weighted by
-# the sampling fractions above them when fpc is given (as dd_svy_vcov)
+# domain variances for a Taylor design (the stages as dd_svy_vcov)
 dd_svy_domain_var <- function(design, x, dom, nd) {
-  lon <- match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L
-  V <- numeric(nd)
-  mult_obs <- rep(1, length(x))
-  S <- if (design$fpc) length(design$stages) else 1L
-  for (s in seq_len(S)) {
-    sg <- design$stages[[s]]
-    if (s > 1L && all(is.na(sg$popsize))) break
-    first <- dd_first_rows(structure(sg$strata, nlev = sg$ns))
-    Vs <- .Call(C_svy_domain, as.double(x), as.integer(dom), as.integer(nd), sg$strata, sg$clus, sg$nc,
-                as.integer(sg$npsu), sg$popsize, mult_obs[first], lon)
-    lonely <- attr(Vs, "lonely")
-    if (lonely > 0L && design$lonely_psu == "fail") {
-      lab <- if (s == 1L) sort(sg$stratum_label[sg$npsu == 1L])[1] else lonely
-      dd_stop("Stratum (%s) has only one PSU at stage %d; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
-              format(lab), s)
-    }
-    V <- V + as.vector(Vs)
-    mult_obs <- mult_obs * (sg$npsu / sg$popsize)[sg$strata + 1L]
-  }
-  V
+  as.vector(dd_svy_stages(design, length(x), function(sg, s, mult, group, ng, lon)
+    .Call(C_svy_domain, as.double(x), as.integer(dom), as.integer(nd), sg$strata, sg$clus, sg$nc,
+          as.integer(sg$npsu), sg$popsize, mult, lon)))
 }
 
 # Design-based variance of regression coefficients, as survey::svyglm():
@@ -547,9 +536,7 @@ dd_svy_if_rows <- function(design, unit_rows) {
   ok <- rep(TRUE, s1$ns)
   if (any(lonely)) {
     rule <- design$lonely_psu
-    if (rule == "fail")
-      dd_stop("Stratum (%s) has only one PSU at stage 1; set `lonely_psu` in survey_design() (\"remove\", \"certainty\", \"adjust\" or \"average\").",
-              format(sort(s1$stratum_label[lonely])[1]))
+    if (rule == "fail") dd_svy_lonely_stop(s1, 1L, which(lonely)[1])
     if (rule %in% c("remove", "certainty")) scale[lonely] <- 0
     if (rule == "adjust") center[lonely] <- FALSE
     if (rule == "average") { scale[lonely] <- 0; ok[lonely] <- FALSE }
