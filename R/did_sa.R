@@ -1,0 +1,104 @@
+#' Sun and Abraham (2021) interaction-weighted event study
+#'
+#' Regresses the outcome on cohort x relative-period indicators (and
+#' covariates) with unit and period fixed effects, the regression fixest
+#' writes as `feols(y ~ x + sunab(g, t) | id + t)`: never-treated units (first
+#' treated period 0, `Inf`, `NA`, or after the last period) are the control
+#' cohort, relative period `ref` (-1) is omitted for every cohort, and cohorts
+#' treated in every observed period (always treated) are dropped, as `sunab()`
+#' does. The cohort-specific effects are then averaged to event-time effects
+#' with weights equal to each cohort's share of the observations at that
+#' relative period, and to an overall ATT over relative periods >= 0 (fixest's
+#' `aggregate()` / `summary(agg = "ATT")`), with standard errors by the delta
+#' method from the full variance matrix.
+#'
+#' @inheritParams did_event
+#' @param gname First treated period of each unit (0, `Inf` or `NA`: never).
+#' @param ref Omitted relative period (default -1).
+#' @return An object of class `c("did_sa", "dd_fit")`: the table has one row
+#'   per relative period (`event`) and a last row `"ATT"`; `cohort_coefs`
+#'   holds the cohort x period coefficients (fixest's `summary(agg = FALSE)`).
+#' @references Sun, L. and Abraham, S. (2021). Estimating dynamic treatment
+#'   effects in event studies with heterogeneous treatment effects. Journal of
+#'   Econometrics 225(2).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' sa <- did_sa(d, yname = "y", idname = "id", tname = "year", gname = "first_treat", xformla = ~ x1)
+#' sa
+#' plot(sa)
+#' @export
+did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
+                   cluster = NULL, vcov = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000) {
+  call <- match.call()
+  dd_check_data(data)
+  alpha <- dd_check_alpha(alpha)
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
+    dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
+  dd_check_string(idname, "idname")
+  cluster <- dd_cluster_names(cluster, data)
+  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
+  if (vtype != "cluster") cluster <- NULL
+  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
+                  weightsname, cluster, na_ok = "gname")
+  id <- p$vals$idname
+  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
+  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+  dd_check_periods(tt, tname)
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  dd_check_unique_codes(idc, tc, id, tt)
+  dd_check_constant_within(g, id, "gname", gname, code = idc)
+  periods <- sort(unique(tt))
+  # cohorts outside the observed periods (0, Inf, NA, later) are never treated
+  never <- is.na(g) | !(g %in% periods)
+  if (all(never)) dd_stop("`gname` = \"%s\" has no cohort treated within the observed periods.", gname)
+  rel <- ifelse(never, NA_real_, tt - g)
+  # always-treated cohorts (no pre-period observed) are dropped, as sunab does
+  pre <- tapply(!never & rel < 0, g, any)
+  always <- !never & !pre[as.character(g)]
+  keep <- !always
+  if (any(always))
+    message(sprintf("diffdiff: %d observation(s) of always-treated cohort(s) %s removed (as fixest's sunab).",
+                    sum(always), paste(sort(unique(g[always])), collapse = ", ")))
+  if (!any(never[keep]))
+    dd_stop("there are no never-treated units (`gname` outside the observed periods); Sun-Abraham needs a never-treated control cohort.")
+  # cohort x relative-period indicators, ref omitted; names as fixest's
+  cell <- !never & keep & rel != ref
+  ev <- sort(unique(rel[cell])); cg <- sort(unique(g[cell]))
+  key <- paste0(tname, "::", rel, ":cohort::", g)
+  combos <- unique(data.frame(e = rel[cell], g = g[cell]))
+  combos <- combos[order(combos$e, combos$g), ]
+  cols <- paste0(tname, "::", combos$e, ":cohort::", combos$g)
+  D <- matrix(0, length(tt), length(cols), dimnames = list(NULL, cols))
+  D[cbind(which(cell), match(key[cell], cols))] <- 1
+  X <- cbind(p$X, D)
+  rows <- which(keep)
+  fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
+  est <- dd_estimate(p$y[rows], X[rows, , drop = FALSE], fel, if (is.null(p$w)) NULL else p$w[rows],
+                     lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(), opts)
+  b <- est$reg$coef[est$reg$keep]
+  V <- est$vc$V
+  kept_cols <- intersect(cols, names(b))
+  # shares: each cohort's observations at the relative period (weighted)
+  Dk <- D[rows, kept_cols, drop = FALSE][est$rows, , drop = FALSE]
+  wk <- if (is.null(p$w)) NULL else p$w[rows][est$rows]
+  n_obs <- if (is.null(wk)) colSums(Dk) else colSums(wk * Dk)
+  e_of <- combos$e[match(kept_cols, cols)]
+  # aggregation matrix S (terms x coefficients): event times, then the ATT
+  evs <- sort(unique(e_of))
+  share <- function(sel) { s <- numeric(length(b)); names(s) <- names(b)
+                           s[kept_cols[sel]] <- n_obs[sel] / sum(n_obs[sel]); s }
+  S <- rbind(t(vapply(evs, function(e) share(e_of == e), numeric(length(b)))), share(e_of >= 0))
+  terms <- c(paste0("event::", evs), "ATT")
+  Va <- S %*% V %*% t(S)
+  dimnames(Va) <- list(terms, terms)
+  tab <- dd_coef_table(stats::setNames(drop(S %*% b), terms), sqrt(diag(Va)), est$vc$df, alpha)
+  tab$event <- c(evs, NA)
+  info <- dd_reg_info(est, "did_sa", "Sun-Abraham interaction-weighted event study (did_sa)", yname, alpha,
+                      terms, p$cluster, names(fel), n_units = attr(est$reg$fe_codes[[1]], "nlev"),
+                      n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
+  full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
+  new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
+             list(cohort_coefs = full, vcov_full = V, shares = n_obs))
+}

@@ -1,0 +1,55 @@
+# did_sa() against fixest::feols(y ~ x + sunab(g, t) | id + t) (live fixest):
+# cohort x period coefficients, the period aggregation (coeftable) and the
+# ATT (summary(agg = "ATT")) to 1e-8, standard errors to 1e-6, same vcov.
+sa_check <- function(res, f) {
+  ct <- fixest::coeftable(res)
+  k <- grep("::", rownames(ct), fixed = TRUE)
+  m <- match(paste0("event::", sub("^.*::", "", rownames(ct)[k])), f$coeftable$term)
+  expect_false(anyNA(m))
+  expect_lt(max(abs(ct[k, 1] - f$coeftable$estimate[m]) / abs(ct[k, 1])), 1e-8)
+  expect_lt(max(abs(ct[k, 2] - f$coeftable$std.error[m]) / ct[k, 2]), 1e-6)
+  a <- summary(res, agg = "ATT")$coeftable
+  i <- nrow(f$coeftable)
+  expect_lt(abs(a["ATT", 1] - f$coeftable$estimate[i]) / abs(a["ATT", 1]), 1e-8)
+  expect_lt(abs(a["ATT", 2] - f$coeftable$std.error[i]) / a["ATT", 2], 1e-6)
+  full <- summary(res, agg = FALSE)$coeftable
+  mm <- match(rownames(full), f$cohort_coefs$term)
+  expect_false(anyNA(mm))
+  expect_lt(max(abs(full[, 1] - f$cohort_coefs$estimate[mm]) / abs(full[, 1])), 1e-8)
+  expect_lt(max(abs(full[, 2] - f$cohort_coefs$std.error[mm]) / full[, 2]), 1e-6)
+}
+
+test_that("base_stagg: coefficients, period aggregates and ATT equal fixest's sunab", {
+  need_peer("fixest")
+  data("base_stagg", package = "fixest", envir = environment())
+  sa_check(fixest::feols(y ~ x1 + sunab(year_treated, year) | id + year, base_stagg, cluster = ~id),
+           did_sa(base_stagg, "y", "id", "year", "year_treated", xformla = ~ x1))
+  sa_check(fixest::feols(y ~ x1 + sunab(year_treated, year) | id + year, base_stagg, vcov = "iid"),
+           did_sa(base_stagg, "y", "id", "year", "year_treated", xformla = ~ x1, vcov = "iid"))
+  sa_check(fixest::feols(y ~ sunab(year_treated, year) | id + year, base_stagg, vcov = "hetero"),
+           did_sa(base_stagg, "y", "id", "year", "year_treated", vcov = "hetero"))
+})
+
+test_that("simulated panel with covariates and weights, never-treated coded 0", {
+  need_peer("fixest")
+  d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+  d0 <- d
+  f <- did_sa(d, "y", "id", "year", "first_treat", xformla = ~ x1, weightsname = "w")
+  expect_identical(d, d0)
+  res <- fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, d, weights = ~w, cluster = ~id)
+  sa_check(res, f)
+  # event-time weights are the cohorts' observation shares at each relative period
+  expect_equal(sum(f$coeftable$term == "ATT"), 1L)
+  expect_true(all(is.finite(f$coeftable$std.error)))
+})
+
+test_that("did_sa bad input", {
+  d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+  s <- d[d$first_treat != 0, ]
+  expect_error(did_sa(s, "y", "id", "year", "first_treat"), "no never-treated units")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", ref = 0.5), "`ref` must be one whole number \\(a relative period\\); got 0.5")
+  s <- d; s$first_treat[s$id == 1] <- 2001     # treated in the first period: always treated
+  expect_message(did_sa(s, "y", "id", "year", "first_treat"), "always-treated cohort\\(s\\) 2001 removed")
+  s <- d; s$first_treat[s$id == 2 & s$year == 2005] <- 2003
+  expect_error(did_sa(s, "y", "id", "year", "first_treat"), "`gname` = \"first_treat\" must be constant within each unit")
+})
