@@ -28,7 +28,7 @@
 #' plot(sa)
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
-                   cluster = NULL, vcov = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000) {
+                   cluster = NULL, vcov = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
   alpha <- dd_check_alpha(alpha)
@@ -37,11 +37,13 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
   dd_check_string(idname, "idname")
   cluster <- dd_cluster_names(cluster, data)
-  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, 0L)
+  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
   vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
   if (vtype != "cluster") cluster <- NULL
   p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
                   weightsname, cluster, na_ok = "gname")
+  if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
@@ -76,7 +78,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   rows <- which(keep)
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
   est <- dd_estimate(p$y[rows], X[rows, , drop = FALSE], fel, if (is.null(p$w)) NULL else p$w[rows],
-                     lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(), opts)
+                     lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(), opts,
+                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows[rows]))
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))

@@ -53,3 +53,27 @@ test_that("did_sa bad input", {
   s <- d; s$first_treat[s$id == 2 & s$year == 2005] <- 2003
   expect_error(did_sa(s, "y", "id", "year", "first_treat"), "`gname` = \"first_treat\" must be constant within each unit")
 })
+
+test_that("did_sa(survey = ) equals svyglm with the sunab indicators and factor fixed effects", {
+  need_peer("fixest"); need_peer("survey")
+  d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+  d <- d[d$id <= 150, ]
+  d$s3 <- d$state %% 3
+  # the cohort x relative-period indicators, built by hand (never treated: 0)
+  rel <- ifelse(d$first_treat == 0, NA, d$year - d$first_treat)
+  cells <- unique(data.frame(e = rel, g = d$first_treat)[!is.na(rel) & rel != -1, ])
+  X <- vapply(seq_len(nrow(cells)), function(k) as.numeric(!is.na(rel) & rel == cells$e[k] & d$first_treat == cells$g[k]),
+              numeric(nrow(d)))
+  colnames(X) <- sprintf("e%s_g%s", sub("-", "m", cells$e), cells$g)
+  dd <- cbind(d, as.data.frame(X))
+  des <- survey::svydesign(ids = ~id, strata = ~s3, weights = ~w, data = dd)
+  f <- did_sa(dd, "y", "id", "year", "first_treat", survey = des)
+  g <- survey::svyglm(stats::as.formula(paste("y ~", paste(colnames(X), collapse = "+"), "+ factor(id) + factor(year)")),
+                      design = des)
+  ours <- f$cohort_coefs
+  m <- match(sub("^year::(-?[0-9]+):cohort::([0-9]+)$", "\\1_\\2", ours$term), paste0(cells$e, "_", cells$g))
+  expect_false(anyNA(m))
+  nm <- colnames(X)[m]
+  expect_lt(max(abs(coef(g)[nm] - ours$estimate) / abs(coef(g)[nm])), 1e-8)
+  expect_lt(max(abs(survey::SE(g)[nm] - ours$std.error) / survey::SE(g)[nm]), 1e-6)
+})
