@@ -63,22 +63,11 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   if (!is.null(window) && (!is.numeric(window) || length(window) != 2L || anyNA(window) ||
                            any(window != round(window)) || window[1] > window[2]))
     dd_stop("`window` must be c(lo, hi) with whole numbers lo <= hi; got %s.", dd_show(window))
-  dd_check_string(idname, "idname")
-  cluster <- dd_cluster_names(cluster, data)
-  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
-  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
-  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
-  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
-                  weightsname, cluster, fe, na_ok = "gname")
-  if (!is.null(design)) p$w <- design$weights[p$rows]
-  id <- p$vals$idname
-  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
+  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, vcov,
+                       nboot, survey, fe, na_ok = "gname", numeric_t = TRUE)
+  p <- ps$p; vtype <- ps$vtype; id <- ps$id; tt <- ps$tt; idc <- ps$idc; tc <- ps$tc
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  dd_check_periods(tt, tname)
-  idc <- dd_codes(id); tc <- dd_codes(tt)
-  dd_check_unique_codes(idc, tc, id, tt)
-  dd_check_constant_within(g, id, "gname", gname)
+  dd_check_constant_within(g, id, "gname", gname, code = idc)
   never <- is.na(g) | g == 0 | is.infinite(g)
   if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf or NA).", gname)
   rel <- ifelse(never, NA_real_, tt - g)
@@ -108,7 +97,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      terms, opts, drop_singletons,
-                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
+                     survey = ps$survey)
   est$tab$event <- ev[match(est$tab$term, terms)]
   r <- est$rows
   notes <- character()

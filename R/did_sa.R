@@ -35,21 +35,10 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   opts <- dd_fe_opts(fe_tol, fe_maxit)
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
-  dd_check_string(idname, "idname")
-  cluster <- dd_cluster_names(cluster, data)
-  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, 0L)
-  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
-  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
-  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
-                  weightsname, cluster, na_ok = "gname")
-  if (!is.null(design)) p$w <- design$weights[p$rows]
-  id <- p$vals$idname
-  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
+  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, vcov,
+                       0L, survey, na_ok = "gname", numeric_t = TRUE)
+  p <- ps$p; vtype <- ps$vtype; id <- ps$id; tt <- ps$tt; idc <- ps$idc; tc <- ps$tc
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  dd_check_periods(tt, tname)
-  idc <- dd_codes(id); tc <- dd_codes(tt)
-  dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
   periods <- sort(unique(tt))
   # cohorts outside the observed periods (0, Inf, NA, later) are never treated
@@ -79,7 +68,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
   est <- dd_estimate(p$y[rows], X[rows, , drop = FALSE], fel, if (is.null(p$w)) NULL else p$w[rows],
                      lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(), opts,
-                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows[rows]))
+                     survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]))
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))

@@ -92,28 +92,18 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
   opts <- dd_fe_opts(fe_tol, fe_maxit)
   drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
-  dd_check_string(idname, "idname")
-  cluster <- dd_cluster_names(cluster, data)
-  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
-  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
-  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
-  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, dname = dname), xformla,
-                  weightsname, cluster, fe)
-  if (!is.null(design)) p$w <- design$weights[p$rows]
-  id <- p$vals$idname; tt <- p$vals$tname
+  ps <- dd_panel_setup(data, yname, idname, tname, c(dname = dname), xformla, weightsname, cluster, vcov,
+                       nboot, survey, fe)
+  p <- ps$p; vtype <- ps$vtype; idc <- ps$idc; tc <- ps$tc
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
   if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname)
   if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
-  dd_check_periods(tt, tname)
-  idc <- dd_codes(id); tc <- dd_codes(tt)
-  dd_check_unique_codes(idc, tc, id, tt)
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      "ATT", opts, drop_singletons,
-                     survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
+                     survey = ps$survey)
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),
