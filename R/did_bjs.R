@@ -1,0 +1,258 @@
+#' Borusyak, Jaravel and Spiess (2024) imputation estimator
+#'
+#' Fits unit and period fixed effects (and covariates) on the untreated
+#' observations only (never-treated units and not-yet-treated periods),
+#' imputes the untreated outcome of every treated observation from that fit,
+#' and averages the differences between observed and imputed outcomes: over
+#' all treated observations (the overall ATT) and over the treated
+#' observations `h` periods after adoption (event-time effects). This is what
+#' `didimputation::did_imputation()` computes.
+#'
+#' Standard errors are the paper's conservative clustered variance (Theorem
+#' 3): each estimate is a weighted sum of the outcomes, \eqn{\sum_{it} v_{it}
+#' Y_{it}}, with the imputation weights \eqn{v_{it}} of untreated
+#' observations obtained exactly from the first-stage normal equations; the
+#' variance is \eqn{\sum_c (\sum_{it \in c} v_{it} \tilde\varepsilon_{it})^2}
+#' over clusters, with first-stage residuals for untreated observations and,
+#' for treated ones, the effect minus its \eqn{v^2}-weighted average within
+#' the cohort x horizon cell. Intervals use the normal distribution.
+#'
+#' Pre-trends (the paper's test, Section 4.4) are estimated separately on the
+#' untreated observations by regressing the outcome on indicators of the
+#' leads (periods before adoption) with the same fixed effects and
+#' covariates; with `pretrends = TRUE` all leads but -1 (the reference). They
+#' appear in the table as `event::-k`; `fit$pretest` holds their joint Wald
+#' test (F with the cluster degrees of freedom).
+#'
+#' Observations that cannot be imputed (units never observed untreated, or
+#' periods without untreated observations) are dropped with a message.
+#'
+#' @inheritParams did_sa
+#' @param gname First treated period of each unit (0, `Inf` or `NA`: never
+#'   treated).
+#' @param horizon Event-time horizons (whole numbers >= 0) to estimate; `NULL`
+#'   (default) or `TRUE`: every horizon with treated observations. Horizons
+#'   without treated observations are dropped with a message.
+#' @param pretrends Leads for the pre-trend regression: `TRUE` (default) all
+#'   leads with -1 as the reference, `FALSE` none, or negative whole numbers
+#'   (the reference is then every other untreated observation).
+#' @param cluster Column to cluster by (default `idname`; one-way).
+#' @return An object of class `c("did_bjs", "dd_fit")`: rows `event::h` for
+#'   leads (pre-trend coefficients) and horizons, and `ATT` (the average over
+#'   all treated observations); `vcov()` covers all of them; `pretest` the
+#'   joint test of the leads; `weights_v` (with `keep_v = TRUE`) the
+#'   imputation weights.
+#' @references Borusyak, K., Jaravel, X. and Spiess, J. (2024). Revisiting
+#'   event-study designs: robust and efficient estimation. Review of Economic
+#'   Studies 91(6).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' bjs <- did_bjs(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")
+#' bjs
+#' bjs$pretest
+#' plot(bjs)
+#' @export
+did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
+                    horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
+                    fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+  call <- match.call()
+  alpha <- dd_check_alpha(alpha)
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
+  p <- st$p
+  fs <- dd_impute_fit(p$y, p$X, st$idc, st$tc, st$D, p$w, opts)
+  ok <- !is.na(fs$adj)
+  if (!all(ok)) {
+    message(sprintf(paste0("diffdiff: %d treated observation(s) removed: their unit or period has no ",
+                           "untreated observation to impute from."), sum(!ok)))
+    if (!any(ok & st$D)) dd_stop("no treated observation can be imputed.")
+  }
+  tr <- which(st$D & ok)
+  hz <- dd_horizons(horizon, st$ev[tr])
+  # estimand weights on the treated rows (columns: horizons, then the ATT)
+  wt <- if (is.null(p$w)) rep(1, length(tr)) else p$w[tr]
+  Wt <- cbind(vapply(hz, function(h) as.double(st$ev[tr] == h), numeric(length(tr))), ATT = 1) * wt
+  Wt <- sweep(Wt, 2, colSums(Wt), "/")
+  terms <- c(paste0("event::", hz), "ATT")
+  colnames(Wt) <- terms
+  tau <- fs$adj[tr]
+  est <- colSums(Wt * tau)
+  # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt
+  v0 <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt)
+  # treated residuals: tau minus its v^2-weighted mean within cohort x horizon
+  cell <- dd_codes(paste(st$g[tr], st$ev[tr]))
+  V2 <- Wt^2
+  tbar <- rowsum(V2 * tau, cell, reorder = TRUE) / rowsum(V2, cell, reorder = TRUE)
+  tbar[!is.finite(tbar)] <- 0
+  eps1 <- tau - tbar[cell + 1L, , drop = FALSE]
+  n <- length(p$y)
+  psi <- matrix(0, n, length(terms), dimnames = list(NULL, terms))
+  psi[fs$untreated, ] <- v0 * fs$resid
+  psi[tr, ] <- Wt * eps1
+  # pre-trends on the untreated rows
+  pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts, alpha)
+  if (!is.null(pre)) {
+    psi <- cbind(pre$psi, psi)
+    terms <- c(pre$terms, terms)
+    est <- c(pre$est, est)
+  }
+  keep_rows <- which(ok)
+  V <- dd_lin_vcov(psi[keep_rows, , drop = FALSE], if (is.null(st$cl)) NULL else dd_recode(st$cl, keep_rows),
+                   st$design, p$rows[keep_rows])
+  if (!is.null(pre) && is.null(st$design)) {
+    k <- seq_along(pre$terms)
+    V[k, k] <- pre$V                  # the regression's small-sample-adjusted clustered variance
+  }
+  tab <- dd_coef_table(stats::setNames(est, terms), sqrt(diag(V)), Inf, alpha)
+  tab$event <- c(if (!is.null(pre)) pre$leads, hz, NA)
+  pretest <- if (!is.null(pre)) dd_wald(est[seq_along(pre$terms)], V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE],
+                                        pre$df) else NULL
+  G <- if (!is.null(st$design)) NULL else if (is.null(st$cl)) NULL else attr(dd_recode(st$cl, keep_rows), "nlev")
+  info <- list(estimator = "did_bjs", title = "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
+               yname = yname, nobs = length(keep_rows), n_units = attr(dd_recode(st$idc, keep_rows), "nlev"),
+               n_periods = attr(dd_recode(st$tc, keep_rows), "nlev"), n_clusters = G,
+               vcov_type = if (!is.null(st$design)) "survey" else "cluster",
+               vcov_label = if (!is.null(st$design)) "Survey design (imputation influence function)"
+                            else sprintf("BJS conservative, clustered (%s)", names(p$cluster)[1] %||% "observation"),
+               df = Inf, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
+               fe_sizes = NULL, dropped = fs$dropped, notes = character())
+  new_dd_fit("did_bjs", tab, stats::setNames(est, terms), V, info, call,
+             list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest, n_treated = length(tr),
+                  n_untreated = length(fs$untreated), first_stage = fs$coef))
+}
+
+# First stage of the imputation (and two-stage) estimators: outcome on unit
+# and period effects and covariates over the untreated rows. The unit effect
+# is absorbed (one fixed effect: exact in one pass of the shared demeaning),
+# periods enter as indicators (first untreated period the reference), so that
+# the period and unit effects are recovered exactly for imputation.
+# Returns the imputed-outcome residual adj = y - yhat0 for every row (NA when
+# the row's unit or period has no untreated observation), the untreated
+# residuals, and what dd_impute_v() needs.
+dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
+  u <- which(!D)
+  tu <- sort(unique(tc[u]))
+  Pu <- dd_period_dummies(tc[u], tu)
+  Xu <- cbind(if (!is.null(X)) X[u, , drop = FALSE], Pu)
+  uc <- dd_recode(idc, u)
+  reg <- dd_regress(y[u], Xu, list(unit = uc), if (is.null(w)) NULL else w[u], opts)
+  theta <- reg$coef
+  theta[is.na(theta)] <- 0                       # collinear columns contribute nothing
+  k <- if (is.null(X)) 0L else ncol(X)
+  beta <- theta[seq_len(k)]
+  lam <- numeric(attr(tc, "nlev")); lam[] <- NA_real_
+  lam[tu + 1L] <- c(0, theta[k + seq_len(length(tu) - 1L)])
+  # a period whose indicator was dropped (collinear) cannot be imputed
+  lost <- setdiff(colnames(Pu), colnames(reg$Xd))
+  if (length(lost)) lam[tu[match(lost, colnames(Pu))] + 1L] <- NA_real_
+  xb <- if (k) drop(X %*% beta) else 0
+  r0 <- y[u] - (if (k) xb[u] else 0) - lam[tc[u] + 1L]
+  wu <- if (is.null(w)) rep(1, length(u)) else w[u]
+  Wi <- rowsum(wu, uc, reorder = TRUE)[, 1]
+  alpha_u <- rowsum(wu * r0, uc, reorder = TRUE)[, 1] / Wi
+  alpha <- rep(NA_real_, attr(idc, "nlev"))
+  alpha[idc[u][dd_first_rows(uc)] + 1L] <- alpha_u
+  yhat0 <- alpha[idc + 1L] + lam[tc + 1L] + xb
+  adj <- y - yhat0
+  # unit means of the kept regressors over the untreated rows, and the units' codes
+  Rbar <- (Xu[, colnames(reg$Xd), drop = FALSE] - reg$Xd)[dd_first_rows(uc), , drop = FALSE]
+  list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu,
+       Rbar = Rbar, uid = idc[u][dd_first_rows(uc)],
+       wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha, beta = beta)
+}
+
+dd_period_dummies <- function(tcode, levels) {
+  P <- matrix(0, length(tcode), length(levels) - 1L)
+  if (length(levels) > 1L) {
+    j <- match(tcode, levels) - 1L
+    P[cbind(which(j > 0), j[j > 0])] <- 1
+  }
+  colnames(P) <- paste0("period::", levels[-1])
+  P
+}
+
+# Imputation weights of the untreated rows for the estimands whose weights
+# on the treated rows (unit codes idt, period codes tct, covariates Xt) are
+# the columns of Wt: v0 = -w (A_i / W_i + rtilde' theta), where A = Z1'Wt by
+# unit, theta = (Rtilde' W Rtilde)^- (a_r - sum_i A_i rbar_i) (the normal
+# equations with the unit effects eliminated; Rtilde the demeaned covariates
+# and period indicators of the first stage, rbar their unit means).
+dd_impute_v <- function(fs, idt, tct, Xt, Wt) {
+  reg <- fs$reg
+  kept <- colnames(reg$Xd)
+  # the first-stage regressors of the treated rows (covariates, period indicators)
+  Rt <- cbind(if (fs$k) Xt, dd_period_dummies(tct, fs$tu))[, kept, drop = FALSE]
+  ar <- crossprod(Rt, Wt)
+  # unit sums of the estimand weights, in the first stage's unit order
+  A <- matrix(0, length(fs$uid), ncol(Wt))
+  Ai <- rowsum(Wt, match(idt, fs$uid), reorder = TRUE)
+  A[as.integer(rownames(Ai)), ] <- Ai
+  Rbar <- fs$Rbar
+  theta <- reg$bread %*% (ar - crossprod(Rbar, A))
+  -fs$wu * (A[fs$uc + 1L, , drop = FALSE] / fs$Wi[fs$uc + 1L] + reg$Xd %*% theta)
+}
+
+# The pre-trend regression of did_bjs(): outcome on lead indicators (and the
+# first stage's covariates) with unit and period effects, untreated rows only;
+# clustered variance as the regression front ends (fixest's small-sample
+# adjustment). psi: the coefficients' per-row linearisation, scaled so that
+# its cluster cross-products equal that variance (used for the covariance
+# with the post-treatment estimates).
+dd_bjs_pretrends <- function(pretrends, st, p, fs, opts, alpha) {
+  if (is.null(pretrends) || isFALSE(pretrends)) return(NULL)
+  u <- fs$untreated
+  avail <- sort(unique(st$ev[u][!is.na(st$ev[u]) & st$ev[u] < 0]))
+  if (isTRUE(pretrends)) {
+    leads <- setdiff(avail, -1)
+  } else {
+    if (!is.numeric(pretrends) || !length(pretrends) || anyNA(pretrends) || any(pretrends != round(pretrends)) ||
+        any(pretrends >= 0))
+      dd_stop("`pretrends` must be TRUE, FALSE or negative whole numbers (leads); got %s.", dd_show(pretrends))
+    leads <- sort(unique(pretrends))
+    miss <- setdiff(leads, avail)
+    if (length(miss)) {
+      if (length(miss) == length(leads))
+        dd_stop("`pretrends` = %s: no untreated observation at these leads; observed leads are %s.",
+                dd_show(pretrends), dd_show(avail))
+      message(sprintf("diffdiff: `pretrends` %s dropped: no untreated observations at %s.", dd_show(miss),
+                      if (length(miss) > 1) "these leads" else "this lead"))
+      leads <- setdiff(leads, miss)
+    }
+  }
+  if (!length(leads)) {
+    message("diffdiff: no lead to test (`pretrends`): the data have no pre-treatment period besides the reference.")
+    return(NULL)
+  }
+  evu <- st$ev[u]
+  L <- vapply(leads, function(l) as.double(!is.na(evu) & evu == l), numeric(length(u)))
+  L <- matrix(L, length(u), dimnames = list(NULL, paste0("event::", leads)))
+  X <- cbind(L, if (!is.null(p$X)) p$X[u, , drop = FALSE])
+  fe <- list(unit = dd_recode(st$idc, u), period = dd_recode(st$tc, u))
+  reg <- dd_regress(p$y[u], X, fe, if (is.null(p$w)) NULL else p$w[u], opts)
+  keep <- intersect(colnames(L), names(reg$coef)[reg$keep])
+  if (!length(keep)) return(NULL)
+  j <- match(keep, colnames(reg$Xd))
+  psi_u <- ((if (is.null(reg$w)) 1 else reg$w) * reg$resid * reg$Xd) %*% reg$bread[, j, drop = FALSE]
+  Vr <- NULL; df <- Inf
+  if (is.null(st$design) && !is.null(st$cl)) {
+    vc <- dd_vcov(reg, "cluster", list(cluster = dd_recode(st$cl, u)))
+    Vr <- vc$V[keep, keep, drop = FALSE]
+    df <- vc$df
+    psi_u <- psi_u * sqrt((vc$G / (vc$G - 1)) * ((reg$n - 1) / (reg$n - vc$K)))
+  }
+  psi <- matrix(0, length(p$y), length(keep), dimnames = list(NULL, keep))
+  psi[u, ] <- psi_u
+  list(terms = keep, leads = leads[match(keep, colnames(L))], est = reg$coef[keep], psi = psi, V = Vr, df = df)
+}
+
+# Joint Wald test that the coefficients b (covariance V) are all zero:
+# F = b' V^- b / q with (q, df) degrees of freedom (chi-squared when df = Inf).
+dd_wald <- function(b, V, df = Inf) {
+  q <- length(b)
+  e <- eigen((V + t(V)) / 2, symmetric = TRUE)
+  pos <- e$values > max(e$values) * 1e-12
+  stat <- sum((crossprod(e$vectors[, pos, drop = FALSE], b))^2 / e$values[pos]) / sum(pos)
+  q <- sum(pos)
+  p <- if (is.finite(df)) stats::pf(stat, q, df, lower.tail = FALSE) else stats::pchisq(stat * q, q, lower.tail = FALSE)
+  data.frame(statistic = stat, df1 = q, df2 = df, p.value = p)
+}

@@ -1,0 +1,60 @@
+# Set-up shared by the staggered-adoption estimators did_bjs(), did_gardner()
+# and did_stacked(): the panel set-up of the regression front ends (survey
+# design, default clustering by unit, estimation rows, unit and period codes),
+# then the cohort of each row, the treatment indicator and event time.
+#  never treated: `gname` NA, 0 or +-Inf (didimputation's and did2s's coding)
+#  treated (D = 1): t >= g;   event time: t - g (NA for never-treated units)
+dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
+                             one_cluster = TRUE) {
+  dd_check_data(data)
+  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL,
+                       0L, survey, na_ok = "gname", numeric_t = TRUE)
+  p <- ps$p
+  if (one_cluster && length(p$cluster) > 1L)
+    dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(names(p$cluster)))
+  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+  dd_check_constant_within(g, ps$id, "gname", gname, code = ps$idc)
+  never <- is.na(g) | g == 0 | !is.finite(g)
+  D <- !never & ps$tt >= g
+  if (!any(D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
+  if (all(D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
+  ev <- ifelse(never, NA_real_, ps$tt - g)
+  c(ps, list(g = g, never = never, D = D, ev = ev,
+             cl = if (length(p$cluster)) dd_codes(p$cluster[[1]]) else NULL))
+}
+
+# Event-time horizons to report: `horizon` (NULL: every horizon >= 0 with
+# treated observations) checked against those present; absent ones dropped
+# with a message.
+dd_horizons <- function(horizon, present, arg = "horizon") {
+  present <- sort(unique(present))
+  if (is.null(horizon) || isTRUE(horizon)) return(present)
+  if (!is.numeric(horizon) || !length(horizon) || anyNA(horizon) || any(horizon != round(horizon)) ||
+      any(horizon < 0))
+    dd_stop("`%s` must be NULL, TRUE or whole numbers >= 0 (periods since treatment); got %s.",
+            arg, dd_show(horizon))
+  horizon <- sort(unique(horizon))
+  miss <- setdiff(horizon, present)
+  if (length(miss)) {
+    if (length(miss) == length(horizon))
+      dd_stop("`%s` = %s: no treated observation at any of these horizons; observed horizons are %s.",
+              arg, dd_show(horizon), dd_show(present))
+    message(sprintf("diffdiff: `%s` %s dropped: no treated observations at %s.", arg,
+                    dd_show(miss), if (length(miss) > 1) "these horizons" else "this horizon"))
+  }
+  intersect(horizon, present)
+}
+
+# Variance of linear estimators from per-observation contributions psi
+# (n x m, columns = estimates, sum of a column's contributions = the
+# estimate's linearisation): cluster sums (cl: dd_codes), each observation
+# its own cluster (cl NULL), or the survey design's PSU/replicate rows.
+dd_lin_vcov <- function(psi, cl = NULL, design = NULL, rows = NULL) {
+  psi <- as.matrix(psi)
+  R <- if (!is.null(design)) as.matrix(dd_svy_rows_apply(dd_ifs_dense(psi), dd_svy_if_rows(design, rows)))
+       else if (!is.null(cl)) rowsum(psi, cl, reorder = FALSE)
+       else psi
+  V <- crossprod(R)
+  dimnames(V) <- list(colnames(psi), colnames(psi))
+  V
+}
