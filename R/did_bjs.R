@@ -228,7 +228,7 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts, alpha) {
   L <- matrix(L, length(u), dimnames = list(NULL, paste0("event::", leads)))
   X <- cbind(L, if (!is.null(p$X)) p$X[u, , drop = FALSE])
   fe <- list(unit = dd_recode(st$idc, u), period = dd_recode(st$tc, u))
-  reg <- dd_regress(p$y[u], X, fe, if (is.null(p$w)) NULL else p$w[u], opts)
+  reg <- suppressMessages(dd_regress(p$y[u], X, fe, if (is.null(p$w)) NULL else p$w[u], opts))   # the first stage reported collinear covariates
   keep <- intersect(colnames(L), names(reg$coef)[reg$keep])
   if (!length(keep)) return(NULL)
   j <- match(keep, colnames(reg$Xd))
