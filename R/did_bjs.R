@@ -60,6 +60,38 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   opts <- dd_fe_opts(fe_tol, fe_maxit)
   st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
   p <- st$p
+  im <- dd_impute_setup(st, p, opts, horizon)
+  fs <- im$fs; tr <- im$tr; Wt <- im$Wt; tau <- fs$adj[tr]
+  # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt
+  v0 <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt)
+  # treated residuals: tau minus its v^2-weighted mean within cohort x horizon
+  cell <- dd_codes(paste(st$g[tr], st$ev[tr]))
+  V2 <- Wt^2
+  tbar <- rowsum(V2 * tau, cell, reorder = TRUE) / rowsum(V2, cell, reorder = TRUE)
+  tbar[!is.finite(tbar)] <- 0
+  psi <- matrix(0, length(p$y), ncol(Wt), dimnames = list(NULL, colnames(Wt)))
+  psi[fs$untreated, ] <- v0 * fs$resid
+  psi[tr, ] <- Wt * (tau - tbar[cell + 1L, , drop = FALSE])
+  # pre-trends on the untreated rows
+  pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts)
+  if (!is.null(pre)) psi <- cbind(pre$psi, psi)
+  est <- c(pre$est, colSums(Wt * tau))
+  V <- dd_impute_vcov(psi, im$ok, st)
+  if (!is.null(pre) && is.null(st$design)) {
+    k <- seq_along(pre$terms)
+    V[k, k] <- pre$V                  # the regression's small-sample-adjusted clustered variance
+  }
+  pretest <- if (!is.null(pre)) dd_wald(pre$est, V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE], pre$df)
+  dd_impute_result("did_bjs", "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
+                   "BJS conservative", est, V, c(pre$leads, im$hz, NA), Inf, st, im, yname, idname, tname,
+                   alpha, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest))
+}
+
+# Shared by did_bjs() and did_gardner(): the first stage on the untreated
+# rows (dd_impute_fit), rows that cannot be imputed, the horizons, and the
+# estimand weights on the treated rows (columns: horizons, then the ATT;
+# each column sums to one, proportional to the observation weights).
+dd_impute_setup <- function(st, p, opts, horizon) {
   fs <- dd_impute_fit(p$y, p$X, st$idc, st$tc, st$D, p$w, opts)
   ok <- !is.na(fs$adj)
   if (!all(ok)) {
@@ -69,56 +101,47 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   }
   tr <- which(st$D & ok)
   hz <- dd_horizons(horizon, st$ev[tr])
-  # estimand weights on the treated rows (columns: horizons, then the ATT)
-  wt <- if (is.null(p$w)) rep(1, length(tr)) else p$w[tr]
-  Wt <- cbind(vapply(hz, function(h) as.double(st$ev[tr] == h), numeric(length(tr))), ATT = 1) * wt
-  Wt <- sweep(Wt, 2, colSums(Wt), "/")
-  terms <- c(paste0("event::", hz), "ATT")
-  colnames(Wt) <- terms
-  tau <- fs$adj[tr]
-  est <- colSums(Wt * tau)
-  # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt
-  v0 <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt)
-  # treated residuals: tau minus its v^2-weighted mean within cohort x horizon
-  cell <- dd_codes(paste(st$g[tr], st$ev[tr]))
-  V2 <- Wt^2
-  tbar <- rowsum(V2 * tau, cell, reorder = TRUE) / rowsum(V2, cell, reorder = TRUE)
-  tbar[!is.finite(tbar)] <- 0
-  eps1 <- tau - tbar[cell + 1L, , drop = FALSE]
-  n <- length(p$y)
-  psi <- matrix(0, n, length(terms), dimnames = list(NULL, terms))
-  psi[fs$untreated, ] <- v0 * fs$resid
-  psi[tr, ] <- Wt * eps1
-  # pre-trends on the untreated rows
-  pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts, alpha)
-  if (!is.null(pre)) {
-    psi <- cbind(pre$psi, psi)
-    terms <- c(pre$terms, terms)
-    est <- c(pre$est, est)
-  }
-  keep_rows <- which(ok)
-  V <- dd_lin_vcov(psi[keep_rows, , drop = FALSE], if (is.null(st$cl)) NULL else dd_recode(st$cl, keep_rows),
-                   st$design, p$rows[keep_rows])
-  if (!is.null(pre) && is.null(st$design)) {
-    k <- seq_along(pre$terms)
-    V[k, k] <- pre$V                  # the regression's small-sample-adjusted clustered variance
-  }
-  tab <- dd_coef_table(stats::setNames(est, terms), sqrt(diag(V)), Inf, alpha)
-  tab$event <- c(if (!is.null(pre)) pre$leads, hz, NA)
-  pretest <- if (!is.null(pre)) dd_wald(est[seq_along(pre$terms)], V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE],
-                                        pre$df) else NULL
-  G <- if (!is.null(st$design)) NULL else if (is.null(st$cl)) NULL else attr(dd_recode(st$cl, keep_rows), "nlev")
-  info <- list(estimator = "did_bjs", title = "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
-               yname = yname, nobs = length(keep_rows), n_units = attr(dd_recode(st$idc, keep_rows), "nlev"),
-               n_periods = attr(dd_recode(st$tc, keep_rows), "nlev"), n_clusters = G,
+  Wt <- dd_group_weights(st$ev[tr], hz, if (is.null(p$w)) NULL else p$w[tr], all = TRUE)
+  list(fs = fs, ok = ok, tr = tr, hz = hz, Wt = Wt)
+}
+
+# Columns: for each value h of `at`, weights w 1(e == h) / sum; with
+# all = TRUE a last column "ATT" over every row. Names event::h.
+dd_group_weights <- function(e, at, w = NULL, all = FALSE) {
+  W <- vapply(at, function(h) as.double(!is.na(e) & e == h), numeric(length(e)))
+  W <- matrix(W, length(e), dimnames = list(NULL, paste0("event::", at)))
+  if (all) W <- cbind(W, ATT = 1)
+  if (!is.null(w)) W <- W * w
+  sweep(W, 2, colSums(W), "/")
+}
+
+# Variance of the imputation-type estimates from their per-row contributions
+# (rows that could not be imputed carry none): clustered or survey design.
+dd_impute_vcov <- function(psi, ok, st) {
+  keep <- which(ok)
+  dd_lin_vcov(psi[keep, , drop = FALSE], if (is.null(st$cl)) NULL else dd_recode(st$cl, keep), st$design,
+              st$p$rows[keep])
+}
+
+dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im, yname, idname, tname, alpha,
+                             call, extra) {
+  keep <- which(im$ok)
+  terms <- names(est)
+  tab <- dd_coef_table(est, sqrt(diag(V)), df, alpha)
+  tab$event <- event
+  p <- st$p
+  nu <- attr(dd_recode(st$idc, keep), "nlev"); nt <- attr(dd_recode(st$tc, keep), "nlev")
+  info <- list(estimator = estimator, title = title, yname = yname, nobs = length(keep),
+               n_units = nu, n_periods = nt,
+               n_clusters = if (is.null(st$design) && !is.null(st$cl)) attr(dd_recode(st$cl, keep), "nlev"),
                vcov_type = if (!is.null(st$design)) "survey" else "cluster",
-               vcov_label = if (!is.null(st$design)) "Survey design (imputation influence function)"
-                            else sprintf("BJS conservative, clustered (%s)", names(p$cluster)[1] %||% "observation"),
-               df = Inf, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
-               fe_sizes = NULL, dropped = fs$dropped, notes = character())
-  new_dd_fit("did_bjs", tab, stats::setNames(est, terms), V, info, call,
-             list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest, n_treated = length(tr),
-                  n_untreated = length(fs$untreated), first_stage = fs$coef))
+               vcov_label = if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
+                            else sprintf("%s, clustered (%s)", label, names(p$cluster)[1]),
+               df = df, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
+               fe_sizes = c(nu, nt), dropped = im$fs$dropped, notes = character())
+  new_dd_fit(estimator, tab, est, V, info, call,
+             c(extra, list(n_treated = length(im$tr), n_untreated = length(im$fs$untreated),
+                           first_stage = im$fs$coef)))
 }
 
 # First stage of the imputation (and two-stage) estimators: outcome on unit
@@ -198,31 +221,10 @@ dd_impute_v <- function(fs, idt, tct, Xt, Wt) {
 # adjustment). psi: the coefficients' per-row linearisation, scaled so that
 # its cluster cross-products equal that variance (used for the covariance
 # with the post-treatment estimates).
-dd_bjs_pretrends <- function(pretrends, st, p, fs, opts, alpha) {
-  if (is.null(pretrends) || isFALSE(pretrends)) return(NULL)
+dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
   u <- fs$untreated
-  avail <- sort(unique(st$ev[u][!is.na(st$ev[u]) & st$ev[u] < 0]))
-  if (isTRUE(pretrends)) {
-    leads <- setdiff(avail, -1)
-  } else {
-    if (!is.numeric(pretrends) || !length(pretrends) || anyNA(pretrends) || any(pretrends != round(pretrends)) ||
-        any(pretrends >= 0))
-      dd_stop("`pretrends` must be TRUE, FALSE or negative whole numbers (leads); got %s.", dd_show(pretrends))
-    leads <- sort(unique(pretrends))
-    miss <- setdiff(leads, avail)
-    if (length(miss)) {
-      if (length(miss) == length(leads))
-        dd_stop("`pretrends` = %s: no untreated observation at these leads; observed leads are %s.",
-                dd_show(pretrends), dd_show(avail))
-      message(sprintf("diffdiff: `pretrends` %s dropped: no untreated observations at %s.", dd_show(miss),
-                      if (length(miss) > 1) "these leads" else "this lead"))
-      leads <- setdiff(leads, miss)
-    }
-  }
-  if (!length(leads)) {
-    message("diffdiff: no lead to test (`pretrends`): the data have no pre-treatment period besides the reference.")
-    return(NULL)
-  }
+  leads <- dd_leads(pretrends, st$ev[u])
+  if (!length(leads)) return(NULL)
   evu <- st$ev[u]
   L <- vapply(leads, function(l) as.double(!is.na(evu) & evu == l), numeric(length(u)))
   L <- matrix(L, length(u), dimnames = list(NULL, paste0("event::", leads)))
@@ -255,4 +257,32 @@ dd_wald <- function(b, V, df = Inf) {
   q <- sum(pos)
   p <- if (is.finite(df)) stats::pf(stat, q, df, lower.tail = FALSE) else stats::pchisq(stat * q, q, lower.tail = FALSE)
   data.frame(statistic = stat, df1 = q, df2 = df, p.value = p)
+}
+
+# Leads (negative event times) requested by `pretrends` among those observed
+# in `ev`: TRUE all but -1 (the reference), FALSE/NULL none, or a set of
+# negative whole numbers (absent ones dropped with a message).
+dd_leads <- function(pretrends, ev) {
+  if (is.null(pretrends) || isFALSE(pretrends)) return(numeric())
+  avail <- sort(unique(ev[!is.na(ev) & ev < 0]))
+  if (isTRUE(pretrends)) {
+    leads <- setdiff(avail, -1)
+  } else {
+    if (!is.numeric(pretrends) || !length(pretrends) || anyNA(pretrends) || any(pretrends != round(pretrends)) ||
+        any(pretrends >= 0))
+      dd_stop("`pretrends` must be TRUE, FALSE or negative whole numbers (leads); got %s.", dd_show(pretrends))
+    leads <- sort(unique(pretrends))
+    miss <- setdiff(leads, avail)
+    if (length(miss)) {
+      if (length(miss) == length(leads))
+        dd_stop("`pretrends` = %s: no untreated observation at these leads; observed leads are %s.",
+                dd_show(pretrends), dd_show(avail))
+      message(sprintf("diffdiff: `pretrends` %s dropped: no untreated observations at %s.", dd_show(miss),
+                      if (length(miss) > 1) "these leads" else "this lead"))
+      leads <- setdiff(leads, miss)
+    }
+  }
+  if (!length(leads))
+    message("diffdiff: no lead to estimate (`pretrends`): the data have no pre-treatment period besides the reference.")
+  leads
 }

@@ -1,0 +1,71 @@
+#' Gardner (2022) two-stage difference-in-differences
+#'
+#' First stage: unit and period fixed effects (and covariates) fitted on the
+#' untreated observations; second stage: the residualised outcome
+#' \eqn{\tilde y = y - \hat y(0)} regressed, over all observations, on
+#' treatment indicators without intercept: one indicator per event-time
+#' horizon (and per lead, for the pre-period estimates) for the event study,
+#' and the treatment indicator for the overall ATT. This is what
+#' `did2s::did2s()` computes with `first_stage = ~ x | id + t` and
+#' `second_stage = ~ i(rel_year, ref = c(-1, Inf))` (event study) or
+#' `~ i(treat, ref = FALSE)` (static).
+#'
+#' Standard errors are the GMM-corrected clustered standard errors of Butts
+#' and Gardner (as did2s): the second-stage scores minus the first-stage
+#' scores times \eqn{(X_1'W_0X_1)^{-1}X_1'WX_2}, clustered, without a
+#' small-sample adjustment. The matrix \eqn{(X_1'W_0X_1)^{-1}X_1'WX_2} is
+#' obtained exactly from the first stage's normal equations (the unit
+#' effects eliminated), never by inverting a units x units matrix.
+#'
+#' The event-time estimates equal the imputation estimates of [did_bjs()]
+#' (the two estimators coincide for these targets); the standard errors
+#' differ (GMM sandwich versus BJS's conservative variance), and the leads
+#' here are averages of first-stage residuals, whereas did_bjs estimates
+#' them by its pre-trend regression.
+#'
+#' @inheritParams did_bjs
+#' @param pretrends Leads to estimate: `TRUE` (default) all leads but -1,
+#'   `FALSE` none, or negative whole numbers.
+#' @return An object of class `c("did_gardner", "dd_fit")` with rows
+#'   `event::h` (leads and horizons) and `ATT`; t tests with the second
+#'   stage's residual degrees of freedom (observations minus coefficients),
+#'   as did2s.
+#' @references Gardner, J. (2022). Two-stage differences in differences.
+#'   arXiv:2207.05943. Butts, K. and Gardner, J. (2022). did2s: Two-stage
+#'   difference-in-differences. The R Journal 14(3).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' g2 <- did_gardner(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")
+#' g2
+#' plot(g2)
+#' @export
+did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
+                        horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
+                        fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+  call <- match.call()
+  alpha <- dd_check_alpha(alpha)
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
+  p <- st$p
+  im <- dd_impute_setup(st, p, opts, horizon)
+  fs <- im$fs; tr <- im$tr; u <- fs$untreated
+  leads <- dd_leads(pretrends, st$ev[u])
+  Wl <- dd_group_weights(st$ev[u], leads, if (is.null(p$w)) NULL else p$w[u])
+  # second-stage rows with a non-zero regressor (as normalised weights:
+  # w x2 / sum(w x2), the indicators being disjoint within each regression)
+  W2 <- rbind(cbind(Wl, matrix(0, length(u), ncol(im$Wt))), cbind(matrix(0, length(tr), ncol(Wl)), im$Wt))
+  colnames(W2) <- c(colnames(Wl), colnames(im$Wt))
+  r2 <- c(u, tr)
+  yt <- fs$adj[r2]
+  beta <- colSums(W2 * yt)
+  # scores: second stage w x2 e2, minus the first stage's w u gamma' x1
+  v0 <- dd_impute_v(fs, st$idc[r2], st$tc[r2], p$X[r2, , drop = FALSE], W2)
+  psi <- matrix(0, length(p$y), ncol(W2), dimnames = list(NULL, colnames(W2)))
+  psi[r2, ] <- W2 * (yt - rep(beta, each = length(r2)))
+  psi[u, ] <- psi[u, ] + v0 * fs$resid
+  V <- dd_impute_vcov(psi, im$ok, st)
+  df <- sum(im$ok) - (ncol(W2) - 1L)
+  dd_impute_result("did_gardner", "Two-stage DiD of Gardner (did_gardner)", "GMM-corrected (did2s)", beta, V,
+                   c(leads, im$hz, NA), df, st, im, yname, idname, tname, alpha, call,
+                   list(ref = if (isTRUE(pretrends)) -1 else NULL))
+}
