@@ -88,7 +88,8 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
   reg <- dd_regress(y, X, fe, w, opts)
   vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters)
-        else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts)
+        else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts,
+                             mult = if (is.null(survey$mult)) NULL else survey$mult[rows])
   est <- reg$coef[reg$keep]
   tab <- dd_coef_table(est, sqrt(diag(vc$V)), vc$df, alpha)
   boot <- NULL

@@ -432,22 +432,29 @@ dd_svy_domain_var <- function(design, x, dom, nd) {
 # Taylor designs take the variance of the coefficients' influence functions
 # w_i e_i x_i' (X'WX)^{-1} (zero for rows outside the estimation sample, as
 # svyglm's domain handling), replicate designs refit with each replicate's
-# weights. rows: the design rows of the estimation sample. Degrees of
+# weights. rows: the design rows of the estimation sample (may repeat, for
+# stacked data); mult: factors by which the regression weights exceed the
+# design weights (replicate weights are scaled alike). Degrees of
 # freedom: the design's (PSUs minus strata, or the rank of the replicate
 # weights minus 1) + 1 - coefficients, as svyglm's df.residual (with fixed
 # effects, the design's degrees of freedom).
-dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts) {
+dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
   keep <- reg$keep
   p <- sum(keep)
   if (!design$replicate) {
     S <- matrix(0, design$n, p)
-    S[rows, ] <- (reg$w * reg$resid) * (reg$Xd %*% reg$bread)
+    sc <- (reg$w * reg$resid) * (reg$Xd %*% reg$bread)
+    if (anyDuplicated(rows)) {          # stacked data: a design row used more than once
+      sc <- rowsum(sc, rows, reorder = TRUE)
+      S[as.integer(rownames(sc)), ] <- sc
+    } else S[rows, ] <- sc
     V <- dd_svy_vcov(design, S)
     s1 <- design$stages[[1]]
     degf <- s1$nc - (if (design$has_strata) s1$ns else 1L)
     label <- "Survey design (Taylor linearisation)"
   } else {
     Wr <- design$repweights[rows, , drop = FALSE]
+    if (!is.null(mult)) Wr <- Wr * mult   # analysis weights = mult x design weights
     # each replicate refit: without fixed effects, weighted normal equations
     # on the fit's design matrix; with them, a full refit on the rows with
     # positive weight (fixed effects recoded)

@@ -1,0 +1,126 @@
+#' Stacked difference-in-differences with corrective weights
+#'
+#' Wing, Freedman and Hollingsworth (2024): one sub-experiment per adoption
+#' cohort \eqn{a}, made of the cohort's units and its clean controls, each
+#' observed over the event window \eqn{[a - \kappa_{pre}, a + \kappa_{post}]};
+#' the sub-experiments are stacked and the event study
+#' \deqn{Y = \alpha_0 + \alpha_1 D + \sum_{e \ne -1} [\lambda_e 1(e) + \delta_e D 1(e)] + u}
+#' is fitted by weighted least squares with the corrective weights \eqn{Q}:
+#' 1 for treated rows and \eqn{(N^D_{a,e}/N^D_e) / (N^C_{a,e}/N^C_e)} for the
+#' control rows of sub-experiment \eqn{a} at event time \eqn{e} (counts of
+#' stacked rows, as the authors' code; on balanced windows these are the
+#' paper's unit counts). \eqn{\delta_e} estimates the trimmed aggregate
+#' ATT at event time \eqn{e}; the overall ATT is the average of the
+#' post-period \eqn{\delta_e} (\eqn{e \ge 0}), as the authors' example.
+#'
+#' Cohorts whose window does not fit in the observed periods, or that have
+#' no clean control, are trimmed with a message. Clean controls
+#' (`control_group`): `"not_yet_treated"` (default; first treated after
+#' \eqn{a + \kappa_{post}}, or never), `"never_treated"`, or `"strict"`
+#' (first treated after \eqn{a + \kappa_{post} + \kappa_{pre}}, or never).
+#' Standard errors are clustered by unit (all copies of a unit in one
+#' cluster) with fixest's small-sample adjustment, t tests with G - 1
+#' degrees of freedom. Covariates (`xformla`) enter the regression linearly
+#' (an extension: the paper has none); `weightsname` multiplies \eqn{Q}.
+#'
+#' @inheritParams did_bjs
+#' @param kappa_pre,kappa_post Periods before (at least 1) and after (at
+#'   least 0) adoption in each sub-experiment's window.
+#' @param control_group Clean controls: `"not_yet_treated"`,
+#'   `"never_treated"` or `"strict"`.
+#' @param cluster Column to cluster by (default `idname`).
+#' @return An object of class `c("did_stacked", "dd_fit")` with rows
+#'   `event::e` (\eqn{e \ne -1}) and `ATT`; `cohorts` (kept and trimmed, with
+#'   treated and control unit counts) and `stacked_nobs`.
+#' @references Wing, C., Freedman, S. M. and Hollingsworth, A. (2024).
+#'   Stacked difference-in-differences. NBER Working Paper 32054.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' st <- did_stacked(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
+#'                   kappa_pre = 3, kappa_post = 2)
+#' st
+#' st$cohorts
+#' plot(st)
+#' @export
+did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post, xformla = NULL,
+                        weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
+                        cluster = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+  call <- match.call()
+  alpha <- dd_check_alpha(alpha)
+  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  if (missing(kappa_pre)) dd_stop("`kappa_pre` (periods before adoption in each window) must be given.")
+  if (missing(kappa_post)) dd_stop("`kappa_post` (periods after adoption in each window) must be given.")
+  kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
+  kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
+  control_group <- dd_match_arg(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
+  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
+  p <- st$p; g <- st$g; tt <- st$tt
+  rng <- range(tt)
+  cohorts <- sort(unique(g[!st$never]))
+  # clean controls of cohort a: units first treated after the bound (or never)
+  bound <- function(a) switch(control_group, not_yet_treated = a + kpost, strict = a + kpost + kpre, never_treated = Inf)
+  fits <- cohorts - kpre >= rng[1] & cohorts + kpost <= rng[2]
+  n_tr <- vapply(cohorts, function(a) length(unique(st$idc[g == a & !st$never])), integer(1))
+  n_co <- vapply(cohorts, function(a) length(unique(st$idc[st$never | g > bound(a)])), integer(1))
+  keep <- fits & n_co > 0
+  info_c <- data.frame(cohort = cohorts, treated_units = n_tr, control_units = n_co, kept = keep,
+                       reason = ifelse(!fits, "window outside the data", ifelse(n_co == 0, "no clean control", "")))
+  if (!any(keep))
+    dd_stop(paste0("no cohort has its event window [a - %d, a + %d] inside the observed periods %s-%s with a clean ",
+                   "control; cohorts are %s. Reduce `kappa_pre` = %d or `kappa_post` = %d."),
+            kpre, kpost, format(rng[1]), format(rng[2]), dd_show(cohorts), kpre, kpost)
+  if (any(!keep))
+    message(sprintf("diffdiff: cohort(s) %s trimmed (%s).", paste(cohorts[!keep], collapse = ", "),
+                    paste(unique(info_c$reason[!keep]), collapse = "; ")))
+  # the stack: row indices into the prepared data, sub-experiment, event time, treated
+  parts <- lapply(cohorts[keep], function(a) {
+    r <- which((g == a & !st$never | st$never | g > bound(a)) & tt >= a - kpre & tt <= a + kpost)
+    list(r = r, a = rep(a, length(r)), e = tt[r] - a, D = as.integer(!st$never[r] & g[r] == a))
+  })
+  r <- unlist(lapply(parts, `[[`, "r")); a <- unlist(lapply(parts, `[[`, "a"))
+  e <- unlist(lapply(parts, `[[`, "e")); D <- unlist(lapply(parts, `[[`, "D"))
+  Q <- dd_stack_weights(a, e, D)
+  pos <- Q > 0
+  if (!all(pos)) { r <- r[pos]; a <- a[pos]; e <- e[pos]; D <- D[pos]; Q <- Q[pos] }
+  for (grp in 0:1) if (!any(D == grp & e == -1))
+    dd_stop("no %s observation at event time -1 (the reference) in any sub-experiment; the event study cannot be normalised.",
+            if (grp == 1) "treated" else "control")
+  evs <- sort(unique(e[e != -1]))
+  X <- vapply(evs, function(h) as.double(D == 1L & e == h), numeric(length(r)))
+  X <- matrix(X, length(r), dimnames = list(NULL, paste0("event::", evs)))
+  X <- cbind(X, if (!is.null(p$X)) p$X[r, , drop = FALSE])
+  w <- Q * (if (is.null(p$w)) 1 else p$w[r])
+  fe <- list(treated = dd_codes(D), event = dd_codes(e))
+  clusters <- lapply(p$cluster, `[`, r)
+  est <- dd_estimate(p$y[r], X, fe, w, clusters, if (is.null(st$design)) "cluster" else "survey", alpha, 0L,
+                     "rademacher", character(), opts, drop_singletons = FALSE,
+                     survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q))
+  terms <- intersect(paste0("event::", evs), est$tab$term)
+  b <- est$reg$coef[est$reg$keep]
+  postv <- terms[as.numeric(sub("event::", "", terms)) >= 0]
+  if (!length(postv)) dd_stop("no post-treatment event time could be estimated.")
+  S <- rbind(diag(length(b))[match(terms, names(b)), , drop = FALSE],
+             ATT = as.double(names(b) %in% postv) / length(postv))
+  V <- S %*% est$vc$V %*% t(S)
+  out_terms <- c(terms, "ATT")
+  dimnames(V) <- list(out_terms, out_terms)
+  tab <- dd_coef_table(stats::setNames(drop(S %*% b), out_terms), sqrt(diag(V)), est$vc$df, alpha)
+  tab$event <- c(as.numeric(sub("event::", "", terms)), NA)
+  info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
+                      out_terms, p$cluster, c("treated", "event time"),
+                      n_units = length(unique(st$idc[r])), n_periods = length(unique(tt[r])))
+  new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
+             list(ref = -1, cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
+                  coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))
+}
+
+# Corrective weights of the stacked regression: 1 for treated rows; for the
+# control rows of sub-experiment a at event time e,
+# (N^D_{a,e} / N^D_e) / (N^C_{a,e} / N^C_e), counts of stacked rows
+# (0 where the sub-experiment has no treated row at e).
+dd_stack_weights <- function(a, e, D) {
+  cell <- paste(a, e)
+  nT_ae <- ave(D, cell, FUN = sum); nC_ae <- ave(1 - D, cell, FUN = sum)
+  nT_e <- ave(D, e, FUN = sum); nC_e <- ave(1 - D, e, FUN = sum)
+  ifelse(D == 1L, 1, (nT_ae / nT_e) / (nC_ae / nC_e))
+}
