@@ -46,8 +46,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   if (all(never)) dd_stop("`gname` = \"%s\" has no cohort treated within the observed periods.", gname)
   rel <- ifelse(never, NA_real_, tt - g)
   # always-treated cohorts (no pre-period observed) are dropped, as sunab does
-  pre <- tapply(!never & rel < 0, g, any)
-  always <- !never & !pre[as.character(g)]
+  always <- !never & !(g %in% unique(g[!never & rel < 0]))
   keep <- !always
   if (any(always))
     message(sprintf("diffdiff: %d observation(s) of always-treated cohort(s) %s removed (as fixest's sunab).",
@@ -57,25 +56,47 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   # cohort x relative-period indicators, ref omitted; names as fixest's
   cell <- !never & keep & rel != ref
   ev <- sort(unique(rel[cell])); cg <- sort(unique(g[cell]))
-  key <- paste0(tname, "::", rel, ":cohort::", g)
-  combos <- unique(data.frame(e = rel[cell], g = g[cell]))
-  combos <- combos[order(combos$e, combos$g), ]
+  present <- matrix(FALSE, length(ev), length(cg))
+  present[cbind(match(rel[cell], ev), match(g[cell], cg))] <- TRUE
+  pr <- which(present, arr.ind = TRUE)
+  pr <- pr[order(pr[, 1], pr[, 2]), , drop = FALSE]
+  combos <- data.frame(e = ev[pr[, 1]], g = cg[pr[, 2]])
   cols <- paste0(tname, "::", combos$e, ":cohort::", combos$g)
-  D <- matrix(0, length(tt), length(cols), dimnames = list(NULL, cols))
-  D[cbind(which(cell), match(key[cell], cols))] <- 1
-  X <- cbind(p$X, D)
+  # column of each row's indicator (NA: none)
+  lut <- matrix(NA_integer_, length(ev), length(cg))
+  lut[cbind(match(combos$e, ev), match(combos$g, cg))] <- seq_along(cols)
+  colidx <- lut[cbind(match(rel, ev), match(g, cg))]
+  colidx[!cell] <- NA_integer_
   rows <- which(keep)
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
-  est <- dd_estimate(p$y[rows], X[rows, , drop = FALSE], fel, if (is.null(p$w)) NULL else p$w[rows],
-                     lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(), opts,
-                     survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]))
+  w <- if (is.null(p$w)) NULL else p$w[rows]
+  Xc <- if (is.null(p$X)) matrix(0, length(rows), 0) else p$X[rows, , drop = FALSE]
+  # the indicators are constant within cohort x period cells: without a survey
+  # design and with weights constant within units, they are handled as cells
+  # (dd_regress_cells); otherwise as dense columns
+  structured <- is.null(ps$survey) && (is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w)))
+  if (structured) {
+    cellf <- function(r) dd_sa_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r), g[rows][r], never[rows][r],
+                                      colidx[rows][r], cols)
+    X <- Xc
+  } else {
+    D <- matrix(0, length(tt), length(cols), dimnames = list(NULL, cols))
+    D[cbind(which(cell), colidx[cell])] <- 1
+    X <- cbind(Xc, D[rows, , drop = FALSE])
+    cellf <- NULL
+  }
+  est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(),
+                     opts, survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
+                     cells = cellf)
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))
-  # shares: each cohort's observations at the relative period (weighted)
-  Dk <- D[rows, kept_cols, drop = FALSE][est$rows, , drop = FALSE]
-  wk <- if (is.null(p$w)) NULL else p$w[rows][est$rows]
-  n_obs <- if (is.null(wk)) colSums(Dk) else colSums(wk * Dk)
+  # shares: each cohort's (weighted) observations at the relative period
+  er <- est$rows
+  ci <- colidx[rows][er]
+  wk <- if (is.null(w)) rep(1, length(er)) else w[er]
+  n_obs <- dd_cell_sums(wk[!is.na(ci)], ci[!is.na(ci)] - 1L, length(cols))[match(kept_cols, cols)]
+  names(n_obs) <- kept_cols
   e_of <- combos$e[match(kept_cols, cols)]
   # aggregation matrix S (terms x coefficients): event times, then the ATT
   evs <- sort(unique(e_of))
@@ -93,4 +114,24 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs))
+}
+
+# Cohort x relative-period indicators as cells for dd_regress_cells(): a
+# group is a cohort (never-treated units one cohort) with one set of
+# observed periods; a cell is a group x period.
+dd_sa_cells <- function(uc, tc, g, never, colidx, cols) {
+  gk <- ifelse(never, -Inf, g)
+  first <- dd_first_rows(uc)
+  nT <- tabulate(uc + 1L, attr(uc, "nlev"))
+  sig <- if (all(nT == attr(tc, "nlev"))) gk[first] else {   # balanced: the cohort is the group
+    o <- order(uc, tc)
+    paste(gk[first], vapply(split(tc[o], uc[o]), paste, character(1), collapse = ","))
+  }
+  grp_u <- dd_codes(sig)
+  idx <- dd_codes(as.double(grp_u[uc + 1L]) * attr(tc, "nlev") + tc)
+  fr <- dd_first_rows(idx)
+  D <- matrix(0, length(fr), length(cols), dimnames = list(NULL, cols))
+  on <- !is.na(colidx[fr])
+  D[cbind(which(on), colidx[fr][on])] <- 1
+  list(idx = as.integer(idx), grp = grp_u[uc[fr] + 1L], per = tc[fr], D = D)
 }

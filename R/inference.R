@@ -45,7 +45,9 @@ dd_resolve_vcov <- function(vcov, cluster, default) {
 }
 
 dd_meat <- function(reg, cl = NULL, G = NULL) {
-  .Call(C_cluster_meat, reg$Xd, reg$resid, reg$w, cl, if (is.null(G)) 0L else as.integer(G))
+  cs <- reg$cells   # cell-structured regressors (dd_regress(cells = )): after the dense ones
+  .Call(C_cluster_meat, reg$Xd, reg$resid, reg$w, cl, if (is.null(G)) 0L else as.integer(G),
+        if (is.null(cs)) NULL else cs$idx, if (is.null(cs)) NULL else cs$M)
 }
 
 # clusters: NULL or a named list of 1 or 2 dd_codes() vectors

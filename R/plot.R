@@ -112,3 +112,77 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
   graphics::mtext(paste("Group-time average treatment effects:", x$yname), outer = TRUE, font = 2)
   invisible(x)
 }
+
+#' Several event studies in one plot
+#'
+#' Draws the event-time estimates and pointwise confidence intervals of
+#' several fits side by side (slightly offset horizontally), for example the
+#' Callaway-Sant'Anna, Sun-Abraham, imputation, two-stage and stacked
+#' estimates of the same effect. Reference periods (fixed at zero by a fit)
+#' are drawn as open circles.
+#'
+#' @param fits A named list of event-study fits: any `dd_fit` whose table has
+#'   an `event` column (`did_event`, `did_sa`, `did_bjs`, `did_gardner`,
+#'   `did_stacked`, `aggregate(did_cs, type = "dynamic")`).
+#' @param level Confidence level of the intervals.
+#' @param col Colours, one per fit.
+#' @param main,xlab,ylab Titles.
+#' @param legend_pos Position of the legend ([graphics::legend()]).
+#' @param ... Passed to [graphics::plot.default()].
+#' @return A data frame of what was drawn (estimator, event, estimate,
+#'   conf.low, conf.high), invisibly.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fits <- list(
+#'   "Sun-Abraham" = did_sa(d, "y", "id", "year", "first_treat"),
+#'   "Imputation (BJS)" = did_bjs(d, "y", "id", "year", "first_treat"),
+#'   "Stacked" = did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 3, kappa_post = 2))
+#' plot_event_studies(fits)
+#' @export
+plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event studies", xlab = NULL,
+                               ylab = "Estimate", legend_pos = "topleft", ...) {
+  if (!is.list(fits) || inherits(fits, "dd_fit") || !length(fits))
+    dd_stop("`fits` must be a non-empty named list of event-study fits; got %s.", class(fits)[1])
+  nm <- names(fits)
+  if (is.null(nm) || any(!nzchar(nm))) dd_stop("`fits` must be a named list (the names label the legend).")
+  for (k in seq_along(fits)) {
+    f <- fits[[k]]
+    if (!inherits(f, "dd_fit") || !"event" %in% names(f$coeftable))
+      dd_stop("`fits` element \"%s\" is not an event-study fit (a dd_fit with an `event` column).", nm[k])
+  }
+  if (is.null(col)) col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD", "#D68910", "#17A589", "#566573")
+  col <- rep_len(col, length(fits))
+  rows <- lapply(seq_along(fits), function(k) {
+    f <- fits[[k]]
+    tab <- f$coeftable
+    sel <- !is.na(tab$event)
+    ci <- confint(f, parm = which(sel), level = level)
+    out <- data.frame(estimator = nm[k], event = tab$event[sel], estimate = tab$estimate[sel],
+                      conf.low = ci[, 1], conf.high = ci[, 2], ref = FALSE, stringsAsFactors = FALSE)
+    ref <- setdiff(f$ref %||% numeric(), out$event)
+    if (length(ref)) out <- rbind(out, data.frame(estimator = nm[k], event = ref, estimate = 0, conf.low = 0,
+                                                  conf.high = 0, ref = TRUE, stringsAsFactors = FALSE))
+    out[order(out$event), ]
+  })
+  all <- do.call(rbind, rows)
+  width <- 0.6
+  off <- if (length(fits) > 1) seq(-width / 2, width / 2, length.out = length(fits)) else 0
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  graphics::plot.default(all$event, all$estimate, type = "n",
+                         xlim = range(all$event) + c(-0.5, 0.5),
+                         ylim = range(c(all$conf.low, all$conf.high, 0), finite = TRUE),
+                         main = main, xlab = xlab %||% "Periods relative to treatment", ylab = ylab, xaxt = "n", ...)
+  graphics::axis(1, at = sort(unique(all$event)))
+  graphics::abline(h = 0, col = "grey50")
+  graphics::abline(v = -0.5, lty = 2, col = "grey50")
+  for (k in seq_along(rows)) {
+    r <- rows[[k]]
+    x <- r$event + off[k]
+    graphics::segments(x, r$conf.low, x, r$conf.high, col = col[k], lwd = 1.6)
+    graphics::points(x, r$estimate, pch = ifelse(r$ref, 1, 16), col = col[k], cex = 0.9)
+  }
+  graphics::legend(legend_pos, legend = nm, col = col, pch = 16, lwd = 1.6, bty = "n", cex = 0.85)
+  rownames(all) <- NULL
+  invisible(all[, c("estimator", "event", "estimate", "conf.low", "conf.high")])
+}

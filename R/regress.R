@@ -10,7 +10,10 @@ dd_fe_opts <- function(fe_tol = 1e-8, fe_maxit = 10000L, collin_tol = 1e-7) {
 
 # y: numeric n; X: n x p matrix with colnames; fe: NULL or a named list of
 # dd_codes() vectors (one per FE dimension); w: NULL or positive weights.
-dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
+# cells: optional regressors constant within cells (see dd_regress_cells()),
+# placed after the columns of X.
+dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = NULL) {
+  if (!is.null(cells)) return(dd_regress_cells(y, X, fe, w, opts, cells))
   n <- length(y)
   storage.mode(X) <- "double"
   has_fe <- length(fe) > 0L
@@ -62,10 +65,101 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts()) {
        intercept = !has_fe, fe = femat, fe_codes = fe, dropped = dropped, iter = iter, opts = opts)
 }
 
+# Least squares with regressors that are constant within cells (for example
+# cohort x period indicators, as in Sun-Abraham), with unit and period fixed
+# effects and weights constant within units. cells: list(idx = 0-based cell
+# of each row, D = cells x K raw values, grp = 0-based group of each cell,
+# per = 0-based period of each cell), where a group collects the units with
+# the same cohort and the same observed periods. Absorbing the unit and
+# period effects maps cell-constant columns to cell-constant columns, and
+# the alternating projections on the cells x (group, period) problem, with
+# the cells' total weights, are those on the full data; so the K columns are
+# demeaned on the small problem (the same C_demean) and the normal equations
+# are assembled from cell sums: O(n (1 + k)) work instead of O(n K^2).
+# Returns what dd_regress() returns, with the structured columns in `cells`
+# (demeaned values per cell) and the dense ones in Xd.
+dd_regress_cells <- function(y, X, fe, w, opts, cells) {
+  n <- length(y)
+  if (is.null(X)) X <- matrix(0, n, 0)
+  storage.mode(X) <- "double"
+  femat <- dd_fe_matrix(fe)
+  dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w, opts$fe_tol, as.integer(opts$fe_maxit))
+  nc <- nrow(cells$D)
+  Wc <- if (is.null(w)) tabulate(cells$idx + 1L, nc) else dd_cell_sums(w, cells$idx, nc)
+  cfe <- dd_fe_matrix(list(dd_codes(cells$grp), dd_codes(cells$per)))
+  dc <- .Call(C_demean, NULL, cells$D, cfe$codes, cfe$nlev, as.double(Wc), opts$fe_tol, as.integer(opts$fe_maxit))
+  conv <- c(dm$converged, dc$converged)
+  if (!all(conv)) {
+    bad <- c("the outcome", colnames(X), colnames(cells$D))[!conv]
+    warning(sprintf(paste0("fixed-effect absorption did not converge for %s after %d iterations (fe_tol = %g); ",
+                           "raise `fe_maxit` or loosen `fe_tol`."), paste(bad, collapse = ", "),
+                    max(dm$iter, dc$iter), opts$fe_tol), call. = FALSE)
+  }
+  Xd <- dm$X; colnames(Xd) <- colnames(X); yd <- dm$y
+  Dt <- dc$X; colnames(Dt) <- colnames(cells$D)
+  wyd <- if (is.null(w)) yd else w * yd
+  wXd <- if (is.null(w)) Xd else w * Xd
+  SX <- dd_cell_sums(wXd, cells$idx, nc)
+  A <- rbind(cbind(crossprod(Xd, wXd), crossprod(SX, Dt)),
+             cbind(crossprod(Dt, SX), crossprod(Dt, Wc * Dt)))
+  b <- c(crossprod(Xd, wyd), crossprod(Dt, dd_cell_sums(wyd, cells$idx, nc)))
+  p <- ncol(A)
+  if (n <= p) dd_stop("the model has %d observations for %d coefficients; too few to estimate.", n, p)
+  fit <- dd_gram_ols(A, b, c(dm$norms, dc$norms), opts$collin_tol)
+  nm <- c(colnames(X), colnames(cells$D))
+  names(fit$coef) <- nm
+  kx <- ncol(X)
+  keepx <- fit$keep[seq_len(kx)]; keepd <- fit$keep[kx + seq_len(ncol(Dt))]
+  bx <- fit$coef[seq_len(kx)][keepx]; bd <- fit$coef[kx + seq_len(ncol(Dt))][keepd]
+  resid <- yd - drop(Dt[, keepd, drop = FALSE] %*% bd)[cells$idx + 1L]
+  if (any(keepx)) resid <- resid - drop(Xd[, keepx, drop = FALSE] %*% bx)
+  dropped <- nm[!fit$keep]
+  if (length(dropped))
+    message(sprintf("diffdiff: %s %s removed because of collinearity (coefficient NA).",
+                    if (length(dropped) > 1) "variables" else "variable", paste0("'", dropped, "'", collapse = ", ")))
+  kept <- nm[fit$keep]
+  dimnames(fit$bread) <- list(kept, kept)
+  nparams <- fit$rank + sum(femat$nlev) - (length(femat$nlev) - 1L)
+  list(coef = fit$coef, keep = fit$keep, bread = fit$bread, resid = resid,
+       Xd = Xd[, keepx, drop = FALSE], yd = yd, w = w, n = n, rank = fit$rank, nparams = nparams,
+       intercept = FALSE, fe = femat, fe_codes = fe, dropped = dropped, iter = max(dm$iter, dc$iter), opts = opts,
+       cells = list(idx = cells$idx, M = Dt[, keepd, drop = FALSE]))
+}
+
+# column sums of x (vector or matrix) within cells 0..nc-1 (all cells present or not)
+dd_cell_sums <- function(x, idx, nc) {
+  s <- rowsum(x, idx, reorder = TRUE)
+  if (nrow(s) == nc) return(if (is.matrix(x)) s else s[, 1])
+  out <- matrix(0, nc, NCOL(x))
+  out[as.integer(rownames(s)) + 1L, ] <- s
+  if (is.matrix(x)) out else out[, 1]
+}
+
+# Least squares from the normal equations A b = r, with the rank rule of
+# C_ols (linalg.c): columns in their order, a column dropped when its
+# residual norm after the kept columns before it (the Cholesky pivot) is
+# at most tol times its reference norm.
+dd_gram_ols <- function(A, r, refnorm, tol) {
+  p <- ncol(A)
+  keep <- logical(p)
+  R <- matrix(0, p, p)
+  for (j in seq_len(p)) {
+    k <- which(keep[seq_len(j - 1L)])
+    rj <- if (length(k)) R[k, j] <- backsolve(R[k, k, drop = FALSE], A[k, j], transpose = TRUE) else numeric()
+    d <- A[j, j] - sum(rj^2)
+    if (d > 0 && sqrt(d) > tol * refnorm[j]) { keep[j] <- TRUE; R[j, j] <- sqrt(d) }
+  }
+  if (!any(keep)) dd_stop("every regressor is collinear with the fixed effects or the other regressors.")
+  Rk <- R[keep, keep, drop = FALSE]
+  coef <- rep(NA_real_, p)
+  coef[keep] <- backsolve(Rk, backsolve(Rk, r[keep], transpose = TRUE))
+  list(coef = coef, keep = keep, bread = chol2inv(Rk), rank = sum(keep))
+}
+
 # The pipeline shared by the regression front ends: singletons, fit, variance,
 # coefficient table, optional wild bootstrap for the main terms.
 dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_weights,
-                        main_terms, opts, drop_singletons = TRUE, survey = NULL) {
+                        main_terms, opts, drop_singletons = TRUE, survey = NULL, cells = NULL) {
   rows <- seq_along(y)
   n_singletons <- 0L
   fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
@@ -86,7 +180,8 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
   # cluster codes; a cluster variable that is also a fixed effect reuses its codes
   clusters <- stats::setNames(lapply(names(clusters), function(nm)
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
-  reg <- dd_regress(y, X, fe, w, opts)
+  # cells: a function of the estimation rows giving cell-structured regressors
+  reg <- dd_regress(y, X, fe, w, opts, cells = if (is.null(cells)) NULL else cells(rows))
   vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters)
         else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts,
                              mult = if (is.null(survey$mult)) NULL else survey$mult[rows])

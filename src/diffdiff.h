@@ -118,7 +118,7 @@ SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 SEXP C_first_rows(SEXP code, SEXP ng);
 
 /* vcov.c */
-SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G);
+SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
 
 /* bootstrap.c */
 SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,

@@ -12,7 +12,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(boot_weights, 3),
   CALLDEF(ols, 5),
   CALLDEF(demean, 7),
-  CALLDEF(cluster_meat, 5),
+  CALLDEF(cluster_meat, 7),
   CALLDEF(group_codes, 1),
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),

@@ -6,14 +6,19 @@
 #include "diffdiff.h"
 #include <string.h>
 
-SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_) {
-  const int n = nrows(X_), k = ncols(X_);
+SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SEXP cM_) {
+  /* columns: the dense X, then (optional) cell-structured columns whose value
+   * in row i is cM[cidx[i], j] (regressors constant within cells) */
+  const int n = nrows(X_), kx = ncols(X_);
+  const int nc = isNull(cM_) ? 0 : nrows(cM_), kc = isNull(cM_) ? 0 : ncols(cM_), k = kx + kc;
   const int hetero = isNull(cl_);
   const int G = hetero ? n : asInteger(G_);
-  if (XLENGTH(e_) != n || (!isNull(w_) && XLENGTH(w_) != n) || (!hetero && XLENGTH(cl_) != n))
+  if (XLENGTH(e_) != n || (!isNull(w_) && XLENGTH(w_) != n) || (!hetero && XLENGTH(cl_) != n) ||
+      (kc && XLENGTH(cidx_) != n))
     error("internal error in vcov.c: length mismatch; please report");
   const double *X = REAL(X_), *e = REAL(e_), *w = isNull(w_) ? NULL : REAL(w_);
-  const int *cl = hetero ? NULL : INTEGER(cl_);
+  const double *cM = kc ? REAL(cM_) : NULL;
+  const int *cl = hetero ? NULL : INTEGER(cl_), *cidx = kc ? INTEGER(cidx_) : NULL;
   double *we = (double *) R_alloc(n, sizeof(double));
   for (int i = 0; i < n; i++) we[i] = w ? w[i] * e[i] : e[i];
   double *S = (double *) R_alloc((size_t) G * k, sizeof(double));
@@ -22,17 +27,50 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_) {
 #pragma omp parallel for num_threads(nth) schedule(static, 1)
 #endif
   for (int j = 0; j < k; j++) {
-    double *Sj = S + (R_xlen_t) j * G; const double *xj = X + (R_xlen_t) j * n;
-    if (hetero) {
-      for (int i = 0; i < n; i++) Sj[i] = we[i] * xj[i];
+    double *Sj = S + (R_xlen_t) j * G;
+    if (j < kx) {
+      const double *xj = X + (R_xlen_t) j * n;
+      if (hetero) {
+        for (int i = 0; i < n; i++) Sj[i] = we[i] * xj[i];
+      } else {
+        memset(Sj, 0, sizeof(double) * G);
+        for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * xj[i];
+      }
     } else {
-      memset(Sj, 0, sizeof(double) * G);
-      for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * xj[i];
+      const double *mj = cM + (R_xlen_t) (j - kx) * nc;
+      if (hetero) {
+        for (int i = 0; i < n; i++) Sj[i] = we[i] * mj[cidx[i]];
+      } else {
+        memset(Sj, 0, sizeof(double) * G);
+        for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * mj[cidx[i]];
+      }
     }
   }
   SEXP out = PROTECT(allocMatrix(REALSXP, k, k));
   double *M = REAL(out), one = 1.0, zero = 0.0;
-  F77_CALL(dsyrk)("U", "T", &k, &G, &one, S, &G, &zero, M, &k FCONE FCONE);
+  /* M = S'S: for large problems in 4 blocks of rows of S (a fixed split, so
+   * the result does not depend on the number of threads), the blocks in
+   * parallel (reference BLAS is serial) */
+  const int nb = ((double) G * k * k > 1e7 && G >= 64) ? 4 : 1;
+  const int nthb = dd_nthreads(nb, (double) G * k * k);
+  if (nb <= 1) {
+    F77_CALL(dsyrk)("U", "T", &k, &G, &one, S, &G, &zero, M, &k FCONE FCONE);
+  } else {
+    double *Mb = (double *) R_alloc((size_t) nb * k * k, sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthb) schedule(static, 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+      int lo = (int) ((double) G * b / nb), hi = (int) ((double) G * (b + 1) / nb), m = hi - lo;
+      double o = 1.0, z = 0.0;
+      F77_CALL(dsyrk)("U", "T", &k, &m, &o, S + lo, &G, &z, Mb + (size_t) b * k * k, &k FCONE FCONE);
+    }
+    for (size_t q = 0; q < (size_t) k * k; q++) {
+      double acc = 0.0;
+      for (int b = 0; b < nb; b++) acc += Mb[(size_t) b * k * k + q];
+      M[q] = acc;
+    }
+  }
   for (int j = 0; j < k; j++)
     for (int i = j + 1; i < k; i++) M[i + (R_xlen_t) j * k] = M[j + (R_xlen_t) i * k];
   UNPROTECT(1);

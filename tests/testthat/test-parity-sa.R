@@ -43,6 +43,30 @@ test_that("simulated panel with covariates and weights, never-treated coded 0", 
   expect_true(all(is.finite(f$coeftable$std.error)))
 })
 
+test_that("unbalanced panel (cells by cohort and observed periods) and weights varying within units (dense path)", {
+  need_peer("fixest")
+  d <- sim_panel()
+  set.seed(5)
+  u <- d[-sample(nrow(d), 400), ]
+  # did_sa handles the indicators as cohort x period cells when the weights are
+  # constant within units; unbalanced units form several cells per cohort x period
+  sa_check(fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, u, cluster = ~id),
+           did_sa(u, "y", "id", "year", "first_treat", xformla = ~ x1))
+  sa_check(fixest::feols(y ~ sunab(first_treat, year) | id + year, u, weights = ~w, vcov = "hetero"),
+           did_sa(u, "y", "id", "year", "first_treat", weightsname = "w", vcov = "hetero"))
+  # weights varying within units: dense indicator columns
+  u$wv <- u$w * (1 + (u$year %% 3) / 4)
+  sa_check(fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, u, weights = ~wv, cluster = ~state),
+           did_sa(u, "y", "id", "year", "first_treat", xformla = ~ x1, weightsname = "wv", cluster = "state"))
+  # both paths give the same answer: constant weights within units (cells) vs a
+  # negligible within-unit variation (dense)
+  u$wc <- u$w; u$wn <- u$w * (1 + 1e-13 * (u$year %% 2))
+  a <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "wc")
+  b <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "wn")
+  expect_equal(a$cohort_coefs$estimate, b$cohort_coefs$estimate, tolerance = 1e-9)
+  expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-9)
+})
+
 test_that("did_sa bad input", {
   d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
   s <- d[d$first_treat != 0, ]
