@@ -71,10 +71,10 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
   w <- if (is.null(p$w)) NULL else p$w[rows]
   Xc <- if (is.null(p$X)) matrix(0, length(rows), 0) else p$X[rows, , drop = FALSE]
-  # the indicators are constant within cohort x period cells: without a survey
-  # design and with weights constant within units, they are handled as cells
-  # (dd_regress_cells); otherwise as dense columns
-  structured <- is.null(ps$survey) && (is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w)))
+  # the indicators are constant within cohort x period cells: with weights
+  # constant within units, they are handled as cells (dd_regress_cells);
+  # otherwise as dense columns
+  structured <- is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w))
   if (structured) {
     cellf <- function(r) dd_sa_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r), g[rows][r], never[rows][r],
                                       colidx[rows][r], cols)
@@ -113,7 +113,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                       n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
-             list(cohort_coefs = full, vcov_full = V, shares = n_obs))
+             list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref))
 }
 
 # Cohort x relative-period indicators as cells for dd_regress_cells(): a

@@ -60,8 +60,10 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   # clean controls of cohort a: units first treated after the bound (or never)
   bound <- function(a) switch(control_group, not_yet_treated = a + kpost, strict = a + kpost + kpre, never_treated = Inf)
   fits <- cohorts - kpre >= rng[1] & cohorts + kpost <= rng[2]
-  n_tr <- vapply(cohorts, function(a) length(unique(st$idc[g == a & !st$never])), integer(1))
-  n_co <- vapply(cohorts, function(a) length(unique(st$idc[st$never | g > bound(a)])), integer(1))
+  fu <- dd_first_rows(st$idc)                     # one row per unit
+  gu <- g[fu]; nu <- st$never[fu]
+  n_tr <- vapply(cohorts, function(a) sum(!nu & gu == a), integer(1))
+  n_co <- vapply(cohorts, function(a) sum(nu | gu > bound(a)), integer(1))
   keep <- fits & n_co > 0
   info_c <- data.frame(cohort = cohorts, treated_units = n_tr, control_units = n_co, kept = keep,
                        reason = ifelse(!fits, "window outside the data", ifelse(n_co == 0, "no clean control", "")))
@@ -72,29 +74,40 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   if (any(!keep))
     message(sprintf("diffdiff: cohort(s) %s trimmed (%s).", paste(cohorts[!keep], collapse = ", "),
                     paste(unique(info_c$reason[!keep]), collapse = "; ")))
-  # the stack: row indices into the prepared data, sub-experiment, event time, treated
-  parts <- lapply(cohorts[keep], function(a) {
-    r <- which((g == a & !st$never | st$never | g > bound(a)) & tt >= a - kpre & tt <= a + kpost)
-    list(r = r, a = rep(a, length(r)), e = tt[r] - a, D = as.integer(!st$never[r] & g[r] == a))
-  })
-  r <- unlist(lapply(parts, `[[`, "r")); a <- unlist(lapply(parts, `[[`, "a"))
-  e <- unlist(lapply(parts, `[[`, "e")); D <- unlist(lapply(parts, `[[`, "D"))
-  Q <- dd_stack_weights(a, e, D)
+  # the stack (never materialised beyond row indices): rows of the prepared
+  # data, sub-experiment, event time (as 0..nE-1), treated
+  kc <- cohorts[keep]
+  nE <- kpre + kpost + 1L
+  tv <- tt[dd_first_rows(st$tc)]                 # the period of each period code
+  umask <- vapply(kc, function(a) (!nu & gu == a) | nu | gu > bound(a), logical(length(gu)))
+  pmask <- vapply(kc, function(a) tv >= a - kpre & tv <= a + kpost, logical(length(tv)))
+  sr <- .Call(C_stack_rows, st$idc, st$tc, matrix(umask, length(gu)), matrix(pmask, length(tv)))
+  r <- sr$row; sx <- sr$sub
+  e0 <- as.integer(round(tt[r] - kc[sx])) + kpre              # event time + kappa_pre
+  D <- as.integer(!st$never[r] & g[r] == kc[sx])
+  Q <- dd_stack_weights(sx, e0, D, length(kc), nE)
   pos <- Q > 0
-  if (!all(pos)) { r <- r[pos]; a <- a[pos]; e <- e[pos]; D <- D[pos]; Q <- Q[pos] }
-  for (grp in 0:1) if (!any(D == grp & e == -1))
+  if (!all(pos)) { r <- r[pos]; sx <- sx[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
+  for (grp in 0:1) if (!any(D == grp & e0 == kpre - 1L))
     dd_stop("no %s observation at event time -1 (the reference) in any sub-experiment; the event study cannot be normalised.",
             if (grp == 1) "treated" else "control")
-  evs <- sort(unique(e[e != -1]))
-  X <- vapply(evs, function(h) as.double(D == 1L & e == h), numeric(length(r)))
-  X <- matrix(X, length(r), dimnames = list(NULL, paste0("event::", evs)))
-  X <- cbind(X, if (!is.null(p$X)) p$X[r, , drop = FALSE])
+  evs <- sort(unique(e0[e0 != kpre - 1L])) - kpre
+  Xc <- if (is.null(p$X)) matrix(0, length(r), 0) else p$X[r, , drop = FALSE]
   w <- Q * (if (is.null(p$w)) 1 else p$w[r])
-  fe <- list(treated = dd_codes(D), event = dd_codes(e))
-  clusters <- lapply(p$cluster, `[`, r)
-  est <- dd_estimate(p$y[r], X, fe, w, clusters, if (is.null(st$design)) "cluster" else "survey", alpha, 0L,
-                     "rademacher", character(), opts, drop_singletons = FALSE,
-                     survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q))
+  fe <- list(treated = dd_codes(D), event = dd_codes(e0))
+  # the treated x event-time indicators are constant within the treated x
+  # event-time cells, each inside one level of both fixed effects
+  cellf <- function(rows) {
+    idx <- dd_codes(D[rows] * nE + e0[rows])
+    fr <- dd_first_rows(idx)
+    M <- vapply(evs, function(h) as.double(D[rows][fr] == 1L & e0[rows][fr] == h + kpre), numeric(length(fr)))
+    M <- matrix(M, length(fr), dimnames = list(NULL, paste0("event::", evs)))
+    list(idx = as.integer(idx), D = M, grp = D[rows][fr], per = e0[rows][fr])
+  }
+  est <- dd_estimate(p$y[r], Xc, fe, w, lapply(p$cluster, `[`, r), "cluster", alpha, 0L, "rademacher", character(),
+                     opts, drop_singletons = FALSE,
+                     survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
+                     cells = cellf)
   terms <- intersect(paste0("event::", evs), est$tab$term)
   b <- est$reg$coef[est$reg$keep]
   postv <- terms[as.numeric(sub("event::", "", terms)) >= 0]
@@ -108,7 +121,8 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   tab$event <- c(as.numeric(sub("event::", "", terms)), NA)
   info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
-                      n_units = length(unique(st$idc[r])), n_periods = length(unique(tt[r])))
+                      n_units = sum(tabulate(st$idc[r] + 1L, attr(st$idc, "nlev")) > 0),
+                      n_periods = sum(tabulate(st$tc[r] + 1L, attr(st$tc, "nlev")) > 0))
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
              list(ref = -1, cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))
@@ -117,10 +131,17 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
 # Corrective weights of the stacked regression: 1 for treated rows; for the
 # control rows of sub-experiment a at event time e,
 # (N^D_{a,e} / N^D_e) / (N^C_{a,e} / N^C_e), counts of stacked rows
-# (0 where the sub-experiment has no treated row at e).
-dd_stack_weights <- function(a, e, D) {
-  cell <- paste(a, e)
-  nT_ae <- ave(D, cell, FUN = sum); nC_ae <- ave(1 - D, cell, FUN = sum)
-  nT_e <- ave(D, e, FUN = sum); nC_e <- ave(1 - D, e, FUN = sum)
-  ifelse(D == 1L, 1, (nT_ae / nT_e) / (nC_ae / nC_e))
+# (0 where the sub-experiment has no treated row at e). sub: 1..nsub; e0:
+# 0..nE-1.
+dd_stack_weights <- function(sub, e0, D, nsub, nE) {
+  cell <- (sub - 1L) * nE + e0 + 1L
+  cnt <- matrix(tabulate(2L * cell - 1L + D, 2L * nsub * nE), 2L)   # rows: control, treated counts per cell
+  ne <- matrix(cnt, 2L * nE)                                        # per event time (rows) and sub-experiment
+  nC_e <- rowSums(ne[c(TRUE, FALSE), , drop = FALSE]); nT_e <- rowSums(ne[c(FALSE, TRUE), , drop = FALSE])
+  e_of <- rep_len(seq_len(nE), nsub * nE)
+  qc <- (cnt[2L, ] / nT_e[e_of]) / (cnt[1L, ] / nC_e[e_of])
+  qc[!is.finite(qc)] <- 0
+  q <- qc[cell]
+  q[D == 1L] <- 1
+  q
 }

@@ -158,7 +158,10 @@ plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event stu
     sel <- !is.na(tab$event)
     ci <- confint(f, parm = which(sel), level = level)
     out <- data.frame(estimator = nm[k], event = tab$event[sel], estimate = tab$estimate[sel],
-                      conf.low = ci[, 1], conf.high = ci[, 2], ref = FALSE, stringsAsFactors = FALSE)
+                      conf.low = ci[, 1], conf.high = ci[, 2], stringsAsFactors = FALSE)
+    # a reference period kept in the table (estimate 0, no standard error)
+    out$ref <- is.na(tab$std.error[sel]) & tab$estimate[sel] == 0
+    out$conf.low[out$ref] <- out$conf.high[out$ref] <- 0
     ref <- setdiff(f$ref %||% numeric(), out$event)
     if (length(ref)) out <- rbind(out, data.frame(estimator = nm[k], event = ref, estimate = 0, conf.low = 0,
                                                   conf.high = 0, ref = TRUE, stringsAsFactors = FALSE))

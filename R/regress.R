@@ -181,7 +181,16 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
   clusters <- stats::setNames(lapply(names(clusters), function(nm)
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
   # cells: a function of the estimation rows giving cell-structured regressors
-  reg <- dd_regress(y, X, fe, w, opts, cells = if (is.null(cells)) NULL else cells(rows))
+  # (kept structured for the regression and clustered/robust variances; the
+  # survey and bootstrap code take dense columns)
+  if (!is.null(cells)) {
+    cells <- cells(rows)
+    if (!is.null(survey) || nboot > 0L) {
+      X <- cbind(X, cells$D[cells$idx + 1L, , drop = FALSE])
+      cells <- NULL
+    }
+  }
+  reg <- dd_regress(y, X, fe, w, opts, cells = cells)
   vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters)
         else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts,
                              mult = if (is.null(survey$mult)) NULL else survey$mult[rows])

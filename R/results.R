@@ -120,9 +120,10 @@ dd_print_header <- function(x) {
 }
 
 dd_print_table <- function(tab, alpha, digits) {
+  # printCoefmat formats the last column as the p-value: the interval goes before it
   m <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error, `t value` = tab$statistic,
-             `Pr(>|t|)` = tab$p.value, tab$conf.low, tab$conf.high)
-  colnames(m)[5:6] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
+             tab$conf.low, tab$conf.high, `Pr(>|t|)` = tab$p.value)
+  colnames(m)[4:5] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
   rownames(m) <- tab$term
   stats::printCoefmat(m, digits = digits, P.values = TRUE, has.Pvalue = TRUE,
                       cs.ind = c(1, 2), tst.ind = 3, signif.stars = FALSE)

@@ -118,6 +118,7 @@ SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 SEXP C_first_rows(SEXP code, SEXP ng);
 
 /* vcov.c */
+SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask);
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
 
 /* bootstrap.c */

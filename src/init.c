@@ -21,6 +21,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(singletons, 2),
   CALLDEF(first_varying, 3),
   CALLDEF(first_rows, 2),
+  CALLDEF(stack_rows, 4),
   CALLDEF(wild_boot, 12),
   CALLDEF(cs_panel, 14),
   CALLDEF(cs_rc, 13),

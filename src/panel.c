@@ -193,3 +193,30 @@ SEXP C_first_rows(SEXP code_, SEXP ng_) {
   UNPROTECT(1);
   return out;
 }
+
+/* Rows of a stack of sub-experiments: row i enters sub-experiment k when its
+ * unit is selected (umask[unit, k]) and its period is in the window
+ * (pmask[period, k]). Returns list(row = 1-based rows, sub = 1-based k),
+ * ordered by k, then row. */
+SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_) {
+  const R_xlen_t n = XLENGTH(idc_);
+  const int N = nrows(umask_), T = nrows(pmask_), K = ncols(umask_);
+  if (XLENGTH(tc_) != n || ncols(pmask_) != K) error("internal error in panel.c: stack dimensions; please report");
+  const int *id = INTEGER(idc_), *tc = INTEGER(tc_), *um = LOGICAL(umask_), *pm = LOGICAL(pmask_);
+  R_xlen_t tot = 0;
+  for (int k = 0; k < K; k++)
+    for (R_xlen_t i = 0; i < n; i++)
+      tot += um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T];
+  if (tot > INT_MAX) error("the stacked data would have more than %d rows.", INT_MAX);
+  SEXP row = PROTECT(allocVector(INTSXP, tot)), sub = PROTECT(allocVector(INTSXP, tot));
+  int *r = INTEGER(row), *s = INTEGER(sub);
+  R_xlen_t m = 0;
+  for (int k = 0; k < K; k++)
+    for (R_xlen_t i = 0; i < n; i++)
+      if (um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T]) { r[m] = (int) (i + 1); s[m] = k + 1; m++; }
+  const char *nm[2] = {"row", "sub"};
+  SEXP vals[2] = {row, sub};
+  SEXP out = dd_named_list(2, nm, vals);
+  UNPROTECT(2);
+  return out;
+}

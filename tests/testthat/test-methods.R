@@ -40,3 +40,15 @@ test_that("summary prints the bootstrap results when run", {
   expect_output(print(summary(fit)), "Wild cluster bootstrap .*webb")
   expect_true(all(c("boot.p.value", "boot.conf.low", "boot.conf.high") %in% names(tidy(fit))))
 })
+
+test_that("print shows negative interval bounds as numbers (p-value column last)", {
+  d <- sim_panel()
+  d$yneg <- -d$y - 10 * (d$treat == 1)
+  fit <- did_twfe(d, yname = "yneg", idname = "id", tname = "year", dname = "treat")
+  out <- capture.output(print(fit))
+  expect_lt(fit$coeftable$conf.high[fit$coeftable$term == "ATT"], 0)
+  tok <- strsplit(trimws(grep("^ATT ", out, value = TRUE)), " +")[[1]]
+  # term, estimate, se, t, lower, upper, p: both bounds print as negative numbers
+  expect_true(all(as.numeric(tok[5:6]) < 0))
+  expect_match(out[grep("Estimate", out)], "Pr\\(>\\|t\\|\\) *$")
+})
