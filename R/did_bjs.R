@@ -62,21 +62,22 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   p <- st$p
   im <- dd_impute_setup(st, p, opts, horizon)
   fs <- im$fs; tr <- im$tr; Wt <- im$Wt; tau <- fs$adj[tr]
-  # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt
-  v0 <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt)
+  # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt,
+  # times their residuals
+  v0e <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt, mult = fs$resid)
   # treated residuals: tau minus its v^2-weighted mean within cohort x horizon
   cell <- dd_codes(paste(st$g[tr], st$ev[tr]))
   V2 <- Wt^2
   tbar <- rowsum(V2 * tau, cell, reorder = TRUE) / rowsum(V2, cell, reorder = TRUE)
   tbar[!is.finite(tbar)] <- 0
-  psi <- matrix(0, length(p$y), ncol(Wt), dimnames = list(NULL, colnames(Wt)))
-  psi[fs$untreated, ] <- v0 * fs$resid
-  psi[tr, ] <- Wt * (tau - tbar[cell + 1L, , drop = FALSE])
   # pre-trends on the untreated rows
   pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts)
-  if (!is.null(pre)) psi <- cbind(pre$psi, psi)
   est <- c(pre$est, colSums(Wt * tau))
-  V <- dd_impute_vcov(psi, im$ok, st)
+  L <- length(pre$terms); post <- L + seq_len(ncol(Wt))
+  blocks <- list(list(rows = fs$untreated, M = v0e, cols = post),
+                 list(rows = tr, M = Wt * (tau - tbar[cell + 1L, , drop = FALSE]), cols = post))
+  if (L) blocks <- c(blocks, list(list(rows = fs$untreated, M = pre$psi, cols = seq_len(L))))
+  V <- dd_lin_vcov_blocks(blocks, names(est), length(p$y), st)
   if (!is.null(pre) && is.null(st$design)) {
     k <- seq_along(pre$terms)
     V[k, k] <- pre$V                  # the regression's small-sample-adjusted clustered variance
@@ -115,13 +116,6 @@ dd_group_weights <- function(e, at, w = NULL, all = FALSE) {
   sweep(W, 2, colSums(W), "/")
 }
 
-# Variance of the imputation-type estimates from their per-row contributions
-# (rows that could not be imputed carry none): clustered or survey design.
-dd_impute_vcov <- function(psi, ok, st) {
-  keep <- which(ok)
-  dd_lin_vcov(psi[keep, , drop = FALSE], if (is.null(st$cl)) NULL else dd_recode(st$cl, keep), st$design,
-              st$p$rows[keep])
-}
 
 dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im, yname, idname, tname, alpha,
                              call, extra) {
@@ -155,8 +149,9 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
 dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   u <- which(!D)
   tu <- sort(unique(tc[u]))
-  Pu <- dd_period_dummies(tc[u], tu)
-  Xu <- cbind(if (!is.null(X)) X[u, , drop = FALSE], Pu)
+  k0 <- if (is.null(X)) 0L else ncol(X)
+  Xu <- dd_period_dummies(tc[u], tu, lead = if (k0) X[u, , drop = FALSE])
+  Pu <- Xu[0, k0 + seq_len(length(tu) - 1L), drop = FALSE]    # (names only)
   uc <- dd_recode(idc, u)
   reg <- dd_regress(y[u], Xu, list(unit = uc), if (is.null(w)) NULL else w[u], opts)
   theta <- reg$coef
@@ -167,7 +162,7 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   lam[tu + 1L] <- c(0, theta[k + seq_len(length(tu) - 1L)])
   # a period whose indicator was dropped (collinear) cannot be imputed
   lost <- setdiff(colnames(Pu), colnames(reg$Xd))
-  if (length(lost)) lam[tu[match(lost, colnames(Pu))] + 1L] <- NA_real_
+  if (length(lost)) lam[tu[match(lost, colnames(Pu)) + 1L] + 1L] <- NA_real_
   xb <- if (k) drop(X %*% beta) else 0
   r0 <- y[u] - (if (k) xb[u] else 0) - lam[tc[u] + 1L]
   wu <- if (is.null(w)) rep(1, length(u)) else w[u]
@@ -178,33 +173,41 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   yhat0 <- alpha[idc + 1L] + lam[tc + 1L] + xb
   adj <- y - yhat0
   # unit means of the kept regressors over the untreated rows, and the units' codes
-  Rbar <- (Xu[, colnames(reg$Xd), drop = FALSE] - reg$Xd)[dd_first_rows(uc), , drop = FALSE]
+  fr <- dd_first_rows(uc)
+  Rbar <- Xu[fr, colnames(reg$Xd), drop = FALSE] - reg$Xd[fr, , drop = FALSE]
   list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu,
-       Rbar = Rbar, uid = idc[u][dd_first_rows(uc)],
+       Rbar = Rbar, uid = idc[u][fr],
        wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha, beta = beta)
 }
 
-dd_period_dummies <- function(tcode, levels) {
-  P <- matrix(0, length(tcode), length(levels) - 1L)
+# Indicators of the periods `levels[-1]` (the first is the reference) for
+# rows with period codes `tcode`, after the columns of `lead` (one matrix,
+# filled in place).
+dd_period_dummies <- function(tcode, levels, lead = NULL) {
+  k <- if (is.null(lead)) 0L else ncol(lead)
+  P <- matrix(0, length(tcode), k + length(levels) - 1L)
+  if (k) P[, seq_len(k)] <- lead
   if (length(levels) > 1L) {
     j <- match(tcode, levels) - 1L
-    P[cbind(which(j > 0), j[j > 0])] <- 1
+    P[cbind(which(j > 0), k + j[j > 0])] <- 1
   }
-  colnames(P) <- paste0("period::", levels[-1])
+  colnames(P) <- c(colnames(lead), paste0("period::", levels[-1]))
   P
 }
 
 # Imputation weights of the untreated rows for the estimands whose weights
 # on the treated rows (unit codes idt, period codes tct, covariates Xt) are
 # the columns of Wt: v0 = -w (A_i / W_i + rtilde' theta), where A = Z1'Wt by
+# (returned multiplied by `mult`, a vector over the untreated rows)
 # unit, theta = (Rtilde' W Rtilde)^- (a_r - sum_i A_i rbar_i) (the normal
 # equations with the unit effects eliminated; Rtilde the demeaned covariates
 # and period indicators of the first stage, rbar their unit means).
-dd_impute_v <- function(fs, idt, tct, Xt, Wt) {
+dd_impute_v <- function(fs, idt, tct, Xt, Wt, mult = 1) {
   reg <- fs$reg
   kept <- colnames(reg$Xd)
   # the first-stage regressors of the treated rows (covariates, period indicators)
-  Rt <- cbind(if (fs$k) Xt, dd_period_dummies(tct, fs$tu))[, kept, drop = FALSE]
+  Rt <- dd_period_dummies(tct, fs$tu, lead = if (fs$k) Xt)
+  if (!identical(colnames(Rt), kept)) Rt <- Rt[, kept, drop = FALSE]
   ar <- crossprod(Rt, Wt)
   # unit sums of the estimand weights, in the first stage's unit order
   A <- matrix(0, length(fs$uid), ncol(Wt))
@@ -212,13 +215,13 @@ dd_impute_v <- function(fs, idt, tct, Xt, Wt) {
   A[as.integer(rownames(Ai)), ] <- Ai
   Rbar <- fs$Rbar
   theta <- reg$bread %*% (ar - crossprod(Rbar, A))
-  -fs$wu * (A[fs$uc + 1L, , drop = FALSE] / fs$Wi[fs$uc + 1L] + reg$Xd %*% theta)
+  (reg$Xd %*% theta + (A / fs$Wi)[fs$uc + 1L, , drop = FALSE]) * (-fs$wu * mult)
 }
 
 # The pre-trend regression of did_bjs(): outcome on lead indicators (and the
 # first stage's covariates) with unit and period effects, untreated rows only;
 # clustered variance as the regression front ends (fixest's small-sample
-# adjustment). psi: the coefficients' per-row linearisation, scaled so that
+# adjustment). psi: the coefficients' linearisation on the untreated rows, scaled so that
 # its cluster cross-products equal that variance (used for the covariance
 # with the post-treatment estimates).
 dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
@@ -226,9 +229,12 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
   leads <- dd_leads(pretrends, st$ev[u])
   if (!length(leads)) return(NULL)
   evu <- st$ev[u]
-  L <- vapply(leads, function(l) as.double(!is.na(evu) & evu == l), numeric(length(u)))
-  L <- matrix(L, length(u), dimnames = list(NULL, paste0("event::", leads)))
-  X <- cbind(L, if (!is.null(p$X)) p$X[u, , drop = FALSE])
+  nl <- length(leads); k <- if (is.null(p$X)) 0L else ncol(p$X)
+  X <- matrix(0, length(u), nl + k, dimnames = list(NULL, c(paste0("event::", leads), colnames(p$X))))
+  j <- match(evu, leads)
+  X[cbind(which(!is.na(j)), j[!is.na(j)])] <- 1
+  if (k) X[, nl + seq_len(k)] <- p$X[u, , drop = FALSE]
+  L <- X[0, seq_len(nl), drop = FALSE]    # (names only)
   fe <- list(unit = dd_recode(st$idc, u), period = dd_recode(st$tc, u))
   reg <- suppressMessages(dd_regress(p$y[u], X, fe, if (is.null(p$w)) NULL else p$w[u], opts))   # the first stage reported collinear covariates
   keep <- intersect(colnames(L), names(reg$coef)[reg$keep])
@@ -242,9 +248,7 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
     df <- vc$df
     psi_u <- psi_u * sqrt((vc$G / (vc$G - 1)) * ((reg$n - 1) / (reg$n - vc$K)))
   }
-  psi <- matrix(0, length(p$y), length(keep), dimnames = list(NULL, keep))
-  psi[u, ] <- psi_u
-  list(terms = keep, leads = leads[match(keep, colnames(L))], est = reg$coef[keep], psi = psi, V = Vr, df = df)
+  list(terms = keep, leads = leads[match(keep, colnames(L))], est = reg$coef[keep], psi = psi_u, V = Vr, df = df)
 }
 
 # Joint Wald test that the coefficients b (covariance V) are all zero:

@@ -51,20 +51,24 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   fs <- im$fs; tr <- im$tr; u <- fs$untreated
   leads <- dd_leads(pretrends, st$ev[u])
   Wl <- dd_group_weights(st$ev[u], leads, if (is.null(p$w)) NULL else p$w[u])
-  # second-stage rows with a non-zero regressor (as normalised weights:
-  # w x2 / sum(w x2), the indicators being disjoint within each regression)
-  W2 <- rbind(cbind(Wl, matrix(0, length(u), ncol(im$Wt))), cbind(matrix(0, length(tr), ncol(Wl)), im$Wt))
-  colnames(W2) <- c(colnames(Wl), colnames(im$Wt))
-  r2 <- c(u, tr)
-  yt <- fs$adj[r2]
-  beta <- colSums(W2 * yt)
-  # scores: second stage w x2 e2, minus the first stage's w u gamma' x1
-  v0 <- dd_impute_v(fs, st$idc[r2], st$tc[r2], p$X[r2, , drop = FALSE], W2)
-  psi <- matrix(0, length(p$y), ncol(W2), dimnames = list(NULL, colnames(W2)))
-  psi[r2, ] <- W2 * (yt - rep(beta, each = length(r2)))
-  psi[u, ] <- psi[u, ] + v0 * fs$resid
-  V <- dd_impute_vcov(psi, im$ok, st)
-  df <- sum(im$ok) - (ncol(W2) - 1L)
+  # second stage: with disjoint indicators and no intercept, each coefficient
+  # is the weighted mean of the residualised outcome over its rows (the
+  # normalised weights w x2 / sum(w x2) are Wl for the leads, Wt for the
+  # horizons and the ATT)
+  Wt <- im$Wt
+  yu <- fs$adj[u]; yt <- fs$adj[tr]
+  beta <- c(colSums(Wl * yu), colSums(Wt * yt))
+  L <- ncol(Wl); post <- L + seq_len(ncol(Wt))
+  # scores: second stage w x2 e2, minus the first stage's w u gamma' x1 (v0 u)
+  blocks <- list(list(rows = tr, M = Wt * (yt - rep(beta[post], each = length(tr))), cols = post),
+                 list(rows = u, M = dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt,
+                                                mult = fs$resid), cols = post))
+  if (L) blocks <- c(blocks, list(list(rows = u, M = dd_impute_v(fs, st$idc[u], st$tc[u], p$X[u, , drop = FALSE],
+                                                                   Wl, mult = fs$resid), cols = seq_len(L))))
+  if (L) blocks <- c(blocks, list(list(rows = u, M = Wl * (yu - rep(beta[seq_len(L)], each = length(u))),
+                                       cols = seq_len(L))))
+  V <- dd_lin_vcov_blocks(blocks, names(beta), length(p$y), st)
+  df <- sum(im$ok) - (length(beta) - 1L)
   dd_impute_result("did_gardner", "Two-stage DiD of Gardner (did_gardner)", "GMM-corrected (did2s)", beta, V,
                    c(leads, im$hz, NA), df, st, im, yname, idname, tname, alpha, call,
                    list(ref = if (isTRUE(pretrends)) -1 else NULL))

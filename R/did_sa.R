@@ -12,9 +12,18 @@
 #' `aggregate()` / `summary(agg = "ATT")`), with standard errors by the delta
 #' method from the full variance matrix.
 #'
+#' Without never-treated units (or with `control = "last"`), the last-treated
+#' cohort is the control cohort, as Sun and Abraham propose: observations
+#' from its first treated period on are dropped (for every cohort) and it gets
+#' no indicators, so the effects are identified from the periods before it is
+#' treated.
+#'
 #' @inheritParams did_event
 #' @param gname First treated period of each unit (0, `Inf` or `NA`: never).
 #' @param ref Omitted relative period (default -1).
+#' @param control Control cohort: `"auto"` (default; never-treated units when
+#'   there are any, else the last-treated cohort, with a message), `"never"`
+#'   or `"last"`.
 #' @return An object of class `c("did_sa", "dd_fit")`: the table has one row
 #'   per relative period (`event`) and a last row `"ATT"`; `cohort_coefs`
 #'   holds the cohort x period coefficients (fixest's `summary(agg = FALSE)`).
@@ -28,10 +37,12 @@
 #' plot(sa)
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
-                   cluster = NULL, vcov = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+                   control = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
+                   fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
   alpha <- dd_check_alpha(alpha)
+  control <- dd_match_arg(control[1], c("auto", "never", "last"), "control")
   opts <- dd_fe_opts(fe_tol, fe_maxit)
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
@@ -51,8 +62,26 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   if (any(always))
     message(sprintf("diffdiff: %d observation(s) of always-treated cohort(s) %s removed (as fixest's sunab).",
                     sum(always), paste(sort(unique(g[always])), collapse = ", ")))
-  if (!any(never[keep]))
-    dd_stop("there are no never-treated units (`gname` outside the observed periods); Sun-Abraham needs a never-treated control cohort.")
+  if (control == "auto") {
+    control <- if (any(never[keep])) "never" else "last"
+    if (control == "last") message("diffdiff: no never-treated units; the last-treated cohort is the control (control = \"last\").")
+  }
+  if (control == "never" && !any(never[keep]))
+    dd_stop("there are no never-treated units (`gname` outside the observed periods); use `control` = \"last\" for the last-treated cohort as control.")
+  if (control == "last") {
+    coh <- sort(unique(g[!never & keep]))
+    if (length(coh) < 2L)
+      dd_stop("`control` = \"last\" needs at least two treated cohorts (the last one is the control); `gname` = \"%s\" has %s.",
+              gname, dd_show(coh))
+    glast <- coh[length(coh)]
+    # the last cohort's periods from its treatment on leave the sample; it becomes the control
+    late <- keep & tt >= glast
+    keep <- keep & !late
+    never <- never | (!is.na(g) & g == glast)
+    rel[never] <- NA_real_
+    if (!any(!never[keep] & rel[keep] >= 0))
+      dd_stop("`control` = \"last\": no treated observation is left before the last cohort (%s) is treated.", format(glast))
+  }
   # cohort x relative-period indicators, ref omitted; names as fixest's
   cell <- !never & keep & rel != ref
   ev <- sort(unique(rel[cell])); cg <- sort(unique(g[cell]))

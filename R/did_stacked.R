@@ -75,36 +75,39 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
     message(sprintf("diffdiff: cohort(s) %s trimmed (%s).", paste(cohorts[!keep], collapse = ", "),
                     paste(unique(info_c$reason[!keep]), collapse = "; ")))
   # the stack (never materialised beyond row indices): rows of the prepared
-  # data, sub-experiment, event time (as 0..nE-1), treated
+  # data, sub-experiment, event time (as 0..nE-1), treated, weights (C)
   kc <- cohorts[keep]
-  nE <- kpre + kpost + 1L
-  tv <- tt[dd_first_rows(st$tc)]                 # the period of each period code
+  nE <- as.integer(kpre + kpost + 1)
+  tv <- as.double(tt[dd_first_rows(st$tc)])        # the period of each period code
   umask <- vapply(kc, function(a) (!nu & gu == a) | nu | gu > bound(a), logical(length(gu)))
   pmask <- vapply(kc, function(a) tv >= a - kpre & tv <= a + kpost, logical(length(tv)))
-  sr <- .Call(C_stack_rows, st$idc, st$tc, matrix(umask, length(gu)), matrix(pmask, length(tv)))
-  r <- sr$row; sx <- sr$sub
-  e0 <- as.integer(round(tt[r] - kc[sx])) + kpre              # event time + kappa_pre
-  D <- as.integer(!st$never[r] & g[r] == kc[sx])
-  Q <- dd_stack_weights(sx, e0, D, length(kc), nE)
-  pos <- Q > 0
-  if (!all(pos)) { r <- r[pos]; sx <- sx[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
-  for (grp in 0:1) if (!any(D == grp & e0 == kpre - 1L))
+  sr <- .Call(C_stack_rows, st$idc, st$tc, matrix(umask, length(gu)), matrix(pmask, length(tv)), tv, as.double(kc),
+              as.double(gu), nu, as.integer(kpre), nE)
+  r <- sr$row; e0 <- sr$e0; D <- sr$D; Q <- sr$Q
+  if (any(Q <= 0)) { pos <- Q > 0; r <- r[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
+  # rows per event time x sub-experiment; controls count where Q > 0 (treated rows present)
+  nC <- matrix(sr$cnt[1L, ], nE); nT <- matrix(sr$cnt[2L, ], nE)
+  present <- c(rowSums(nC > 0 & nT > 0) > 0, rowSums(nT > 0) > 0)
+  for (grp in 0:1) if (!present[grp * nE + kpre])
     dd_stop("no %s observation at event time -1 (the reference) in any sub-experiment; the event study cannot be normalised.",
             if (grp == 1) "treated" else "control")
-  evs <- sort(unique(e0[e0 != kpre - 1L])) - kpre
+  evs <- setdiff(which(present[nE + seq_len(nE)] | present[seq_len(nE)]) - 1L, kpre - 1L) - kpre
   Xc <- if (is.null(p$X)) matrix(0, length(r), 0) else p$X[r, , drop = FALSE]
   w <- Q * (if (is.null(p$w)) 1 else p$w[r])
   fe <- list(treated = dd_codes(D), event = dd_codes(e0))
   # the treated x event-time indicators are constant within the treated x
   # event-time cells, each inside one level of both fixed effects
   cellf <- function(rows) {
-    idx <- dd_codes(D[rows] * nE + e0[rows])
+    all <- length(rows) == length(D)
+    Dr <- if (all) D else D[rows]; er <- if (all) e0 else e0[rows]
+    idx <- dd_codes(Dr * nE + er)
     fr <- dd_first_rows(idx)
-    M <- vapply(evs, function(h) as.double(D[rows][fr] == 1L & e0[rows][fr] == h + kpre), numeric(length(fr)))
+    M <- vapply(evs, function(h) as.double(Dr[fr] == 1L & er[fr] == h + kpre), numeric(length(fr)))
     M <- matrix(M, length(fr), dimnames = list(NULL, paste0("event::", evs)))
-    list(idx = as.integer(idx), D = M, grp = D[rows][fr], per = e0[rows][fr])
+    list(idx = as.integer(idx), D = M, grp = Dr[fr], per = er[fr])
   }
-  est <- dd_estimate(p$y[r], Xc, fe, w, lapply(p$cluster, `[`, r), "cluster", alpha, 0L, "rademacher", character(),
+  clusters <- if (length(p$cluster)) stats::setNames(list(st$cl[r]), names(p$cluster)) else list()
+  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, "cluster", alpha, 0L, "rademacher", character(),
                      opts, drop_singletons = FALSE,
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
                      cells = cellf)
@@ -126,22 +129,4 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
              list(ref = -1, cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))
-}
-
-# Corrective weights of the stacked regression: 1 for treated rows; for the
-# control rows of sub-experiment a at event time e,
-# (N^D_{a,e} / N^D_e) / (N^C_{a,e} / N^C_e), counts of stacked rows
-# (0 where the sub-experiment has no treated row at e). sub: 1..nsub; e0:
-# 0..nE-1.
-dd_stack_weights <- function(sub, e0, D, nsub, nE) {
-  cell <- (sub - 1L) * nE + e0 + 1L
-  cnt <- matrix(tabulate(2L * cell - 1L + D, 2L * nsub * nE), 2L)   # rows: control, treated counts per cell
-  ne <- matrix(cnt, 2L * nE)                                        # per event time (rows) and sub-experiment
-  nC_e <- rowSums(ne[c(TRUE, FALSE), , drop = FALSE]); nT_e <- rowSums(ne[c(FALSE, TRUE), , drop = FALSE])
-  e_of <- rep_len(seq_len(nE), nsub * nE)
-  qc <- (cnt[2L, ] / nT_e[e_of]) / (cnt[1L, ] / nC_e[e_of])
-  qc[!is.finite(qc)] <- 0
-  q <- qc[cell]
-  q[D == 1L] <- 1
-  q
 }

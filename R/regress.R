@@ -34,11 +34,9 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = N
                              "iterations (fe_tol = %g); raise `fe_maxit` or loosen `fe_tol`."),
                       paste(bad, collapse = ", "), max(dm$iter), opts$fe_tol), call. = FALSE)
     }
-    yd <- dm$y
-    Xd <- dm$X
+    yd <- dm$y; Xd <- dm$X; refnorm <- dm$norms; iter <- max(dm$iter)
+    rm(dm)                                  # so that naming the columns does not copy Xd
     colnames(Xd) <- colnames(X)
-    refnorm <- dm$norms
-    iter <- max(dm$iter)
   } else {
     yd <- as.double(y); Xd <- X; iter <- 0L
     refnorm <- sqrt(if (is.null(w)) colSums(X * X) else colSums(w * X * X))
@@ -219,10 +217,10 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
       boot <- wb[c("nboot", "boot_weights", "G")]
     }
   }
-  wss <- function(v) if (is.null(w)) sum(crossprod(v)) else sum(crossprod(v, w * v))
+  wss <- function(v, c = 0) .Call(C_wss, as.double(v), w, as.double(c))
   ssr <- wss(reg$resid)
   ybar <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
-  r2 <- 1 - ssr / wss(y - ybar)
+  r2 <- 1 - ssr / wss(y, ybar)
   r2w <- if (length(fe)) 1 - ssr / wss(reg$yd) else NULL
   list(reg = reg, vc = vc, tab = tab, boot = boot, rows = rows, r2 = r2, r2w = r2w,
        n_singletons = n_singletons)
@@ -257,9 +255,9 @@ dd_panel_setup <- function(data, yname, idname, tname, role, xformla, weightsnam
   p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
                   na_ok = na_ok)
   if (!is.null(design)) p$w <- design$weights[p$rows]
-  tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname) else p$vals$tname
-  dd_check_periods(tt, tname)
+  tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
   idc <- dd_codes(p$vals$idname); tc <- dd_codes(tt)
+  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   dd_check_unique_codes(idc, tc, p$vals$idname, tt)
   list(design = design, vtype = vtype, p = p, id = p$vals$idname, tt = tt, idc = idc, tc = tc,
        survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))

@@ -14,13 +14,12 @@ dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weights
     dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(names(p$cluster)))
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
   dd_check_constant_within(g, ps$id, "gname", gname, code = ps$idc)
-  never <- is.na(g) | g == 0 | !is.finite(g)
-  D <- !never & ps$tt >= g
+  tm <- .Call(C_stagger, g, ps$tt)
+  never <- tm$never; D <- tm$D
   if (!any(D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
   if (all(D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
-  ev <- ifelse(never, NA_real_, ps$tt - g)
-  c(ps, list(g = g, never = never, D = D, ev = ev,
-             cl = if (length(p$cluster)) dd_codes(p$cluster[[1]]) else NULL))
+  cl <- if (!length(p$cluster)) NULL else if (identical(names(p$cluster), idname)) ps$idc else dd_codes(p$cluster[[1]])
+  c(ps, list(g = g, never = never, D = D, ev = tm$ev, cl = cl))
 }
 
 # Event-time horizons to report: `horizon` (NULL: every horizon >= 0 with
@@ -56,5 +55,29 @@ dd_lin_vcov <- function(psi, cl = NULL, design = NULL, rows = NULL) {
        else psi
   V <- crossprod(R)
   dimnames(V) <- list(colnames(psi), colnames(psi))
+  V
+}
+
+# The same from contributions given in blocks (rows, an m-column matrix M
+# of those rows' contributions, and the estimates' columns it feeds; blocks
+# may share rows), without forming the n x K matrix when clustering: the
+# cluster sums of each block are added. K names the estimates; n the rows.
+dd_lin_vcov_blocks <- function(blocks, names, n, st) {
+  K <- length(names)
+  if (!is.null(st$design) || is.null(st$cl)) {
+    psi <- matrix(0, n, K)
+    for (b in blocks) psi[b$rows, b$cols] <- psi[b$rows, b$cols] + b$M
+    used <- sort(unique(unlist(lapply(blocks, `[[`, "rows"))))
+    V <- dd_lin_vcov(psi[used, , drop = FALSE], if (is.null(st$cl)) NULL else st$cl[used], st$design, st$p$rows[used])
+  } else {
+    S <- matrix(0, attr(st$cl, "nlev"), K)
+    for (b in blocks) {
+      s <- rowsum(b$M, st$cl[b$rows], reorder = TRUE)
+      i <- as.integer(rownames(s)) + 1L
+      S[i, b$cols] <- S[i, b$cols] + s
+    }
+    V <- crossprod(S)
+  }
+  dimnames(V) <- list(names, names)
   V
 }

@@ -118,7 +118,10 @@ SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 SEXP C_first_rows(SEXP code, SEXP ng);
 
 /* vcov.c */
-SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask);
+SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask, SEXP tv, SEXP kc, SEXP gu, SEXP nu,
+                  SEXP kpre, SEXP nE);
+SEXP C_stagger(SEXP g, SEXP t);
+SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
 
 /* bootstrap.c */

@@ -194,29 +194,97 @@ SEXP C_first_rows(SEXP code_, SEXP ng_) {
   return out;
 }
 
-/* Rows of a stack of sub-experiments: row i enters sub-experiment k when its
- * unit is selected (umask[unit, k]) and its period is in the window
- * (pmask[period, k]). Returns list(row = 1-based rows, sub = 1-based k),
- * ordered by k, then row. */
-SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_) {
+/* Treatment timing of each row for the staggered estimators: never treated
+ * (g NA, 0 or +-Inf), treated (t >= g), event time t - g (NA if never). */
+SEXP C_stagger(SEXP g_, SEXP t_) {
+  const R_xlen_t n = XLENGTH(g_);
+  if (XLENGTH(t_) != n || TYPEOF(g_) != REALSXP) error("internal error in panel.c: stagger inputs; please report");
+  const double *g = REAL(g_);
+  const int ti = TYPEOF(t_) == INTSXP;
+  const int *tI = ti ? INTEGER(t_) : NULL;
+  const double *tD = ti ? NULL : REAL(t_);
+  SEXP never = PROTECT(allocVector(LGLSXP, n)), D = PROTECT(allocVector(LGLSXP, n)), ev = PROTECT(allocVector(REALSXP, n));
+  int *nv = LOGICAL(never), *d = LOGICAL(D);
+  double *e = REAL(ev);
+  for (R_xlen_t i = 0; i < n; i++) {
+    double t = ti ? (double) tI[i] : tD[i];
+    int nev = ISNAN(g[i]) || g[i] == 0.0 || !R_FINITE(g[i]);
+    nv[i] = nev;
+    d[i] = !nev && t >= g[i];
+    e[i] = nev ? NA_REAL : t - g[i];
+  }
+  const char *nm[3] = {"never", "D", "ev"};
+  SEXP vals[3] = {never, D, ev};
+  SEXP out = dd_named_list(3, nm, vals);
+  UNPROTECT(3);
+  return out;
+}
+
+/* The stack of sub-experiments of did_stacked(), as row indices. Row i
+ * enters sub-experiment k when its unit is selected (umask[unit, k]: treated
+ * cohort or clean control) and its period is in the window (pmask[period,
+ * k]). Event time e0 = period value - cohort + kpre (0..nE-1); treated D =
+ * the unit belongs to cohort k (gu[unit] == kc[k], not never treated).
+ * Corrective weights Q: 1 for treated rows; for controls
+ * (nT_ke / nT_e) / (nC_ke / nC_e), row counts, 0 when undefined.
+ * Returns list(row (1-based), sub (1-based), e0, D, Q, cnt = 2 x (K nE)
+ * counts: control, treated), ordered by k, then row. */
+SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP kc_, SEXP gu_, SEXP nu_,
+                  SEXP kpre_, SEXP nE_) {
   const R_xlen_t n = XLENGTH(idc_);
-  const int N = nrows(umask_), T = nrows(pmask_), K = ncols(umask_);
-  if (XLENGTH(tc_) != n || ncols(pmask_) != K) error("internal error in panel.c: stack dimensions; please report");
-  const int *id = INTEGER(idc_), *tc = INTEGER(tc_), *um = LOGICAL(umask_), *pm = LOGICAL(pmask_);
+  const int N = nrows(umask_), T = nrows(pmask_), K = ncols(umask_), kpre = asInteger(kpre_), nE = asInteger(nE_);
+  if (XLENGTH(tc_) != n || ncols(pmask_) != K || XLENGTH(tv_) != T || XLENGTH(kc_) != K ||
+      XLENGTH(gu_) != N || XLENGTH(nu_) != N)
+    error("internal error in panel.c: stack dimensions; please report");
+  const int *id = INTEGER(idc_), *tc = INTEGER(tc_), *um = LOGICAL(umask_), *pm = LOGICAL(pmask_), *nu = LOGICAL(nu_);
+  const double *tv = REAL(tv_), *kc = REAL(kc_), *gu = REAL(gu_);
   R_xlen_t tot = 0;
   for (int k = 0; k < K; k++)
     for (R_xlen_t i = 0; i < n; i++)
       tot += um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T];
   if (tot > INT_MAX) error("the stacked data would have more than %d rows.", INT_MAX);
   SEXP row = PROTECT(allocVector(INTSXP, tot)), sub = PROTECT(allocVector(INTSXP, tot));
-  int *r = INTEGER(row), *s = INTEGER(sub);
+  SEXP e0_ = PROTECT(allocVector(INTSXP, tot)), D_ = PROTECT(allocVector(INTSXP, tot));
+  SEXP Q_ = PROTECT(allocVector(REALSXP, tot)), cnt_ = PROTECT(allocMatrix(INTSXP, 2, K * nE));
+  int *r = INTEGER(row), *s = INTEGER(sub), *e0 = INTEGER(e0_), *D = INTEGER(D_), *cnt = INTEGER(cnt_);
+  double *Q = REAL(Q_);
+  memset(cnt, 0, sizeof(int) * 2 * (size_t) K * nE);
   R_xlen_t m = 0;
   for (int k = 0; k < K; k++)
     for (R_xlen_t i = 0; i < n; i++)
-      if (um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T]) { r[m] = (int) (i + 1); s[m] = k + 1; m++; }
-  const char *nm[2] = {"row", "sub"};
-  SEXP vals[2] = {row, sub};
-  SEXP out = dd_named_list(2, nm, vals);
-  UNPROTECT(2);
+      if (um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T]) {
+        int e = (int) llround(tv[tc[i]] - kc[k]) + kpre;
+        if (e < 0 || e >= nE) error("internal error in panel.c: event time outside the window; please report");
+        int d = !nu[id[i]] && gu[id[i]] == kc[k];
+        r[m] = (int) (i + 1); s[m] = k + 1; e0[m] = e; D[m] = d;
+        cnt[2 * (k * nE + e) + d]++;
+        m++;
+      }
+  /* totals by event time over the sub-experiments, then the weights */
+  double *nC = (double *) R_alloc(nE, sizeof(double)), *nT = (double *) R_alloc(nE, sizeof(double));
+  for (int e = 0; e < nE; e++) { nC[e] = 0; nT[e] = 0; }
+  for (int k = 0; k < K; k++)
+    for (int e = 0; e < nE; e++) { nC[e] += cnt[2 * (k * nE + e)]; nT[e] += cnt[2 * (k * nE + e) + 1]; }
+  double *qc = (double *) R_alloc((size_t) K * nE, sizeof(double));
+  for (int k = 0; k < K; k++)
+    for (int e = 0; e < nE; e++) {
+      double c = cnt[2 * (k * nE + e)], t = cnt[2 * (k * nE + e) + 1];
+      double q = (t / nT[e]) / (c / nC[e]);
+      qc[k * nE + e] = R_FINITE(q) ? q : 0.0;
+    }
+  for (R_xlen_t j = 0; j < tot; j++) Q[j] = D[j] ? 1.0 : qc[(s[j] - 1) * nE + e0[j]];
+  const char *nm[6] = {"row", "sub", "e0", "D", "Q", "cnt"};
+  SEXP vals[6] = {row, sub, e0_, D_, Q_, cnt_};
+  SEXP out = dd_named_list(6, nm, vals);
+  UNPROTECT(6);
   return out;
+}
+
+/* sum of w (v - c)^2 (w NULL: 1), without temporaries */
+SEXP C_wss(SEXP v_, SEXP w_, SEXP c_) {
+  const R_xlen_t n = XLENGTH(v_);
+  const double *v = REAL(v_), *w = isNull(w_) ? NULL : REAL(w_), c = asReal(c_);
+  double s = 0.0;
+  for (R_xlen_t i = 0; i < n; i++) { double d = v[i] - c; s += (w ? w[i] : 1.0) * d * d; }
+  return ScalarReal(s);
 }

@@ -67,10 +67,30 @@ test_that("unbalanced panel (cells by cohort and observed periods) and weights v
   expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-9)
 })
 
+test_that("last-treated cohort as control equals fixest on the periods before it is treated", {
+  need_peer("fixest")
+  d <- sim_panel()
+  s <- d[d$first_treat != 0, ]                          # no never-treated units
+  expect_message(f <- did_sa(s, "y", "id", "year", "first_treat", xformla = ~ x1),
+                 "last-treated cohort is the control")
+  h <- s[s$year < 2008, ]
+  h$g2 <- ifelse(h$first_treat == 2008, 0, h$first_treat)
+  sa_check(fixest::feols(y ~ x1 + sunab(g2, year) | id + year, h, cluster = ~id), f)
+  # with never-treated units present, control = "last" drops them from nothing but
+  # still uses the last cohort as a control alongside them
+  g <- did_sa(d, "y", "id", "year", "first_treat", control = "last")
+  h <- d[d$year < 2008, ]
+  h$g2 <- ifelse(h$first_treat == 2008, 0, h$first_treat)
+  sa_check(fixest::feols(y ~ sunab(g2, year) | id + year, h, cluster = ~id), g)
+})
+
 test_that("did_sa bad input", {
   d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
   s <- d[d$first_treat != 0, ]
-  expect_error(did_sa(s, "y", "id", "year", "first_treat"), "no never-treated units")
+  expect_error(did_sa(s, "y", "id", "year", "first_treat", control = "never"), "no never-treated units.*`control`")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", control = "first"), "`control`.*first")
+  s1 <- d[d$first_treat %in% c(0, 2006), ]
+  expect_error(did_sa(s1, "y", "id", "year", "first_treat", control = "last"), "at least two treated cohorts")
   expect_error(did_sa(d, "y", "id", "year", "first_treat", ref = 0.5), "`ref` must be one whole number \\(a relative period\\); got 0.5")
   s <- d; s$first_treat[s$id == 1] <- 2001     # treated in the first period: always treated
   expect_message(did_sa(s, "y", "id", "year", "first_treat"), "always-treated cohort\\(s\\) 2001 removed")
