@@ -40,6 +40,8 @@ bench: install
 	$(RSCRIPT) bench/cs.R
 	$(RSCRIPT) bench/sdid.R
 	$(RSCRIPT) bench/survey.R
+	bash tools/install-did2s.sh /tmp/did2slib
+	DID2S_LIB=/tmp/did2slib $(RSCRIPT) bench/staggered.R
 
 clean:
 	rm -rf $(CHECKDIR) $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so demo-output

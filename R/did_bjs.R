@@ -142,42 +142,60 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
 # and period effects and covariates over the untreated rows. The unit effect
 # is absorbed (one fixed effect: exact in one pass of the shared demeaning),
 # periods enter as indicators (first untreated period the reference), so that
-# the period and unit effects are recovered exactly for imputation.
+# the period and unit effects are recovered exactly for imputation. With
+# weights constant within units the period indicators are cells
+# (dd_regress_cells: never formed row by row), else dense columns.
 # Returns the imputed-outcome residual adj = y - yhat0 for every row (NA when
 # the row's unit or period has no untreated observation), the untreated
 # residuals, and what dd_impute_v() needs.
 dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   u <- which(!D)
   tu <- sort(unique(tc[u]))
-  k0 <- if (is.null(X)) 0L else ncol(X)
-  Xu <- dd_period_dummies(tc[u], tu, lead = if (k0) X[u, , drop = FALSE])
-  Pu <- Xu[0, k0 + seq_len(length(tu) - 1L), drop = FALSE]    # (names only)
+  k <- if (is.null(X)) 0L else ncol(X)
+  pnames <- paste0("period::", tu[-1])
   uc <- dd_recode(idc, u)
-  reg <- dd_regress(y[u], Xu, list(unit = uc), if (is.null(w)) NULL else w[u], opts)
+  wu <- if (is.null(w)) NULL else w[u]
+  tcu <- structure(tc[u], nlev = attr(tc, "nlev"))
+  if (is.null(wu) || is.na(.Call(C_first_varying, uc, attr(uc, "nlev"), wu))) {
+    j <- match(tcu, tu) - 1L
+    j[j == 0L] <- NA_integer_
+    cells <- dd_cells(uc, tcu, rep(0, length(u)), j, pnames, per_fe = FALSE)
+    Xu <- if (k) X[u, , drop = FALSE] else matrix(0, length(u), 0)
+  } else {
+    cells <- NULL
+    Xu <- dd_period_dummies(tcu, tu, lead = if (k) X[u, , drop = FALSE])
+  }
+  reg <- dd_regress(y[u], Xu, list(unit = uc), wu, opts, cells = cells)
   theta <- reg$coef
   theta[is.na(theta)] <- 0                       # collinear columns contribute nothing
-  k <- if (is.null(X)) 0L else ncol(X)
   beta <- theta[seq_len(k)]
-  lam <- numeric(attr(tc, "nlev")); lam[] <- NA_real_
-  lam[tu + 1L] <- c(0, theta[k + seq_len(length(tu) - 1L)])
+  lam <- rep(NA_real_, attr(tc, "nlev"))
+  lam[tu + 1L] <- c(0, theta[pnames])
   # a period whose indicator was dropped (collinear) cannot be imputed
-  lost <- setdiff(colnames(Pu), colnames(reg$Xd))
-  if (length(lost)) lam[tu[match(lost, colnames(Pu)) + 1L] + 1L] <- NA_real_
+  lost <- pnames[!reg$keep[match(pnames, names(reg$coef))]]
+  if (length(lost)) lam[tu[match(lost, pnames) + 1L] + 1L] <- NA_real_
   xb <- if (k) drop(X %*% beta) else 0
-  r0 <- y[u] - (if (k) xb[u] else 0) - lam[tc[u] + 1L]
-  wu <- if (is.null(w)) rep(1, length(u)) else w[u]
+  r0 <- y[u] - (if (k) xb[u] else 0) - lam[tcu + 1L]
+  if (is.null(wu)) wu <- rep(1, length(u))
   Wi <- rowsum(wu, uc, reorder = TRUE)[, 1]
   alpha_u <- rowsum(wu * r0, uc, reorder = TRUE)[, 1] / Wi
-  alpha <- rep(NA_real_, attr(idc, "nlev"))
-  alpha[idc[u][dd_first_rows(uc)] + 1L] <- alpha_u
-  yhat0 <- alpha[idc + 1L] + lam[tc + 1L] + xb
-  adj <- y - yhat0
-  # unit means of the kept regressors over the untreated rows, and the units' codes
   fr <- dd_first_rows(uc)
-  Rbar <- Xu[fr, colnames(reg$Xd), drop = FALSE] - reg$Xd[fr, , drop = FALSE]
-  list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu,
-       Rbar = Rbar, uid = idc[u][fr],
-       wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha, beta = beta)
+  alpha <- rep(NA_real_, attr(idc, "nlev"))
+  alpha[idc[u][fr] + 1L] <- alpha_u
+  adj <- y - (alpha[idc + 1L] + lam[tc + 1L] + xb)
+  # unit means of the kept regressors over the untreated rows (raw - demeaned
+  # at each unit's first row), in the order of the bread: dense, then cells
+  kept <- names(reg$coef)[reg$keep]
+  dn <- colnames(reg$Xd)
+  Rbar <- Xu[fr, dn, drop = FALSE] - reg$Xd[fr, , drop = FALSE]
+  if (!is.null(cells)) {
+    cn <- colnames(reg$cells$M)
+    cf <- reg$cells$idx[fr] + 1L
+    Rbar <- cbind(Rbar, cells$D[cf, cn, drop = FALSE] - reg$cells$M[cf, , drop = FALSE])
+  }
+  list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu, pnames = pnames,
+       Rbar = Rbar, uid = idc[u][fr], wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha,
+       beta = beta)
 }
 
 # Indicators of the periods `levels[-1]` (the first is the reference) for
@@ -198,24 +216,26 @@ dd_period_dummies <- function(tcode, levels, lead = NULL) {
 # Imputation weights of the untreated rows for the estimands whose weights
 # on the treated rows (unit codes idt, period codes tct, covariates Xt) are
 # the columns of Wt: v0 = -w (A_i / W_i + rtilde' theta), where A = Z1'Wt by
-# (returned multiplied by `mult`, a vector over the untreated rows)
 # unit, theta = (Rtilde' W Rtilde)^- (a_r - sum_i A_i rbar_i) (the normal
 # equations with the unit effects eliminated; Rtilde the demeaned covariates
 # and period indicators of the first stage, rbar their unit means).
+# Returned multiplied by `mult` (a vector over the untreated rows).
 dd_impute_v <- function(fs, idt, tct, Xt, Wt, mult = 1) {
   reg <- fs$reg
-  kept <- colnames(reg$Xd)
-  # the first-stage regressors of the treated rows (covariates, period indicators)
-  Rt <- dd_period_dummies(tct, fs$tu, lead = if (fs$k) Xt)
-  if (!identical(colnames(Rt), kept)) Rt <- Rt[, kept, drop = FALSE]
-  ar <- crossprod(Rt, Wt)
+  kept <- names(reg$coef)[reg$keep]
+  # a_r = Z1'Wt for the covariates and the period indicators (by period sums)
+  Sp <- dd_cell_sums(Wt, tct, length(fs$lam))
+  ar <- matrix(0, length(kept), ncol(Wt), dimnames = list(kept, colnames(Wt)))
+  pk <- intersect(kept, fs$pnames)
+  if (length(pk)) ar[pk, ] <- Sp[fs$tu[match(pk, fs$pnames) + 1L] + 1L, , drop = FALSE]
+  xk <- setdiff(kept, fs$pnames)
+  if (length(xk)) ar[xk, ] <- crossprod(Xt[, xk, drop = FALSE], Wt)
   # unit sums of the estimand weights, in the first stage's unit order
   A <- matrix(0, length(fs$uid), ncol(Wt))
   Ai <- rowsum(Wt, match(idt, fs$uid), reorder = TRUE)
   A[as.integer(rownames(Ai)), ] <- Ai
-  Rbar <- fs$Rbar
-  theta <- reg$bread %*% (ar - crossprod(Rbar, A))
-  (reg$Xd %*% theta + (A / fs$Wi)[fs$uc + 1L, , drop = FALSE]) * (-fs$wu * mult)
+  theta <- reg$bread %*% (ar - crossprod(fs$Rbar, A))
+  dd_lin_rows(reg, theta, A / fs$Wi, fs$uc, -fs$wu * mult)
 }
 
 # The pre-trend regression of did_bjs(): outcome on lead indicators (and the
@@ -230,25 +250,38 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
   if (!length(leads)) return(NULL)
   evu <- st$ev[u]
   nl <- length(leads); k <- if (is.null(p$X)) 0L else ncol(p$X)
-  X <- matrix(0, length(u), nl + k, dimnames = list(NULL, c(paste0("event::", leads), colnames(p$X))))
+  lnames <- paste0("event::", leads)
   j <- match(evu, leads)
-  X[cbind(which(!is.na(j)), j[!is.na(j)])] <- 1
-  if (k) X[, nl + seq_len(k)] <- p$X[u, , drop = FALSE]
-  L <- X[0, seq_len(nl), drop = FALSE]    # (names only)
-  fe <- list(unit = dd_recode(st$idc, u), period = dd_recode(st$tc, u))
-  reg <- suppressMessages(dd_regress(p$y[u], X, fe, if (is.null(p$w)) NULL else p$w[u], opts))   # the first stage reported collinear covariates
-  keep <- intersect(colnames(L), names(reg$coef)[reg$keep])
+  uc <- dd_recode(st$idc, u); tcu <- dd_recode(st$tc, u)
+  fe <- list(unit = uc, period = tcu)
+  wu <- if (is.null(p$w)) NULL else p$w[u]
+  Xc <- if (k) p$X[u, , drop = FALSE] else matrix(0, length(u), 0)
+  # the lead indicators depend on the cohort and the period: cells when the
+  # weights are constant within units, else dense columns
+  if (is.null(wu) || is.na(.Call(C_first_varying, uc, attr(uc, "nlev"), wu))) {
+    cells <- dd_cells(uc, tcu, ifelse(st$never[u], -Inf, st$g[u]), j, lnames)
+    X <- Xc
+  } else {
+    cells <- NULL
+    X <- matrix(0, length(u), nl + k, dimnames = list(NULL, c(lnames, colnames(p$X))))
+    X[cbind(which(!is.na(j)), j[!is.na(j)])] <- 1
+    if (k) X[, nl + seq_len(k)] <- Xc
+  }
+  reg <- suppressMessages(dd_regress(p$y[u], X, fe, wu, opts, cells = cells))   # the first stage reported collinear covariates
+  keep <- intersect(lnames, names(reg$coef)[reg$keep])
   if (!length(keep)) return(NULL)
-  j <- match(keep, colnames(reg$Xd))
-  psi_u <- ((if (is.null(reg$w)) 1 else reg$w) * reg$resid * reg$Xd) %*% reg$bread[, j, drop = FALSE]
-  Vr <- NULL; df <- Inf
+  # per-row linearisation of the lead coefficients: w e x~' B[, leads]
+  kept <- names(reg$coef)[reg$keep]
+  Vr <- NULL; df <- Inf; sc <- 1
   if (is.null(st$design) && !is.null(st$cl)) {
     vc <- dd_vcov(reg, "cluster", list(cluster = dd_recode(st$cl, u)))
     Vr <- vc$V[keep, keep, drop = FALSE]
     df <- vc$df
-    psi_u <- psi_u * sqrt((vc$G / (vc$G - 1)) * ((reg$n - 1) / (reg$n - vc$K)))
+    sc <- sqrt((vc$G / (vc$G - 1)) * ((reg$n - 1) / (reg$n - vc$K)))
   }
-  list(terms = keep, leads = leads[match(keep, colnames(L))], est = reg$coef[keep], psi = psi_u, V = Vr, df = df)
+  psi_u <- dd_lin_rows(reg, reg$bread[, keep, drop = FALSE], NULL, NULL,
+                       sc * (if (is.null(reg$w)) 1 else reg$w) * reg$resid)
+  list(terms = keep, leads = leads[match(keep, lnames)], est = reg$coef[keep], psi = psi_u, V = Vr, df = df)
 }
 
 # Joint Wald test that the coefficients b (covariance V) are all zero:
@@ -289,4 +322,15 @@ dd_leads <- function(pretrends, ev) {
   if (!length(leads))
     message("diffdiff: no lead to estimate (`pretrends`): the data have no pre-treatment period besides the reference.")
   leads
+}
+
+# Rows of the regression's demeaned regressors (dense and cells) times the
+# coefficient matrix B (kept regressors x H), plus a unit part A[ucode, ],
+# scaled by s: one n x H matrix (C, C_lin_rows).
+dd_lin_rows <- function(reg, B, A, ucode, s) {
+  dn <- colnames(reg$Xd)
+  cm <- if (is.null(reg$cells)) NULL else reg$cells$M %*% B[colnames(reg$cells$M), , drop = FALSE]
+  storage.mode(B) <- "double"
+  .Call(C_lin_rows, reg$Xd, B[dn, , drop = FALSE], cm, if (is.null(cm)) NULL else reg$cells$idx,
+        if (is.null(A)) NULL else as.matrix(A), if (is.null(A)) NULL else as.integer(ucode), as.double(s))
 }

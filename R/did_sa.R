@@ -105,8 +105,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   # otherwise as dense columns
   structured <- is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w))
   if (structured) {
-    cellf <- function(r) dd_sa_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r), g[rows][r], never[rows][r],
-                                      colidx[rows][r], cols)
+    cellf <- function(r) dd_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r),
+                                   ifelse(never[rows][r], -Inf, g[rows][r]), colidx[rows][r], cols)
     X <- Xc
   } else {
     D <- matrix(0, length(tt), length(cols), dimnames = list(NULL, cols))
@@ -143,24 +143,4 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref))
-}
-
-# Cohort x relative-period indicators as cells for dd_regress_cells(): a
-# group is a cohort (never-treated units one cohort) with one set of
-# observed periods; a cell is a group x period.
-dd_sa_cells <- function(uc, tc, g, never, colidx, cols) {
-  gk <- ifelse(never, -Inf, g)
-  first <- dd_first_rows(uc)
-  nT <- tabulate(uc + 1L, attr(uc, "nlev"))
-  sig <- if (all(nT == attr(tc, "nlev"))) gk[first] else {   # balanced: the cohort is the group
-    o <- order(uc, tc)
-    paste(gk[first], vapply(split(tc[o], uc[o]), paste, character(1), collapse = ","))
-  }
-  grp_u <- dd_codes(sig)
-  idx <- dd_codes(as.double(grp_u[uc + 1L]) * attr(tc, "nlev") + tc)
-  fr <- dd_first_rows(idx)
-  D <- matrix(0, length(fr), length(cols), dimnames = list(NULL, cols))
-  on <- !is.na(colidx[fr])
-  D[cbind(which(on), colidx[fr][on])] <- 1
-  list(idx = as.integer(idx), grp = grp_u[uc[fr] + 1L], per = tc[fr], D = D)
 }

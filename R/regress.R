@@ -84,7 +84,8 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w, opts$fe_tol, as.integer(opts$fe_maxit))
   nc <- nrow(cells$D)
   Wc <- if (is.null(w)) tabulate(cells$idx + 1L, nc) else dd_cell_sums(w, cells$idx, nc)
-  cfe <- dd_fe_matrix(list(dd_codes(cells$grp), dd_codes(cells$per)))
+  cfe <- dd_fe_matrix(if (isFALSE(cells$per_fe)) list(dd_codes(cells$grp))
+                      else list(dd_codes(cells$grp), dd_codes(cells$per)))
   dc <- .Call(C_demean, NULL, cells$D, cfe$codes, cfe$nlev, as.double(Wc), opts$fe_tol, as.integer(opts$fe_maxit))
   conv <- c(dm$converged, dc$converged)
   if (!all(conv)) {
@@ -122,6 +123,34 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
        Xd = Xd[, keepx, drop = FALSE], yd = yd, w = w, n = n, rank = fit$rank, nparams = nparams,
        intercept = FALSE, fe = femat, fe_codes = fe, dropped = dropped, iter = max(dm$iter, dc$iter), opts = opts,
        cells = list(idx = cells$idx, M = Dt[, keepd, drop = FALSE]))
+}
+
+# Cells for dd_regress_cells(): regressors that depend only on a unit-level
+# key (for example the cohort) and the period. A group collects the units
+# with the same key and the same set of observed periods; a cell is a group
+# x period. colidx: for each row, the column (1..length(cols)) of its
+# indicator, NA for none. per_fe: whether the period is a fixed effect of
+# the regression (else only the unit effect is absorbed).
+dd_cells <- function(uc, tc, key, colidx, cols, per_fe = TRUE) {
+  N <- attr(uc, "nlev"); T <- attr(tc, "nlev")
+  first <- dd_first_rows(uc)
+  kc <- dd_codes(key[first])                              # key of each unit
+  kr <- kc[uc + 1L]
+  nT <- tabulate(uc + 1L, N)
+  # units sharing a key share their set of periods when each has as many
+  # rows as the key has distinct periods (exact); otherwise compare the sets
+  pairs <- dd_codes(as.double(kr) * T + tc)
+  nd <- tabulate(kr[dd_first_rows(pairs)] + 1L, attr(kc, "nlev"))
+  grp_u <- if (all(nT == nd[kc + 1L])) kc else {
+    o <- order(uc, tc)
+    dd_codes(paste(key[first], vapply(split(tc[o], uc[o]), paste, character(1), collapse = ",")))
+  }
+  idx <- dd_codes(as.double(grp_u[uc + 1L]) * T + tc)
+  fr <- dd_first_rows(idx)
+  D <- matrix(0, length(fr), length(cols), dimnames = list(NULL, cols))
+  on <- !is.na(colidx[fr])
+  D[cbind(which(on), colidx[fr][on])] <- 1
+  list(idx = as.integer(idx), grp = grp_u[uc[fr] + 1L], per = tc[fr], D = D, per_fe = per_fe)
 }
 
 # column sums of x (vector or matrix) within cells 0..nc-1 (all cells present or not)

@@ -24,6 +24,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(stack_rows, 10),
   CALLDEF(stagger, 2),
   CALLDEF(wss, 3),
+  CALLDEF(lin_rows, 7),
   CALLDEF(wild_boot, 12),
   CALLDEF(cs_panel, 14),
   CALLDEF(cs_rc, 13),

@@ -288,3 +288,34 @@ SEXP C_wss(SEXP v_, SEXP w_, SEXP c_) {
   for (R_xlen_t i = 0; i < n; i++) { double d = v[i] - c; s += (w ? w[i] : 1.0) * d * d; }
   return ScalarReal(s);
 }
+
+/* Per-row linear combinations of the imputation estimators, one output
+ * matrix and no temporaries: out[i, h] = s[i] * (sum_j X[i, j] B[j, h]
+ * + C[cidx[i], h] + A[aidx[i], h]), where X (n x k, may have 0 columns) are
+ * dense regressors, C (cells x H, optional) the cell part already multiplied
+ * by its coefficients, A (units x H, optional) a unit part. */
+SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP s_) {
+  const int n = nrows(X_), k = ncols(X_), H = ncols(B_);
+  if (nrows(B_) != k || XLENGTH(s_) != n || (!isNull(C_) && (ncols(C_) != H || XLENGTH(cidx_) != n)) ||
+      (!isNull(A_) && (ncols(A_) != H || XLENGTH(aidx_) != n)))
+    error("internal error in panel.c: lin_rows dimensions; please report");
+  const double *X = REAL(X_), *B = REAL(B_), *s = REAL(s_);
+  const double *C = isNull(C_) ? NULL : REAL(C_), *A = isNull(A_) ? NULL : REAL(A_);
+  const int *ci = isNull(C_) ? NULL : INTEGER(cidx_), *ai = isNull(A_) ? NULL : INTEGER(aidx_);
+  const int nc = isNull(C_) ? 0 : nrows(C_), na = isNull(A_) ? 0 : nrows(A_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, n, H));
+  double *o = REAL(out);
+  for (int h = 0; h < H; h++) {
+    double *oh = o + (R_xlen_t) h * n;
+    for (int i = 0; i < n; i++) oh[i] = 0.0;
+    for (int j = 0; j < k; j++) {
+      const double b = B[j + (R_xlen_t) h * k], *xj = X + (R_xlen_t) j * n;
+      if (b != 0.0) for (int i = 0; i < n; i++) oh[i] += xj[i] * b;
+    }
+    if (C) { const double *ch = C + (R_xlen_t) h * nc; for (int i = 0; i < n; i++) oh[i] += ch[ci[i]]; }
+    if (A) { const double *ah = A + (R_xlen_t) h * na; for (int i = 0; i < n; i++) oh[i] += ah[ai[i]]; }
+    for (int i = 0; i < n; i++) oh[i] *= s[i];
+  }
+  UNPROTECT(1);
+  return out;
+}

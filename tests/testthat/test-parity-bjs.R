@@ -73,9 +73,11 @@ test_that("weighted estimates equal didimputation's; weighted SEs follow the exa
             did_bjs(d, "dep_var", "unit", "year", "g", weightsname = "w2", pretrends = FALSE))
 })
 
-test_that("imputation weights are the derivative of the estimates; SE from them (weighted, covariate)", {
+for (wv in c("unit", "row")) test_that(sprintf("imputation weights are the derivative of the estimates; SE from them (weights by %s)", wv), {
+  # weights constant within units: period indicators as cells; varying: dense columns
   d <- sim_panel()
   d <- d[d$id <= 60, ]
+  if (wv == "row") d$w <- d$w * (1 + (d$year %% 4) / 3)
   opts <- diffdiff:::dd_fe_opts()
   idc <- diffdiff:::dd_codes(d$id); tc <- diffdiff:::dd_codes(d$year)
   D <- d$first_treat > 0 & d$year >= d$first_treat
