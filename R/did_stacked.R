@@ -53,17 +53,20 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
   kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
   control_group <- dd_match_arg(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
-  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
+  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
+                         event_time = FALSE)
   p <- st$p; g <- st$g; tt <- st$tt
-  rng <- range(tt)
-  cohorts <- sort(unique(g[!st$never]))
+  fu <- dd_first_rows(st$idc)                     # one row per unit
+  gu <- g[fu]; nu <- st$never[fu]
+  tv <- as.double(tt[dd_first_rows(st$tc)])        # the period of each period code
+  rng <- range(tv)
+  cohorts <- sort(unique(gu[!nu]))
   # clean controls of cohort a: units first treated after the bound (or never)
   bound <- function(a) switch(control_group, not_yet_treated = a + kpost, strict = a + kpost + kpre, never_treated = Inf)
   fits <- cohorts - kpre >= rng[1] & cohorts + kpost <= rng[2]
-  fu <- dd_first_rows(st$idc)                     # one row per unit
-  gu <- g[fu]; nu <- st$never[fu]
-  n_tr <- vapply(cohorts, function(a) sum(!nu & gu == a), integer(1))
-  n_co <- vapply(cohorts, function(a) sum(nu | gu > bound(a)), integer(1))
+  gs <- sort(gu[!nu])
+  n_tr <- tabulate(match(gs, cohorts), length(cohorts))
+  n_co <- sum(nu) + vapply(cohorts, function(a) length(gs) - findInterval(bound(a), gs), integer(1))
   keep <- fits & n_co > 0
   info_c <- data.frame(cohort = cohorts, treated_units = n_tr, control_units = n_co, kept = keep,
                        reason = ifelse(!fits, "window outside the data", ifelse(n_co == 0, "no clean control", "")))
@@ -78,15 +81,16 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   # data, sub-experiment, event time (as 0..nE-1), treated, weights (C)
   kc <- cohorts[keep]
   nE <- as.integer(kpre + kpost + 1)
-  tv <- as.double(tt[dd_first_rows(st$tc)])        # the period of each period code
-  umask <- vapply(kc, function(a) (!nu & gu == a) | nu | gu > bound(a), logical(length(gu)))
+  umask <- vapply(kc, function(a) nu | gu == a | gu > bound(a), logical(length(gu)))   # (gu of never-treated units is ignored)
   pmask <- vapply(kc, function(a) tv >= a - kpre & tv <= a + kpost, logical(length(tv)))
   sr <- .Call(C_stack_rows, st$idc, st$tc, matrix(umask, length(gu)), matrix(pmask, length(tv)), tv, as.double(kc),
               as.double(gu), nu, as.integer(kpre), nE)
-  r <- sr$row; e0 <- sr$e0; D <- sr$D; Q <- sr$Q
-  if (any(Q <= 0)) { pos <- Q > 0; r <- r[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
+  r <- sr$row; e0 <- sr$e0; D <- sr$D; Q <- sr$Q; cnt <- sr$cnt
+  rm(sr)
+  # controls of a sub-experiment at an event time without its treated rows get Q = 0: dropped
+  if (any(cnt[1L, ] > 0 & cnt[2L, ] == 0)) { pos <- Q > 0; r <- r[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
   # rows per event time x sub-experiment; controls count where Q > 0 (treated rows present)
-  nC <- matrix(sr$cnt[1L, ], nE); nT <- matrix(sr$cnt[2L, ], nE)
+  nC <- matrix(cnt[1L, ], nE); nT <- matrix(cnt[2L, ], nE)
   present <- c(rowSums(nC > 0 & nT > 0) > 0, rowSums(nT > 0) > 0)
   for (grp in 0:1) if (!present[grp * nE + kpre])
     dd_stop("no %s observation at event time -1 (the reference) in any sub-experiment; the event study cannot be normalised.",
@@ -94,7 +98,12 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   evs <- setdiff(which(present[nE + seq_len(nE)] | present[seq_len(nE)]) - 1L, kpre - 1L) - kpre
   Xc <- if (is.null(p$X)) matrix(0, length(r), 0) else p$X[r, , drop = FALSE]
   w <- Q * (if (is.null(p$w)) 1 else p$w[r])
-  fe <- list(treated = dd_codes(D), event = dd_codes(e0))
+  # fixed-effect codes: D is 0/1 with both present; event times 0..nE-1 when all present
+  attr(D, "nlev") <- 2L
+  if (all(tabulate(e0 + 1L, nE) > 0)) {
+    attr(e0, "nlev") <- nE                       # (values unchanged: e0 is its own code)
+    fe <- list(treated = D, event = e0)
+  } else fe <- list(treated = D, event = dd_codes(e0))
   # the treated x event-time indicators are constant within the treated x
   # event-time cells, each inside one level of both fixed effects
   cellf <- function(rows) {
@@ -124,8 +133,7 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   tab$event <- c(as.numeric(sub("event::", "", terms)), NA)
   info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
-                      n_units = sum(tabulate(st$idc[r] + 1L, attr(st$idc, "nlev")) > 0),
-                      n_periods = sum(tabulate(st$tc[r] + 1L, attr(st$tc, "nlev")) > 0))
+                      n_units = sum(rowSums(umask) > 0), n_periods = sum(rowSums(pmask) > 0))
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
              list(ref = -1, cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))

@@ -83,7 +83,7 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   femat <- dd_fe_matrix(fe)
   dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w, opts$fe_tol, as.integer(opts$fe_maxit))
   nc <- nrow(cells$D)
-  Wc <- if (is.null(w)) tabulate(cells$idx + 1L, nc) else dd_cell_sums(w, cells$idx, nc)
+  Wc <- .Call(C_cell_sums, NULL, w, cells$idx, nc)[, 1]
   cfe <- dd_fe_matrix(if (isFALSE(cells$per_fe)) list(dd_codes(cells$grp))
                       else list(dd_codes(cells$grp), dd_codes(cells$per)))
   dc <- .Call(C_demean, NULL, cells$D, cfe$codes, cfe$nlev, as.double(Wc), opts$fe_tol, as.integer(opts$fe_maxit))
@@ -96,12 +96,11 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   }
   Xd <- dm$X; colnames(Xd) <- colnames(X); yd <- dm$y
   Dt <- dc$X; colnames(Dt) <- colnames(cells$D)
-  wyd <- if (is.null(w)) yd else w * yd
-  wXd <- if (is.null(w)) Xd else w * Xd
-  SX <- dd_cell_sums(wXd, cells$idx, nc)
+  SX <- .Call(C_cell_sums, Xd, w, cells$idx, nc)
+  wXd <- if (is.null(w) || !ncol(Xd)) Xd else w * Xd
   A <- rbind(cbind(crossprod(Xd, wXd), crossprod(SX, Dt)),
              cbind(crossprod(Dt, SX), crossprod(Dt, Wc * Dt)))
-  b <- c(crossprod(Xd, wyd), crossprod(Dt, dd_cell_sums(wyd, cells$idx, nc)))
+  b <- c(crossprod(wXd, yd), crossprod(Dt, .Call(C_cell_sums, yd, w, cells$idx, nc)[, 1]))
   p <- ncol(A)
   if (n <= p) dd_stop("the model has %d observations for %d coefficients; too few to estimate.", n, p)
   fit <- dd_gram_ols(A, b, c(dm$norms, dc$norms), opts$collin_tol)
@@ -110,8 +109,9 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   kx <- ncol(X)
   keepx <- fit$keep[seq_len(kx)]; keepd <- fit$keep[kx + seq_len(ncol(Dt))]
   bx <- fit$coef[seq_len(kx)][keepx]; bd <- fit$coef[kx + seq_len(ncol(Dt))][keepd]
-  resid <- yd - drop(Dt[, keepd, drop = FALSE] %*% bd)[cells$idx + 1L]
-  if (any(keepx)) resid <- resid - drop(Xd[, keepx, drop = FALSE] %*% bx)
+  resid <- .Call(C_lin_rows, Xd[, keepx, drop = FALSE], matrix(-bx, ncol = 1),
+                 -(Dt[, keepd, drop = FALSE] %*% bd), cells$idx, NULL, NULL, NULL, yd)
+  dim(resid) <- NULL
   dropped <- nm[!fit$keep]
   if (length(dropped))
     message(sprintf("diffdiff: %s %s removed because of collinearity (coefficient NA).",
@@ -155,11 +155,9 @@ dd_cells <- function(uc, tc, key, colidx, cols, per_fe = TRUE) {
 
 # column sums of x (vector or matrix) within cells 0..nc-1 (all cells present or not)
 dd_cell_sums <- function(x, idx, nc) {
-  s <- rowsum(x, idx, reorder = TRUE)
-  if (nrow(s) == nc) return(if (is.matrix(x)) s else s[, 1])
-  out <- matrix(0, nc, NCOL(x))
-  out[as.integer(rownames(s)) + 1L, ] <- s
-  if (is.matrix(x)) out else out[, 1]
+  if (is.matrix(x)) storage.mode(x) <- "double"
+  s <- .Call(C_cell_sums, if (is.matrix(x)) x else as.double(x), NULL, as.integer(idx), as.integer(nc))
+  if (is.matrix(x)) s else s[, 1]
 }
 
 # Least squares from the normal equations A b = r, with the rank rule of

@@ -5,7 +5,7 @@
 #  never treated: `gname` NA, 0 or +-Inf (didimputation's and did2s's coding)
 #  treated (D = 1): t >= g;   event time: t - g (NA for never-treated units)
 dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
-                             one_cluster = TRUE) {
+                             one_cluster = TRUE, event_time = TRUE) {
   dd_check_data(data)
   ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL,
                        0L, survey, na_ok = "gname", numeric_t = TRUE)
@@ -19,7 +19,7 @@ dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weights
   if (!any(D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
   if (all(D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
   cl <- if (!length(p$cluster)) NULL else if (identical(names(p$cluster), idname)) ps$idc else dd_codes(p$cluster[[1]])
-  c(ps, list(g = g, never = never, D = D, ev = tm$ev, cl = cl))
+  c(ps, list(g = g, never = never, D = D, ev = if (event_time) tm$ev, cl = cl))
 }
 
 # Event-time horizons to report: `horizon` (NULL: every horizon >= 0 with

@@ -122,7 +122,8 @@ SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask, SEXP tv, SEXP kc, S
                   SEXP kpre, SEXP nE);
 SEXP C_stagger(SEXP g, SEXP t);
 SEXP C_wss(SEXP v, SEXP w, SEXP c);
-SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s);
+SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
+SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
 
 /* bootstrap.c */

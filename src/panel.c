@@ -227,7 +227,7 @@ SEXP C_stagger(SEXP g_, SEXP t_) {
  * the unit belongs to cohort k (gu[unit] == kc[k], not never treated).
  * Corrective weights Q: 1 for treated rows; for controls
  * (nT_ke / nT_e) / (nC_ke / nC_e), row counts, 0 when undefined.
- * Returns list(row (1-based), sub (1-based), e0, D, Q, cnt = 2 x (K nE)
+ * Returns list(row (1-based), e0, D, Q, cnt = 2 x (K nE)
  * counts: control, treated), ordered by k, then row. */
 SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP kc_, SEXP gu_, SEXP nu_,
                   SEXP kpre_, SEXP nE_) {
@@ -273,9 +273,9 @@ SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP 
       qc[k * nE + e] = R_FINITE(q) ? q : 0.0;
     }
   for (R_xlen_t j = 0; j < tot; j++) Q[j] = D[j] ? 1.0 : qc[(s[j] - 1) * nE + e0[j]];
-  const char *nm[6] = {"row", "sub", "e0", "D", "Q", "cnt"};
-  SEXP vals[6] = {row, sub, e0_, D_, Q_, cnt_};
-  SEXP out = dd_named_list(6, nm, vals);
+  const char *nm[5] = {"row", "e0", "D", "Q", "cnt"};
+  SEXP vals[5] = {row, e0_, D_, Q_, cnt_};
+  SEXP out = dd_named_list(5, nm, vals);
   UNPROTECT(6);
   return out;
 }
@@ -290,16 +290,17 @@ SEXP C_wss(SEXP v_, SEXP w_, SEXP c_) {
 }
 
 /* Per-row linear combinations of the imputation estimators, one output
- * matrix and no temporaries: out[i, h] = s[i] * (sum_j X[i, j] B[j, h]
- * + C[cidx[i], h] + A[aidx[i], h]), where X (n x k, may have 0 columns) are
+ * matrix and no temporaries: out[i, h] = y0[i] + s[i] * (sum_j X[i, j] B[j, h]
+ * + C[cidx[i], h] + A[aidx[i], h]) (y0, s optional), where X (n x k, may have 0 columns) are
  * dense regressors, C (cells x H, optional) the cell part already multiplied
  * by its coefficients, A (units x H, optional) a unit part. */
-SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP s_) {
+SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP s_, SEXP y0_) {
   const int n = nrows(X_), k = ncols(X_), H = ncols(B_);
-  if (nrows(B_) != k || XLENGTH(s_) != n || (!isNull(C_) && (ncols(C_) != H || XLENGTH(cidx_) != n)) ||
+  if (nrows(B_) != k || (!isNull(s_) && XLENGTH(s_) != n) || (!isNull(y0_) && XLENGTH(y0_) != n) ||
+      (!isNull(C_) && (ncols(C_) != H || XLENGTH(cidx_) != n)) ||
       (!isNull(A_) && (ncols(A_) != H || XLENGTH(aidx_) != n)))
     error("internal error in panel.c: lin_rows dimensions; please report");
-  const double *X = REAL(X_), *B = REAL(B_), *s = REAL(s_);
+  const double *X = REAL(X_), *B = REAL(B_), *s = isNull(s_) ? NULL : REAL(s_), *y0 = isNull(y0_) ? NULL : REAL(y0_);
   const double *C = isNull(C_) ? NULL : REAL(C_), *A = isNull(A_) ? NULL : REAL(A_);
   const int *ci = isNull(C_) ? NULL : INTEGER(cidx_), *ai = isNull(A_) ? NULL : INTEGER(aidx_);
   const int nc = isNull(C_) ? 0 : nrows(C_), na = isNull(A_) ? 0 : nrows(A_);
@@ -314,7 +315,34 @@ SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP
     }
     if (C) { const double *ch = C + (R_xlen_t) h * nc; for (int i = 0; i < n; i++) oh[i] += ch[ci[i]]; }
     if (A) { const double *ah = A + (R_xlen_t) h * na; for (int i = 0; i < n; i++) oh[i] += ah[ai[i]]; }
-    for (int i = 0; i < n; i++) oh[i] *= s[i];
+    if (s) for (int i = 0; i < n; i++) oh[i] *= s[i];
+    if (y0) for (int i = 0; i < n; i++) oh[i] += y0[i];
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Sums within cells 0..nc-1 of w[i] * X[i, j] (X a vector or matrix; NULL:
+ * of w alone; w NULL: 1), without temporaries. Returns nc x k (k = 1 for a
+ * vector or NULL X). */
+SEXP C_cell_sums(SEXP X_, SEXP w_, SEXP idx_, SEXP nc_) {
+  const R_xlen_t n = XLENGTH(idx_);
+  const int nc = asInteger(nc_), k = isNull(X_) ? 1 : (isMatrix(X_) ? ncols(X_) : 1);
+  if ((!isNull(X_) && (isMatrix(X_) ? nrows(X_) : XLENGTH(X_)) != n) || (!isNull(w_) && XLENGTH(w_) != n))
+    error("internal error in panel.c: cell_sums lengths; please report");
+  const double *X = isNull(X_) ? NULL : REAL(X_), *w = isNull(w_) ? NULL : REAL(w_);
+  const int *idx = INTEGER(idx_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, nc, k));
+  double *o = REAL(out);
+  memset(o, 0, sizeof(double) * (size_t) nc * k);
+  for (int j = 0; j < k; j++) {
+    double *oj = o + (R_xlen_t) j * nc;
+    const double *xj = X ? X + (R_xlen_t) j * n : NULL;
+    for (R_xlen_t i = 0; i < n; i++) {
+      int c = idx[i];
+      if (c < 0 || c >= nc) error("internal error in panel.c: cell index out of range; please report");
+      oj[c] += (w ? w[i] : 1.0) * (xj ? xj[i] : 1.0);
+    }
   }
   UNPROTECT(1);
   return out;

@@ -19,8 +19,7 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
   const double *X = REAL(X_), *e = REAL(e_), *w = isNull(w_) ? NULL : REAL(w_);
   const double *cM = kc ? REAL(cM_) : NULL;
   const int *cl = hetero ? NULL : INTEGER(cl_), *cidx = kc ? INTEGER(cidx_) : NULL;
-  double *we = (double *) R_alloc(n, sizeof(double));
-  for (int i = 0; i < n; i++) we[i] = w ? w[i] * e[i] : e[i];
+#define WE(i) (w ? w[i] * e[i] : e[i])
   double *S = (double *) R_alloc((size_t) G * k, sizeof(double));
   const int nth = dd_nthreads(k, (double) n * k);
 #ifdef _OPENMP
@@ -31,18 +30,18 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
     if (j < kx) {
       const double *xj = X + (R_xlen_t) j * n;
       if (hetero) {
-        for (int i = 0; i < n; i++) Sj[i] = we[i] * xj[i];
+        for (int i = 0; i < n; i++) Sj[i] = WE(i) * xj[i];
       } else {
         memset(Sj, 0, sizeof(double) * G);
-        for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * xj[i];
+        for (int i = 0; i < n; i++) Sj[cl[i]] += WE(i) * xj[i];
       }
     } else {
       const double *mj = cM + (R_xlen_t) (j - kx) * nc;
       if (hetero) {
-        for (int i = 0; i < n; i++) Sj[i] = we[i] * mj[cidx[i]];
+        for (int i = 0; i < n; i++) Sj[i] = WE(i) * mj[cidx[i]];
       } else {
         memset(Sj, 0, sizeof(double) * G);
-        for (int i = 0; i < n; i++) Sj[cl[i]] += we[i] * mj[cidx[i]];
+        for (int i = 0; i < n; i++) Sj[cl[i]] += WE(i) * mj[cidx[i]];
       }
     }
   }
