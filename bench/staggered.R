@@ -14,7 +14,7 @@
 # did2s is not installable on R 4.2.2 from CRAN (HonestDiD -> CVXR): give the
 # library made by tools/install-did2s.sh in DID2S_LIB (without it the Gardner
 # rows time diffdiff alone).
-# Usage: DID2S_LIB=/tmp/did2slib Rscript bench/staggered.R [reps] [shapes]
+# Usage: DID2S_LIB=/tmp/did2slib [PEER_TIMEOUT=s] Rscript bench/staggered.R [reps] [shapes]
 #   shapes: "1,2" (default) or "1" for the small shape only.
 suppressPackageStartupMessages({library(diffdiff); library(fixest)})
 args <- commandArgs(TRUE)
@@ -94,9 +94,21 @@ runners <- list(
 peer_names <- c(sa = "fixest sunab", bjs = "didimputation", gardner = "did2s", stacked = "by hand (data.table + feols)")
 peer_versions <- c(sa = "fixest", bjs = "didimputation", gardner = "did2s", stacked = "fixest")
 
-# one run in a fresh process: elapsed time, peak memory growth (MB), result
+# one run in a fresh process: elapsed time, peak memory growth (MB), result;
+# a peer run longer than PEER_TIMEOUT seconds (default 3600) is stopped and
+# reported as a lower bound
+peer_timeout <- as.numeric(Sys.getenv("PEER_TIMEOUT", "3600"))
 fresh <- function(rds, est, side, lib) {
-  callr::r(function(rds, est, side, lib, runners) {
+  if (side == "peer") {
+    out <- tryCatch(fresh1(rds, est, side, lib, peer_timeout),
+                    callr_timeout_error = function(e) list(time = peer_timeout, mb = NA_real_, res = NULL,
+                                                             timed_out = TRUE))
+    return(out)
+  }
+  fresh1(rds, est, side, lib, Inf)
+}
+fresh1 <- function(rds, est, side, lib, timeout) {
+  callr::r(timeout = timeout, function(rds, est, side, lib, runners) {
     if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
     suppressPackageStartupMessages({library(diffdiff); library(fixest)})
     if (est == "bjs" && side == "peer") suppressPackageStartupMessages(library(didimputation))
@@ -142,13 +154,18 @@ for (sh in shapes) {
       P <- list(time = NA_real_, mb = NA_real_); diff <- c(est = NA, se = NA)
     } else {
       P <- fresh(rds, est, "peer", if (est == "gardner") did2s_lib else "")
-      diff <- compare(P$res, r$ours(f))
-      # estimates to 1e-8 of the largest coefficient (the peers' first stages
-      # stop at fixest's default tolerance 1e-6), standard errors to 1e-6
-      stopifnot(diff[["est"]] < 1e-8, diff[["se"]] < 1e-6)
+      if (isTRUE(P$timed_out)) {
+        message(sprintf("%s on %s: stopped after %.0f s", peer_names[[est]], sh$name, peer_timeout))
+        diff <- c(est = NA, se = NA)
+      } else {
+        diff <- compare(P$res, r$ours(f))
+        # estimates to 1e-8 of the largest coefficient (the peers' first stages
+        # stop at fixest's default tolerance 1e-6), standard errors to 1e-6
+        stopifnot(diff[["est"]] < 1e-8, diff[["se"]] < 1e-6)
+      }
     }
     row <- data.frame(case = sh$name, estimator = paste0("did_", est), peer = peer_names[[est]],
-                      peer_s = P$time, diffdiff_s = t_dd, speedup = P$time / t_dd, peer_peak_mb = P$mb,
+                      peer_s = P$time, peer_timed_out = isTRUE(P$timed_out), diffdiff_s = t_dd, speedup = P$time / t_dd, peer_peak_mb = P$mb,
                       diffdiff_peak_mb = m_dd, mem_ratio = m_dd / P$mb, est_diff = diff[["est"]],
                       se_diff = diff[["se"]])
     print(row, digits = 4)
@@ -173,8 +190,9 @@ md <- c("# bench/staggered.R results", "",
                "se diff = max relative difference of the standard errors."), "",
         "| case | estimator | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | est diff | se diff |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %s | %s | %.2f | %.3f | %.1fx | %.0f | %.0f | %.3f | %.1e | %.1e |", res$case, res$estimator,
-                res$peer, res$peer_s, res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb,
+        sprintf("| %s | %s | %s | %s%.2f | %.3f | %s%.1fx | %.0f | %.0f | %.3f | %.1e | %.1e |", res$case, res$estimator,
+                res$peer, ifelse(res$peer_timed_out, "> ", ""), res$peer_s, res$diffdiff_s,
+                ifelse(res$peer_timed_out, "> ", ""), res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb,
                 res$mem_ratio, res$est_diff, res$se_diff))
 writeLines(md, file.path(out_dir, "staggered.md"))
 cat(md, sep = "\n")
