@@ -9,7 +9,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-rmarkdown r-cran-progressr r-cran-testthat r-cran-rcpp r-cran-sandwich
   r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-pkgbuild pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
-CRAN_PKGS="fixest did didimputation"
+CRAN_PKGS="fixest did didimputation bacondecomp"
 
 missing=""
 for p in $DEB_PKGS; do

@@ -1,0 +1,57 @@
+# bacon_decomp() against bacondecomp::bacon() (live, CRAN 0.1.1) on its castle
+# and divorce data: every 2x2 estimate and weight to 1e-8, and the weighted
+# sum equal to the TWFE coefficient (lm with unit and year dummies).
+bacon_check <- function(ref, f) {
+  ref$untreated[ref$untreated == 99999] <- Inf      # bacondecomp codes never treated as 99999
+  m <- merge(ref, f$two_by_twos, by = c("treated", "untreated"), suffixes = c(".ref", ".dd"))
+  expect_equal(nrow(m), nrow(ref))
+  expect_equal(nrow(f$two_by_twos), nrow(ref))
+  expect_lt(max(abs(m$estimate.ref - m$estimate.dd)), 1e-8)
+  expect_lt(max(abs(m$weight.ref - m$weight.dd)), 1e-8)
+  expect_identical(m$type.ref, m$type.dd)
+}
+
+test_that("castle: 2x2 estimates, weights and types equal bacondecomp's; sum = TWFE", {
+  need_peer("bacondecomp")
+  data("castle", package = "bacondecomp", envir = environment())
+  c0 <- castle
+  f <- bacon_decomp(castle, "l_homicide", "year", "state", treatname = "post")
+  expect_identical(castle, c0)
+  bacon_check(bacondecomp::bacon(l_homicide ~ post, data = castle, id_var = "state", time_var = "year",
+                                 quietly = TRUE), f)
+  tw <- unname(coef(lm(l_homicide ~ post + factor(state) + factor(year), castle))["post"])
+  expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
+  s <- summary(f)
+  expect_equal(sum(s$weight), 1, tolerance = 1e-12)
+  expect_equal(sum(s$weight * s$avg_estimate), tw, tolerance = 1e-10)
+})
+
+test_that("divorce (with always-treated states): equal to bacondecomp; gname gives the same", {
+  need_peer("bacondecomp")
+  data("divorce", package = "bacondecomp", envir = environment())
+  dv <- divorce[divorce$sex == 2, c("st", "year", "suiciderate_elast_jag", "unilateral")]
+  f <- bacon_decomp(dv, "suiciderate_elast_jag", "year", "st", treatname = "unilateral")
+  bacon_check(bacondecomp::bacon(suiciderate_elast_jag ~ unilateral, data = dv, id_var = "st", time_var = "year",
+                                 quietly = TRUE), f)
+  expect_true("Later vs Always Treated" %in% f$two_by_twos$type)
+  tw <- unname(coef(lm(suiciderate_elast_jag ~ unilateral + factor(st) + factor(year), dv))["unilateral"])
+  expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
+  first <- tapply(ifelse(dv$unilateral == 1, dv$year, Inf), dv$st, min)
+  dv$g <- first[dv$st]
+  g <- bacon_decomp(dv, "suiciderate_elast_jag", "year", "st", gname = "g")
+  expect_equal(g$two_by_twos, f$two_by_twos)
+})
+
+test_that("bacon_decomp bad input", {
+  d <- sim_panel()
+  expect_error(bacon_decomp(d[-5, ], "y", "year", "id", gname = "first_treat"), "balanced panel")
+  expect_error(bacon_decomp(d, "y", "year", "id"), "exactly one of `treatname`")
+  expect_error(bacon_decomp(d, "y", "year", "id", treatname = "treat", gname = "first_treat"), "exactly one")
+  d2 <- d; d2$treat[d2$id == d2$id[d2$treat == 1][1] & d2$year == 2010] <- 0
+  expect_error(bacon_decomp(d2, "y", "year", "id", treatname = "treat"), "`treatname` = \"treat\" must be absorbing")
+  d3 <- d; d3$first_treat <- 0
+  expect_error(bacon_decomp(d3, "y", "year", "id", gname = "first_treat"), "nothing to decompose")
+  d4 <- d; d4$y[3] <- NA
+  expect_error(suppressMessages(bacon_decomp(d4, "y", "year", "id", gname = "first_treat")), "balanced panel without missing")
+  expect_s3_class(plot(bacon_decomp(d, "y", "year", "id", gname = "first_treat")), "bacon_decomp")
+})
