@@ -19,19 +19,9 @@ bjs_check <- function(ref, f) {
   expect_lt(rel_diff(f$coeftable$std.error[m], ref$std.error), 1e-6)
 }
 
-het <- function() {
-  data("df_het", package = "didimputation", envir = environment())
-  d <- as.data.frame(df_het)
-  set.seed(7)
-  d$x <- rnorm(nrow(d)) + d$year / 100
-  d$y2 <- d$dep_var + 0.5 * d$x
-  d$w <- 1 + d$unit %% 3
-  d
-}
-
 test_that("static ATT, all horizons and all leads equal didimputation's (df_het)", {
   need_peer("didimputation")
-  d <- het(); d0 <- d
+  d <- het_data(); d0 <- d
   f <- did_bjs(d, "dep_var", "unit", "year", "g")
   expect_identical(d, d0)
   bjs_check(bjs_peer(d, "dep_var", "g", "year", "unit"), f)
@@ -42,7 +32,7 @@ test_that("static ATT, all horizons and all leads equal didimputation's (df_het)
 
 test_that("covariates, clustering by state, chosen horizons and leads equal didimputation's", {
   need_peer("didimputation")
-  d <- het()
+  d <- het_data()
   ref <- bjs_peer(d, "y2", "g", "year", "unit", first_stage = ~ x | unit + year, horizon = c(0, 1, 2, 5),
                   pretrends = -3:-1, cluster_var = "state")
   f <- did_bjs(d, "y2", "unit", "year", "g", xformla = ~ x, horizon = c(0, 1, 2, 5), pretrends = -3:-1,
@@ -55,7 +45,7 @@ test_that("covariates, clustering by state, chosen horizons and leads equal didi
 
 test_that("weighted estimates equal didimputation's; weighted SEs follow the exact imputation weights", {
   need_peer("didimputation")
-  d <- het()
+  d <- het_data()
   f <- did_bjs(d, "dep_var", "unit", "year", "g", weightsname = "w", pretrends = FALSE)
   ref <- rbind(bjs_peer(d, "dep_var", "g", "year", "unit", wname = "w", horizon = TRUE),
                bjs_peer(d, "dep_var", "g", "year", "unit", wname = "w"))

@@ -21,19 +21,9 @@ gardner_check <- function(case, f) {
   expect_lt(rel_diff(f$coeftable$std.error[m], r$std.error), 1e-6)
 }
 
-het2 <- function() {
-  data("df_het", package = "didimputation", envir = environment())
-  d <- as.data.frame(df_het)
-  set.seed(7)
-  d$x <- rnorm(nrow(d)) + d$year / 100
-  d$y2 <- d$dep_var + 0.5 * d$x
-  d$w <- 1 + d$unit %% 3
-  d
-}
-
 test_that("static and event-study estimates and GMM SEs equal did2s's (df_het)", {
   need_peer("didimputation")   # for its df_het data
-  d <- het2(); d0 <- d
+  d <- het_data(); d0 <- d
   f <- did_gardner(d, "dep_var", "unit", "year", "g")
   expect_identical(d, d0)
   gardner_check("het_static", f)
