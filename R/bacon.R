@@ -19,6 +19,13 @@
 #'   unit stays treated); or give `gname`.
 #' @param gname First treated period of each unit (0, `Inf` or `NA`: never);
 #'   alternative to `treatname`.
+#' @param xformla One-sided formula of time-varying covariates (`~ x1 + x2`):
+#'   the controlled decomposition of Goodman-Bacon (2021, Section 5) as
+#'   bacondecomp computes it. The TWFE coefficient then splits into a
+#'   within-timing-group part (`beta_hat_w`, share `Omega`) and a
+#'   between-group part, the weighted sum of one 2x2 comparison per unordered
+#'   pair of timing groups (types "Both Treated", "Treated vs Untreated",
+#'   "Later vs Always Treated").
 #' @return An object of class `bacon_decomp`: `two_by_twos` (data frame with
 #'   `treated`, `untreated` (timing groups; `Inf` = never treated),
 #'   `estimate`, `weight`, `type`), `beta_twfe` (the weighted sum, equal to
@@ -33,13 +40,13 @@
 #' summary(b)
 #' plot(b)
 #' @export
-bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = NULL) {
+bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = NULL, xformla = NULL) {
   call <- match.call()
   dd_check_data(data)
   if (is.null(treatname) == is.null(gname))
     dd_stop("give exactly one of `treatname` (a 0/1 treatment column) and `gname` (first treated period).")
   role <- if (!is.null(treatname)) c(treatname = treatname) else c(gname = gname)
-  p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role),
+  p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla,
                   na_ok = if (is.null(gname)) character() else "gname")
   if (p$n_dropped) dd_stop("the decomposition needs a balanced panel without missing values; %d row(s) have NA in the variables used.", p$n_dropped)
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
@@ -74,6 +81,8 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   }
   groups <- sort(unique(gt))
   t0 <- min(tt)
+  if (!is.null(p$X))
+    return(dd_bacon_controlled(p$y, d, p$X, idc, tc, gt[idc + 1L], t0, groups, yname, call, N, T))
   if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
     dd_stop("no unit changes treatment status within the panel; there is nothing to decompose.")
   # cell means of y and treatment shares by timing group x period (balanced)
@@ -122,6 +131,9 @@ print.bacon_decomp <- function(x, ...) {
   cat("Goodman-Bacon decomposition of the TWFE estimate (", x$yname, ")\n", sep = "")
   cat(sprintf("%d units x %d periods; %d 2x2 comparisons; TWFE coefficient %.6g\n\n", x$n_units, x$n_periods,
               nrow(x$two_by_twos), x$beta_twfe))
+  if (!is.null(x$Omega))
+    cat(sprintf("Within timing groups: Omega = %.6g, beta_hat_w = %.6g; between: %.6g\n\n", x$Omega, x$beta_hat_w,
+                sum(x$two_by_twos$weight * x$two_by_twos$estimate)))
   print(summary(x), row.names = FALSE)
   invisible(x)
 }
@@ -156,4 +168,67 @@ plot.bacon_decomp <- function(x, ...) {
                    col = c(c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD")[present], "grey40"),
                    pch = c(c(16, 17, 15, 18)[present], NA), lty = c(rep(NA, sum(present)), 2))
   invisible(x)
+}
+
+# The controlled decomposition (Goodman-Bacon 2021, Section 5; bacondecomp's
+# formulas): the treatment residualised on covariates and both fixed effects
+# (d), its within-timing-group part (share Omega, coefficient beta_hat_w),
+# and for each unordered pair of timing groups a 2x2 estimate combining the
+# covariate-adjusted DiD and the between-group covariate term, with weight
+# N^2 ((1 - R^2) V_D + V_dp). Fixed effects absorbed by the shared demeaning.
+dd_bacon_controlled <- function(y, d, X, idc, tc, gr, t0, groups, yname, call, N, T) {
+  opts <- dd_fe_opts()
+  fe <- list(id = idc, time = tc)
+  pvar <- function(v) mean((v - mean(v))^2)
+  fw <- dd_regress(d, X, fe, NULL, opts)                     # treatment on covariates + FE
+  dres <- fw$resid                                             # d_it (orthogonal to the FE)
+  pfit <- d - dres                                             # predicted treatment p
+  gcode <- dd_codes(gr)
+  gt_code <- dd_codes(as.double(gcode) * T + tc)
+  cellmean <- function(v, code) (rowsum(v, code, reorder = TRUE) / tabulate(code + 1L, attr(code, "nlev")))[code + 1L, ]
+  d_kt <- cellmean(dres, gt_code); d_k <- cellmean(dres, gcode)
+  d_i <- cellmean(dres, idc); d_t <- cellmean(dres, tc)
+  d_til <- dres - d_i - d_t + mean(dres)
+  d_w <- dres - d_i - (d_kt - d_k)
+  Omega <- pvar(d_w) / pvar(d_til)
+  beta_w <- mean((y - mean(y)) * (d_w - mean(d_w))) / pvar(d_w)
+  # covariates and p averaged by timing group x period
+  gX <- rowsum(X, gt_code, reorder = TRUE) / tabulate(gt_code + 1L, attr(gt_code, "nlev"))
+  gX <- gX[gt_code + 1L, , drop = FALSE]
+  colnames(gX) <- paste0("g_", colnames(X))
+  gp <- cellmean(pfit, gt_code)
+  fins <- groups[is.finite(groups)]
+  pairs <- do.call(rbind, lapply(fins, function(i) {
+    j <- groups[groups > i]
+    if (length(j)) data.frame(treated = i, untreated = j) }))
+  res <- lapply(seq_len(nrow(pairs)), function(r) {
+    rows <- which(gr %in% c(pairs$treated[r], pairs$untreated[r]))
+    fr <- list(id = dd_recode(idc, rows), time = dd_recode(tc, rows))
+    demean <- function(v) .Call(C_demean, NULL, as.matrix(v), dd_fe_matrix(fr)$codes, dd_fe_matrix(fr)$nlev, NULL,
+                                opts$fe_tol, as.integer(opts$fe_maxit))$X
+    Dt <- drop(demean(d[rows]))
+    VD <- pvar(Dt)
+    pg <- demean(gX[rows, , drop = FALSE])
+    colnames(pg) <- colnames(gX)
+    pr <- suppressMessages(dd_regress(Dt, pg, NULL, NULL, opts))
+    pgj <- Dt - pr$resid
+    Rsq <- 1 - sum(pr$resid^2) / sum((Dt - mean(Dt))^2)
+    ptil <- drop(demean(gp[rows]))
+    dp <- pgj - ptil
+    Vdp <- pvar(dp)
+    BD <- suppressMessages(dd_regress(y[rows], cbind(treated = d[rows], gX[rows, , drop = FALSE]), fr, NULL, opts))$coef[["treated"]]
+    Bb <- dd_regress(y[rows], cbind(dp = dp), fr, NULL, opts)$coef[["dp"]]
+    n <- length(rows)
+    c(weight = n^2 * ((1 - Rsq) * VD + Vdp), estimate = ((1 - Rsq) * VD * BD + Vdp * Bb) / ((1 - Rsq) * VD + Vdp))
+  })
+  res <- do.call(rbind, res)
+  tb <- data.frame(treated = pairs$treated, untreated = pairs$untreated, estimate = res[, "estimate"],
+                   weight = res[, "weight"] / sum(res[, "weight"]))
+  tb$type <- ifelse(is.infinite(tb$untreated), "Treated vs Untreated",
+                    ifelse(tb$treated == t0 | tb$untreated == t0, "Later vs Always Treated", "Both Treated"))
+  rownames(tb) <- NULL
+  structure(list(two_by_twos = tb, beta_hat_w = beta_w, Omega = Omega,
+                 beta_twfe = Omega * beta_w + (1 - Omega) * sum(tb$estimate * tb$weight), yname = yname,
+                 call = call, n_units = N, n_periods = T),
+            class = "bacon_decomp")
 }

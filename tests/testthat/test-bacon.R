@@ -42,6 +42,26 @@ test_that("divorce (with always-treated states): equal to bacondecomp; gname giv
   expect_equal(g$two_by_twos, f$two_by_twos)
 })
 
+test_that("with covariates: the controlled decomposition equals bacondecomp's (castle, sim_panel)", {
+  need_peer("bacondecomp")
+  data("castle", package = "bacondecomp", envir = environment())
+  ref <- bacondecomp::bacon(l_homicide ~ post + l_pop + l_income, data = castle, id_var = "state",
+                            time_var = "year", quietly = TRUE)
+  f <- bacon_decomp(castle, "l_homicide", "year", "state", treatname = "post", xformla = ~ l_pop + l_income)
+  bacon_check(ref$two_by_twos, f)
+  expect_equal(f$Omega, ref$Omega, tolerance = 1e-10)
+  expect_equal(f$beta_hat_w, ref$beta_hat_w, tolerance = 1e-10)
+  tw <- unname(coef(lm(l_homicide ~ post + l_pop + l_income + factor(state) + factor(year), castle))["post"])
+  expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
+  d <- sim_panel()
+  ref <- bacondecomp::bacon(y ~ treat + x1, data = d, id_var = "id", time_var = "year", quietly = TRUE)
+  f <- bacon_decomp(d, "y", "year", "id", treatname = "treat", xformla = ~ x1)
+  bacon_check(ref$two_by_twos, f)
+  expect_equal(f$Omega, ref$Omega, tolerance = 1e-10)
+  tw <- unname(coef(lm(y ~ treat + x1 + factor(id) + factor(year), d))["treat"])
+  expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
+})
+
 test_that("bacon_decomp bad input", {
   d <- sim_panel()
   expect_error(bacon_decomp(d[-5, ], "y", "year", "id", gname = "first_treat"), "balanced panel")
