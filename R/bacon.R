@@ -87,9 +87,10 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
     dd_stop("no unit changes treatment status within the panel; there is nothing to decompose.")
   # cell means of y and treatment shares by timing group x period (balanced)
   grp <- match(gt, groups)[idc + 1L]
-  ybar <- matrix(tapply(p$y, list(grp, tc), mean), length(groups))
-  ng <- tabulate(match(gt, groups), length(groups))           # units per group
   periods <- sort(unique(tt))
+  # columns in time order (period codes follow the order of appearance)
+  ybar <- matrix(tapply(p$y, list(grp, match(tt, periods)), mean), length(groups))
+  ng <- tabulate(match(gt, groups), length(groups))           # units per group
   pairs <- expand.grid(k = seq_along(groups), l = seq_along(groups))
   pairs <- pairs[pairs$k != pairs$l & is.finite(groups[pairs$k]) & groups[pairs$k] != t0, ]
   out <- lapply(seq_len(nrow(pairs)), function(i) {

@@ -21,6 +21,10 @@ test_that("castle: 2x2 estimates, weights and types equal bacondecomp's; sum = T
                                  quietly = TRUE), f)
   tw <- unname(coef(lm(l_homicide ~ post + factor(state) + factor(year), castle))["post"])
   expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
+  # the row order of the data does not matter
+  set.seed(4)
+  g <- bacon_decomp(castle[sample(nrow(castle)), ], "l_homicide", "year", "state", treatname = "post")
+  expect_equal(g$two_by_twos, f$two_by_twos, tolerance = 1e-12)
   s <- summary(f)
   expect_equal(sum(s$weight), 1, tolerance = 1e-12)
   expect_equal(sum(s$weight * s$avg_estimate), tw, tolerance = 1e-10)
