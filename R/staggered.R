@@ -44,31 +44,23 @@ dd_horizons <- function(horizon, present, arg = "horizon") {
   intersect(horizon, present)
 }
 
-# Variance of linear estimators from per-observation contributions psi
-# (n x m, columns = estimates, sum of a column's contributions = the
-# estimate's linearisation): cluster sums (cl: dd_codes), each observation
-# its own cluster (cl NULL), or the survey design's PSU/replicate rows.
-dd_lin_vcov <- function(psi, cl = NULL, design = NULL, rows = NULL) {
-  psi <- as.matrix(psi)
-  R <- if (!is.null(design)) as.matrix(dd_svy_rows_apply(dd_ifs_dense(psi), dd_svy_if_rows(design, rows)))
-       else if (!is.null(cl)) rowsum(psi, cl, reorder = FALSE)
-       else psi
-  V <- crossprod(R)
-  dimnames(V) <- list(colnames(psi), colnames(psi))
-  V
-}
-
-# The same from contributions given in blocks (rows, an m-column matrix M
-# of those rows' contributions, and the estimates' columns it feeds; blocks
-# may share rows), without forming the n x K matrix when clustering: the
-# cluster sums of each block are added. K names the estimates; n the rows.
+# Variance of linear estimators (did_bjs, did_gardner) from per-observation
+# contributions given in blocks (rows, an m-column matrix M of those rows'
+# contributions, and the estimates' columns it feeds; blocks may share rows):
+# sums over clusters (st$cl) or the survey design's PSU / replicate rows,
+# then their cross-products. Clustered: the cluster sums of each block are
+# added, without forming the n x K matrix; otherwise the influence-function
+# rows of did_cs (dd_if_rows) on the assembled matrix. K names the
+# estimates; n the rows.
 dd_lin_vcov_blocks <- function(blocks, names, n, st) {
   K <- length(names)
   if (!is.null(st$design) || is.null(st$cl)) {
     psi <- matrix(0, n, K)
     for (b in blocks) psi[b$rows, b$cols] <- psi[b$rows, b$cols] + b$M
     used <- sort(unique(unlist(lapply(blocks, `[[`, "rows"))))
-    V <- dd_lin_vcov(psi[used, , drop = FALSE], if (is.null(st$cl)) NULL else st$cl[used], st$design, st$p$rows[used])
+    psi <- dd_ifs_dense(psi[used, , drop = FALSE])
+    V <- crossprod(as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$p$rows[used])
+                                              else if (!is.null(st$cl)) st$cl[used])))
   } else {
     S <- matrix(0, attr(st$cl, "nlev"), K)
     for (b in blocks) {
