@@ -1,0 +1,535 @@
+#' Sensitivity of event-study conclusions to violations of parallel trends
+#'
+#' Rambachan and Roth (2023) robust confidence sets for a post-period effect
+#' (or a linear combination `l_vec` of post-period effects) when parallel
+#' trends may fail, with the failure bounded relative to what the pre-periods
+#' show. Three families of restrictions on the trend difference `delta`:
+#'
+#' * `type = "SD"` (smoothness, Delta^SD(M)): the slope of `delta` changes by
+#'   at most `M` between consecutive periods (`M = 0` allows exactly linear
+#'   trends). Default method: the optimal fixed-length confidence interval
+#'   (`"FLCI"`). With `sign` (the bias is `"positive"` or `"negative"` after
+#'   treatment) or `monotonicity` (`"increasing"`/`"decreasing"` trend) the
+#'   default is the conditional test with the FLCI hybrid (`"C-F"`).
+#' * `type = "RM"` (relative magnitudes, Delta^RM(Mbar)): each post-period
+#'   change in `delta` is at most `Mbar` times the largest pre-period change.
+#'   Default method: the conditional-least-favourable hybrid (`"C-LF"`).
+#' * `type = "SDRM"` (Delta^SDRM(Mbar)): post-period changes in slope are at
+#'   most `Mbar` times the largest pre-period change in slope ("deviation
+#'   from a linear trend"). Default `"C-LF"`.
+#'
+#' The conditional (`"Conditional"`) and hybrid tests are those of Andrews,
+#' Roth and Pakes (ARP), inverted over a grid of candidate values; the
+#' interval reported is the smallest and largest accepted grid point. All
+#' linear programs (the ARP statistic, its conditioning event, the
+#' least-favourable critical value) and the quadratic program behind the FLCI
+#' are solved in C. Results follow the conventions of the HonestDiD package:
+#' the FLCI's folded-normal critical value and the least-favourable
+#' simulations use the same 10^6 standard normal draws (`set.seed(0)`), drawn
+#' without touching the caller's random-number state; default grids are
+#' HonestDiD's (see Details).
+#'
+#' Default grids: `"C-F"` uses 1000 points across the (alpha/10)-level FLCI
+#' (whose two end points are always rejected by the first stage);
+#' `"Conditional"` and `"C-LF"` under `"SD"` span the identified set at
+#' `betahat = 0` widened by 20 standard errors of the estimand; under `"RM"`
+#' and `"SDRM"` the grid is +/- 20 standard errors around 0. A warning says so
+#' when the accepted set reaches an end of the grid (widen it with `grid_lb`,
+#' `grid_ub`).
+#'
+#' The breakdown value is the smallest `M` (or `Mbar`) at which the robust
+#' interval includes 0, found by bisection between the values of `M` given
+#' (to `breakdown_tol` times the largest). `NA` when the interval excludes 0
+#' at every `M` given; 0 when it includes 0 already at the smallest.
+#'
+#' @param fit An event-study fit: [did_event()], [did_sa()], [did_bjs()] (with
+#'   `pretrends = TRUE`, so that it has pre-period coefficients) or
+#'   `aggregate(did_cs(...), type = "dynamic")` (best with
+#'   `base_period = "universal"`). Or give `betahat`, `sigma` and `num_pre`.
+#' @param type `"SD"`, `"RM"` or `"SDRM"` (see Description).
+#' @param M Values of the smoothness bound for `type = "SD"` (non-negative).
+#'   Default: 10 values from 0 to the upper bound implied by the pre-periods
+#'   (the largest pre-period second difference plus 1.645 standard errors,
+#'   as HonestDiD's `DeltaSD_upperBound_Mpre`).
+#' @param Mbar Values of the relative bound for `"RM"`/`"SDRM"` (non-negative).
+#'   Default `seq(0, 2, length.out = 10)`.
+#' @param method `"FLCI"`, `"C-F"`, `"C-LF"` or `"Conditional"`; the default
+#'   depends on `type` (see Description). `"FLCI"` and `"C-F"` exist only for
+#'   `"SD"`.
+#' @param l_vec Weights of the post-period effects in the target parameter
+#'   (length = number of post periods). Default: the first post period.
+#' @param sign `NULL`, `"positive"` or `"negative"`: the sign of the bias in
+#'   the post periods.
+#' @param monotonicity `NULL`, `"increasing"` or `"decreasing"`: a monotone
+#'   trend difference.
+#' @param alpha Size of the test (confidence level `1 - alpha`).
+#' @param grid_points,grid_lb,grid_ub Grid for test inversion (not used by
+#'   `"FLCI"`).
+#' @param breakdown Compute the breakdown value (`TRUE`, default).
+#' @param breakdown_tol Precision of the breakdown value, relative to the
+#'   largest `M`/`Mbar`.
+#' @param betahat,sigma,num_pre A raw event study instead of `fit`: the
+#'   coefficients (pre periods first, in time order, the reference period
+#'   left out), their covariance matrix, and the number of pre-period
+#'   coefficients.
+#' @return An object of class `honest_did`: `results` (data frame with `M` (or
+#'   `Mbar`), `lb`, `ub`, `method`, `delta`), `original` (the usual confidence
+#'   interval for the same target), `breakdown`, and the settings. Methods
+#'   `print()`, `plot()` (the sensitivity plot) and `as.data.frame()`.
+#' @references Rambachan, A. and Roth, J. (2023). A more credible approach to
+#'   parallel trends. Review of Economic Studies 90(5).
+#'   Andrews, I., Roth, J. and Pakes, A. (2023). Inference for linear
+#'   conditional moment inequalities. Review of Economic Studies 90(6).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' es <- did_event(d, yname = "y", tname = "year", idname = "id", gname = "first_treat")
+#' h <- honest_did(es, type = "SD", M = c(0, 0.05, 0.1))
+#' h
+#' plot(h)
+#' rm <- honest_did(es, type = "RM", Mbar = c(0, 0.5, 1), grid_points = 200)
+#' rm
+#' @export
+honest_did <- function(fit = NULL, type = c("SD", "RM", "SDRM"), M = NULL, Mbar = NULL,
+                       method = NULL, l_vec = NULL, sign = NULL, monotonicity = NULL,
+                       alpha = 0.05, grid_points = 1000, grid_lb = NULL, grid_ub = NULL,
+                       breakdown = TRUE, breakdown_tol = 0.01,
+                       betahat = NULL, sigma = NULL, num_pre = NULL) {
+  call <- match.call()
+  es <- dd_event_study(fit, betahat, sigma, num_pre, fun = "honest_did")
+  type <- dd_match_arg(type[1], c("SD", "RM", "SDRM"), "type")
+  alpha <- dd_check_alpha(alpha)
+  K <- es$K; P <- es$P
+  b <- unname(es$betahat); S <- unname(es$sigma)
+  if (is.null(l_vec)) l_vec <- c(1, rep(0, P - 1))
+  if (!is.numeric(l_vec) || length(l_vec) != P || anyNA(l_vec) || any(!is.finite(l_vec)) || all(l_vec == 0))
+    dd_stop("`l_vec` must be a finite numeric vector of length %d (the number of post periods), not all zero; got %s.",
+            P, dd_show(l_vec))
+  l_vec <- as.numeric(l_vec)
+  if (!is.null(sign)) sign <- dd_match_arg(sign, c("positive", "negative"), "sign")
+  if (!is.null(monotonicity))
+    monotonicity <- dd_match_arg(monotonicity, c("increasing", "decreasing"), "monotonicity")
+  if (!is.null(sign) && !is.null(monotonicity))
+    dd_stop("Give at most one of `sign` (%s) and `monotonicity` (%s).", dd_show(sign), dd_show(monotonicity))
+  methods_ok <- if (type == "SD") c("FLCI", "C-F", "C-LF", "Conditional") else c("C-LF", "Conditional")
+  if (is.null(method)) {
+    method <- if (type != "SD") "C-LF" else if (is.null(sign) && is.null(monotonicity)) "FLCI" else "C-F"
+  }
+  method <- dd_match_arg(method, methods_ok, "method")
+  if (method == "FLCI" && (!is.null(sign) || !is.null(monotonicity)))
+    dd_stop("`method` = \"FLCI\" cannot use `sign` or `monotonicity` (the FLCI is for Delta^SD alone); use method = \"C-F\".")
+  if (type == "SDRM" && K < 2)
+    dd_stop("`type` = \"SDRM\" needs at least 2 pre-period coefficients; the event study has %d.", K)
+  grid_points <- dd_check_count(grid_points, "grid_points", min = 2)
+  for (nm in c("grid_lb", "grid_ub")) {
+    v <- get(nm)
+    if (!is.null(v) && (!is.numeric(v) || length(v) != 1L || !is.finite(v)))
+      dd_stop("`%s` must be a finite number; got %s.", nm, dd_show(v))
+  }
+  if (!is.null(grid_lb) && !is.null(grid_ub) && grid_lb >= grid_ub)
+    dd_stop("`grid_lb` (%s) must be below `grid_ub` (%s).", format(grid_lb), format(grid_ub))
+  breakdown <- dd_check_flag(breakdown, "breakdown")
+  breakdown_tol <- dd_check_positive(breakdown_tol, "breakdown_tol")
+
+  # the bound values
+  if (type == "SD") {
+    if (!is.null(Mbar)) dd_stop("`Mbar` is for type = \"RM\" or \"SDRM\"; for type = \"SD\" give `M`.")
+    if (is.null(M)) {
+      ub <- if (K == 1L) sqrt(S[1, 1]) else dd_sd_upper_mpre(b, S, K)
+      M <- seq(0, ub, length.out = 10)
+    }
+    Mv <- dd_check_bounds(M, "M")
+  } else {
+    if (!is.null(M)) dd_stop("`M` is for type = \"SD\"; for type = \"%s\" give `Mbar`.", type)
+    if (is.null(Mbar)) Mbar <- seq(0, 2, length.out = 10)
+    Mv <- dd_check_bounds(Mbar, "Mbar")
+  }
+
+  sd_theta <- sqrt(drop(crossprod(l_vec, S[K + seq_len(P), K + seq_len(P), drop = FALSE] %*% l_vec)))
+  theta_hat <- sum(l_vec * b[K + seq_len(P)])
+  zq <- stats::qnorm(1 - alpha / 2)
+  original <- c(lb = theta_hat - zq * sd_theta, ub = theta_hat + zq * sd_theta)
+  ctx <- list(b = b, S = S, K = K, P = P, l = l_vec, type = type, method = method, sign = sign,
+              mono = monotonicity, alpha = alpha, n = as.integer(grid_points), glb = grid_lb,
+              gub = grid_ub, sd_theta = sd_theta)
+  ci <- lapply(Mv, function(m) dd_honest_ci(ctx, m, warn = TRUE))
+  res <- data.frame(M = Mv, lb = vapply(ci, `[`, 0, 1), ub = vapply(ci, `[`, 0, 2),
+                    method = method, delta = dd_delta_label(type, sign, monotonicity),
+                    stringsAsFactors = FALSE)
+  if (type != "SD") names(res)[1] <- "Mbar"
+  bd <- if (breakdown) dd_breakdown(ctx, Mv, res$lb, res$ub, breakdown_tol) else NULL
+  structure(list(results = res, original = original, breakdown = bd, type = type, method = method,
+                 l_vec = l_vec, alpha = alpha, estimate = theta_hat, se = sd_theta,
+                 betahat = es$betahat, sigma = es$sigma, num_pre = K, num_post = P,
+                 sign = sign, monotonicity = monotonicity, call = call),
+            class = "honest_did")
+}
+
+dd_check_bounds <- function(x, arg) {
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(!is.finite(x)) || any(x < 0))
+    dd_stop("`%s` must be non-negative finite numbers; got %s.", arg, dd_show(x))
+  as.numeric(x)
+}
+
+dd_delta_label <- function(type, sign, mono) {
+  suffix <- if (!is.null(sign)) c(positive = "PB", negative = "NB")[[sign]]
+            else if (!is.null(mono)) c(increasing = "I", decreasing = "D")[[mono]] else ""
+  paste0("Delta", type, suffix)
+}
+
+# ---- restriction matrices (columns: event times -K..-1, 1..P; delta_0 = 0 dropped) ----
+
+dd_sd_rows <- function(K, P) {
+  Tn <- K + P
+  At <- matrix(0, Tn - 1, Tn + 1)
+  for (r in seq_len(Tn - 1)) At[r, r:(r + 2)] <- c(1, -2, 1)
+  At
+}
+
+dd_A_SD <- function(K, P) {
+  At <- dd_sd_rows(K, P)[, -(K + 1), drop = FALSE]
+  rbind(At, -At)
+}
+
+dd_A_B <- function(K, P, sign) {
+  A <- -diag(K + P)[K + seq_len(P), , drop = FALSE]
+  if (sign == "negative") -A else A
+}
+
+dd_A_M <- function(K, P, mono) {
+  Tn <- K + P
+  A <- matrix(0, Tn, Tn)
+  if (K > 1) for (r in seq_len(K - 1)) A[r, r:(r + 1)] <- c(1, -1)
+  A[K, K] <- 1
+  A[K + 1, K + 1] <- -1
+  if (P > 1) for (r in (K + 2):Tn) A[r, (r - 1):r] <- c(1, -1)
+  if (mono == "decreasing") -A else A
+}
+
+# relative magnitudes: s indexes the pre-period change that carries the max
+dd_A_rel <- function(K, P, Mbar, s, maxpos, second) {
+  Tn <- K + P
+  if (second) {
+    At <- dd_sd_rows(K, P)
+    v <- numeric(Tn + 1); v[(K + s - 1):(K + s + 1)] <- c(1, -2, 1)
+    npre <- K - 1L
+  } else {
+    At <- matrix(0, Tn, Tn + 1)
+    for (r in seq_len(Tn)) At[r, r:(r + 1)] <- c(-1, 1)
+    v <- numeric(Tn + 1); v[(K + s):(K + 1 + s)] <- c(-1, 1)
+    npre <- K
+  }
+  if (!maxpos) v <- -v
+  AUB <- rbind(matrix(v, npre, Tn + 1, byrow = TRUE), Mbar * matrix(v, nrow(At) - npre, Tn + 1, byrow = TRUE))
+  A <- rbind(At - AUB, -At - AUB)
+  A <- A[rowSums(A^2) > 1e-10, , drop = FALSE]
+  A[, -(K + 1), drop = FALSE]
+}
+
+dd_add_shape <- function(A, d, K, P, sign, mono) {
+  if (!is.null(sign)) { A <- rbind(A, dd_A_B(K, P, sign)); d <- c(d, numeric(P)) }
+  if (!is.null(mono)) { A <- rbind(A, dd_A_M(K, P, mono)); d <- c(d, numeric(K + P)) }
+  list(A = A, d = d)
+}
+
+dd_post_rows <- function(A, K, P) which(rowSums(A[, K + seq_len(P), drop = FALSE] != 0) > 0)
+
+# HonestDiD's DeltaSD_upperBound_Mpre: largest pre-period second difference + 1.645 se
+dd_sd_upper_mpre <- function(b, S, K) {
+  A <- dd_A_SD(K, 0)
+  Sp <- S[seq_len(K), seq_len(K), drop = FALSE]
+  max(drop(A %*% b[seq_len(K)]) + stats::qnorm(0.95) * sqrt(pmax(diag(A %*% Sp %*% t(A)), 0)))
+}
+
+# ---- one robust interval ----
+
+dd_honest_ci <- function(ctx, m, warn = FALSE) {
+  K <- ctx$K; P <- ctx$P
+  if (ctx$method == "FLCI") {
+    fl <- dd_flci(ctx$b, ctx$S, K, P, ctx$l, m, ctx$alpha)
+    return(c(fl$center - fl$half, fl$center + fl$half))
+  }
+  hybrid <- switch(ctx$method, Conditional = 0, "C-LF" = 1, "C-F" = 2)
+  problems <- if (ctx$type == "SD") {
+    A <- dd_A_SD(K, P)
+    sh <- dd_add_shape(A, rep(m, nrow(A)), K, P, ctx$sign, ctx$mono)
+    rows <- if (P == 1L) seq_len(nrow(sh$A)) else dd_post_rows(sh$A, K, P)
+    list(c(sh, list(rows = rows)))
+  } else {
+    second <- ctx$type == "SDRM"
+    ss <- if (second) seq(-(K - 2), 0) else seq(-(K - 1), 0)
+    out <- list()
+    for (maxpos in c(TRUE, FALSE)) for (s in ss) {
+      A <- dd_A_rel(K, P, m, s, maxpos, second)
+      sh <- dd_add_shape(A, numeric(nrow(A)), K, P, ctx$sign, ctx$mono)
+      out[[length(out) + 1L]] <- c(sh, list(rows = dd_post_rows(sh$A, K, P)))
+    }
+    out
+  }
+  flci <- if (hybrid == 2) dd_flci(ctx$b, ctx$S, K, P, ctx$l, m, ctx$alpha / 10) else NULL
+  grid <- dd_honest_grid(ctx, problems, flci)
+  acc <- integer(length(grid))
+  for (pr in problems) {
+    a <- dd_arp_accept(ctx, pr, grid, hybrid, flci)
+    acc <- pmax(acc, a, na.rm = TRUE)
+  }
+  ok <- which(acc == 1L)
+  if (!length(ok)) {
+    if (warn) warning(sprintf("honest_did: no grid point accepted at %s = %s; the interval is empty on this grid.",
+                              if (ctx$type == "SD") "M" else "Mbar", format(m)), call. = FALSE)
+    return(c(NA_real_, NA_real_))
+  }
+  if (warn && (ok[1] == 1L || ok[length(ok)] == length(grid)))
+    warning(sprintf("honest_did: at %s = %s the accepted set reaches an end of the grid [%s, %s]; the interval may be wider. Widen it with `grid_lb` and `grid_ub`.",
+                    if (ctx$type == "SD") "M" else "Mbar", format(m), format(grid[1]),
+                    format(grid[length(grid)])), call. = FALSE)
+  c(grid[ok[1]], grid[ok[length(ok)]])
+}
+
+dd_honest_grid <- function(ctx, problems, flci) {
+  lb <- ctx$glb; ub <- ctx$gub
+  if (is.null(lb) || is.null(ub)) {
+    if (!is.null(flci)) {
+      dl <- flci$center - flci$half; du <- flci$center + flci$half
+    } else if (ctx$type == "SD") {
+      pr <- problems[[1]]
+      G <- pr$A[, ctx$K + seq_len(ctx$P), drop = FALSE]
+      idu <- -.Call(C_lp_max, G, -ctx$l, -pr$d)  # -min l'delta_post
+      idl <- .Call(C_lp_max, G, ctx$l, -pr$d)    # -max l'delta_post
+      if (!is.finite(idu) || !is.finite(idl)) idu <- idl <- 0
+      dl <- idl - 20 * ctx$sd_theta; du <- idu + 20 * ctx$sd_theta
+    } else {
+      dl <- -20 * ctx$sd_theta; du <- 20 * ctx$sd_theta
+    }
+    if (is.null(lb)) lb <- dl
+    if (is.null(ub)) ub <- du
+  }
+  seq(lb, ub, length.out = ctx$n)
+}
+
+dd_arp_accept <- function(ctx, pr, grid, hybrid, flci) {
+  K <- ctx$K; P <- ctx$P; l <- ctx$l
+  A <- pr$A; rows <- pr$rows
+  jl <- max(which(l != 0))
+  Gam <- rbind(l, diag(P)[-jl, , drop = FALSE])
+  AG <- A[, K + seq_len(P), drop = FALSE] %*% solve(Gam)
+  a1 <- AG[, 1]
+  X <- AG[, -1, drop = FALSE]
+  Y <- drop(A %*% ctx$b) - pr$d
+  SY <- A %*% ctx$S %*% t(A)
+  SR <- SY[rows, rows, drop = FALSE]
+  SR <- (SR + t(SR)) / 2
+  XR <- X[rows, , drop = FALSE]
+  lf_cv <- 0; fc <- 0; fh <- 0; g <- numeric(length(rows))
+  if (hybrid == 1) lf_cv <- dd_lf_cv(XR, SR, ctx$alpha / 10)
+  if (hybrid == 2) {
+    fc <- flci$center; fh <- flci$half
+    g <- drop(A %*% ctx$S %*% flci$vec)[rows]
+  }
+  .Call(C_arp_grid, Y[rows], a1[rows], XR, SR, as.numeric(grid),
+        c(ctx$alpha, hybrid, lf_cv, fc, fh), g)
+}
+
+# least-favourable critical value: 1 - kappa quantile of the ARP statistic under
+# N(0, Sigma_R), 1000 draws from the fixed normal sample (as HonestDiD with seed 0)
+dd_lf_cv <- function(XR, SR, kappa, sims = 1000L) {
+  m <- nrow(SR)
+  z <- dd_honest_draws()$z
+  e <- eigen(SR, symmetric = TRUE)
+  Rm <- e$vectors %*% (t(e$vectors) * sqrt(pmax(e$values, 0)))
+  Xi <- matrix(z[seq_len(sims * m)], sims, m, byrow = TRUE) %*% Rm
+  eta <- .Call(C_arp_eta, XR, SR, t(Xi))
+  stats::quantile(eta, 1 - kappa, type = 7, na.rm = TRUE, names = FALSE)
+}
+
+# ---- the fixed normal sample (set.seed(0); rnorm(1e6)), caller's RNG untouched ----
+
+dd_cache <- new.env(parent = emptyenv())
+
+dd_honest_draws <- function() {
+  if (is.null(dd_cache$hd)) {
+    genv <- globalenv()
+    had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+    old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
+    oldkind <- RNGkind()
+    on.exit({
+      if (had) assign(".Random.seed", old, envir = genv)
+      else {
+        suppressWarnings(RNGkind(oldkind[1], oldkind[2], oldkind[3]))
+        if (exists(".Random.seed", envir = genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
+      }
+    })
+    suppressWarnings(set.seed(0, kind = "Mersenne-Twister", normal.kind = "Inversion",
+                              sample.kind = "Rejection"))
+    z <- stats::rnorm(1e6)
+    dd_cache$hd <- list(z = z, zs = sort(z))
+  }
+  dd_cache$hd
+}
+
+# ---- the optimal FLCI for Delta^SD(M) ----
+
+dd_flci_setup <- function(b, S, K, P, l) {
+  post <- K + seq_len(P)
+  D <- diag(K)
+  if (K > 1) D[cbind(2:K, 1:(K - 1))] <- -1
+  Q <- t(D) %*% S[seq_len(K), seq_len(K), drop = FALSE] %*% D
+  Q <- (Q + t(Q)) / 2
+  q <- drop(t(D) %*% S[seq_len(K), post, drop = FALSE] %*% l)
+  c0 <- drop(crossprod(l, S[post, post, drop = FALSE] %*% l))
+  sbar <- sum(seq_len(P) * l)
+  Cl <- sum(abs(vapply(seq_len(P), function(s) sum(seq_len(s) * l[(P - s + 1):P]), 0))) - sbar
+  V <- function(w) drop(crossprod(w, Q %*% w)) + 2 * sum(q * w) + c0
+  w0 <- c(numeric(K - 1), sbar)
+  st <- list(K = K, P = P, D = D, Q = Q, q = q, c0 = c0, sbar = sbar, Cl = Cl, V = V, w0 = w0,
+             b = b, l = l, h0 = sqrt(V(w0)))
+  if (K == 1L) {
+    st$ws <- w0; st$Vmin <- V(w0); st$hMin <- st$h0
+    return(st)
+  }
+  KKT <- rbind(cbind(2 * Q, 1), c(rep(1, K), 0))
+  ws <- solve(KKT, c(-2 * q, sbar))[seq_len(K)]
+  N <- qr.Q(qr(matrix(1, K, 1)), complete = TRUE)[, -1, drop = FALSE]
+  Cm <- t(N) %*% Q %*% N
+  Nt <- N %*% solve(Cm, t(N))
+  L1 <- matrix(0, K - 1, K); L1[lower.tri(L1, diag = TRUE)] <- 1
+  H <- L1 %*% Nt %*% t(L1)
+  st$ws <- ws; st$Vmin <- V(ws); st$hMin <- sqrt(st$Vmin)
+  st$Nt <- Nt; st$L1 <- L1; st$a <- drop(L1 %*% ws); st$H <- (H + t(H)) / 2
+  st
+}
+
+# worst-case bias (per unit of M) at standard deviation h, and the weights w
+dd_flci_bias <- function(st, h) {
+  if (st$K == 1L) return(list(value = st$Cl + abs(st$sbar), w = st$w0))
+  r <- sqrt(max(h^2 - st$Vmin, 0))
+  res <- .Call(C_flci_bias, st$H, st$a, r)
+  n <- length(st$a)
+  if (res[n + 2L] != 0) dd_stop("honest_did: the FLCI bias problem could not be solved (h = %s).", format(h))
+  mu <- res[seq_len(n)]
+  qmu <- sqrt(max(drop(crossprod(mu, st$H %*% mu)), 0))
+  w <- if (all(mu == 0)) st$w0 else if (qmu > 0) st$ws - r * drop(st$Nt %*% crossprod(st$L1, mu)) / qmu else st$ws
+  list(value = st$Cl + abs(st$sbar) + res[n + 1L], w = w)
+}
+
+dd_qfold <- function(p, mu) .Call(C_qfold, dd_honest_draws()$zs, p, mu)
+
+dd_flci <- function(b, S, K, P, l, M, alpha) {
+  st <- dd_flci_setup(b, S, K, P, l)
+  f <- function(h) {
+    B <- dd_flci_bias(st, h)$value
+    if (is.finite(B)) dd_qfold(1 - alpha, M * B / h) * h else NaN
+  }
+  a <- st$hMin; bb <- st$h0
+  hstar <- a
+  if (bb > a) {
+    eps <- .Machine$double.eps
+    dif <- min((bb - a) / 100, abs(bb) * eps^(1 / 3))
+    fa <- f(a); fb <- f(bb)
+    fpa <- (f(a + dif) - fa) / dif
+    fpb <- (f(bb - dif) - fb) / (-dif)
+    maxiter <- 10 * ceiling(log(abs(bb - a) / dif) / log(2))
+    failtol <- sqrt(eps)
+    iter <- 1; failed <- FALSE
+    if (fpa > fpb || is.nan(fa) || is.nan(fb)) failed <- TRUE
+    else if (fpb < 0) hstar <- bb
+    else if (fpa > 0) hstar <- a
+    else {
+      while (!failed && abs(bb - a) > dif) {
+        iter <- iter + 1
+        x <- (a + bb) / 2
+        fpx <- (f(x + dif) - f(x - dif)) / (2 * dif)
+        failed <- fpx > fpb + failtol || fpx + failtol < fpa || iter > maxiter
+        if (fpx > 0) bb <- x else a <- x
+      }
+      hstar <- (a + bb) / 2
+    }
+    if (failed) {
+      hg <- seq(st$hMin, st$h0, length.out = 100)
+      fv <- vapply(hg, f, 0)
+      hstar <- hg[which.min(fv)]
+    }
+  }
+  B <- dd_flci_bias(st, hstar)
+  half <- dd_qfold(1 - alpha, M * B$value / hstar) * hstar
+  vec <- c(drop(st$D %*% B$w), l)
+  list(center = sum(vec * b), half = half, vec = vec, h = hstar, bias = M * B$value)
+}
+
+# ---- breakdown value ----
+
+dd_breakdown <- function(ctx, Mv, lb, ub, tol) {
+  inc <- !is.na(lb) & lb <= 0 & ub >= 0
+  o <- order(Mv)
+  Mv <- Mv[o]; inc <- inc[o]
+  if (!any(inc)) return(NA_real_)
+  j <- which(inc)[1]
+  if (j == 1L && Mv[1] == 0) return(0)
+  lo <- if (j == 1L) 0 else Mv[j - 1]
+  hi <- Mv[j]
+  if (j == 1L) {
+    ci0 <- dd_honest_ci(ctx, 0)
+    if (!is.na(ci0[1]) && ci0[1] <= 0 && ci0[2] >= 0) return(0)
+  }
+  step <- tol * max(Mv)
+  while (hi - lo > step) {
+    mid <- (lo + hi) / 2
+    ci <- dd_honest_ci(ctx, mid)
+    if (!is.na(ci[1]) && ci[1] <= 0 && ci[2] >= 0) hi <- mid else lo <- mid
+  }
+  hi
+}
+
+# ---- methods ----
+
+#' @export
+print.honest_did <- function(x, digits = 4, ...) {
+  lab <- if (x$type == "SD") "M" else "Mbar"
+  cat(sprintf("Sensitivity analysis (Rambachan-Roth), %s, method %s, %d%% intervals\n",
+              x$results$delta[1], x$method, round(100 * (1 - x$alpha))))
+  cat(sprintf("Target: l'beta_post with l = %s; estimate %s (se %s); %d pre and %d post periods\n",
+              dd_show(x$l_vec, 6), format(x$estimate, digits = digits), format(x$se, digits = digits),
+              x$num_pre, x$num_post))
+  cat(sprintf("Original interval: [%s, %s]\n", format(x$original[1], digits = digits),
+              format(x$original[2], digits = digits)))
+  r <- x$results[, c(lab, "lb", "ub")]
+  print(format(r, digits = digits), row.names = FALSE)
+  if (!is.null(x$breakdown))
+    cat(sprintf("Breakdown value (smallest %s whose interval includes 0): %s\n", lab,
+                if (is.na(x$breakdown)) sprintf("none up to %s", format(max(x$results[[lab]]), digits = digits))
+                else format(x$breakdown, digits = digits)))
+  invisible(x)
+}
+
+#' @export
+as.data.frame.honest_did <- function(x, ...) {
+  lab <- if (x$type == "SD") "M" else "Mbar"
+  orig <- data.frame(x = NA_real_, lb = x$original[[1]], ub = x$original[[2]], method = "Original",
+                     delta = NA_character_, stringsAsFactors = FALSE)
+  names(orig)[1] <- lab
+  rbind(orig, x$results)
+}
+
+#' @export
+plot.honest_did <- function(x, main = NULL, xlab = NULL, ylab = "Robust confidence interval", ...) {
+  lab <- if (x$type == "SD") "M" else "Mbar"
+  r <- x$results
+  Mv <- r[[lab]]
+  step <- if (length(Mv) > 1) min(diff(sort(unique(Mv)))) else max(abs(Mv), 1) / 4
+  if (!is.finite(step) || step <= 0) step <- 1
+  xo <- min(Mv) - step
+  yl <- range(c(r$lb, r$ub, x$original, 0), na.rm = TRUE)
+  if (is.null(main)) main <- sprintf("Sensitivity: %s (%s)", r$delta[1], x$method)
+  if (is.null(xlab)) xlab <- lab
+  graphics::plot(range(c(xo, Mv)) + c(-step, step) / 2, yl, type = "n", main = main, xlab = xlab,
+                 ylab = ylab, ...)
+  graphics::abline(h = 0, lty = 2, col = "grey50")
+  graphics::segments(xo, x$original[1], xo, x$original[2], lwd = 2, col = "firebrick")
+  graphics::points(xo, mean(x$original), pch = 16, col = "firebrick")
+  ok <- !is.na(r$lb)
+  graphics::segments(Mv[ok], r$lb[ok], Mv[ok], r$ub[ok], lwd = 2, col = "steelblue")
+  graphics::points(Mv[ok], (r$lb[ok] + r$ub[ok]) / 2, pch = 16, col = "steelblue")
+  if (!is.null(x$breakdown) && !is.na(x$breakdown)) graphics::abline(v = x$breakdown, lty = 3)
+  graphics::legend("topleft", legend = c("Original", "Robust"), col = c("firebrick", "steelblue"),
+                   lwd = 2, bty = "n")
+  invisible(x)
+}
