@@ -1,0 +1,274 @@
+# honest_did() against HonestDiD. HonestDiD cannot be installed on R 4.2.2 (its
+# optimisation stack, CVXR, is not on CRAN for this R), so the comparison is
+# with published numbers: ../shared/reference/README.md of this project, which
+# lists intervals computed by HonestDiD 0.2.x on its BC and LW event studies
+# (shipped here as inst/extdata/honestdid_*_event_study.txt). Where a number
+# below carries more digits than that README, it is the same result at full
+# precision from HonestDiD's stored vignette results (data/VignetteResults.rda
+# in the HonestDiD repository at commit fdadae3, version 0.2.6).
+
+read_es <- function(name) {
+  L <- readLines(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"), package = "diffdiff"))
+  g <- function(key) as.numeric(strsplit(sub(paste0("^", key, " +"), "", L[startsWith(L, key)][1]), " +")[[1]])
+  b <- g("betahat")
+  j <- which(startsWith(L, "sigma"))
+  rows <- L[(j + 1):length(L)]
+  rows <- rows[nchar(trimws(rows)) > 0]
+  S <- do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric))
+  list(b = b, S = S, K = length(g("pre_indices")), P = length(g("post_indices")))
+}
+
+# largest absolute difference below tol (the references are rounded to the digits printed)
+expect_close <- function(actual, expected, tol) {
+  expect_equal(length(actual), length(expected))
+  expect_lt(max(abs(actual - expected)), tol)
+}
+
+bc <- read_es("bc")
+lw <- read_es("lw")
+l17 <- replace(numeric(23), 17, 1)   # HonestDiD's basisVector(17, 23)
+
+test_that("the event-study files parse to the documented sizes", {
+  expect_equal(c(bc$K, bc$P, dim(bc$S)), c(4, 4, 8, 8))
+  expect_equal(c(lw$K, lw$P, dim(lw$S)), c(9, 23, 32, 32))
+})
+
+test_that("BC original interval equals constructOriginalCS (reference [0.1587749, 0.2331473])", {
+  h <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SD", M = 0, breakdown = FALSE)
+  expect_close(unname(h$original), c(0.1587749, 0.2331473), 5e-8)
+})
+
+test_that("BC Delta^SDRM, C-LF, grid of 100 on [-1, 1] equals HonestDiD exactly", {
+  # README block labelled "BC, relative magnitudes (DeltaRM), C-LF"; HonestDiD's vignette computes it with
+  # createSensitivityResults_relativeMagnitudes(bound = "deviation from linear trend", ...), i.e. Delta^SDRM
+  # (the stored tibble says Delta = "DeltaSDRM"). Endpoints are grid points -1 + i * 2/99.
+  h <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SDRM", Mbar = seq(0, 2, by = 0.5),
+                  grid_points = 100, grid_lb = -1, grid_ub = 1, breakdown = FALSE)
+  ref_lb <- c(0.2121, 0.1515, 0.0707, -0.0101, -0.1111)
+  ref_ub <- c(0.3131, 0.3939, 0.4949, 0.5960, 0.6970)
+  expect_close(h$results$lb, ref_lb, 5e-5)
+  expect_close(h$results$ub, ref_ub, 5e-5)
+  # full precision: the same grid points
+  expect_close(h$results$lb, -1 + c(60, 57, 53, 49, 44) * 2 / 99, 1e-12)
+  expect_close(h$results$ub, -1 + c(65, 69, 74, 79, 84) * 2 / 99, 1e-12)
+  expect_true(all(diff(h$results$lb) < 0) && all(diff(h$results$ub) > 0))   # nested in Mbar
+})
+
+test_that("BC Delta^SDNB (negative bias), default C-F, equals HonestDiD", {
+  h <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SD", sign = "negative",
+                  M = c(0, 0.1, 0.2, 0.3), breakdown = FALSE)
+  expect_identical(h$method, "C-F")
+  r <- h$results
+  # README: [0.20586, 0.23422], [0.16411, 0.41835], [0.16412, 0.51847], [0.16420, 0.64684]
+  expect_close(r$lb, c(0.20586, 0.16411, 0.16412, 0.16420), 5e-6)
+  expect_close(r$ub[1:3], c(0.23422, 0.41835, 0.51847), 5e-6)
+  # full precision (VignetteResults): M = 0.1 and 0.2 identical grid points
+  expect_close(c(r$lb[2], r$ub[2], r$lb[3], r$ub[3], r$lb[4]),
+               c(0.1641096769, 0.4183529070, 0.1641167324, 0.5184691025, 0.1642031625), 1e-9)
+  # M = 0: HonestDiD's grid is the alpha/10 FLCI, whose centre ECOS returns off the exact minimum-variance
+  # estimator by +8.3e-7 (0.2058558924 there); the grid, and so both ends, move by that amount.
+  expect_close(r$lb[1], 0.2058558924, 1e-6)
+  # M = 0.3: HonestDiD's upper end 0.64684 is the last grid point, i.e. the upper end of the alpha/10 FLCI,
+  # where the first-stage test sits exactly on its boundary and R's decision is rounding. diffdiff rejects
+  # the two boundary points of that grid always (deliberate); its interval ends at the largest interior
+  # accepted point instead.
+  fl <- diffdiff:::dd_flci(bc$b, bc$S, bc$K, bc$P, c(1, 0, 0, 0), 0.3, 0.005)
+  expect_close(fl$center + fl$half, 0.64684, 5e-6)
+  expect_lt(r$ub[4], 0.64684 - 0.02)
+})
+
+test_that("LW Delta^SD FLCI for l = e17: half-lengths equal HonestDiD's, centres within ECOS's noise", {
+  ref <- rbind(c(3.9054468895, 8.374721276), c(-0.0829056139, 8.190835656), c(-14.1037747077, 5.384253362))
+  h <- honest_did(betahat = lw$b, sigma = lw$S, num_pre = lw$K, type = "SD", M = c(0, 0.01, 0.04),
+                  l_vec = l17, breakdown = FALSE)
+  half <- (h$results$ub - h$results$lb) / 2
+  ref_half <- (ref[, 2] - ref[, 1]) / 2
+  expect_lt(max(abs(half / ref_half - 1)), 1e-7)
+  # HonestDiD solves the bias problem with ECOS; its solution is accurate to ~1e-6 in h, and the centre moves
+  # ~20x that. At M = 0 the feasible set is a single point (the minimum-variance estimator), which ECOS
+  # misses by 1.97e-3 in the centre.
+  cen <- (h$results$ub + h$results$lb) / 2
+  ref_cen <- (ref[, 2] + ref[, 1]) / 2
+  expect_lt(abs(cen[1] - ref_cen[1]), 2.5e-3)
+  expect_lt(max(abs(cen[2:3] - ref_cen[2:3])), 5e-5)
+  # the M = 0 centre is exactly the minimum-variance trend-orthogonal estimator (closed form, here)
+  K <- lw$K; P <- lw$P
+  D <- diag(K); D[cbind(2:K, 1:(K - 1))] <- -1
+  Q <- t(D) %*% lw$S[1:K, 1:K] %*% D
+  q <- drop(t(D) %*% lw$S[1:K, K + 1:P] %*% l17)
+  w <- solve(rbind(cbind(2 * Q, 1), c(rep(1, K), 0)), c(-2 * q, 17))[1:K]
+  expect_equal(cen[1], sum(drop(D %*% w) * lw$b[1:K]) + lw$b[K + 17], tolerance = 1e-10)
+  expect_close(h$results$lb, c(3.905447, -0.082906, -14.103775), 2.5e-3)
+})
+
+test_that("LW Delta^SDD (monotone decreasing), C-F, M = 0: HonestDiD's interval moved by its ECOS centre shift", {
+  h <- honest_did(betahat = lw$b, sigma = lw$S, num_pre = lw$K, type = "SD", monotonicity = "decreasing",
+                  M = 0, l_vec = l17, breakdown = FALSE)
+  # reference [2.953460, 9.109366]. The C-F grid is the alpha/10 FLCI at M = 0, centred at the minimum-variance
+  # estimator, which HonestDiD's ECOS puts at 6.140084083 (the reference's M = 0 FLCI centre, above) and
+  # diffdiff at the exact 6.142056694: the grid, and both ends, shift by that difference.
+  shift <- (h$results$lb[1] + 0) - 2.953460
+  fl <- diffdiff:::dd_flci(lw$b, lw$S, lw$K, lw$P, l17, 0, 0.005)
+  ecos_shift <- fl$center - (3.9054468895 + 8.374721276) / 2
+  expect_close(c(h$results$lb, h$results$ub) - c(2.953460, 9.109366), rep(ecos_shift, 2), 2e-6)
+  expect_gt(shift, 0)
+})
+
+test_that("the FLCI estimator is orthogonal to linear trends and its bias is worst case", {
+  st <- diffdiff:::dd_flci_setup(lw$b, lw$S, lw$K, lw$P, l17)
+  for (M in c(0.01, 0.04)) {
+    fl <- diffdiff:::dd_flci(lw$b, lw$S, lw$K, lw$P, l17, M, 0.05)
+    ev <- c(-(lw$K:1), 1:lw$P)
+    expect_lt(abs(sum(ev * fl$vec)), 1e-9 * sum(abs(ev * fl$vec)))
+    # its variance is h^2
+    expect_equal(drop(crossprod(fl$vec, lw$S %*% fl$vec)), fl$h^2, tolerance = 1e-9)
+    # worst-case bias over Delta^SD(M) by LP (max v'delta s.t. |second differences| <= M, delta_0 = 0),
+    # equal to the QP's bias
+    A <- diffdiff:::dd_A_SD(lw$K, lw$P)
+    wb <- -.Call(diffdiff:::C_lp_max, A, -fl$vec, -rep(M, nrow(A)))
+    expect_equal(wb, fl$bias, tolerance = 1e-8)
+  }
+  # the bias QP against a brute-force check: the dual value equals the primal at the recovered w
+  for (h in seq(st$hMin * 1.01, st$h0 * 0.99, length.out = 5)) {
+    B <- diffdiff:::dd_flci_bias(st, h)
+    expect_equal(st$Cl + sum(abs(cumsum(B$w))), B$value, tolerance = 1e-10)
+    expect_lte(st$V(B$w), h^2 * (1 + 1e-10))
+    expect_equal(sum(B$w), 17, tolerance = 1e-12)
+  }
+})
+
+test_that("the simulated folded-normal quantile equals R's quantile over the same draws", {
+  z <- diffdiff:::dd_honest_draws()$z
+  for (mu in c(0, 0.37, 2.5, -1.2, 10)) for (p in c(0.95, 0.995)) {
+    expect_identical(diffdiff:::dd_qfold(p, mu), quantile(abs(z + mu), p, names = FALSE, type = 7))
+  }
+  # the draws are R's set.seed(0); rnorm(1e6) (HonestDiD's .qfoldednormal); Qhat_.95(0) = 1.96223866698157
+  expect_equal(diffdiff:::dd_qfold(0.95, 0), 1.96223866698157, tolerance = 1e-14)
+})
+
+test_that("honest_did leaves the caller's random numbers alone", {
+  set.seed(42); x <- runif(3)
+  set.seed(42)
+  honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "RM", Mbar = 1, grid_points = 50,
+             breakdown = FALSE)
+  expect_identical(runif(3), x)
+})
+
+test_that("the truncated-normal quantile inverts the truncated distribution", {
+  tq <- function(p, l, u) .Call(diffdiff:::C_tn_quantile, p, l, u)
+  for (cs in list(c(0.9, -1, 2), c(0.3, 0.5, 4), c(0.95, -3, -1), c(0.99, 1, Inf))) {
+    x <- tq(cs[1], cs[2], cs[3])
+    expect_equal((pnorm(x) - pnorm(cs[2])) / (pnorm(cs[3]) - pnorm(cs[2])), cs[1], tolerance = 1e-10)
+  }
+  # far in the tail (l > 35): the same identity on the log scale
+  x <- tq(0.5, 40, Inf)
+  expect_equal(exp(pnorm(x, lower.tail = FALSE, log.p = TRUE) - pnorm(40, lower.tail = FALSE, log.p = TRUE)),
+               0.5, tolerance = 1e-9)
+})
+
+test_that("the ARP statistic from the simplex equals brute-force vertex enumeration", {
+  set.seed(3)
+  m <- 7; k <- 2
+  X <- matrix(rnorm(m * k), m, k)
+  Sig <- crossprod(matrix(rnorm(m * m), m)) / m
+  Xi <- matrix(rnorm(m * 20), m, 20)
+  eta <- .Call(diffdiff:::C_arp_eta, X, Sig, Xi)
+  W <- cbind(sqrt(diag(Sig)), X)
+  cmb <- combn(m, k + 1)
+  verts <- NULL
+  for (j in seq_len(ncol(cmb))) {
+    B <- cmb[, j]
+    if (abs(det(W[B, ])) < 1e-12) next
+    lam <- solve(t(W[B, ]), c(1, rep(0, k)))
+    if (all(lam >= -1e-12)) { v <- numeric(m); v[B] <- lam; verts <- cbind(verts, v) }
+  }
+  brute <- apply(Xi, 2, function(y) max(colSums(verts * y)))
+  expect_equal(eta, brute, tolerance = 1e-10)
+})
+
+test_that("intervals are nested in M and equivariant to the scale of the outcome", {
+  h <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SD", M = c(0, 0.05, 0.1), breakdown = FALSE)
+  # the FLCI's estimator changes with M, so the intervals need not be nested, but they lengthen
+  expect_true(all(diff(h$results$ub - h$results$lb) > 0))
+  h10 <- honest_did(betahat = 10 * bc$b, sigma = 100 * bc$S, num_pre = bc$K, type = "SD", M = c(0, 0.5, 1),
+                    breakdown = FALSE)
+  expect_equal(h10$results$lb, 10 * h$results$lb, tolerance = 1e-8)
+  expect_equal(h10$results$ub, 10 * h$results$ub, tolerance = 1e-8)
+  r1 <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "RM", Mbar = c(0.5, 1),
+                   grid_points = 101, grid_lb = -1, grid_ub = 1, breakdown = FALSE)
+  r10 <- honest_did(betahat = 10 * bc$b, sigma = 100 * bc$S, num_pre = bc$K, type = "RM", Mbar = c(0.5, 1),
+                    grid_points = 101, grid_lb = -10, grid_ub = 10, breakdown = FALSE)
+  expect_equal(r10$results$lb, 10 * r1$results$lb, tolerance = 1e-10)
+  expect_equal(r10$results$ub, 10 * r1$results$ub, tolerance = 1e-10)
+  # RM with Mbar = 0 and the conditional method lies inside the original interval's neighbourhood
+  expect_true(all(r1$results$lb <= r1$results$ub))
+})
+
+test_that("l_vec: a combination of post periods, and the breakdown value", {
+  l <- c(0.25, 0.25, 0.25, 0.25)
+  h <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SD", M = seq(0, 0.1, length.out = 5),
+                  l_vec = l, breakdown_tol = 1e-3)
+  expect_equal(h$estimate, mean(bc$b[5:8]), tolerance = 1e-12)
+  bd <- h$breakdown
+  expect_true(is.finite(bd) && bd > 0)
+  ctx_ci <- function(M) {
+    hh <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "SD", M = M, l_vec = l, breakdown = FALSE)
+    c(hh$results$lb, hh$results$ub)
+  }
+  expect_lte(ctx_ci(bd)[1], 0)
+  expect_gt(ctx_ci(bd - 1e-3 * 0.1)[1], 0)
+})
+
+test_that("honest_did takes the event studies of did_event, did_sa, did_bjs and did_cs", {
+  d <- sim_panel()
+  ev <- did_event(d, yname = "y", tname = "year", idname = "id", gname = "first_treat")
+  h <- honest_did(ev, type = "SD", M = c(0, 0.1), breakdown = FALSE)
+  cf <- coef(ev)
+  expect_equal(unname(h$betahat), unname(cf[grepl("^event::", names(cf))]), tolerance = 1e-14)
+  expect_equal(h$num_pre, 6L)
+  expect_equal(unname(h$estimate), unname(cf["event::0"]), tolerance = 1e-14)
+  sa <- did_sa(d, yname = "y", tname = "year", idname = "id", gname = "first_treat")
+  expect_s3_class(honest_did(sa, type = "RM", Mbar = 1, grid_points = 100, breakdown = FALSE), "honest_did")
+  bj <- did_bjs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat", pretrends = TRUE)
+  hb <- honest_did(bj, type = "SD", M = 0.1, breakdown = FALSE)
+  expect_equal(unname(hb$sigma), unname(vcov(bj)[1:13, 1:13]), tolerance = 1e-14)
+  cs <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat", base_period = "universal")
+  ag <- aggregate(cs, type = "dynamic")
+  hc <- honest_did(ag, type = "SD", M = 0.1, breakdown = FALSE)
+  expect_equal(hc$num_pre, 6L)   # event -1 is the universal base (0, no variance): dropped
+  expect_equal(unname(hc$betahat), unname(coef(ag)[c(1:6, 8:14)]), tolerance = 1e-14)
+  out <- as.data.frame(h)
+  expect_equal(out$method, c("Original", "FLCI", "FLCI"))
+  pdf(NULL); on.exit(dev.off())
+  expect_invisible(plot(h))
+  expect_output(print(h), "Breakdown|Original")
+})
+
+test_that("bad input to honest_did gets clear errors", {
+  d <- sim_panel()
+  bj <- did_bjs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat", pretrends = FALSE)
+  expect_error(honest_did(bj), "no pre-period coefficients")
+  b <- bc$b; S <- bc$S
+  expect_error(honest_did(betahat = b, sigma = S[1:7, 1:7], num_pre = 4), "`sigma` must be 8 x 8")
+  S2 <- S; S2[1, 2] <- S2[1, 2] + 1
+  expect_error(honest_did(betahat = b, sigma = S2, num_pre = 4), "`sigma` must be symmetric")
+  S3 <- S - diag(0.01, 8)
+  expect_error(honest_did(betahat = b, sigma = S3, num_pre = 4), "positive semi-definite")
+  expect_error(honest_did(betahat = b, sigma = "a", num_pre = 4), "`sigma` must be a numeric matrix")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, l_vec = c(1, 0)), "`l_vec` must .* length 4.*c\\(1, 0\\)")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, M = c(0, -1)), "`M` must be non-negative.*-1")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, type = "RM", Mbar = -0.5), "`Mbar` must be non-negative.*-0.5")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 0), "`num_pre`.*0")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 8), "`num_pre`.*8")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, type = "XX"), "`type`")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, method = "FLCI", sign = "negative"), "FLCI")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, type = "RM", method = "FLCI"), "`method`")
+  expect_error(honest_did(betahat = b[-(1:3)], sigma = S[-(1:3), -(1:3)], num_pre = 1, type = "SDRM"),
+               "SDRM.*at least 2")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, sign = "up"), "`sign`")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, sign = "positive", monotonicity = "increasing"),
+               "at most one")
+  expect_error(honest_did(ev <- 1:3), "`fit` must be an event-study fit")
+  expect_error(honest_did(betahat = b, sigma = S, num_pre = 4, grid_lb = 1, grid_ub = 0), "`grid_lb`")
+  expect_error(honest_did(), "needs a fit")
+})
