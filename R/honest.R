@@ -269,7 +269,7 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
   grid <- dd_honest_grid(ctx, problems, flci)
   acc <- integer(length(grid))
   for (pr in problems) {
-    a <- dd_arp_accept(ctx, pr, grid, hybrid, flci)
+    a <- dd_arp_accept(ctx, pr, grid, hybrid, flci, acc)
     acc <- pmax(acc, a, na.rm = TRUE)
   }
   ok <- which(acc == 1L)
@@ -306,7 +306,7 @@ dd_honest_grid <- function(ctx, problems, flci) {
   seq(lb, ub, length.out = ctx$n)
 }
 
-dd_arp_accept <- function(ctx, pr, grid, hybrid, flci) {
+dd_arp_accept <- function(ctx, pr, grid, hybrid, flci, skip = integer(length(grid))) {
   K <- ctx$K; P <- ctx$P; l <- ctx$l
   A <- pr$A; rows <- pr$rows
   jl <- max(which(l != 0))
@@ -326,7 +326,7 @@ dd_arp_accept <- function(ctx, pr, grid, hybrid, flci) {
     g <- drop(A %*% ctx$S %*% flci$vec)[rows]
   }
   .Call(C_arp_grid, Y[rows], a1[rows], XR, SR, as.numeric(grid),
-        c(ctx$alpha, hybrid, lf_cv, fc, fh), g)
+        c(ctx$alpha, hybrid, lf_cv, fc, fh), g, as.integer(skip))
 }
 
 # least-favourable critical value: 1 - kappa quantile of the ARP statistic under

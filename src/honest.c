@@ -272,6 +272,8 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
     if (fabs(flci_e) >= flci_half * (1 - 1e-12)) return 1;   /* the FLCI's boundary points count as outside */
   }
   if (hybrid) { double kap = alpha / 10.0; size = (alpha - kap) / (1.0 - kap); }
+  /* the critical value is >= 0: eta <= 0 is never rejected (whatever the conditioning interval) */
+  if (eta <= 0) return 0;
   for (int i = 0; i < m; i++) A->gam[i] = A->lam[i];
   double s2 = 0.0;
   for (int i = 0; i < m; i++) {
@@ -279,7 +281,7 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
     for (int j = 0; j < m; j++) s += A->Sig[i + (size_t) j * m] * A->gam[j];
     A->bvec[i] = s; s2 += A->gam[i] * s;
   }
-  if (fabs(s2) < DBL_EPSILON) return eta > 0;
+  if (fabs(s2) < DBL_EPSILON) return 1;   /* eta > 0 here */
   for (int i = 0; i < m; i++) { A->bvec[i] /= s2; A->sT[i] = y[i] - A->bvec[i] * eta; }
   double sB = sqrt(s2);
   double hi = fmax(100.0, eta + 20 * sB), lo = fmin(-100.0, eta - 20 * sB);
@@ -305,8 +307,9 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
 }
 
 /* accept (1) / reject (0) at each theta of the grid; NA when the LP failed.
- * y(theta) = Y - a1 theta; X m x k; Sig m x m. */
-SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g) {
+ * y(theta) = Y - a1 theta; X m x k; Sig m x m. Points with skip == 1 are not
+ * tested (returned as accepted). */
+SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip) {
   int m = LENGTH(Y), k = ncols(X), ng = LENGTH(grid);
   const double *o = REAL(opts);
   double alpha = o[0], lf_cv = o[2], fc = o[3], fh = o[4];
@@ -317,6 +320,7 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
   int st = arp_setup(&A, m, k, REAL(X), REAL(Sig));
   double *y = (double *) R_alloc(m, sizeof(double));
   for (int g = 0; g < ng; g++) {
+    if (INTEGER(skip)[g] == 1) { acc[g] = 1; continue; }   /* already accepted (union over sub-problems) */
     if (st) { acc[g] = NA_INTEGER; continue; }
     double th = REAL(grid)[g];
     for (int i = 0; i < m; i++) y[i] = REAL(Y)[i] - REAL(a1)[i] * th;
