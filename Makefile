@@ -42,6 +42,8 @@ bench: install
 	$(RSCRIPT) bench/survey.R
 	bash tools/install-did2s.sh /tmp/did2slib
 	DID2S_LIB=/tmp/did2slib $(RSCRIPT) bench/staggered.R
+	bash tools/install-honestdid.sh /tmp/honestlib || true
+	HONESTDID_LIB=/tmp/honestlib $(RSCRIPT) bench/honest.R
 
 clean:
 	rm -rf $(CHECKDIR) $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so demo-output

@@ -65,8 +65,9 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
     gt <- rep(Inf, N)
     on <- which(d == 1)
     if (length(on)) {
-      m <- tapply(tt[on], idc[on], min)
-      gt[as.integer(names(m)) + 1L] <- m
+      o <- on[order(idc[on], tt[on])]
+      o <- o[!duplicated(idc[o])]                  # each unit's first treated row
+      gt[idc[o] + 1L] <- tt[o]
     }
     if (any(d == 0 & tt >= gt[idc + 1L]))
       dd_stop("`treatname` = \"%s\" must be absorbing (once 1, always 1 for the unit); it switches back to 0.", treatname)
@@ -89,20 +90,24 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   grp <- match(gt, groups)[idc + 1L]
   periods <- sort(unique(tt))
   # columns in time order (period codes follow the order of appearance)
-  ybar <- matrix(tapply(p$y, list(grp, match(tt, periods)), mean), length(groups))
+  cell <- grp + (match(tt, periods) - 1L) * length(groups)
+  ncell <- length(groups) * T
+  ybar <- matrix(vapply(split(p$y, factor(cell, levels = seq_len(ncell))), function(v) sum(v) / length(v), 0),
+                 length(groups))
   ng <- tabulate(match(gt, groups), length(groups))           # units per group
   pairs <- expand.grid(k = seq_along(groups), l = seq_along(groups))
   pairs <- pairs[pairs$k != pairs$l & is.finite(groups[pairs$k]) & groups[pairs$k] != t0, ]
-  out <- lapply(seq_len(nrow(pairs)), function(i) {
+  est_w <- vapply(seq_len(nrow(pairs)), function(i) {
     k <- pairs$k[i]; l <- pairs$l[i]; gk <- groups[k]; gl <- groups[l]
     win <- if (is.infinite(gl)) rep(TRUE, T) else if (gk < gl) periods < gl else periods >= gl
     post <- periods >= gk
     a <- win & post; b <- win & !post
-    est <- (mean(ybar[k, a]) - mean(ybar[k, b])) - (mean(ybar[l, a]) - mean(ybar[l, b]))
+    mn <- function(v) sum(v) / length(v)
+    est <- (mn(ybar[k, a]) - mn(ybar[k, b])) - (mn(ybar[l, a]) - mn(ybar[l, b]))
     # weights as the paper / bacondecomp: rows of the pair's subsample
     Tw <- sum(win)
     nk <- ng[k] * Tw; nl <- ng[l] * Tw
-    Dk <- mean(periods[win] >= gk); Dl <- mean(periods[win] >= gl)
+    Dk <- mn(periods[win] >= gk); Dl <- mn(periods[win] >= gl)
     nkl <- nk / (nk + nl)
     w <- if (is.infinite(gl)) (nk + nl)^2 * nkl * (1 - nkl) * Dk * (1 - Dk)
          else if (gk < gl) ((nk + nl) * (1 - Dl))^2 * nkl * (1 - nkl) * (Dk - Dl) / (1 - Dl) * (1 - Dk) / (1 - Dl)
@@ -111,9 +116,10 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
            n1 <- nl; n2 <- nk; s <- n1 / (n1 + n2); D1 <- Dl; D2 <- Dk
            ((n1 + n2) * D1)^2 * s * (1 - s) * (D2 / D1) * (D1 - D2) / D1
          }
-    data.frame(treated = gk, untreated = gl, estimate = est, weight = w)
-  })
-  tb <- do.call(rbind, out)
+    c(est, w)
+  }, numeric(2))
+  tb <- data.frame(treated = groups[pairs$k], untreated = groups[pairs$l], estimate = est_w[1, ],
+                   weight = est_w[2, ])
   tb$weight <- tb$weight / sum(tb$weight)
   tb$type <- ifelse(is.infinite(tb$untreated), "Treated vs Untreated",
                     ifelse(tb$untreated == t0, "Later vs Always Treated",
