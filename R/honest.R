@@ -42,6 +42,23 @@
 #' (to `breakdown_tol` times the largest). `NA` when the interval excludes 0
 #' at every `M` given; 0 when it includes 0 already at the smallest.
 #'
+#' Differences from HonestDiD (0.2.x), measured on its BC and LW event
+#' studies: (1) HonestDiD solves the FLCI's bias problem with a conic solver
+#' (ECOS), accurate to about 1e-6 in the standard deviation of the estimator;
+#' diffdiff solves it exactly (dual box QP, finished on its active set). The
+#' FLCI half-lengths agree to 1e-7 relative; the centres differ by up to 5e-5
+#' (LW, `M` = 0.01 and 0.04) and, at `M = 0`, where the feasible set is the
+#' single minimum-variance estimator, by 2e-3 (LW: exact centre 6.142057,
+#' HonestDiD 6.140084). The `"C-F"` grid is that FLCI, so `"C-F"` intervals
+#' at `M = 0` move by the same amount. (2) At the two end points of the
+#' `"C-F"` grid the first-stage test sits exactly on its boundary and
+#' HonestDiD's decision is decided by rounding (usually rejected); diffdiff
+#' always rejects them. On BC with `sign = "negative"`, `M = 0.3`, HonestDiD
+#' reports the grid's end 0.6468 as the upper bound; diffdiff 0.6181, the
+#' largest interior point accepted. (3) The conditioning interval of the ARP
+#' test is computed exactly (parametric LP), not to HonestDiD's 1e-6
+#' bisection tolerance.
+#'
 #' @param fit An event-study fit: [did_event()], [did_sa()], [did_bjs()] (with
 #'   `pretrends = TRUE`, so that it has pre-period coefficients) or
 #'   `aggregate(did_cs(...), type = "dynamic")` (best with
