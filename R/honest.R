@@ -30,7 +30,7 @@
 #' HonestDiD's (see Details).
 #'
 #' Default grids: `"C-F"` uses 1000 points across the (alpha/10)-level FLCI
-#' (whose two end points are always rejected by the first stage);
+#' (the first stage rejects every point outside it);
 #' `"Conditional"` and `"C-LF"` under `"SD"` span the identified set at
 #' `betahat = 0` widened by 20 standard errors of the estimand; under `"RM"`
 #' and `"SDRM"` the grid is +/- 20 standard errors around 0. A warning says so
@@ -52,10 +52,17 @@
 #' HonestDiD 6.140084). The `"C-F"` grid is that FLCI, so `"C-F"` intervals
 #' at `M = 0` move by the same amount. (2) At the two end points of the
 #' `"C-F"` grid the first-stage test sits exactly on its boundary and
-#' HonestDiD's decision is decided by rounding (usually rejected); diffdiff
-#' always rejects them. On BC with `sign = "negative"`, `M = 0.3`, HonestDiD
-#' reports the grid's end 0.6468 as the upper bound; diffdiff 0.6181, the
-#' largest interior point accepted. (3) The conditioning interval of the ARP
+#' HonestDiD's decision is decided by rounding (in the cases checked: the
+#' lower end always rejected, the upper end rejected in 4 of 7); diffdiff
+#' always rejects both (a convention; the points have measure zero). On BC
+#' with `sign = "negative"`, `M = 0.3`, HonestDiD reports the grid's end
+#' 0.6468 as the upper bound; diffdiff 0.6181, the largest interior point
+#' accepted; in two other cases checked the upper bound is one grid step
+#' (1e-4 to 3e-4) inside HonestDiD's. (3) With one
+#' post period diffdiff follows HonestDiD's test without nuisance parameters
+#' (its critical value max(0, q) on the scale of the moment including its
+#' bound, and no cap at the least-favourable critical value). (4) The
+#' conditioning interval of the ARP
 #' test is computed exactly (parametric LP), not to HonestDiD's 1e-6
 #' bisection tolerance.
 #'
@@ -295,7 +302,9 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
                               if (ctx$type == "SD") "M" else "Mbar", format(m)), call. = FALSE)
     return(c(NA_real_, NA_real_))
   }
-  if (warn && (ok[1] == 1L || ok[length(ok)] == length(grid)))
+  # the default C-F grid is the alpha/10 FLCI, outside which every point is rejected: its ends bound the set
+  bounded <- isTRUE(attr(grid, "flci"))
+  if (warn && !bounded && (ok[1] == 1L || ok[length(ok)] == length(grid)))
     warning(sprintf("honest_did: at %s = %s the accepted set reaches an end of the grid [%s, %s]; the interval may be wider. Widen it with `grid_lb` and `grid_ub`.",
                     if (ctx$type == "SD") "M" else "Mbar", format(m), format(grid[1]),
                     format(grid[length(grid)])), call. = FALSE)
@@ -317,8 +326,10 @@ dd_honest_grid <- function(ctx, problems, flci) {
     } else {
       dl <- -20 * ctx$sd_theta; du <- 20 * ctx$sd_theta
     }
+    flci_ends <- !is.null(flci) && is.null(lb) && is.null(ub)
     if (is.null(lb)) lb <- dl
     if (is.null(ub)) ub <- du
+    if (flci_ends) return(structure(seq(lb, ub, length.out = ctx$n), flci = TRUE))
   }
   seq(lb, ub, length.out = ctx$n)
 }
@@ -343,7 +354,8 @@ dd_arp_accept <- function(ctx, pr, grid, hybrid, flci, skip = integer(length(gri
     g <- drop(A %*% ctx$S %*% flci$vec)[rows]
   }
   .Call(C_arp_grid, Y[rows], a1[rows], XR, SR, as.numeric(grid),
-        c(ctx$alpha, hybrid, lf_cv, fc, fh), g, as.integer(skip))
+        c(ctx$alpha, hybrid, lf_cv, fc, fh), g, as.integer(skip),
+        if (P == 1L) pr$d[rows] / sqrt(pmax(diag(SR), 0)) else numeric(0))
 }
 
 # least-favourable critical value: 1 - kappa quantile of the ARP statistic under

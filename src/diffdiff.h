@@ -131,7 +131,8 @@ SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
                  SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
 
 /* honest.c: Rambachan-Roth sensitivity (LP, box QP, critical values) */
-SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip);
+SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip,
+                SEXP dnorm);
 SEXP C_arp_eta(SEXP X, SEXP Sig, SEXP Xi);
 SEXP C_lp_max(SEXP W, SEXP b, SEXP c);
 SEXP C_tn_quantile(SEXP p, SEXP l, SEXP u);

@@ -258,8 +258,14 @@ static double arp_side(arp_t *A, double c0, double eta, int dir) {
 }
 
 /* hybrid: 0 conditional (ARP), 1 least favourable (LF), 2 FLCI */
+/* dnorm: NULL for the test with nuisance parameters; with one post period
+ * (no nuisance) the normalised d_j / sd_j of each moment, and HonestDiD's
+ * no-nuisance conventions apply: the statistic gamma'y has mean dnorm_j, the
+ * critical value max(0, .) is taken on that scale (reject iff
+ * eta > max(-dnorm_j, q)), and the LF hybrid does not cap the conditioning
+ * interval at lf_cv. */
 static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double lf_cv,
-                    double flci_e, double flci_half, const double *flci_g) {
+                    double flci_e, double flci_half, const double *flci_g, const double *dnorm) {
   int m = A->m;
   double eta;
   int st = lp_solve(&A->lp, y, A->cfull, A->lam, &eta);
@@ -273,7 +279,7 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
   }
   if (hybrid) { double kap = alpha / 10.0; size = (alpha - kap) / (1.0 - kap); }
   /* the critical value is >= 0: eta <= 0 is never rejected (whatever the conditioning interval) */
-  if (eta <= 0) return 0;
+  if (!dnorm && eta <= 0) return 0;
   for (int i = 0; i < m; i++) A->gam[i] = A->lam[i];
   double s2 = 0.0;
   for (int i = 0; i < m; i++) {
@@ -287,7 +293,7 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
   double hi = fmax(100.0, eta + 20 * sB), lo = fmin(-100.0, eta - 20 * sB);
   double vup = arp_side(A, hi, eta, 1);
   double vlo = arp_side(A, lo, eta, -1);
-  if (hybrid == 1) { if (lf_cv < vup) vup = lf_cv; }
+  if (hybrid == 1) { if (!dnorm && lf_cv < vup) vup = lf_cv; }
   else if (hybrid == 2) {
     double uu = 0.0;
     for (int i = 0; i < m; i++) uu += flci_g[i] * A->gam[i];
@@ -300,6 +306,12 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
     }
   }
   double ms = eta / sB, zlo = vlo / sB, zup = vup / sB;
+  if (dnorm) {
+    int jm = 0;
+    for (int i = 1; i < m; i++) if (A->gam[i] > A->gam[jm]) jm = i;
+    double q = tn_quantile(1.0 - size, zlo, zup);
+    return ms > fmax(-dnorm[jm], q);
+  }
   if (!(zlo <= ms && ms <= zup)) return 0;
   double cv = tn_quantile(1.0 - size, zlo, zup);
   if (!(cv > 0)) cv = 0.0;
@@ -308,8 +320,10 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
 
 /* accept (1) / reject (0) at each theta of the grid; NA when the LP failed.
  * y(theta) = Y - a1 theta; X m x k; Sig m x m. Points with skip == 1 are not
- * tested (returned as accepted). */
-SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip) {
+ * tested (returned as accepted). dnorm: length m for the no-nuisance test
+ * (one post period), length 0 otherwise. */
+SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip,
+                SEXP dnorm) {
   int m = LENGTH(Y), k = ncols(X), ng = LENGTH(grid);
   const double *o = REAL(opts);
   double alpha = o[0], lf_cv = o[2], fc = o[3], fh = o[4];
@@ -324,7 +338,8 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
     if (st) { acc[g] = NA_INTEGER; continue; }
     double th = REAL(grid)[g];
     for (int i = 0; i < m; i++) y[i] = REAL(Y)[i] - REAL(a1)[i] * th;
-    int r = arp_test(&A, y, alpha, hybrid, lf_cv, fc - th, fh, REAL(flci_g));
+    int r = arp_test(&A, y, alpha, hybrid, lf_cv, fc - th, fh, REAL(flci_g),
+                     LENGTH(dnorm) == m && k == 0 ? REAL(dnorm) : NULL);
     acc[g] = r < 0 ? NA_INTEGER : 1 - r;
     if (g % 64 == 63) R_CheckUserInterrupt();
   }

@@ -44,7 +44,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(svy_onestage, 10),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 2),
-  CALLDEF(arp_grid, 8),
+  CALLDEF(arp_grid, 9),
   CALLDEF(arp_eta, 3),
   CALLDEF(lp_max, 3),
   CALLDEF(tn_quantile, 3),

@@ -1,0 +1,72 @@
+# Writes tests/testthat/ref-honestdid.csv: intervals computed by HonestDiD 0.2.8
+# itself, for the live-style parity tests of honest_did() (test-honest.R).
+# HonestDiD does not install on R 4.2.2 as is (CVXR); tools/install-honestdid.sh
+# installs it into a private library on top of the archived CVXR 1.0-11.
+# Usage: Rscript tools/honestdid-reference.R [LIB]   (default /tmp/honestlib)
+args <- commandArgs(TRUE)
+lib <- if (length(args)) args[1] else "/tmp/honestlib"
+.libPaths(c(lib, .libPaths()))
+suppressPackageStartupMessages(library(HonestDiD))
+
+read_es <- function(path) {
+  L <- readLines(path)
+  g <- function(key) as.numeric(strsplit(sub(paste0("^", key, " +"), "", L[startsWith(L, key)][1]), " +")[[1]])
+  j <- which(startsWith(L, "sigma"))
+  rows <- L[(j + 1):length(L)]
+  rows <- rows[nchar(trimws(rows)) > 0]
+  list(b = g("betahat"), S = do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric)),
+       K = length(g("pre_indices")), P = length(g("post_indices")))
+}
+bc <- read_es("inst/extdata/honestdid_bc_event_study.txt")
+bc1 <- list(b = bc$b[1:5], S = bc$S[1:5, 1:5], K = 4, P = 1)      # one post period
+data_sets <- list(bc = bc, bc1 = bc1)
+
+# case: data, bound family, method, M values, l_vec, sign, monotonicity, grid
+cases <- list(
+  list(id = "bc_sd_cond", d = "bc", fam = "SD", method = "Conditional", M = c(0, 0.05)),
+  list(id = "bc_sd_clf", d = "bc", fam = "SD", method = "C-LF", M = c(0, 0.05)),
+  list(id = "bc_sd_cf_avg", d = "bc", fam = "SD", method = "C-F", M = c(0, 0.05), l = rep(0.25, 4),
+       sign = "positive"),
+  list(id = "bc_sdi_cf", d = "bc", fam = "SD", method = "C-F", M = c(0, 0.05), mono = "increasing"),
+  list(id = "bc_sd_flci_avg", d = "bc", fam = "SD", method = "FLCI", M = c(0.02, 0.05), l = rep(0.25, 4)),
+  list(id = "bc_rm_clf", d = "bc", fam = "RM", method = "C-LF", M = c(0.5, 1)),
+  list(id = "bc_rm_cond", d = "bc", fam = "RM", method = "Conditional", M = c(0.5, 1), l = c(0, 1, 0, 0)),
+  list(id = "bc_rmnb_clf", d = "bc", fam = "RM", method = "C-LF", M = 1, sign = "negative"),
+  list(id = "bc_sdrmd_cond", d = "bc", fam = "SDRM", method = "Conditional", M = 1, mono = "decreasing"),
+  list(id = "bc1_sd_cond", d = "bc1", fam = "SD", method = "Conditional", M = c(0.05, 0.1)),
+  list(id = "bc1_sd_cf", d = "bc1", fam = "SD", method = "C-F", M = c(0.05, 0.1)),
+  list(id = "bc1_rm_clf", d = "bc1", fam = "RM", method = "C-LF", M = c(0.5, 1))
+)
+
+out <- list()
+for (cs in cases) {
+  x <- data_sets[[cs$d]]
+  l <- if (is.null(cs$l)) basisVector(1, x$P) else matrix(cs$l, ncol = 1)
+  t0 <- proc.time()[["elapsed"]]
+  r <- if (cs$fam == "SD") {
+    createSensitivityResults(betahat = x$b, sigma = x$S, numPrePeriods = x$K, numPostPeriods = x$P,
+                             method = cs$method, Mvec = cs$M, l_vec = l,
+                             biasDirection = cs$sign, monotonicityDirection = cs$mono)
+  } else {
+    createSensitivityResults_relativeMagnitudes(
+      betahat = x$b, sigma = x$S, numPrePeriods = x$K, numPostPeriods = x$P,
+      bound = if (cs$fam == "RM") "deviation from parallel trends" else "deviation from linear trend",
+      method = cs$method, Mbarvec = cs$M, l_vec = l, biasDirection = cs$sign, monotonicityDirection = cs$mono)
+  }
+  el <- proc.time()[["elapsed"]] - t0
+  Mcol <- if (cs$fam == "SD") r$M else r$Mbar
+  cat(sprintf("%-16s %6.1f s\n", cs$id, el))
+  out[[length(out) + 1L]] <- data.frame(case = cs$id, data = cs$d, type = cs$fam, method = cs$method,
+                                        sign = if (is.null(cs$sign)) "" else cs$sign,
+                                        mono = if (is.null(cs$mono)) "" else cs$mono,
+                                        l_vec = paste(c(l), collapse = " "), M = Mcol,
+                                        lb = r$lb, ub = r$ub, seconds = el)
+}
+out <- do.call(rbind, out)
+print(out)
+con <- file("tests/testthat/ref-honestdid.csv", "w")
+writeLines(c(sprintf("# Written by tools/honestdid-reference.R with HonestDiD %s (CVXR %s), %s; %s",
+                     packageVersion("HonestDiD"), packageVersion("CVXR"), format(Sys.Date()), R.version.string)),
+           con)
+write.csv(out, con, row.names = FALSE)
+close(con)
