@@ -267,7 +267,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
                inf = x$inf, comb = comb, notes = character())
   coefs <- stats::setNames(est_all, ctab$term)
-  info$n <- n; info$unit_cluster <- cl
+  info$n <- n; info$unit_cluster <- cl; info$base_period <- x$base_period
   new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call)
 }
 

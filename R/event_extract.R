@@ -13,6 +13,9 @@ dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = N
               class(fit)[1])
     if (inherits(fit, "did_cs_agg") && !identical(fit$type, "dynamic"))
       dd_stop("`fit` is a did_cs aggregation of type \"%s\"; an event study needs type = \"dynamic\".", fit$type)
+    if (inherits(fit, "did_cs_agg") && identical(fit$base_period, "varying"))
+      warning(sprintf("%s(): `fit` comes from did_cs(base_period = \"varying\"), whose pre-period estimates are changes between consecutive periods, not effects relative to one reference period; refit with base_period = \"universal\".", fun),
+              call. = FALSE)
     tab <- fit$coeftable
     terms <- as.character(tab$term)
     is_ev <- grepl("^event::-?[0-9]+$", terms)

@@ -234,7 +234,10 @@ test_that("honest_did takes the event studies of did_event, did_sa, did_bjs and 
   expect_equal(unname(hb$sigma), unname(vcov(bj)[1:13, 1:13]), tolerance = 1e-14)
   cs <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat", base_period = "universal")
   ag <- aggregate(cs, type = "dynamic")
-  hc <- honest_did(ag, type = "SD", M = 0.1, breakdown = FALSE)
+  expect_silent(hc <- honest_did(ag, type = "SD", M = 0.1, breakdown = FALSE))
+  csv <- did_cs(d, yname = "y", tname = "year", idname = "id", gname = "first_treat")
+  expect_warning(honest_did(aggregate(csv, type = "dynamic"), type = "SD", M = 0.1, breakdown = FALSE),
+                 "base_period = \"universal\"")
   expect_equal(hc$num_pre, 6L)   # event -1 is the universal base (0, no variance): dropped
   expect_equal(unname(hc$betahat), unname(coef(ag)[c(1:6, 8:14)]), tolerance = 1e-14)
   out <- as.data.frame(h)
