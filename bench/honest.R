@@ -23,15 +23,9 @@ out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 dd_threads(2)
 
-read_es <- function(name) {
-  L <- readLines(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"), package = "diffdiff"))
-  g <- function(key) as.numeric(strsplit(sub(paste0("^", key, " +"), "", L[startsWith(L, key)][1]), " +")[[1]])
-  j <- which(startsWith(L, "sigma"))
-  rows <- L[(j + 1):length(L)]
-  rows <- rows[nchar(trimws(rows)) > 0]
-  list(b = g("betahat"), S = do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric)),
-       K = length(g("pre_indices")), P = length(g("post_indices")))
-}
+read_es <- function(name)
+  diffdiff:::dd_read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"),
+                                             package = "diffdiff"))
 lw <- read_es("lw")
 data("castle", package = "bacondecomp", envir = environment())
 inputs <- list(lw = lw, castle = castle)

@@ -8,15 +8,7 @@ lib <- if (length(args)) args[1] else "/tmp/honestlib"
 .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(HonestDiD))
 
-read_es <- function(path) {
-  L <- readLines(path)
-  g <- function(key) as.numeric(strsplit(sub(paste0("^", key, " +"), "", L[startsWith(L, key)][1]), " +")[[1]])
-  j <- which(startsWith(L, "sigma"))
-  rows <- L[(j + 1):length(L)]
-  rows <- rows[nchar(trimws(rows)) > 0]
-  list(b = g("betahat"), S = do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric)),
-       K = length(g("pre_indices")), P = length(g("post_indices")))
-}
+read_es <- function(path) diffdiff:::dd_read_event_study(path)   # the installed diffdiff
 bc <- read_es("inst/extdata/honestdid_bc_event_study.txt")
 bc1 <- list(b = bc$b[1:5], S = bc$S[1:5, 1:5], K = 4, P = 1)      # one post period
 data_sets <- list(bc = bc, bc1 = bc1)

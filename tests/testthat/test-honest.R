@@ -7,16 +7,9 @@
 # precision from HonestDiD's stored vignette results (data/VignetteResults.rda
 # in the HonestDiD repository at commit fdadae3, version 0.2.6).
 
-read_es <- function(name) {
-  L <- readLines(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"), package = "diffdiff"))
-  g <- function(key) as.numeric(strsplit(sub(paste0("^", key, " +"), "", L[startsWith(L, key)][1]), " +")[[1]])
-  b <- g("betahat")
-  j <- which(startsWith(L, "sigma"))
-  rows <- L[(j + 1):length(L)]
-  rows <- rows[nchar(trimws(rows)) > 0]
-  S <- do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric))
-  list(b = b, S = S, K = length(g("pre_indices")), P = length(g("post_indices")))
-}
+read_es <- function(name)
+  diffdiff:::dd_read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"),
+                                             package = "diffdiff"))
 
 # largest absolute difference below tol (the references are rounded to the digits printed)
 expect_close <- function(actual, expected, tol) {
