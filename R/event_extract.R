@@ -57,7 +57,7 @@ dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = N
             n - 1L, dd_show(num_pre))
   sigma <- dd_check_sigma(sigma, n)
   K <- as.integer(num_pre); P <- n - K
-  ev <- c(seq(-K, -1), seq_len(P) - 1)
+  ev <- c(seq(-K - 1, -2), seq_len(P) - 1)   # reference period -1 omitted (the did_event convention)
   b <- as.numeric(betahat)
   names(b) <- ev
   dimnames(sigma) <- list(ev, ev)
