@@ -139,4 +139,7 @@ SEXP C_tn_quantile(SEXP p, SEXP l, SEXP u);
 SEXP C_qfold(SEXP zs, SEXP p, SEXP mu);
 SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_);
 
+/* pretrends.c: Gaussian rectangle probabilities and truncated moments (Genz) */
+SEXP C_pretrends_mvn(SEXP mu, SEXP S, SEXP lower, SEXP upper, SEXP A, SEXP mZ, SEXP ctrl);
+
 #endif

@@ -50,6 +50,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(tn_quantile, 3),
   CALLDEF(qfold, 3),
   CALLDEF(flci_bias, 3),
+  CALLDEF(pretrends_mvn, 7),
   {NULL, NULL, 0}
 };
 
