@@ -97,3 +97,12 @@ dd_read_event_study <- function(path) {
   list(b = field("betahat"), S = do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric)),
        K = length(field("pre_indices")), P = length(field("post_indices")))
 }
+
+# weights of the post-period effects in a target parameter
+dd_check_lvec <- function(l_vec, P, nonzero = TRUE) {
+  if (!is.numeric(l_vec) || length(l_vec) != P || anyNA(l_vec) || any(!is.finite(l_vec)) ||
+      (nonzero && all(l_vec == 0)))
+    dd_stop("`l_vec` must be a finite numeric vector of length %d (one weight per post period)%s; got %s.",
+            P, if (nonzero) ", not all zero" else "", dd_show(l_vec))
+  as.double(l_vec)
+}

@@ -125,10 +125,7 @@ honest_did <- function(fit = NULL, type = c("SD", "RM", "SDRM"), M = NULL, Mbar 
   K <- es$K; P <- es$P
   b <- unname(es$betahat); S <- unname(es$sigma)
   if (is.null(l_vec)) l_vec <- c(1, rep(0, P - 1))
-  if (!is.numeric(l_vec) || length(l_vec) != P || anyNA(l_vec) || any(!is.finite(l_vec)) || all(l_vec == 0))
-    dd_stop("`l_vec` must be a finite numeric vector of length %d (the number of post periods), not all zero; got %s.",
-            P, dd_show(l_vec))
-  l_vec <- as.numeric(l_vec)
+  l_vec <- dd_check_lvec(l_vec, P)
   if (!is.null(sign)) sign <- dd_match_arg(sign, c("positive", "negative"), "sign")
   if (!is.null(monotonicity))
     monotonicity <- dd_match_arg(monotonicity, c("increasing", "decreasing"), "monotonicity")

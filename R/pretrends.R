@@ -194,12 +194,7 @@ pretrends_power <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = 
       dd_stop("`sigma`: the block of the pre-period coefficients must be positive definite; its smallest eigenvalue is %s.",
               format(min(ew), digits = 3))
   }
-  if (!is.null(l_vec)) {
-    if (!is.numeric(l_vec) || length(l_vec) != P || anyNA(l_vec) || any(!is.finite(l_vec)))
-      dd_stop("`l_vec` must be a finite numeric vector of length %d (one weight per post period); got %s.",
-              P, dd_show(l_vec))
-    l_vec <- as.double(l_vec)
-  }
+  if (!is.null(l_vec)) l_vec <- dd_check_lvec(l_vec, P, nonzero = FALSE)
   crit <- stats::qnorm(1 - alpha / 2)
   lim <- crit * se[pre]
   # linear combinations beyond the pre periods: the post coefficients, then l'post
