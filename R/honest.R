@@ -64,7 +64,12 @@
 #' bound, and no cap at the least-favourable critical value). (4) The
 #' conditioning interval of the ARP
 #' test is computed exactly (parametric LP), not to HonestDiD's 1e-6
-#' bisection tolerance.
+#' bisection tolerance. (5) With `sign = "negative"` and the `"Conditional"`
+#' or `"C-LF"` method, HonestDiD's default grid is the mirror image of the
+#' identified set at `betahat = 0` and can cut the interval at the grid's end
+#' (HonestDiD then warns that the interval is open); diffdiff's grid is the
+#' identified set itself widened by 20 standard errors. On the same grid the
+#' two agree (BC, `M` = 0.02 and 0.1).
 #'
 #' @param fit An event-study fit: [did_event()], [did_sa()], [did_bjs()] (with
 #'   `pretrends = TRUE`, so that it has pre-period coefficients) or

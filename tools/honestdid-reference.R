@@ -54,6 +54,27 @@ for (cs in cases) {
                                         l_vec = paste(c(l), collapse = " "), M = Mcol,
                                         lb = r$lb, ub = r$ub, seconds = el)
 }
+# Delta^SDNB by the conditional and C-LF tests on an explicit grid: HonestDiD's default grid for
+# biasDirection = "negative" is the mirror image of the identified set at betahat = 0 (it cuts the interval at
+# the grid's end), so the comparison fixes the grid to the identified set [0, M] widened by 20 se, which is
+# honest_did()'s default.
+sdth <- sqrt(bc$S[5, 5])
+for (hf in c("ARP", "LF")) for (M in c(0.02, 0.1)) {
+  glb <- 0 - 20 * sdth; gub <- M + 20 * sdth
+  t0 <- proc.time()[["elapsed"]]
+  r <- computeConditionalCS_DeltaSDB(bc$b, bc$S, bc$K, bc$P, l_vec = basisVector(1, bc$P), M = M,
+                                     hybrid_flag = hf, biasDirection = "negative", grid.lb = glb, grid.ub = gub)
+  acc <- r$grid[r$accept == 1]   # lb and ub as createSensitivityResults reads them
+  r <- list(lb = min(acc), ub = max(acc))
+  el <- proc.time()[["elapsed"]] - t0
+  id <- paste0("bc_sdnb_", tolower(hf), "_grid")
+  cat(sprintf("%-16s %6.1f s\n", id, el))
+  out[[length(out) + 1L]] <- data.frame(case = id, data = "bc", type = "SD",
+                                        method = if (hf == "ARP") "Conditional" else "C-LF", sign = "negative",
+                                        mono = "", l_vec = "1 0 0 0", M = M, lb = r$lb, ub = r$ub, seconds = el,
+                                        grid_lb = glb, grid_ub = gub)
+}
+out <- lapply(out, function(d) { if (is.null(d$grid_lb)) { d$grid_lb <- NA; d$grid_ub <- NA }; d })
 out <- do.call(rbind, out)
 print(out)
 con <- file("tests/testthat/ref-honestdid.csv", "w")
