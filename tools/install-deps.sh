@@ -11,18 +11,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
 # Packages only on CRAN (or newer there than Debian's copy is useful).
 CRAN_PKGS="fixest did didimputation bacondecomp"
 
-missing=""
-for p in $DEB_PKGS; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
-done
-if [ -n "$missing" ]; then
-  echo "install-deps: apt-get install$missing"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 
 Rscript --vanilla -e '
 pkgs <- strsplit(commandArgs(TRUE)[1], " +")[[1]]

@@ -24,18 +24,7 @@ fi
 DEB_PKGS="libglpk-dev r-cran-ecosolver r-cran-rmpfr r-cran-gmp r-cran-bit64 r-cran-bit
   r-cran-r6 r-cran-rglpk r-cran-slam r-cran-pracma r-cran-foreach r-cran-iterators
   r-cran-matrixstats r-cran-nleqslv r-cran-rcpparmadillo r-cran-rcppeigen"
-missing=""
-for p in $DEB_PKGS; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
-done
-if [ -n "$missing" ]; then
-  echo "install-honestdid: apt-get install$missing"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+bash "$(dirname "$0")/apt-install.sh" install-honestdid $DEB_PKGS
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
