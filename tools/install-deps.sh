@@ -13,14 +13,14 @@ CRAN_PKGS="fixest did didimputation bacondecomp"
 
 bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 
-Rscript --vanilla -e '
+Rscript --no-save --no-restore --no-init-file --no-environ -e '
 pkgs <- strsplit(commandArgs(TRUE)[1], " +")[[1]]
 pkgs <- pkgs[nzchar(pkgs)]
 need <- pkgs[!vapply(pkgs, requireNamespace, logical(1), quietly = TRUE)]
 if (length(need)) {
   message("install-deps: CRAN install ", paste(need, collapse = " "))
   lib <- .libPaths()[1]
-  install.packages(need, lib = lib, repos = "https://cloud.r-project.org",
+  install.packages(need, lib = lib, repos = getOption("repos"),
                    Ncpus = 2L, quiet = TRUE)
   still <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
   if (length(still)) stop("install-deps: could not install ", paste(still, collapse = " "))

@@ -13,9 +13,9 @@ if Rscript -e "quit(status = !requireNamespace('did2s', lib.loc = '$LIB', quietl
   echo "did2s already in $LIB"; exit 0
 fi
 WORK="$(mktemp -d)"
-Rscript --vanilla -e "
+Rscript --no-save --no-restore --no-init-file --no-environ -e "
 lib <- '$LIB'; .libPaths(c(lib, .libPaths()))
-repos <- 'https://cloud.r-project.org'
+repos <- getOption('repos'); if (any(repos == '@CRAN@')) stop('no CRAN mirror configured: set options(repos) in Rprofile.site')
 deps <- c('boot', 'broom', 'data.table', 'did', 'didimputation', 'dreamerr', 'ggplot2', 'Matrix', 'rlang', 'staggered')
 need <- deps[!vapply(deps, requireNamespace, logical(1), quietly = TRUE)]
 if (length(need)) install.packages(need, lib = lib, repos = repos, Ncpus = 2L, quiet = TRUE)

@@ -28,9 +28,9 @@ bash "$(dirname "$0")/apt-install.sh" install-honestdid $DEB_PKGS
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-Rscript --vanilla -e "
+Rscript --no-save --no-restore --no-init-file --no-environ -e "
 lib <- '$LIB'; .libPaths(c(lib, .libPaths()))
-repos <- 'https://cloud.r-project.org'
+repos <- getOption('repos'); if (any(repos == '@CRAN@')) stop('no CRAN mirror configured: set options(repos) in Rprofile.site')
 have <- function(p, v = '0') {
   ok <- requireNamespace(p, quietly = TRUE)
   ok && utils::packageVersion(p) >= v
