@@ -376,6 +376,18 @@ static size_t sdid_work(int n, int T, int N0, int T0, int nx) {
   return w;
 }
 
+/* Workspace bound for any fit on at most n rows with any number of controls
+ * N0 <= n. sdid_work grows with N0 except at the Gram threshold: fw_work(T0,
+ * N0) keeps the N0 x N0 Gram matrix only while N0 <= FW_GRAM_MAX, so a
+ * replicate with fewer controls than n can need more than N0 = n. Every
+ * other term grows with N0, so the maximum over N0 is at N0 = n or at
+ * N0 = min(n, FW_GRAM_MAX). */
+static size_t sdid_work_bound(int n, int T, int T0, int nx) {
+  const size_t a = sdid_work(n, T, n, T0, nx);
+  const size_t b = sdid_work(n, T, n < FW_GRAM_MAX ? n : FW_GRAM_MAX, T0, nx);
+  return a > b ? a : b;
+}
+
 /* synthdid's sc.weight.fw.covariates on the collapsed Yc, Xc ((N0+1) x (T0+1)
  * x nx); lambda, omega, beta in/out. */
 static void fw_covariates(const double *Yc, const double *Xc, int N0, int T0, int nx, const sdid_opts *o,
@@ -544,11 +556,9 @@ SEXP C_sdid_fit(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda0_,
   if (isNull(omega0_)) REAL(om)[0] = NA_REAL; else memcpy(REAL(om), REAL(omega0_), sizeof(double) * N0);
   int *rows = (int *) R_alloc(N, sizeof(int));
   for (int i = 0; i < N; i++) rows[i] = i;
-  double *work = (double *) malloc(sdid_work(N, T, N0, T0, nx) * sizeof(double));
-  if (!work) error("did_sdid: cannot allocate the workspace");
+  double *work = (double *) R_alloc(sdid_work(N, T, N0, T0, nx), sizeof(double));
   const double est = sdid_one(REAL(Y_), N, T, rows, N, N0, T0, isNull(X_) ? NULL : REAL(X_), nx, &o,
                               REAL(lam), REAL(om), REAL(be), work);
-  free(work);
   SEXP e = PROTECT(ScalarReal(est));
   const char *nm[4] = {"estimate", "lambda", "omega", "beta"};
   SEXP v[4] = {e, lam, om, be};
@@ -613,11 +623,12 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     return out;
   }
   const int nmax = (type == 2 || type == 4) ? (len > N ? len : N) : len;
-  const size_t per = sdid_work(nmax, T, nmax, T0, nx) + (size_t) T0 + (size_t) nmax + (size_t) nx + 8;
+  const size_t per = sdid_work_bound(nmax, T, T0, nx) + (size_t) T0 + (size_t) nmax + (size_t) nx + 8;
   const int nth = dd_nthreads(B, (double) B * N * T * 50.0);
-  double *mem = (double *) malloc(per * nth * sizeof(double));
-  int *imem = (int *) malloc((size_t) (nmax + 1) * nth * sizeof(int));
-  if (!mem || !imem) { free(mem); free(imem); error("did_sdid: cannot allocate the workspace"); }
+  const size_t avail = per - ((size_t) T0 + (size_t) nmax + (size_t) nx + 8);
+  double *mem = (double *) R_alloc(per * nth, sizeof(double));
+  int *imem = (int *) R_alloc((size_t) (nmax + 1) * nth, sizeof(int));
+  int short_work = 0;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
@@ -640,6 +651,14 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
       for (int i = 0; i < n; i++) rows[i] = idx[i + (R_xlen_t) b * len] - 1;
     }
     if (n0 == 0 || n0 == n) { est[b] = NA_REAL; continue; }
+    if (n > nmax || sdid_work(n, T, n0, T0, nx) > avail) {   /* never: sdid_work_bound */
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+      short_work = 1;
+      est[b] = NA_REAL;
+      continue;
+    }
     /* omega restricted to the kept controls, renormalised (sum_normalize) */
     long double s = 0.0;
     for (int i = 0; i < n0; i++) { om2[i] = om[rows[i]]; s += om2[i]; }
@@ -648,7 +667,7 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     memcpy(l, lam, sizeof(double) * T0);
     est[b] = sdid_one(Y, N, T, rows, n, n0, T0, X, nx, &o, l, om2, be, work);
   }
-  free(mem); free(imem);
+  if (short_work) error("internal error in sdid.c: replicate workspace too small; please report");
   UNPROTECT(1);
   return out;
 }
