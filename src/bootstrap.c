@@ -56,10 +56,13 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   int *nconv = (int *) R_alloc(nth, sizeof(int));
   memset(nconv, 0, sizeof(int) * nth);
 
+  dd_chunks ch_b;
+  dd_chunks_init(&ch_b, B, nth);
+  while (dd_chunks_next(&ch_b)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
 #endif
-  for (int b = 0; b < B; b++) {
+  for (int b = ch_b.lo; b < ch_b.hi; b++) {
     int tid = dd_tid();
     double *s = scratch + per * tid;
     double *va = s, *vz = s + n, *ea = s + 2 * (size_t) n, *ez = s + 3 * (size_t) n;
@@ -103,6 +106,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
     for (int h = 0; h < G; h++) { Saa += sa[h] * sa[h]; Saz += sa[h] * sz[h]; Szz += sz[h] * sz[h]; }
     O[b] = na; O[b + B] = nz; O[b + 2 * (R_xlen_t) B] = Saa;
     O[b + 3 * (R_xlen_t) B] = Saz; O[b + 4 * (R_xlen_t) B] = Szz;
+  }
   }
   int nc = 0;
   for (int t = 0; t < nth; t++) nc += nconv[t];

@@ -93,22 +93,61 @@ static void crossprod_w(int n, int k, const double *X, const double *wt, const d
   for (int a = 0; a < k; a++) for (int c = a + 1; c < k; c++) A[a + c * k] = A[c + a * k];
 }
 
-/* Cholesky of A into L; returns 0 when A is not (numerically) positive definite,
- * judged like DRDID's rcond(A) < eps check through the Cholesky condition estimate */
-static int chol_ok(int k, const double *A, double *L, double *work4k, int *iwork) {
-  int info = 0;
-  memcpy(L, A, sizeof(double) * k * k);
-  F77_CALL(dpotrf)("L", &k, L, &k, &info FCONE);
-  if (info != 0) return 0;
-  double anorm = 0.0, rcond = 0.0;
-  for (int c = 0; c < k; c++) { double s = 0.0; for (int a = 0; a < k; a++) s += fabs(A[a + c * k]); if (s > anorm) anorm = s; }
-  F77_CALL(dpocon)("L", &k, L, &k, &anorm, &rcond, work4k, iwork, &info FCONE);
-  return info == 0 && rcond >= DBL_EPSILON;
+/* Small dense kernels in plain C: the cells run inside parallel regions,
+ * where no BLAS/LAPACK routine is called (an OpenMP-threaded or
+ * non-reentrant BLAS could oversubscribe or deadlock there).
+ * chol_lower: A = L L' in place (lower triangle, column-major k x k);
+ * returns 0 when a pivot is not positive (as dpotrf's info > 0). */
+static int chol_lower(int k, double *L) {
+  for (int j = 0; j < k; j++) {
+    double d = L[j + (size_t) j * k];
+    for (int p = 0; p < j; p++) d -= L[j + (size_t) p * k] * L[j + (size_t) p * k];
+    if (!(d > 0.0)) return 0;
+    d = sqrt(d);
+    L[j + (size_t) j * k] = d;
+    for (int i = j + 1; i < k; i++) {
+      double s = L[i + (size_t) j * k];
+      for (int p = 0; p < j; p++) s -= L[i + (size_t) p * k] * L[j + (size_t) p * k];
+      L[i + (size_t) j * k] = s / d;
+    }
+  }
+  return 1;
 }
 
+/* b <- (L L')^{-1} b */
 static void chol_solve(int k, const double *L, double *b) {
-  int one = 1, info = 0;
-  F77_CALL(dpotrs)("L", &k, &one, L, &k, b, &k, &info FCONE);
+  for (int i = 0; i < k; i++) {
+    double s = b[i];
+    for (int p = 0; p < i; p++) s -= L[i + (size_t) p * k] * b[p];
+    b[i] = s / L[i + (size_t) i * k];
+  }
+  for (int i = k - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int p = i + 1; p < k; p++) s -= L[p + (size_t) i * k] * b[p];
+    b[i] = s / L[i + (size_t) i * k];
+  }
+}
+
+/* Cholesky of A into L; returns 0 when A is not (numerically) positive
+ * definite, judged like DRDID's rcond(A) < eps check: the reciprocal
+ * 1-norm condition number, here exact (k solves; LAPACK's dpocon estimates
+ * the same quantity from below). work4k: 4k doubles. */
+static int chol_ok(int k, const double *A, double *L, double *work4k, int *iwork) {
+  (void) iwork;
+  memcpy(L, A, sizeof(double) * k * k);
+  if (!chol_lower(k, L)) return 0;
+  double anorm = 0.0, ainv = 0.0;
+  for (int c = 0; c < k; c++) { double s = 0.0; for (int a = 0; a < k; a++) s += fabs(A[a + c * k]); if (s > anorm) anorm = s; }
+  double *e = work4k;
+  for (int c = 0; c < k; c++) {
+    for (int a = 0; a < k; a++) e[a] = a == c ? 1.0 : 0.0;
+    chol_solve(k, L, e);
+    double s = 0.0;
+    for (int a = 0; a < k; a++) s += fabs(e[a]);
+    if (s > ainv) ainv = s;
+  }
+  const double rcond = (anorm > 0.0 && ainv > 0.0 && R_FINITE(ainv)) ? 1.0 / anorm / ainv : 0.0;
+  return rcond >= DBL_EPSILON;
 }
 
 static void xbeta(int n, int k, const double *X, const double *beta, double *out) {
@@ -135,10 +174,8 @@ static int logit_fit(int n, int k, const double *X, const double *y, const doubl
     }
     memcpy(bprev, beta, sizeof(double) * k);
     crossprod_w(n, k, X, wt, z, W->A, beta);
-    int info = 0;
     memcpy(W->L, W->A, sizeof(double) * k * k);
-    F77_CALL(dpotrf)("L", &k, W->L, &k, &info FCONE);
-    if (info != 0) { *ok = 0; return 0; }
+    if (!chol_lower(k, W->L)) { *ok = 0; return 0; }
     chol_solve(k, W->L, beta);
     xbeta(n, k, X, beta, eta);
     for (int i = 0; i < n; i++) mu[i] = logit_linkinv(eta[i]);
@@ -447,10 +484,13 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
   double *mem = (double *) malloc(per * nth * sizeof(double));
   int *imem = (int *) malloc(((size_t) nmax + (size_t) k) * nth * sizeof(int));
   if (!mem || !imem) { free(mem); free(imem); error("did_cs: cannot allocate the workspace (%.0f MB)", (double) per * nth * 8 / 1048576.0); }
+  dd_chunks ch_t;
+  dd_chunks_init(&ch_t, ntask, nth);
+  while (dd_chunks_next(&ch_t)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int t = 0; t < ntask; t++) {
+  for (int t = ch_t.lo; t < ch_t.hi; t++) {
     const int tid = dd_tid();
     const int c0 = tcells[tstart[t]], nct = tstart[t + 1] - tstart[t];
     double *m0 = mem + per * tid;
@@ -518,6 +558,7 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
         else for (int i = 0; i < nbk; i++) col[i] = NA_REAL;
       }
     }
+  }
   }
   free(mem); free(imem);
   const char *nm[6] = {"att", "status", "n_cell", "n_trim", "n_treat", "vals"};
@@ -754,10 +795,13 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   const size_t per = rc_work_doubles(NR, k) + cs_work_doubles(NR, k);
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
   int *imem = (int *) R_alloc(((size_t) NR + k) * nth, sizeof(int));
+  dd_chunks ch_c;
+  dd_chunks_init(&ch_c, K, nth);
+  while (dd_chunks_next(&ch_c)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int c = 0; c < K; c++) {
+  for (int c = ch_c.lo; c < ch_c.hi; c++) {
     const int tid = dd_tid();
     double *m0 = mem + per * tid;
     int *i0 = imem + ((size_t) NR + k) * tid;
@@ -808,6 +852,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
       att[c] = NA_REAL;
       for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
     }
+  }
   }
   SEXP out = cs_out_list(&O);
   UNPROTECT(6);

@@ -126,11 +126,15 @@ int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, doub
  * coefficients of each observation, scatter its weighted sum back).
  * scratch: 5 sumL doubles. Stops when the preconditioned residual norm falls
  * below tol times its starting value. */
-int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
+/* The PCG in three parts so that a long solve can pause between chunks of
+ * iterations (Ctrl-C) without changing a bit of its result: the whole state
+ * lives in scratch (5 sumL doubles) and st. */
+typedef struct { double rz, stop; int it, conv; } pcg_state;
+
+static void pcg_start(const dd_fe *F, const double *r, double *scratch, double tol, pcg_state *st) {
   const int n = F->n, Q = F->Q, m = F->sumL;
   const double *w = F->w;
-  double *alpha = scratch, *res = scratch + m, *z = scratch + 2 * (size_t) m,
-    *p = scratch + 3 * (size_t) m, *q = scratch + 4 * (size_t) m;
+  double *alpha = scratch, *res = scratch + m, *z = scratch + 2 * (size_t) m, *p = scratch + 3 * (size_t) m;
   memset(alpha, 0, sizeof(double) * m);
   memset(res, 0, sizeof(double) * m);
   for (int k = 0; k < Q; k++) {
@@ -140,9 +144,20 @@ int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int ma
   }
   double rz = 0.0;
   for (int j = 0; j < m; j++) { z[j] = res[j] / F->sw[j]; p[j] = z[j]; rz += res[j] * z[j]; }
-  const double stop = tol * tol * rz;
-  int it = 0, conv = rz <= 0.0;
-  while (!conv && it < maxit) {
+  st->rz = rz; st->stop = tol * tol * rz; st->it = 0; st->conv = rz <= 0.0;
+}
+
+/* at most nsteps more iterations (and never past maxit in all) */
+static void pcg_steps(const dd_fe *F, double *scratch, int maxit, int nsteps, pcg_state *st) {
+  const int n = F->n, Q = F->Q, m = F->sumL;
+  const double *w = F->w;
+  double *alpha = scratch, *res = scratch + m, *z = scratch + 2 * (size_t) m,
+    *p = scratch + 3 * (size_t) m, *q = scratch + 4 * (size_t) m;
+  double rz = st->rz;
+  const double stop = st->stop;
+  int it = st->it, conv = st->conv, done = 0;
+  while (!conv && it < maxit && done < nsteps) {
+    done++;
     memset(q, 0, sizeof(double) * m);
     if (Q == 2) {
       const int *f0 = F->fe[0], *f1 = F->fe[1];
@@ -184,12 +199,25 @@ int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int ma
     for (int j = 0; j < m; j++) p[j] = z[j] + beta * p[j];
     rz = rz_new;
   }
-  for (int k = 0; k < Q; k++) {
+  st->rz = rz; st->it = it; st->conv = conv;
+}
+
+static void pcg_finish(const dd_fe *F, double *r, const double *scratch) {
+  const int n = F->n;
+  const double *alpha = scratch;
+  for (int k = 0; k < F->Q; k++) {
     const int *f = F->fe[k]; const double *ak = alpha + F->off[k];
     for (int i = 0; i < n; i++) r[i] -= ak[f[i]];
   }
-  *iter = it;
-  return conv;
+}
+
+int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter) {
+  pcg_state st;
+  pcg_start(F, r, scratch, tol, &st);
+  pcg_steps(F, scratch, maxit, maxit, &st);
+  pcg_finish(F, r, scratch);
+  *iter = st.it;
+  return st.conv;
 }
 
 /* r = M_D x for one column: warm start, then PCG if needed.
@@ -244,13 +272,17 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
   const int nth = dd_nthreads(m, (double) n * m * Q);
   double *acc = (double *) R_alloc((size_t) 2 * (maxL + 1) * nth, sizeof(double));
   int *done = (int *) R_alloc(m, sizeof(int));
+  dd_chunks ch_j;
+  dd_chunks_init(&ch_j, m, nth);
+  while (dd_chunks_next(&ch_j)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int j = 0; j < m; j++) {
+  for (int j = ch_j.lo; j < ch_j.hi; j++) {
     int tid = dd_tid();
     done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) 2 * (maxL + 1) * tid, tol);
     it[j] = 0;
+  }
   }
   for (int j = hasy; j < m; j++) REAL(norms)[j - hasy] = sqrt(wdot(&F, src[j], src[j]));
   int todo = 0;
@@ -258,16 +290,35 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
   if (todo) {
     int *list = (int *) R_alloc(todo, sizeof(int)), k = 0;
     for (int j = 0; j < m; j++) if (!done[j]) list[k++] = j;
+    /* PCG on the columns that need it, nth2 columns at a time (each with
+     * its own scratch and state), a few iterations of every open column per
+     * chunk, Ctrl-C checked between chunks: pausing changes no bit */
     const int nth2 = dd_nthreads(todo, (double) n * todo * Q);
     const size_t per = (size_t) 5 * F.sumL;
     double *scratch = (double *) R_alloc(per * nth2, sizeof(double));
+    pcg_state *st = (pcg_state *) R_alloc(nth2, sizeof(pcg_state));
+    int nsteps = (int) (2e7 / ((double) n * (Q + 1) + 1.0));   /* about 0.02 s per chunk */
+    if (nsteps < 1) nsteps = 1;
+    double tlast = -1.0;
+    for (int b0 = 0; b0 < todo; b0 += nth2) {
+      const int nbat = todo - b0 < nth2 ? todo - b0 : nth2;
+      for (int q = 0; q < nbat; q++) pcg_start(&F, dst[list[b0 + q]], scratch + per * q, tol, st + q);
+      int open = nbat;
+      while (open > 0) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth2) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(nth2) schedule(static, 1)
 #endif
-    for (int k2 = 0; k2 < todo; k2++) {
-      int tid = dd_tid();
-      int j = list[k2];
-      cv[j] = dd_demean_pcg(&F, dst[j], scratch + per * tid, tol, maxit, it + j);
+        for (int q = 0; q < nbat; q++)
+          if (!st[q].conv && st[q].it < maxit) pcg_steps(&F, scratch + per * q, maxit, nsteps, st + q);
+        open = 0;
+        for (int q = 0; q < nbat; q++) open += !st[q].conv && st[q].it < maxit;
+        if (open) dd_check_interrupt(&tlast);
+      }
+      for (int q = 0; q < nbat; q++) {
+        const int j = list[b0 + q];
+        pcg_finish(&F, dst[j], scratch + per * q);
+        cv[j] = st[q].conv; it[j] = st[q].it;
+      }
     }
   }
   const char *nm[5] = {"y", "X", "iter", "converged", "norms"};

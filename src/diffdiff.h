@@ -29,6 +29,11 @@ SEXP dd_named_list(int n, const char **names, SEXP *values);
 
 /* threads.c */
 int dd_nthreads(int ntasks, double work);
+void dd_threads_init(void);
+typedef struct { int n, lo, hi, step, unit; double t0; } dd_chunks;
+void dd_chunks_init(dd_chunks *c, int n, int nth);
+int dd_chunks_next(dd_chunks *c);
+void dd_check_interrupt(double *t_last);
 SEXP C_set_threads(SEXP n, SEXP throttle);
 SEXP C_get_threads(void);
 SEXP C_num_procs(void);

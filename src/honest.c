@@ -333,7 +333,9 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
   int *acc = INTEGER(out);
   int st = arp_setup(&A, m, k, REAL(X), REAL(Sig));
   double *y = (double *) R_alloc(m, sizeof(double));
+  double tlast = -1.0;
   for (int g = 0; g < ng; g++) {
+    dd_check_interrupt(&tlast);   /* serial loop: Ctrl-C between grid points */
     if (INTEGER(skip)[g] == 1) { acc[g] = 1; continue; }   /* already accepted (union over sub-problems) */
     if (st) { acc[g] = NA_INTEGER; continue; }
     double th = REAL(grid)[g];

@@ -120,10 +120,13 @@ SEXP C_ifs_combine(SEXP s, SEXP A_) {
   double *O = REAL(out);
   memset(O, 0, sizeof(double) * (size_t) f.n * m);
   const int nth = dd_nthreads(m, (double) f.n * f.K);
+  dd_chunks ch_l;
+  dd_chunks_init(&ch_l, m, nth);
+  while (dd_chunks_next(&ch_l)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int l = 0; l < m; l++) {
+  for (int l = ch_l.lo; l < ch_l.hi; l++) {
     double *ol = O + (R_xlen_t) l * f.n;
     for (int b = 0; b < f.nb; b++) {
       const int nr = f.start[b + 1] - f.start[b];
@@ -135,6 +138,7 @@ SEXP C_ifs_combine(SEXP s, SEXP A_) {
         for (int i = 0; i < nr; i++) ob[i] += a * x[i];
       }
     }
+  }
   }
   UNPROTECT(1);
   return out;
@@ -168,10 +172,13 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
   if (diag) {
     const int nth = dd_nthreads(m, (double) f.n * f.K);
     double *tmp = (double *) R_alloc((size_t) nrmax * nth, sizeof(double));
+    dd_chunks ch_l;
+    dd_chunks_init(&ch_l, m, nth);
+    while (dd_chunks_next(&ch_l)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-    for (int l = 0; l < m; l++) {
+    for (int l = ch_l.lo; l < ch_l.hi; l++) {
       double *t = tmp + (size_t) nrmax * dd_tid(), ss = 0.0;
       for (int b = 0; b < f.nb; b++) {
         const int nr = f.start[b + 1] - f.start[b];
@@ -181,6 +188,7 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
         ss += sb;
       }
       O[l] = ss;
+    }
     }
   } else {
     double *T = (double *) R_alloc((size_t) nrmax * (m > 0 ? m : 1), sizeof(double));
@@ -338,10 +346,13 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
   SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
   double *O = REAL(out);
   const double scale = 1.0 / sqrt((double) f.n);
+  dd_chunks ch_task;
+  dd_chunks_init(&ch_task, ntask, nth);
+  while (dd_chunks_next(&ch_task)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int task = 0; task < ntask; task++) {
+  for (int task = ch_task.lo; task < ch_task.hi; task++) {
     const int tid = dd_tid();
     double *acc = scratch + per * tid, *v = acc + (size_t) m * BOOT_NB;
     dd_wstream *ws = wsall + (size_t) BOOT_NB * tid;
@@ -371,6 +382,7 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
     }
     for (int p = 0; p < m; p++)
       for (int b = 0; b < nb; b++) O[(b0 + b) + (R_xlen_t) p * B] = acc[(size_t) p * BOOT_NB + b] * scale;
+  }
   }
   UNPROTECT(1);
   return out;

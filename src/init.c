@@ -58,4 +58,5 @@ void R_init_diffdiff(DllInfo *dll) {
   R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  dd_threads_init();
 }

@@ -295,7 +295,9 @@ static pt_result pt_rect(int K, const double *mu, const double *S, const double 
   double Pbar = NAN, errP = NAN;
   double *Mbar = (double *) R_alloc(KQ, sizeof(double)), *errM = (double *) R_alloc(KQ, sizeof(double));
   for (int i = 0; i < KQ; i++) { Mbar[i] = NAN; errM[i] = NAN; }
+  double tlast = -1.0;
   for (int lev = minlev;; lev++) {
+    dd_check_interrupt(&tlast);   /* Ctrl-C between lattice levels */
     long N = D > 0 ? pt_levels[lev] : 1;
     if (D > 0) pt_korobov_z((int) N, pt_generator(lev, D), D, zi);
     int j0 = doneP ? 1 : 0, j1 = doneM ? 1 : J; /* active problems j0 <= j < j1 */

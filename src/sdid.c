@@ -629,10 +629,13 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
   int *imem = (int *) R_alloc((size_t) (nmax + 1) * nth, sizeof(int));
   int short_work = 0;
+  dd_chunks ch;
+  dd_chunks_init(&ch, B, nth);
+  while (dd_chunks_next(&ch)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int b = 0; b < B; b++) {
+  for (int b = ch.lo; b < ch.hi; b++) {
     double *w = mem + per * dd_tid();
     int *rows = imem + (size_t) (nmax + 1) * dd_tid();
     double *l = w, *om2 = l + T0, *be = om2 + nmax, *work = be + nx + 8;
@@ -666,6 +669,7 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     else for (int i = 0; i < n0; i++) om2[i] = 1.0 / n0;
     memcpy(l, lam, sizeof(double) * T0);
     est[b] = sdid_one(Y, N, T, rows, n, n0, T0, X, nx, &o, l, om2, be, work);
+  }
   }
   if (short_work) error("internal error in sdid.c: replicate workspace too small; please report");
   UNPROTECT(1);

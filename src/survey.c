@@ -184,10 +184,13 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
   memset(s2all, 0, sizeof(double) * (size_t) (ns + 1) * nth);
   memset(hmark, 0, (size_t) (ns + 1) * nth);
   const double rat = nok > 0 ? (double) nstr / nok : 0.0;
+  dd_chunks ch_d;
+  dd_chunks_init(&ch_d, nd, nth);
+  while (dd_chunks_next(&ch_d)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
 #endif
-  for (int d = 0; d < nd; d++) {
+  for (int d = ch_d.lo; d < ch_d.hi; d++) {
     const int tid = dd_tid();
     double *z = zall + (size_t) (nc + 1) * tid, *s1 = s1all + (size_t) (ns + 1) * tid, *s2 = s2all + (size_t) (ns + 1) * tid;
     int *tc = touch + (size_t) (nc + 1) * tid, *th = htouch + (size_t) (ns + 1) * tid;
@@ -217,6 +220,7 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
     }
     V[d] = v * rat;
   }
+  }
   setAttrib(out, install("lonely"), ScalarInteger(first_lonely));
   UNPROTECT(1);
   return out;
@@ -235,10 +239,13 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
   double *O = REAL(out);
   const int nth = dd_nthreads(R, (double) n * q * R);
   double *acc = (double *) R_alloc((size_t) q * nth + 1, sizeof(double));
+  dd_chunks ch_r;
+  dd_chunks_init(&ch_r, R, nth);
+  while (dd_chunks_next(&ch_r)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static)
 #endif
-  for (int r = 0; r < R; r++) {
+  for (int r = ch_r.lo; r < ch_r.hi; r++) {
     double *a = acc + (size_t) q * dd_tid();
     memset(a, 0, sizeof(double) * q);
     const double *w = W + (R_xlen_t) r * n;
@@ -249,6 +256,7 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
       for (int k = 0; k < q; k++) a[k] += wi * m[k];
     }
     for (int k = 0; k < q; k++) O[r + (R_xlen_t) k * R] = a[k];
+  }
   }
   UNPROTECT(1);
   return out;

@@ -1,12 +1,20 @@
 /* Thread count: set from R by dd_threads(); every parallel region asks
  * dd_nthreads() so that small inputs stay serial. omp_set_num_threads() is
- * never called. */
+ * never called. Long loops run in chunks (dd_chunks_next) so that Ctrl-C is
+ * seen between chunks; a forked child (parallel::mclapply) runs serially. */
 #include "diffdiff.h"
+#include <time.h>
+#if !defined(_WIN32)
+#include <pthread.h>
+#define DD_HAVE_ATFORK 1
+#endif
 
 static int dd_threads_max = 1;
+static int dd_forked = 0;   /* set in a forked child: its OpenMP runtime is not safe to use */
 static double dd_throttle = 65536.0; /* work units per thread before a 2nd one pays */
 
 int dd_nthreads(int ntasks, double work) {
+  if (dd_forked) return 1;
   int nt = dd_threads_max;
   if (ntasks < nt) nt = ntasks;
   int by_work = (int) (work / dd_throttle);
@@ -31,4 +39,75 @@ SEXP C_num_procs(void) {
 #else
   return ScalarInteger(1);
 #endif
+}
+
+/* ---- forked children run single-threaded --------------------------------
+ * GNU OpenMP's thread pool does not survive fork(): a child that enters a
+ * parallel region after the parent used threads can hang. As data.table
+ * does, a pthread_atfork handler makes every child serial (its
+ * dd_threads() reports 1); the parent is unaffected. */
+#ifdef DD_HAVE_ATFORK
+static void dd_after_fork_child(void) { dd_forked = 1; dd_threads_max = 1; }
+#endif
+
+void dd_threads_init(void) {
+#ifdef DD_HAVE_ATFORK
+  pthread_atfork(NULL, NULL, dd_after_fork_child);
+#endif
+}
+
+/* ---- chunked loops with Ctrl-C between chunks ---------------------------
+ * Usage (the only way long loops are written in this package):
+ *   dd_chunks ch; dd_chunks_init(&ch, ntask, nth);
+ *   while (dd_chunks_next(&ch)) {
+ *     #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+ *     for (int t = ch.lo; t < ch.hi; t++) { ... task t ... }
+ *   }
+ * Between two chunks the main thread (outside any parallel region) calls
+ * R_CheckUserInterrupt(), which longjmps back to R on Ctrl-C: all scratch must
+ * come from R_alloc so that nothing leaks. A chunk's size adapts so that one
+ * takes about DD_CHUNK_SECONDS; the size never changes which task computes
+ * what, so results are the same bit for bit for any thread count and timing.
+ * A single task longer than a second delays the check to its end. */
+#define DD_CHUNK_SECONDS 0.1
+
+static double dd_now(void) {
+#ifdef _OPENMP
+  return omp_get_wtime();
+#else
+  return (double) clock() / CLOCKS_PER_SEC;
+#endif
+}
+
+void dd_chunks_init(dd_chunks *c, int n, int nth) {
+  c->n = n < 0 ? 0 : n;
+  c->lo = 0; c->hi = 0;
+  c->unit = nth < 1 ? 1 : nth;
+  c->step = c->unit;
+  c->t0 = -1.0;
+}
+
+int dd_chunks_next(dd_chunks *c) {
+  if (c->t0 >= 0.0) {                      /* a chunk has run: check, adapt */
+    const double el = dd_now() - c->t0;
+    R_CheckUserInterrupt();
+    if (el < DD_CHUNK_SECONDS / 4 && c->step < (1 << 24)) c->step *= 2;
+    else if (el > DD_CHUNK_SECONDS * 2 && c->step > c->unit) c->step /= 2;
+    if (c->step < c->unit) c->step = c->unit;
+  }
+  c->lo = c->hi;
+  if (c->lo >= c->n) return 0;
+  c->hi = (c->n - c->lo > c->step) ? c->lo + c->step : c->n;
+  c->t0 = dd_now();
+  return 1;
+}
+
+/* serial loops of the main thread (no parallel region): Ctrl-C about every
+ * DD_CHUNK_SECONDS, cheap to call every iteration */
+void dd_check_interrupt(double *t_last) {
+  const double now = dd_now();
+  if (*t_last < 0.0 || now - *t_last >= DD_CHUNK_SECONDS) {
+    *t_last = now;
+    R_CheckUserInterrupt();
+  }
 }

@@ -6,6 +6,19 @@
 #include "diffdiff.h"
 #include <string.h>
 
+/* M (k x k, upper triangle) = S' S for S (m x k, leading dimension ld), in
+ * plain C with reference dsyrk's summation order (row index innermost and
+ * ascending): usable inside a parallel region, where no BLAS is called. */
+static void syrk_upper(int k, int m, const double *S, int ld, double *M) {
+  for (int c = 0; c < k; c++)
+    for (int a = 0; a <= c; a++) {
+      const double *sa = S + (R_xlen_t) a * ld, *sc = S + (R_xlen_t) c * ld;
+      double t = 0.0;
+      for (int i = 0; i < m; i++) t += sa[i] * sc[i];
+      M[a + (R_xlen_t) c * k] = t;
+    }
+}
+
 SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SEXP cM_) {
   /* columns: the dense X, then (optional) cell-structured columns whose value
    * in row i is cM[cidx[i], j] (regressors constant within cells) */
@@ -22,10 +35,13 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
 #define WE(i) (w ? w[i] * e[i] : e[i])
   double *S = (double *) R_alloc((size_t) G * k, sizeof(double));
   const int nth = dd_nthreads(k, (double) n * k);
+  dd_chunks ch_j;
+  dd_chunks_init(&ch_j, k, nth);
+  while (dd_chunks_next(&ch_j)) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static, 1)
 #endif
-  for (int j = 0; j < k; j++) {
+  for (int j = ch_j.lo; j < ch_j.hi; j++) {
     double *Sj = S + (R_xlen_t) j * G;
     if (j < kx) {
       const double *xj = X + (R_xlen_t) j * n;
@@ -45,6 +61,7 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
       }
     }
   }
+  }
   SEXP out = PROTECT(allocMatrix(REALSXP, k, k));
   double *M = REAL(out), one = 1.0, zero = 0.0;
   /* M = S'S: for large problems in 4 blocks of rows of S (a fixed split, so
@@ -61,8 +78,7 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
 #endif
     for (int b = 0; b < nb; b++) {
       int lo = (int) ((double) G * b / nb), hi = (int) ((double) G * (b + 1) / nb), m = hi - lo;
-      double o = 1.0, z = 0.0;
-      F77_CALL(dsyrk)("U", "T", &k, &m, &o, S + lo, &G, &z, Mb + (size_t) b * k * k, &k FCONE FCONE);
+      syrk_upper(k, m, S + lo, G, Mb + (size_t) b * k * k);
     }
     for (size_t q = 0; q < (size_t) k * k; q++) {
       double acc = 0.0;
