@@ -1,0 +1,81 @@
+# One case of tools/interrupt-check.sh: builds a large input, prints
+# "START <time>", runs a long kernel under tryCatch(interrupt = ), prints
+# "STOPPED <time>" when Ctrl-C (SIGINT) reaches it (or "COMPLETED <seconds>"
+# if it ran to the end), then shows that the session still works ("ALIVE").
+# Usage: Rscript tools/interrupt-check.R CASE [LIB]
+args <- commandArgs(TRUE)
+case <- args[1]
+if (length(args) > 1 && nzchar(args[2])) .libPaths(c(args[2], .libPaths()))
+suppressMessages(library(diffdiff))
+dd_threads(2)
+set.seed(1)
+
+panel <- function(N, T, cohorts, x = FALSE) {
+  g <- sample(c(0, cohorts), N, replace = TRUE)
+  d <- data.frame(id = rep(seq_len(N), each = T), t = rep(seq_len(T), N), g = rep(g, each = T))
+  d$y <- rnorm(N)[d$id] + 0.1 * d$t + ifelse(d$g > 0 & d$t >= d$g, 1, 0) + rnorm(nrow(d))
+  d$cl <- (d$id - 1L) %/% 20L
+  d$d <- as.numeric(d$g > 0 & d$t >= d$g)
+  if (x) d$x <- rnorm(N)[d$id]
+  d
+}
+
+run <- switch(case,
+  sdid_placebo = {
+    N0 <- 400; N1 <- 40; T <- 30
+    d <- data.frame(id = rep(seq_len(N0 + N1), each = T), t = rep(seq_len(T), N0 + N1))
+    d$y <- rnorm(nrow(d)) + rnorm(N0 + N1)[d$id]
+    d$d <- as.numeric(d$id > N0 & d$t > 20)
+    function() did_sdid(d, "y", "id", "t", "d", se = "placebo", nboot = 100000)
+  },
+  cs_bootstrap = {
+    d <- panel(20000, 8, 4:7)
+    function() did_cs(d, "y", "t", "id", "g", nboot = 2e6, cband = TRUE)
+  },
+  cs_cells = {
+    # few cells on many units: the time is in the cell kernel (many cells
+    # would put it in the pre-test's solve() of their covariance instead)
+    d <- panel(400000, 8, 3:7, x = TRUE)
+    function() for (i in 1:20) did_cs(d, "y", "t", "id", "g", xformla = ~ x, est_method = "dr", nboot = 0)
+  },
+  wild_bootstrap = {
+    d <- panel(20000, 10, 4:8)
+    function() did_twfe(d, "y", "id", "t", "d", cluster = "cl", nboot = 1e6)
+  },
+  demean_pcg = {
+    n <- 3e6
+    fe <- list(sample.int(50000L, n, TRUE) - 1L, sample.int(40000L, n, TRUE) - 1L,
+               sample.int(300L, n, TRUE) - 1L)
+    X <- matrix(rnorm(n * 2), n, 2)
+    # tol 0: the PCG never meets its criterion and runs to maxit
+    function() .Call(diffdiff:::C_demean, rnorm(n), X, fe, c(50000L, 40000L, 300L), NULL, 0, 1000000L)
+  },
+  survey_domains = {
+    n <- 3e5
+    dat <- data.frame(y = rnorm(n), dom = sample.int(3e4, n, TRUE),
+                      psu = sample.int(4e3, n, TRUE), st = sample.int(200, n, TRUE), w = runif(n, 1, 3))
+    dat$psu <- dat$psu + 1e5 * dat$st
+    des <- survey_design(dat, weights = "w", strata = "st", ids = "psu", nest = TRUE)
+    function() for (i in 1:1000) aggregate_survey(dat, "y", "dom", des)
+  },
+  honest_grid = {
+    K <- 6
+    b <- c(rnorm(K, sd = 0.05), 0.5, 0.6, 0.7, 0.8, 0.9)
+    S <- diag(0.01, length(b))
+    function() honest_did(betahat = b, sigma = S, num_pre = K, type = "RM", Mbar = seq(0, 2, by = 0.01),
+                          grid_points = 20000, breakdown = FALSE)
+  },
+  stop("unknown case ", case))
+
+cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")
+t0 <- Sys.time()
+res <- tryCatch({ run(); "done" }, interrupt = function(e) {
+  cat("STOPPED", format(as.numeric(Sys.time()), nsmall = 3), "\n")
+  "interrupted"
+})
+if (identical(res, "done")) cat("COMPLETED", format(as.numeric(difftime(Sys.time(), t0, units = "secs"))), "\n")
+# the session works afterwards: a small fit runs and is right
+d <- panel(200, 6, 3:5)
+f <- did_twfe(d, "y", "id", "t", "d", cluster = "id")
+ok <- is.finite(coef(f)[[1]]) && abs(coef(f)[[1]] - 1) < 1
+cat(if (ok) "ALIVE" else "BROKEN", "\n")
