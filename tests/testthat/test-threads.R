@@ -30,3 +30,32 @@ test_that("FE absorption, variance and estimates are identical for 1 and 2 threa
   expect_identical(a$twfe$coeftable, b$twfe$coeftable)
   expect_identical(a$twfe$vcov, b$twfe$vcov)
 })
+
+# Forked children (parallel::mclapply) after a threaded call: GNU OpenMP's
+# thread pool does not survive fork(), so a child that entered a parallel
+# region could hang. The pthread_atfork handler makes children serial.
+test_that("mclapply over did_cs fits works after a threaded call", {
+  skip_on_os("windows")
+  d <- sim_cs_panel(n = 600, T = 8)
+  old <- dd_threads()
+  on.exit(dd_threads(old, throttle = 65536))
+  dd_threads(2, throttle = 1)
+  set.seed(3)
+  ref <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, nboot = 200)   # threaded in the parent
+  job <- parallel::mcparallel(parallel::mclapply(1:2, function(i) {
+    set.seed(3)
+    f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, nboot = 200)
+    list(threads = dd_threads(), coef = coef(f), se = f$coeftable$std.error)
+  }, mc.cores = 2))
+  res <- parallel::mccollect(job, wait = FALSE, timeout = 120)
+  if (is.null(res)) { tools::pskill(job$pid); parallel::mccollect(job, wait = FALSE) }
+  expect_false(is.null(res))                        # no hang
+  out <- res[[1]]
+  expect_length(out, 2)
+  for (o in out) {
+    expect_identical(o$threads, 1L)                 # children run single-threaded
+    expect_identical(o$coef, coef(ref))             # and give the parent's numbers
+    expect_identical(o$se, ref$coeftable$std.error)
+  }
+  expect_identical(dd_threads(), 2L)                # the parent keeps its setting
+})
