@@ -11,7 +11,7 @@ CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false 
   _R_CHECK_URLS_=false _R_CHECK_FORCE_SUGGESTS_=true _R_CHECK_SYSTEM_CLOCK_=false \
   DIFFDIFF_REQUIRE_PARITY=true
 
-.PHONY: deps install demo test build check sanitize bench docs clean
+.PHONY: deps install demo test build check sanitize valgrind fuzz interrupt bench docs clean
 
 deps:
 	@bash tools/install-deps.sh
@@ -34,6 +34,20 @@ test: build
 
 sanitize: deps
 	@bash tools/sanitize.sh
+
+# the test suite and the did_sdid workspace boundary cases under valgrind
+valgrind: deps
+	@bash tools/valgrind.sh
+
+# every registered .Call routine with hostile arguments, in child processes
+# (0 crashes and 0 hangs expected; child crash traces go to check/fuzz.err)
+fuzz: install
+	@mkdir -p $(CHECKDIR)
+	@bash -c 'ulimit -v 16000000; $(RSCRIPT) tools/fuzz.R "" 1 20 2> $(CHECKDIR)/fuzz.err'
+
+# Ctrl-C stops each long kernel within 1 s and the session works afterwards
+interrupt: install
+	@bash tools/interrupt-check.sh
 
 bench: install
 	$(RSCRIPT) bench/twfe.R

@@ -22,8 +22,18 @@
 
 SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP G_,
                  SEXP fe_, SEXP nlev_, SEXP feopt_, SEXP B_, SEXP type_) {
-  const int n = nrows(X_), k = ncols(X_), G = asInteger(G_), B = asInteger(B_);
-  const int type = asInteger(type_);
+  const char *fn = "C_wild_boot";
+  dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
+  const int n = nrows(X_), k = ncols(X_);
+  dd_chk_vec(z_, REALSXP, n, 0, fn, "z");
+  dd_chk_vec(a_, REALSXP, n, 0, fn, "a");
+  dd_chk_mat(bread_, REALSXP, k, k, 0, fn, "bread");
+  dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
+  const int G = dd_chk_int(G_, 1, DD_INT_MAX, fn, "G"), B = dd_chk_int(B_, 0, DD_INT_MAX, fn, "B");
+  const int type = dd_chk_int(type_, 1, 3, fn, "type");
+  dd_chk_codes(cl_, n, G, fn, "cl");
+  if (!isNull(fe_)) dd_fe_check(fe_, nlev_, n, fn);
+  dd_chk_vec(feopt_, REALSXP, 2, 0, fn, "feopt");
   if (XLENGTH(z_) != n || XLENGTH(a_) != n || XLENGTH(cl_) != n ||
       nrows(bread_) != k || ncols(bread_) != k || (!isNull(w_) && XLENGTH(w_) != n))
     error("internal error in bootstrap.c: length mismatch; please report");

@@ -421,8 +421,51 @@ static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *
  * Returns att (K), status, cell sizes, trimmed counts and, per block, the
  * n_b x bncol[b] influence-function matrix (did's scale: the estimate's
  * error is the mean over the N units). */
+/* checks shared by the cell engines: cells (K x 3 integer: cohort row,
+ * period column, base column), method 0..2, trim in (0, 1] */
+static void cs_check_cells(SEXP cells_, SEXP method_, SEXP trim_, const char *fn) {
+  dd_chk_mat(cells_, INTSXP, -1, 3, 0, fn, "cells");
+  dd_chk_int(method_, 0, 2, fn, "method");
+  const double tr = dd_chk_num(trim_, 0, fn, "trim");
+  if (!(tr > 0.0 && tr <= 1.0)) error("internal error in %s: `trim` must be in (0, 1]; please report", fn);
+}
+
 SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X_, SEXP cells_,
                 SEXP gcell_, SEXP pos_, SEXP task_, SEXP bncol_, SEXP bextra_, SEXP method_, SEXP trim_) {
+  const char *fn = "C_cs_panel";
+  dd_chk_mat(Y_, REALSXP, -1, -1, 0, fn, "Y");
+  cs_check_cells(cells_, method_, trim_, fn);
+  dd_chk_type(bval_, REALSXP, 0, fn, "bval");
+  {
+    const int nb0 = LENGTH(bval_), K0 = nrows(cells_), T0 = ncols(Y_);
+    dd_chk_vec(bstart_, INTSXP, (R_xlen_t) nb0 + 1, 0, fn, "bstart");
+    dd_chk_vec(bnever_, LGLSXP, nb0, 0, fn, "bnever");
+    dd_chk_vec(gcell_, REALSXP, K0, 0, fn, "gcell");
+    dd_chk_vec(task_, INTSXP, K0, 0, fn, "task");
+    dd_chk_vec(pos_, INTSXP, (R_xlen_t) nb0 * K0, 0, fn, "pos");
+    dd_chk_vec(bncol_, INTSXP, nb0, 0, fn, "bncol");
+    dd_chk_vec(bextra_, INTSXP, nb0, 0, fn, "bextra");
+    dd_chk_type(w_, REALSXP, 1, fn, "w");
+    dd_chk_type(X_, REALSXP, 1, fn, "X");
+    if (!isNull(X_) && isArray(X_) && LENGTH(getAttrib(X_, R_DimSymbol)) < 2)
+      error("internal error in %s: `X` must be a matrix or 3-d array; please report", fn);
+    const int *bs = INTEGER(bstart_), *bn = INTEGER(bncol_), *be = INTEGER(bextra_), *ps = INTEGER(pos_);
+    const int *tk = INTEGER(task_), *ce = INTEGER(cells_);
+    if (bs[0] != 0 || bs[nb0] != nrows(Y_)) error("internal error in %s: `bstart`; please report", fn);
+    for (int b = 0; b < nb0; b++) {
+      if (bs[b + 1] < bs[b] || bn[b] < 0 || be[b] < -1 || be[b] >= bn[b])
+        error("internal error in %s: block layout; please report", fn);
+      for (int c = 0; c < K0; c++) {
+        const int p = ps[b + (R_xlen_t) nb0 * c];
+        if (p < -1 || p >= bn[b]) error("internal error in %s: `pos` out of range; please report", fn);
+      }
+    }
+    for (int c = 0; c < K0; c++) {
+      if (tk[c] < -1 || tk[c] >= K0) error("internal error in %s: `task` out of range; please report", fn);
+      if (tk[c] >= 0 && (ce[c + K0] < 0 || ce[c + K0] >= T0 || ce[c + 2 * K0] < 0 || ce[c + 2 * K0] >= T0))
+        error("internal error in %s: cell periods out of range; please report", fn);
+    }
+  }
   const int N = nrows(Y_), T = ncols(Y_), K = nrows(cells_), nb = LENGTH(bval_);
   const double *Y = REAL(Y_), *bval = REAL(bval_), *gcell = REAL(gcell_);
   const int *bstart = INTEGER(bstart_), *bnever = LOGICAL(bnever_), *cells = INTEGER(cells_);
@@ -778,6 +821,23 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
  * n = number of units (rows of the influence function). */
 SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
              SEXP gcell_, SEXP thr_, SEXP method_, SEXP trim_, SEXP unit_, SEXP nunit_) {
+  const char *fn = "C_cs_rc";
+  dd_chk_type(y_, REALSXP, 0, fn, "y");
+  cs_check_cells(cells_, method_, trim_, fn);
+  {
+    const R_xlen_t n0 = XLENGTH(y_);
+    const int K0 = nrows(cells_);
+    dd_chk_vec(tcol_, INTSXP, n0, 0, fn, "tcol");
+    dd_chk_vec(gval_, REALSXP, n0, 0, fn, "gval");
+    dd_chk_vec(never_, LGLSXP, n0, 0, fn, "never");
+    dd_chk_vec(w_, REALSXP, n0, 0, fn, "w");
+    dd_chk_mat(X_, REALSXP, (int) n0, -1, 0, fn, "X");
+    if (ncols(X_) < 1) error("internal error in %s: `X` needs the intercept column; please report", fn);
+    dd_chk_vec(gcell_, REALSXP, K0, 0, fn, "gcell");
+    dd_chk_vec(thr_, REALSXP, K0, 0, fn, "thr");
+    const int nu0 = dd_chk_int(nunit_, 1, DD_INT_MAX, fn, "nunit");
+    dd_chk_codes(unit_, n0, nu0, fn, "unit");
+  }
   const int NR = LENGTH(y_), k = ncols(X_), K = nrows(cells_), nu = asInteger(nunit_);
   const double *y = REAL(y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
   const int *tcol = INTEGER(tcol_), *never = LOGICAL(never_), *cells = INTEGER(cells_), *unit = INTEGER(unit_);
@@ -867,8 +927,21 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
  * back as N x 1 and N x kx x 1 (what the engine needs, without T copies);
  * otherwise N x T and N x kx x T with NA for missing periods. */
 SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
+  const char *fn = "C_cs_wide";
+  dd_chk_type(y_, REALSXP, 0, fn, "y");
   const R_xlen_t n = XLENGTH(y_);
-  const int N = asInteger(N_), T = asInteger(T_);
+  const int N = dd_chk_int(N_, 0, DD_INT_MAX, fn, "N"), T = dd_chk_int(T_, 0, DD_INT_MAX, fn, "T");
+  if ((double) N * T > 4e9) error("internal error in %s: `N` x `T` too large; please report", fn);
+  dd_chk_vec(idc_, INTSXP, n, 0, fn, "idc");
+  dd_chk_vec(tc_, INTSXP, n, 0, fn, "tc");
+  dd_chk_type(umap_, INTSXP, 0, fn, "umap");
+  dd_chk_type(tmap_, INTSXP, 0, fn, "tmap");
+  dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
+  if (!isNull(X_) && TYPEOF(X_) != VECSXP) dd_chk_mat(X_, REALSXP, (int) n, -1, 0, fn, "X");
+  for (int u = 0; u < LENGTH(umap_); u++)
+    if (INTEGER(umap_)[u] < -1 || INTEGER(umap_)[u] >= N) error("internal error in %s: `umap` out of range; please report", fn);
+  for (int u = 0; u < LENGTH(tmap_); u++)
+    if (INTEGER(tmap_)[u] < -1 || INTEGER(tmap_)[u] >= T) error("internal error in %s: `tmap` out of range; please report", fn);
   /* X: a rows x kx matrix or a list of kx columns */
   const int xlist = TYPEOF(X_) == VECSXP;
   const int kx = isNull(X_) ? 0 : (xlist ? LENGTH(X_) : ncols(X_));

@@ -10,6 +10,24 @@
 #include <math.h>
 #include <string.h>
 
+/* the fixed-effect codes an entry point relies on: a list of 1 to 32
+ * integer vectors of length n with codes in [0, nlev[q]), nlev integer of
+ * length Q with positive counts whose total fits an int */
+void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn) {
+  dd_chk_list(fe, -1, fn, "fe");
+  const int Q = LENGTH(fe);
+  if (Q < 1 || Q > 32) error("internal error in %s: `fe` must have 1 to 32 dimensions; please report", fn);
+  dd_chk_vec(nlev, INTSXP, Q, 0, fn, "nlev");
+  double tot = 0.0;
+  for (int q = 0; q < Q; q++) {
+    const int L = INTEGER(nlev)[q];
+    if (L < 1) error("internal error in %s: `nlev` must be positive; please report", fn);
+    tot += L;
+    dd_chk_codes(VECTOR_ELT(fe, q), n, L, fn, "fe");
+  }
+  if (tot > 1e9) error("internal error in %s: too many fixed-effect levels; please report", fn);
+}
+
 /* pointers to the code vectors of a list of Q integer vectors of length n */
 const int **dd_fe_pointers(SEXP fe, R_xlen_t n) {
   const int Q = LENGTH(fe);
@@ -238,6 +256,13 @@ int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
  * scratch allocated then. Also returns the weighted norms of the input X
  * columns (the reference for collinearity checks). */
 SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP maxit_) {
+  const char *fn = "C_demean";
+  dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
+  dd_chk_vec(y_, REALSXP, nrows(X_), 1, fn, "y");
+  dd_chk_vec(w_, REALSXP, nrows(X_), 1, fn, "w");
+  dd_fe_check(fe_, nlev_, nrows(X_), fn);
+  dd_chk_num(tol_, 0, fn, "tol");
+  dd_chk_int(maxit_, 0, DD_INT_MAX, fn, "maxit");
   const int n = nrows(X_), mx = ncols(X_), Q = LENGTH(fe_);
   const int hasy = !isNull(y_), m = mx + hasy;
   if (LENGTH(nlev_) != Q || (!isNull(w_) && XLENGTH(w_) != n) ||

@@ -26,6 +26,15 @@ static inline int dd_tid(void) {
 
 /* util.c */
 SEXP dd_named_list(int n, const char **names, SEXP *values);
+/* entry-point checks: fn the routine, arg the argument; error on violation */
+void dd_chk_type(SEXP x, SEXPTYPE t, int null_ok, const char *fn, const char *arg);
+void dd_chk_vec(SEXP x, SEXPTYPE t, R_xlen_t n, int null_ok, const char *fn, const char *arg);
+void dd_chk_mat(SEXP x, SEXPTYPE t, int nr, int nc, int null_ok, const char *fn, const char *arg);
+int dd_chk_int(SEXP x, int lo, int hi, const char *fn, const char *arg);
+double dd_chk_num(SEXP x, int inf_ok, const char *fn, const char *arg);
+void dd_chk_codes(SEXP x, R_xlen_t n, int nlev, const char *fn, const char *arg);
+void dd_chk_list(SEXP x, int len, const char *fn, const char *arg);
+#define DD_INT_MAX 2147483647
 
 /* threads.c */
 int dd_nthreads(int ntasks, double work);
@@ -95,6 +104,7 @@ SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 
 /* demean.c */
 const int **dd_fe_pointers(SEXP fe, R_xlen_t n);
+void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn);
 typedef struct {
   int n, Q, sumL;
   const int **fe;    /* Q pointers to n 0-based level codes */

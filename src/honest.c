@@ -324,6 +324,21 @@ static int arp_test(arp_t *A, const double *y, double alpha, int hybrid, double 
  * (one post period), length 0 otherwise. */
 SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip,
                 SEXP dnorm) {
+  const char *fn = "C_arp_grid";
+  dd_chk_type(Y, REALSXP, 0, fn, "Y");
+  {
+    const int m0 = LENGTH(Y);
+    if (m0 < 1) error("internal error in %s: `Y` is empty; please report", fn);
+    dd_chk_vec(a1, REALSXP, m0, 0, fn, "a1");
+    dd_chk_mat(X, REALSXP, m0, -1, 0, fn, "X");
+    dd_chk_mat(Sig, REALSXP, m0, m0, 0, fn, "Sig");
+    dd_chk_type(grid, REALSXP, 0, fn, "grid");
+    dd_chk_vec(opts, REALSXP, 5, 0, fn, "opts");
+    dd_chk_int(ScalarReal(REAL(opts)[1]), 0, 2, fn, "opts[2] (hybrid)");
+    dd_chk_vec(flci_g, REALSXP, m0, 0, fn, "flci_g");
+    dd_chk_vec(skip, INTSXP, LENGTH(grid), 0, fn, "skip");
+    dd_chk_type(dnorm, REALSXP, 0, fn, "dnorm");
+  }
   int m = LENGTH(Y), k = ncols(X), ng = LENGTH(grid);
   const double *o = REAL(opts);
   double alpha = o[0], lf_cv = o[2], fc = o[3], fh = o[4];
@@ -343,7 +358,6 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
     int r = arp_test(&A, y, alpha, hybrid, lf_cv, fc - th, fh, REAL(flci_g),
                      LENGTH(dnorm) == m && k == 0 ? REAL(dnorm) : NULL);
     acc[g] = r < 0 ? NA_INTEGER : 1 - r;
-    if (g % 64 == 63) R_CheckUserInterrupt();
   }
   UNPROTECT(1);
   return out;
@@ -351,6 +365,11 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
 
 /* eta (the LP value) for each column of Xi (m x nsim); NA on failure */
 SEXP C_arp_eta(SEXP X, SEXP Sig, SEXP Xi) {
+  const char *fn = "C_arp_eta";
+  dd_chk_mat(Xi, REALSXP, -1, -1, 0, fn, "Xi");
+  if (nrows(Xi) < 1) error("internal error in %s: `Xi` is empty; please report", fn);
+  dd_chk_mat(X, REALSXP, nrows(Xi), -1, 0, fn, "X");
+  dd_chk_mat(Sig, REALSXP, nrows(Xi), nrows(Xi), 0, fn, "Sig");
   int m = nrows(Xi), k = ncols(X), ns = ncols(Xi);
   arp_t A;
   SEXP out = PROTECT(allocVector(REALSXP, ns));
@@ -370,6 +389,11 @@ SEXP C_arp_eta(SEXP X, SEXP Sig, SEXP Xi) {
 /* general LP: max c'lambda s.t. W'lambda = b, lambda >= 0. Returns the value
  * (NA infeasible, +Inf unbounded). */
 SEXP C_lp_max(SEXP W, SEXP b, SEXP c) {
+  const char *fn = "C_lp_max";
+  dd_chk_mat(W, REALSXP, -1, -1, 0, fn, "W");
+  if (nrows(W) < 1 || ncols(W) < 1) error("internal error in %s: `W` is empty; please report", fn);
+  dd_chk_vec(b, REALSXP, ncols(W), 0, fn, "b");
+  dd_chk_vec(c, REALSXP, nrows(W), 0, fn, "c");
   int m = nrows(W), n = ncols(W);
   dd_lp lp;
   lp_init(&lp, m, n, REAL(W), REAL(b));
@@ -386,6 +410,9 @@ SEXP C_lp_max(SEXP W, SEXP b, SEXP c) {
 
 /* ---------- truncated normal quantile, vectorised (for tests) ---------- */
 SEXP C_tn_quantile(SEXP p, SEXP l, SEXP u) {
+  dd_chk_type(p, REALSXP, 0, "C_tn_quantile", "p");
+  dd_chk_vec(l, REALSXP, XLENGTH(p), 0, "C_tn_quantile", "l");
+  dd_chk_vec(u, REALSXP, XLENGTH(p), 0, "C_tn_quantile", "u");
   int n = LENGTH(p);
   SEXP out = PROTECT(allocVector(REALSXP, n));
   for (int i = 0; i < n; i++) REAL(out)[i] = tn_quantile(REAL(p)[i], REAL(l)[i], REAL(u)[i]);
@@ -419,9 +446,13 @@ static double kth_abs(const double *zs, R_xlen_t n, double mu, R_xlen_t k /* 0-b
 }
 
 SEXP C_qfold(SEXP zs, SEXP p, SEXP mu) {
+  dd_chk_type(zs, REALSXP, 0, "C_qfold", "zs");
+  dd_chk_type(mu, REALSXP, 0, "C_qfold", "mu");
+  if (XLENGTH(zs) < 1) error("internal error in C_qfold: `zs` is empty; please report");
   R_xlen_t n = XLENGTH(zs);
   int nm = LENGTH(mu);
-  double pp = asReal(p);
+  double pp = dd_chk_num(p, 0, "C_qfold", "p");
+  if (pp < 0.0 || pp > 1.0) error("internal error in C_qfold: `p` must be in [0, 1]; please report");
   SEXP out = PROTECT(allocVector(REALSXP, nm));
   double index = 1 + (double) (n - 1) * pp;
   double lo = floor(index), hi = ceil(index), h = index - lo;
@@ -512,8 +543,10 @@ static double bq_quad(const boxqp *B, const double *v, const double *w) {
 }
 
 SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_) {
+  dd_chk_type(a, REALSXP, 0, "C_flci_bias", "a");
+  dd_chk_mat(H, REALSXP, LENGTH(a), LENGTH(a), 0, "C_flci_bias", "H");
   int n = LENGTH(a);
-  double r = asReal(r_);
+  double r = dd_chk_num(r_, 1, "C_flci_bias", "r");
   boxqp B; B.n = n; B.H = REAL(H); B.a = REAL(a);
   B.mu = (double *) R_alloc(n, sizeof(double));
   B.work = (double *) R_alloc(n + 1, sizeof(double) > sizeof(int) ? sizeof(double) : sizeof(int));

@@ -23,13 +23,24 @@ typedef struct {
 } dd_ifs;
 
 static void ifs_get(SEXP s, dd_ifs *f) {
+  const char *fn = "ifs.c";
+  dd_chk_list(s, 5, fn, "s");
   SEXP start = VECTOR_ELT(s, 2), cols = VECTOR_ELT(s, 3), vals = VECTOR_ELT(s, 4);
-  f->n = asInteger(VECTOR_ELT(s, 0));
-  f->K = asInteger(VECTOR_ELT(s, 1));
+  f->n = dd_chk_int(VECTOR_ELT(s, 0), 0, DD_INT_MAX, fn, "s$n");
+  f->K = dd_chk_int(VECTOR_ELT(s, 1), 0, DD_INT_MAX, fn, "s$K");
+  dd_chk_list(cols, -1, fn, "s$cols");
+  dd_chk_list(vals, LENGTH(cols), fn, "s$vals");
   f->nb = LENGTH(cols);
+  dd_chk_vec(start, INTSXP, (R_xlen_t) f->nb + 1, 0, fn, "s$start");
   f->start = INTEGER(start);
-  if (LENGTH(start) != f->nb + 1 || LENGTH(vals) != f->nb || f->start[f->nb] != f->n)
+  if (f->start[0] != 0 || f->start[f->nb] != f->n)
     error("internal error in ifs.c: malformed influence functions; please report");
+  for (int b = 0; b < f->nb; b++)
+    if (f->start[b + 1] < f->start[b]) error("internal error in ifs.c: malformed influence functions; please report");
+  for (int b = 0; b < f->nb; b++) {
+    dd_chk_type(VECTOR_ELT(cols, b), INTSXP, 0, fn, "s$cols[[b]]");
+    dd_chk_type(VECTOR_ELT(vals, b), REALSXP, 0, fn, "s$vals[[b]]");
+  }
   f->cols = (const int **) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(int *));
   f->ncol = (int *) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(int));
   f->vals = (const double **) R_alloc(f->nb > 0 ? f->nb : 1, sizeof(double *));
@@ -41,7 +52,8 @@ static void ifs_get(SEXP s, dd_ifs *f) {
     if (XLENGTH(vb) != (R_xlen_t) (f->start[b + 1] - f->start[b]) * f->ncol[b])
       error("internal error in ifs.c: block %d has the wrong size; please report", b + 1);
     for (int j = 0; j < f->ncol[b]; j++)
-      if (f->cols[b][j] < 0 || f->cols[b][j] >= f->K) error("internal error in ifs.c: column out of range; please report");
+      if (f->cols[b][j] < 0 || f->cols[b][j] >= f->K || (j > 0 && f->cols[b][j] <= f->cols[b][j - 1]))
+        error("internal error in ifs.c: column out of range or not increasing; please report");
   }
 }
 
@@ -67,11 +79,13 @@ SEXP C_ifs_colss(SEXP s) {
 
 /* position of each column in sel (0-based), -1 when not selected */
 static int *ifs_selmap(const dd_ifs *f, SEXP sel_) {
+  dd_chk_type(sel_, INTSXP, 0, "ifs.c", "sel");
   const int m = LENGTH(sel_), *sel = INTEGER(sel_);
   int *map = (int *) R_alloc(f->K > 0 ? f->K : 1, sizeof(int));
   for (int j = 0; j < f->K; j++) map[j] = -1;
   for (int p = 0; p < m; p++) {
     if (sel[p] < 0 || sel[p] >= f->K) error("internal error in ifs.c: selected column out of range; please report");
+    if (map[sel[p]] >= 0) error("internal error in ifs.c: a column selected twice; please report");
     map[sel[p]] = p;
   }
   return map;
@@ -113,8 +127,8 @@ SEXP C_ifs_crossprod(SEXP s, SEXP sel_) {
 SEXP C_ifs_combine(SEXP s, SEXP A_) {
   dd_ifs f;
   ifs_get(s, &f);
+  dd_chk_mat(A_, REALSXP, f.K, -1, 0, "C_ifs_combine", "A");
   const int m = ncols(A_);
-  if (nrows(A_) != f.K) error("internal error in ifs.c: combination matrix has the wrong size; please report");
   const double *A = REAL(A_);
   SEXP out = PROTECT(allocMatrix(REALSXP, f.n, m));
   double *O = REAL(out);
@@ -161,7 +175,8 @@ static void comb_block(const dd_ifs *f, int b, const double *A, int l, double *t
 SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
   dd_ifs f;
   ifs_get(s, &f);
-  const int m = ncols(A_), diag = asLogical(diag_);
+  dd_chk_mat(A_, REALSXP, f.K, -1, 0, "C_ifs_comb_cross", "A");
+  const int m = ncols(A_), diag = dd_chk_int(diag_, 0, 1, "C_ifs_comb_cross", "diag");
   if (nrows(A_) != f.K) error("internal error in ifs.c: combination matrix has the wrong size; please report");
   const double *A = REAL(A_);
   int nrmax = 1;
@@ -213,8 +228,9 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
 SEXP C_ifs_rowsum(SEXP s, SEXP cl_, SEXP G_) {
   dd_ifs f;
   ifs_get(s, &f);
-  const int G = asInteger(G_), *cl = INTEGER(cl_);
-  if (XLENGTH(cl_) != f.n) error("internal error in ifs.c: cluster codes have the wrong length; please report");
+  const int G = dd_chk_int(G_, 0, DD_INT_MAX, "C_ifs_rowsum", "G");
+  dd_chk_codes(cl_, f.n, G, "C_ifs_rowsum", "cl");
+  const int *cl = INTEGER(cl_);
   SEXP out = PROTECT(allocMatrix(REALSXP, G, f.K));
   double *O = REAL(out);
   memset(O, 0, sizeof(double) * (size_t) G * f.K);
@@ -327,8 +343,10 @@ static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *
 SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
   dd_ifs f;
   ifs_get(s, &f);
-  const int m = LENGTH(sel_), B = asInteger(B_), type = asInteger(type_);
   int *map = ifs_selmap(&f, sel_);
+  const int m = LENGTH(sel_), B = dd_chk_int(B_, 0, DD_INT_MAX, "C_ifs_boot", "B");
+  const int type = dd_chk_int(type_, 1, 3, "C_ifs_boot", "type");
+  if ((double) B * m > 2e9) error("internal error in C_ifs_boot: `B` x columns too large; please report");
   /* per block: the selected columns and their output positions */
   int maxq = 1;
   for (int b = 0; b < f.nb; b++) if (f.ncol[b] > maxq) maxq = f.ncol[b];
@@ -421,8 +439,11 @@ static double q_type1(double *x, int n, double p) {
  * column j (NA when not positive), and the 1 - alpha quantile over
  * replicates of max over the band columns (0-based) of |draw| / sig. */
 SEXP C_draws_summary(SEXP draws_, SEXP band_, SEXP alpha_, SEXP tol_) {
+  const char *fn = "C_draws_summary";
+  dd_chk_mat(draws_, REALSXP, -1, -1, 0, fn, "draws");
+  dd_chk_type(band_, INTSXP, 0, fn, "band");
   const int B = nrows(draws_), m = ncols(draws_), nband = LENGTH(band_);
-  const double *D = REAL(draws_), alpha = asReal(alpha_), tol = asReal(tol_);
+  const double *D = REAL(draws_), alpha = dd_chk_num(alpha_, 0, fn, "alpha"), tol = dd_chk_num(tol_, 1, fn, "tol");
   const int *band = INTEGER(band_);
   SEXP sig_ = PROTECT(allocVector(REALSXP, m));
   double *sig = REAL(sig_);

@@ -18,8 +18,13 @@ static int lwork_query_geqp3(int n, int p, double *A, int *jpvt, double *tau) {
 }
 
 SEXP C_ols(SEXP X_, SEXP y_, SEXP w_, SEXP refnorm_, SEXP tol_) {
+  const char *fn = "C_ols";
+  dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
+  dd_chk_vec(y_, REALSXP, nrows(X_), 0, fn, "y");
+  dd_chk_vec(w_, REALSXP, nrows(X_), 1, fn, "w");
+  dd_chk_vec(refnorm_, REALSXP, ncols(X_), 0, fn, "refnorm");
   int n = nrows(X_), p = ncols(X_), info = 0, one = 1;
-  double tol = asReal(tol_);
+  double tol = dd_chk_num(tol_, 0, fn, "tol");
   const double *X = REAL(X_), *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_);
   const double *refnorm = REAL(refnorm_);
   if (XLENGTH(y_) != n || (w && XLENGTH(w_) != n) || XLENGTH(refnorm_) != p)

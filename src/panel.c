@@ -9,6 +9,7 @@
 
 /* codes in order of first appearance; NULL when the range is too wide */
 SEXP C_group_codes(SEXP x) {
+  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) return R_NilValue;   /* R hashes the rest */
   const R_xlen_t n = XLENGTH(x);
   if (n == 0) return R_NilValue;
   double lo = R_PosInf, hi = R_NegInf;
@@ -58,9 +59,12 @@ SEXP C_group_codes(SEXP x) {
 
 /* TRUE when every level of f (codes 0..nf-1) lies in a single cluster */
 SEXP C_nested(SEXP f_, SEXP nf_, SEXP cl_) {
+  const char *fn = "C_nested";
+  dd_chk_type(f_, INTSXP, 0, fn, "f");
   const R_xlen_t n = XLENGTH(f_);
-  const int nf = asInteger(nf_);
-  if (XLENGTH(cl_) != n) error("internal error in panel.c: length mismatch; please report");
+  const int nf = dd_chk_int(nf_, 0, DD_INT_MAX, fn, "nf");
+  dd_chk_codes(f_, n, nf, fn, "f");
+  dd_chk_vec(cl_, INTSXP, n, 0, fn, "cl");
   const int *f = INTEGER(f_), *cl = INTEGER(cl_);
   int *first = (int *) R_alloc(nf, sizeof(int));
   for (int l = 0; l < nf; l++) first[l] = -1;
@@ -74,10 +78,15 @@ SEXP C_nested(SEXP f_, SEXP nf_, SEXP cl_) {
 /* 1-based index of the first repeated (a, b) pair, 0 if none; NA when the
  * table would be too large (R then hashes) */
 SEXP C_first_dup(SEXP a_, SEXP na_, SEXP b_, SEXP nb_) {
+  const char *fn = "C_first_dup";
+  dd_chk_type(a_, INTSXP, 0, fn, "a");
   const R_xlen_t n = XLENGTH(a_);
-  const double cells = (double) asInteger(na_) * asInteger(nb_);
+  const int na = dd_chk_int(na_, 0, DD_INT_MAX, fn, "na"), nb = dd_chk_int(nb_, 0, DD_INT_MAX, fn, "nb");
+  const double cells = (double) na * nb;
   if (cells > 5e8) return ScalarInteger(NA_INTEGER);
-  const int *a = INTEGER(a_), *b = INTEGER(b_), nb = asInteger(nb_);
+  dd_chk_codes(a_, n, na, fn, "a");
+  dd_chk_codes(b_, n, nb, fn, "b");
+  const int *a = INTEGER(a_), *b = INTEGER(b_);
   unsigned char *seen = (unsigned char *) R_alloc((size_t) cells + 1, 1);
   memset(seen, 0, (size_t) cells + 1);
   for (R_xlen_t i = 0; i < n; i++) {
@@ -91,6 +100,7 @@ SEXP C_first_dup(SEXP a_, SEXP na_, SEXP b_, SEXP nb_) {
 /* For each element of a list (vectors or matrices): the number of NA/NaN/Inf
  * (numeric) or NA (other) entries. Lets R skip building masks when clean. */
 SEXP C_count_bad(SEXP lst) {
+  dd_chk_list(lst, -1, "C_count_bad", "lst");
   const int m = LENGTH(lst);
   SEXP out = PROTECT(allocVector(INTSXP, m));
   for (int j = 0; j < m; j++) {
@@ -112,6 +122,7 @@ SEXP C_count_bad(SEXP lst) {
 
 /* 1-based index of the first value other than 0 and 1 (NA ignored), 0 if none */
 SEXP C_first_not01(SEXP x) {
+  dd_chk_type(x, REALSXP, 0, "C_first_not01", "x");
   const R_xlen_t n = XLENGTH(x);
   const double *v = REAL(x);
   for (R_xlen_t i = 0; i < n; i++)
@@ -124,10 +135,17 @@ SEXP C_first_not01(SEXP x) {
  * their level counts nlev. Returns a logical vector (TRUE = singleton) or
  * NULL when there is none. */
 SEXP C_singletons(SEXP fe, SEXP nlev_) {
+  const char *fn = "C_singletons";
+  dd_chk_list(fe, -1, fn, "fe");
   const int Q = LENGTH(fe);
   if (Q == 0) return R_NilValue;
+  dd_chk_vec(nlev_, INTSXP, Q, 0, fn, "nlev");
   const R_xlen_t n = XLENGTH(VECTOR_ELT(fe, 0));
   const int *nlev = INTEGER(nlev_);
+  for (int q = 0; q < Q; q++) {
+    if (nlev[q] < 0) error("internal error in %s: `nlev` is negative or NA; please report", fn);
+    dd_chk_codes(VECTOR_ELT(fe, q), n, nlev[q], fn, "fe");
+  }
   int maxL = 0;
   for (int q = 0; q < Q; q++) if (nlev[q] > maxL) maxL = nlev[q];
   int *cnt = (int *) R_alloc((size_t) maxL, sizeof(int));
@@ -156,9 +174,13 @@ SEXP C_singletons(SEXP fe, SEXP nlev_) {
  * its group (codes 0..ng-1), 0 if values are constant within groups; NA
  * values compare equal only to NA. */
 SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
+  const char *fn = "C_first_varying";
+  dd_chk_type(code_, INTSXP, 0, fn, "code");
   const R_xlen_t n = XLENGTH(code_);
-  const int ng = asInteger(ng_);
+  const int ng = dd_chk_int(ng_, 0, DD_INT_MAX, fn, "ng");
+  dd_chk_codes(code_, n, ng, fn, "code");
   const int *code = INTEGER(code_);
+  if (TYPEOF(x_) != INTSXP) dd_chk_type(x_, REALSXP, 0, fn, "x");
   if (XLENGTH(x_) != n) error("internal error in panel.c: length mismatch; please report");
   int *first = (int *) R_alloc(ng, sizeof(int));
   for (int g = 0; g < ng; g++) first[g] = -1;
@@ -183,8 +205,11 @@ SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
 
 /* 1-based row of the first occurrence of each code 0..ng-1 */
 SEXP C_first_rows(SEXP code_, SEXP ng_) {
+  const char *fn = "C_first_rows";
+  dd_chk_type(code_, INTSXP, 0, fn, "code");
   const R_xlen_t n = XLENGTH(code_);
-  const int ng = asInteger(ng_);
+  const int ng = dd_chk_int(ng_, 0, DD_INT_MAX, fn, "ng");
+  dd_chk_codes(code_, n, ng, fn, "code");
   const int *code = INTEGER(code_);
   SEXP out = PROTECT(allocVector(INTSXP, ng));
   int *o = INTEGER(out);
@@ -198,7 +223,8 @@ SEXP C_first_rows(SEXP code_, SEXP ng_) {
  * (g NA, 0 or +-Inf), treated (t >= g), event time t - g (NA if never). */
 SEXP C_stagger(SEXP g_, SEXP t_) {
   const R_xlen_t n = XLENGTH(g_);
-  if (XLENGTH(t_) != n || TYPEOF(g_) != REALSXP) error("internal error in panel.c: stagger inputs; please report");
+  if (XLENGTH(t_) != n || TYPEOF(g_) != REALSXP || (TYPEOF(t_) != INTSXP && TYPEOF(t_) != REALSXP))
+    error("internal error in panel.c: stagger inputs; please report");
   const double *g = REAL(g_);
   const int ti = TYPEOF(t_) == INTSXP;
   const int *tI = ti ? INTEGER(t_) : NULL;
@@ -231,11 +257,20 @@ SEXP C_stagger(SEXP g_, SEXP t_) {
  * counts: control, treated), ordered by k, then row. */
 SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP kc_, SEXP gu_, SEXP nu_,
                   SEXP kpre_, SEXP nE_) {
+  const char *fn = "C_stack_rows";
+  dd_chk_type(idc_, INTSXP, 0, fn, "idc");
   const R_xlen_t n = XLENGTH(idc_);
-  const int N = nrows(umask_), T = nrows(pmask_), K = ncols(umask_), kpre = asInteger(kpre_), nE = asInteger(nE_);
-  if (XLENGTH(tc_) != n || ncols(pmask_) != K || XLENGTH(tv_) != T || XLENGTH(kc_) != K ||
-      XLENGTH(gu_) != N || XLENGTH(nu_) != N)
-    error("internal error in panel.c: stack dimensions; please report");
+  dd_chk_mat(umask_, LGLSXP, -1, -1, 0, fn, "umask");
+  dd_chk_mat(pmask_, LGLSXP, -1, ncols(umask_), 0, fn, "pmask");
+  const int N = nrows(umask_), T = nrows(pmask_), K = ncols(umask_);
+  const int kpre = dd_chk_int(kpre_, 0, 1000000, fn, "kpre"), nE = dd_chk_int(nE_, 1, 1000000, fn, "nE");
+  if ((double) K * nE > 1e8) error("internal error in %s: `nE` too large; please report", fn);
+  dd_chk_codes(idc_, n, N, fn, "idc");
+  dd_chk_codes(tc_, n, T, fn, "tc");
+  dd_chk_vec(tv_, REALSXP, T, 0, fn, "tv");
+  dd_chk_vec(kc_, REALSXP, K, 0, fn, "kc");
+  dd_chk_vec(gu_, REALSXP, N, 0, fn, "gu");
+  dd_chk_vec(nu_, LGLSXP, N, 0, fn, "nu");
   const int *id = INTEGER(idc_), *tc = INTEGER(tc_), *um = LOGICAL(umask_), *pm = LOGICAL(pmask_), *nu = LOGICAL(nu_);
   const double *tv = REAL(tv_), *kc = REAL(kc_), *gu = REAL(gu_);
   R_xlen_t tot = 0;
@@ -253,6 +288,8 @@ SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP 
   for (int k = 0; k < K; k++)
     for (R_xlen_t i = 0; i < n; i++)
       if (um[id[i] + (R_xlen_t) k * N] && pm[tc[i] + (R_xlen_t) k * T]) {
+        const double ed = tv[tc[i]] - kc[k] + kpre;
+        if (!(ed >= 0.0 && ed < nE)) error("internal error in panel.c: event time outside the window; please report");
         int e = (int) llround(tv[tc[i]] - kc[k]) + kpre;
         if (e < 0 || e >= nE) error("internal error in panel.c: event time outside the window; please report");
         int d = !nu[id[i]] && gu[id[i]] == kc[k];
@@ -282,7 +319,9 @@ SEXP C_stack_rows(SEXP idc_, SEXP tc_, SEXP umask_, SEXP pmask_, SEXP tv_, SEXP 
 
 /* sum of w (v - c)^2 (w NULL: 1), without temporaries */
 SEXP C_wss(SEXP v_, SEXP w_, SEXP c_) {
+  dd_chk_type(v_, REALSXP, 0, "C_wss", "v");
   const R_xlen_t n = XLENGTH(v_);
+  dd_chk_vec(w_, REALSXP, n, 1, "C_wss", "w");
   const double *v = REAL(v_), *w = isNull(w_) ? NULL : REAL(w_), c = asReal(c_);
   double s = 0.0;
   for (R_xlen_t i = 0; i < n; i++) { double d = v[i] - c; s += (w ? w[i] : 1.0) * d * d; }
@@ -295,6 +334,15 @@ SEXP C_wss(SEXP v_, SEXP w_, SEXP c_) {
  * dense regressors, C (cells x H, optional) the cell part already multiplied
  * by its coefficients, A (units x H, optional) a unit part. */
 SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP s_, SEXP y0_) {
+  const char *fn = "C_lin_rows";
+  dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
+  dd_chk_mat(B_, REALSXP, ncols(X_), -1, 0, fn, "B");
+  dd_chk_mat(C_, REALSXP, -1, ncols(B_), 1, fn, "C");
+  dd_chk_mat(A_, REALSXP, -1, ncols(B_), 1, fn, "A");
+  dd_chk_type(s_, REALSXP, 1, fn, "s");
+  dd_chk_type(y0_, REALSXP, 1, fn, "y0");
+  if (!isNull(C_)) dd_chk_codes(cidx_, nrows(X_), nrows(C_), fn, "cidx");
+  if (!isNull(A_)) dd_chk_codes(aidx_, nrows(X_), nrows(A_), fn, "aidx");
   const int n = nrows(X_), k = ncols(X_), H = ncols(B_);
   if (nrows(B_) != k || (!isNull(s_) && XLENGTH(s_) != n) || (!isNull(y0_) && XLENGTH(y0_) != n) ||
       (!isNull(C_) && (ncols(C_) != H || XLENGTH(cidx_) != n)) ||
@@ -326,8 +374,13 @@ SEXP C_lin_rows(SEXP X_, SEXP B_, SEXP C_, SEXP cidx_, SEXP A_, SEXP aidx_, SEXP
  * of w alone; w NULL: 1), without temporaries. Returns nc x k (k = 1 for a
  * vector or NULL X). */
 SEXP C_cell_sums(SEXP X_, SEXP w_, SEXP idx_, SEXP nc_) {
+  const char *fn = "C_cell_sums";
+  dd_chk_type(idx_, INTSXP, 0, fn, "idx");
+  dd_chk_type(X_, REALSXP, 1, fn, "X");
+  dd_chk_type(w_, REALSXP, 1, fn, "w");
   const R_xlen_t n = XLENGTH(idx_);
-  const int nc = asInteger(nc_), k = isNull(X_) ? 1 : (isMatrix(X_) ? ncols(X_) : 1);
+  const int nc = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc"), k = isNull(X_) ? 1 : (isMatrix(X_) ? ncols(X_) : 1);
+  dd_chk_codes(idx_, n, nc, fn, "idx");
   if ((!isNull(X_) && (isMatrix(X_) ? nrows(X_) : XLENGTH(X_)) != n) || (!isNull(w_) && XLENGTH(w_) != n))
     error("internal error in panel.c: cell_sums lengths; please report");
   const double *X = isNull(X_) ? NULL : REAL(X_), *w = isNull(w_) ? NULL : REAL(w_);

@@ -383,6 +383,18 @@ static pt_result pt_rect(int K, const double *mu, const double *S, const double 
  * ctrl = c(tol, tol_scale, first level, last level, moments) (levels 0-based).
  * Returns list(prob, prob_error, mean, mean_error, points, converged, level). */
 SEXP C_pretrends_mvn(SEXP mu, SEXP S, SEXP lower, SEXP upper, SEXP A, SEXP mZ, SEXP ctrl) {
+  const char *fn = "C_pretrends_mvn";
+  dd_chk_type(mu, REALSXP, 0, fn, "mu");
+  dd_chk_type(mZ, REALSXP, 0, fn, "mZ");
+  if (XLENGTH(mu) > 1000 || XLENGTH(mZ) > 1000) error("internal error in %s: too many dimensions; please report", fn);
+  dd_chk_type(S, REALSXP, 0, fn, "S");
+  dd_chk_type(lower, REALSXP, 0, fn, "lower");
+  dd_chk_type(upper, REALSXP, 0, fn, "upper");
+  dd_chk_type(A, REALSXP, 0, fn, "A");
+  dd_chk_vec(ctrl, REALSXP, 5, 0, fn, "ctrl");
+  for (int j = 0; j < 5; j++) if (!R_FINITE(REAL(ctrl)[j])) error("internal error in %s: `ctrl` not finite; please report", fn);
+  if (REAL(ctrl)[2] < 0 || REAL(ctrl)[2] > PT_NLEV - 1 || REAL(ctrl)[3] < 0 || REAL(ctrl)[3] > PT_NLEV - 1)
+    error("internal error in %s: lattice levels out of range; please report", fn);
   int K = LENGTH(mu), Q = LENGTH(mZ);
   if (K < 1 || LENGTH(S) != K * K || LENGTH(lower) != K || LENGTH(upper) != K ||
       LENGTH(A) != Q * K || LENGTH(ctrl) != 5)

@@ -512,8 +512,11 @@ static double sdid_one(const double *Y, int N, int T, const int *rows, int n, in
 }
 
 static void opts_get(SEXP o_, sdid_opts *o) {
-  if (LENGTH(o_) != 10) error("internal error in sdid.c: options; please report");
+  dd_chk_vec(o_, REALSXP, 10, 0, "sdid.c", "opts");
   const double *v = REAL(o_);
+  for (int j = 0; j < 10; j++) if (!R_FINITE(v[j])) error("internal error in sdid.c: `opts` not finite; please report");
+  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || v[3] > 1e9 || v[4] < 0 || v[4] > 1e9)
+    error("internal error in sdid.c: `opts` out of range; please report");
   o->zeta_l = v[0]; o->zeta_o = v[1]; o->min_dec = v[2];
   o->max_iter = (int) v[3]; o->max_iter_pre = (int) v[4];
   o->l_int = (int) v[5]; o->o_int = (int) v[6]; o->sparsify = (int) v[7];
@@ -522,13 +525,26 @@ static void opts_get(SEXP o_, sdid_opts *o) {
 
 static int x_dims(SEXP X_, int N, int T) {
   if (isNull(X_)) return 0;
+  dd_chk_type(X_, REALSXP, 0, "sdid.c", "X");
+  if (N < 1 || T < 1) error("internal error in sdid.c: covariates; please report");
   if (XLENGTH(X_) % ((R_xlen_t) N * T) != 0) error("internal error in sdid.c: covariates; please report");
   return (int) (XLENGTH(X_) / ((R_xlen_t) N * T));
 }
 
 /* sd of the first differences of the control pre-period rows
  * (synthdid's default noise.level; R's var algorithm) */
+/* the panel an SDiD routine relies on: Y an N x T double matrix, 1 <= N0 < N
+ * controls (N0 <= N when ctrl_only), 1 <= T0 < T pre-periods */
+static void sdid_check(SEXP Y_, SEXP N0_, SEXP T0_, int ctrl_only, const char *fn) {
+  dd_chk_mat(Y_, REALSXP, -1, -1, 0, fn, "Y");
+  const int N = nrows(Y_), T = ncols(Y_);
+  if (N < 2 - ctrl_only || T < 2 - ctrl_only) error("internal error in %s: `Y` too small; please report", fn);
+  dd_chk_int(N0_, 1, ctrl_only ? N : N - 1, fn, "N0");
+  dd_chk_int(T0_, 1, ctrl_only ? T : T - 1, fn, "T0");
+}
+
 SEXP C_sdid_noise(SEXP Y_, SEXP N0_, SEXP T0_) {
+  sdid_check(Y_, N0_, T0_, 1, "C_sdid_noise");
   const int N = nrows(Y_), N0 = asInteger(N0_), T0 = asInteger(T0_);
   const double *Y = REAL(Y_);
   const R_xlen_t m = (R_xlen_t) N0 * (T0 - 1);
@@ -546,6 +562,10 @@ SEXP C_sdid_noise(SEXP Y_, SEXP N0_, SEXP T0_) {
 /* One fit on the whole panel (rows 0..N-1, controls first). lambda0/omega0:
  * starts or fixed weights (NULL: uniform). Returns estimate, lambda, omega, beta. */
 SEXP C_sdid_fit(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda0_, SEXP omega0_) {
+  const char *fn = "C_sdid_fit";
+  sdid_check(Y_, N0_, T0_, 0, fn);
+  dd_chk_vec(lambda0_, REALSXP, asInteger(T0_), 1, fn, "lambda0");
+  dd_chk_vec(omega0_, REALSXP, asInteger(N0_), 1, fn, "omega0");
   const int N = nrows(Y_), T = ncols(Y_), N0 = asInteger(N0_), T0 = asInteger(T0_);
   const int nx = x_dims(X_, N, T);
   sdid_opts o;
@@ -577,6 +597,33 @@ SEXP C_sdid_fit(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda0_,
  * Returns the B (or N) estimates. */
 SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_, SEXP omega_,
                  SEXP type_, SEXP idx_, SEXP lens_, SEXP n0s_) {
+  const char *fn = "C_sdid_reps";
+  sdid_check(Y_, N0_, T0_, 0, fn);
+  {
+    const int N_ = nrows(Y_), N0c = asInteger(N0_), tp = dd_chk_int(type_, 1, 4, fn, "type");
+    dd_chk_vec(lambda_, REALSXP, asInteger(T0_), 0, fn, "lambda");
+    dd_chk_vec(omega_, REALSXP, N0c, 0, fn, "omega");
+    if (tp == 1 && N0c - (N_ - N0c) < 1) error("internal error in %s: placebo needs more controls than treated; please report", fn);
+    if (tp != 3) {
+      dd_chk_mat(idx_, INTSXP, -1, -1, 0, fn, "idx");
+      const int nr = nrows(idx_), nb = ncols(idx_), *ix = INTEGER(idx_);
+      if (tp == 4) { dd_chk_vec(lens_, INTSXP, nb, 0, fn, "lens"); dd_chk_vec(n0s_, INTSXP, nb, 0, fn, "n0s"); }
+      for (int b = 0; b < nb; b++) {
+        const int *col = ix + (R_xlen_t) b * nr;
+        /* rows used and how many of the first must be controls (omega's index) */
+        int nuse = nr, nctl = 0;
+        if (tp == 1) nctl = nr;
+        if (tp == 4) {
+          nuse = INTEGER(lens_)[b]; nctl = INTEGER(n0s_)[b];
+          if (nuse < 0 || nuse > nr || nctl < 0 || nctl > nuse) error("internal error in %s: `lens`/`n0s`; please report", fn);
+        }
+        for (int i = 0; i < nuse; i++) {
+          if (col[i] < 1 || col[i] > (i < nctl ? N0c : N_)) error("internal error in %s: `idx` out of range; please report", fn);
+          if (tp == 2 && i > 0 && col[i] < col[i - 1]) error("internal error in %s: `idx` not sorted; please report", fn);
+        }
+      }
+    }
+  }
   const int N = nrows(Y_), T = ncols(Y_), N0 = asInteger(N0_), T0 = asInteger(T0_), type = asInteger(type_);
   const int nx = x_dims(X_, N, T), N1 = N - N0;
   const double *Y = REAL(Y_), *X = isNull(X_) ? NULL : REAL(X_);

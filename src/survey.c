@@ -29,6 +29,20 @@ enum { LONELY_FAIL = 0, LONELY_REMOVE = 1, LONELY_CERTAINTY = 2, LONELY_ADJUST =
  * (0 if none). */
 SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEXP popsize_,
                     SEXP mult_, SEXP group_, SEXP ng_, SEXP lonely_) {
+  const char *fn = "C_svy_onestage";
+  dd_chk_mat(x_, REALSXP, -1, -1, 0, fn, "x");
+  dd_chk_type(npsu_, INTSXP, 0, fn, "npsu");
+  {
+    const int ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc");
+    const int ng0 = dd_chk_int(ng_, 1, DD_INT_MAX, fn, "ng");
+    dd_chk_codes(strata_, nrows(x_), ns0, fn, "strata");
+    dd_chk_codes(clus_, nrows(x_), nc0, fn, "clus");
+    dd_chk_codes(group_, ns0, ng0, fn, "group");
+    dd_chk_vec(popsize_, REALSXP, ns0, 0, fn, "popsize");
+    dd_chk_vec(mult_, REALSXP, ns0, 0, fn, "mult");
+    dd_chk_int(lonely_, 0, 4, fn, "lonely");
+    if ((double) ng0 * ncols(x_) * ncols(x_) > 1e9) error("internal error in %s: `ng` too large; please report", fn);
+  }
   const int n = nrows(x_), k = ncols(x_), ns = LENGTH(npsu_), nc = asInteger(nc_), ng = asInteger(ng_);
   const int lonely = asInteger(lonely_);
   const double *x = REAL(x_), *popsize = REAL(popsize_), *mult = REAL(mult_);
@@ -123,6 +137,19 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
  * "lonely" as C_svy_onestage. */
 SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_,
                   SEXP popsize_, SEXP mult_, SEXP lonely_) {
+  const char *fn = "C_svy_domain";
+  dd_chk_type(x_, REALSXP, 0, fn, "x");
+  dd_chk_type(npsu_, INTSXP, 0, fn, "npsu");
+  {
+    const int n0 = LENGTH(x_), ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc");
+    const int nd0 = dd_chk_int(nd_, 0, DD_INT_MAX, fn, "nd");
+    dd_chk_codes(dom_, n0, nd0, fn, "dom");
+    dd_chk_codes(strata_, n0, ns0, fn, "strata");
+    dd_chk_codes(clus_, n0, nc0, fn, "clus");
+    dd_chk_vec(popsize_, REALSXP, ns0, 0, fn, "popsize");
+    dd_chk_vec(mult_, REALSXP, ns0, 0, fn, "mult");
+    dd_chk_int(lonely_, 0, 4, fn, "lonely");
+  }
   const int n = LENGTH(x_), nd = asInteger(nd_), ns = LENGTH(npsu_), nc = asInteger(nc_), lonely = asInteger(lonely_);
   const double *x = REAL(x_), *popsize = REAL(popsize_), *mult = REAL(mult_);
   const int *dom = INTEGER(dom_), *strata = INTEGER(strata_), *clus = INTEGER(clus_), *npsu = INTEGER(npsu_);
@@ -230,6 +257,8 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
  * the replicate totals of q products, one replicate per task (zero weights
  * skipped; each entry summed in row order, so thread-count independent). */
 SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
+  dd_chk_mat(W_, REALSXP, -1, -1, 0, "C_svy_rep_crossprod", "W");
+  dd_chk_mat(M_, REALSXP, nrows(W_), -1, 0, "C_svy_rep_crossprod", "M");
   const int n = nrows(W_), R = ncols(W_), q = ncols(M_);
   if (nrows(M_) != n) error("internal error in survey.c: length mismatch; please report");
   const double *W = REAL(W_), *M = REAL(M_);

@@ -23,8 +23,7 @@ int dd_nthreads(int ntasks, double work) {
 }
 
 SEXP C_set_threads(SEXP n, SEXP throttle) {
-  int k = asInteger(n);
-  if (k == NA_INTEGER || k < 1) error("internal error in threads.c: bad thread count; please report");
+  int k = dd_chk_int(n, 1, 100000, "C_set_threads", "n");
   dd_threads_max = k;
   double th = asReal(throttle);
   if (R_FINITE(th) && th >= 1) dd_throttle = th;

@@ -14,3 +14,82 @@ SEXP dd_named_list(int n, const char **names, SEXP *values) {
   UNPROTECT(2);
   return out;
 }
+
+/* ---- entry-point checks ---------------------------------------------------
+ * The .Call routines are internal: the package's R code coerces and checks
+ * before calling. These cheap checks make every routine fail cleanly rather
+ * than read or write out of bounds when that contract is broken; a failure
+ * is an internal error. fn names the routine, arg the argument. */
+static void dd_bad(const char *fn, const char *arg, const char *what) {
+  error("internal error in %s: `%s` %s; please report", fn, arg, what);
+}
+
+static const char *dd_type_name(SEXPTYPE t) {
+  switch (t) {
+  case REALSXP: return "a double vector";
+  case INTSXP: return "an integer vector";
+  case LGLSXP: return "a logical vector";
+  case VECSXP: return "a list";
+  case STRSXP: return "a character vector";
+  default: return "of another type";
+  }
+}
+
+void dd_chk_type(SEXP x, SEXPTYPE t, int null_ok, const char *fn, const char *arg) {
+  if (null_ok && isNull(x)) return;
+  if (TYPEOF(x) != t) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "must be %s%s", dd_type_name(t), null_ok ? " or NULL" : "");
+    dd_bad(fn, arg, msg);
+  }
+}
+
+/* x of type t with exactly n elements (NULL allowed when null_ok) */
+void dd_chk_vec(SEXP x, SEXPTYPE t, R_xlen_t n, int null_ok, const char *fn, const char *arg) {
+  dd_chk_type(x, t, null_ok, fn, arg);
+  if (!isNull(x) && XLENGTH(x) != n) dd_bad(fn, arg, "has the wrong length");
+}
+
+/* x a matrix of type t; nr / nc < 0: any. Returns nothing; use nrows/ncols */
+void dd_chk_mat(SEXP x, SEXPTYPE t, int nr, int nc, int null_ok, const char *fn, const char *arg) {
+  dd_chk_type(x, t, null_ok, fn, arg);
+  if (isNull(x)) return;
+  if (!isMatrix(x)) dd_bad(fn, arg, "must be a matrix");
+  if ((nr >= 0 && nrows(x) != nr) || (nc >= 0 && ncols(x) != nc)) dd_bad(fn, arg, "has the wrong dimensions");
+}
+
+/* a scalar whole number in [lo, hi] (integer, double or logical) */
+int dd_chk_int(SEXP x, int lo, int hi, const char *fn, const char *arg) {
+  if ((TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) || XLENGTH(x) != 1)
+    dd_bad(fn, arg, "must be a single number");
+  double v = asReal(x);
+  if (ISNAN(v) || v != floor(v) || v < lo || v > hi) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "must be a whole number in [%d, %d]", lo, hi);
+    dd_bad(fn, arg, msg);
+  }
+  return (int) v;
+}
+
+/* a scalar double, finite unless inf_ok (NaN never) */
+double dd_chk_num(SEXP x, int inf_ok, const char *fn, const char *arg) {
+  if ((TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) || XLENGTH(x) != 1)
+    dd_bad(fn, arg, "must be a single number");
+  double v = asReal(x);
+  if (ISNAN(v) || (!inf_ok && !R_FINITE(v))) dd_bad(fn, arg, "must be a finite number");
+  return v;
+}
+
+/* integer codes with n elements, each in [0, nlev) (no NA) */
+void dd_chk_codes(SEXP x, R_xlen_t n, int nlev, const char *fn, const char *arg) {
+  dd_chk_vec(x, INTSXP, n, 0, fn, arg);
+  const int *v = INTEGER(x);
+  for (R_xlen_t i = 0; i < n; i++)
+    if (v[i] < 0 || v[i] >= nlev) dd_bad(fn, arg, "has a code out of range or NA");
+}
+
+/* a list of len elements (len < 0: any) */
+void dd_chk_list(SEXP x, int len, const char *fn, const char *arg) {
+  if (TYPEOF(x) != VECSXP) dd_bad(fn, arg, "must be a list");
+  if (len >= 0 && LENGTH(x) != len) dd_bad(fn, arg, "has the wrong length");
+}

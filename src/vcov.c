@@ -22,10 +22,17 @@ static void syrk_upper(int k, int m, const double *S, int ld, double *M) {
 SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SEXP cM_) {
   /* columns: the dense X, then (optional) cell-structured columns whose value
    * in row i is cM[cidx[i], j] (regressors constant within cells) */
+  const char *fn = "C_cluster_meat";
+  dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
+  dd_chk_mat(cM_, REALSXP, -1, -1, 1, fn, "cM");
   const int n = nrows(X_), kx = ncols(X_);
   const int nc = isNull(cM_) ? 0 : nrows(cM_), kc = isNull(cM_) ? 0 : ncols(cM_), k = kx + kc;
   const int hetero = isNull(cl_);
-  const int G = hetero ? n : asInteger(G_);
+  dd_chk_vec(e_, REALSXP, n, 0, fn, "e");
+  dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
+  const int G = hetero ? n : dd_chk_int(G_, 1, DD_INT_MAX, fn, "G");
+  if (!hetero) dd_chk_codes(cl_, n, G, fn, "cl");
+  if (kc) dd_chk_codes(cidx_, n, nc, fn, "cidx");
   if (XLENGTH(e_) != n || (!isNull(w_) && XLENGTH(w_) != n) || (!hetero && XLENGTH(cl_) != n) ||
       (kc && XLENGTH(cidx_) != n))
     error("internal error in vcov.c: length mismatch; please report");

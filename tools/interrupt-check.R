@@ -22,15 +22,15 @@ panel <- function(N, T, cohorts, x = FALSE) {
 
 run <- switch(case,
   sdid_placebo = {
-    N0 <- 400; N1 <- 40; T <- 30
+    N0 <- 1500; N1 <- 100; T <- 60
     d <- data.frame(id = rep(seq_len(N0 + N1), each = T), t = rep(seq_len(T), N0 + N1))
     d$y <- rnorm(nrow(d)) + rnorm(N0 + N1)[d$id]
     d$d <- as.numeric(d$id > N0 & d$t > 20)
-    function() did_sdid(d, "y", "id", "t", "d", se = "placebo", nboot = 100000)
+    function() did_sdid(d, "y", "id", "t", "d", se = "placebo", nboot = 5000)
   },
   cs_bootstrap = {
-    d <- panel(20000, 8, 4:7)
-    function() did_cs(d, "y", "t", "id", "g", nboot = 2e6, cband = TRUE)
+    d <- panel(100000, 8, 4:7)
+    function() did_cs(d, "y", "t", "id", "g", nboot = 2e5, cband = TRUE)
   },
   cs_cells = {
     # few cells on many units: the time is in the cell kernel (many cells
@@ -69,10 +69,19 @@ run <- switch(case,
 
 cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")
 t0 <- Sys.time()
-res <- tryCatch({ run(); "done" }, interrupt = function(e) {
+# where the signal landed: the innermost call when the interrupt is signalled
+where <- NULL
+res <- tryCatch(withCallingHandlers({ run(); "done" }, interrupt = function(e) {
+  calls <- sys.calls()
+  # the innermost R function (the one whose .Call was running, if any)
+  where <<- paste(deparse(calls[[length(calls) - 1L]][[1]]), collapse = "")
+  if (nzchar(Sys.getenv("DEBUG_WHERE")))
+    for (cl in calls) cat("CALL", substr(paste(deparse(cl), collapse = ""), 1, 70), "\n")
+}), interrupt = function(e) {
   cat("STOPPED", format(as.numeric(Sys.time()), nsmall = 3), "\n")
   "interrupted"
 })
+if (!is.null(where)) cat("WHERE", where, "\n")
 if (identical(res, "done")) cat("COMPLETED", format(as.numeric(difftime(Sys.time(), t0, units = "secs"))), "\n")
 # the session works afterwards: a small fit runs and is right
 d <- panel(200, 6, 3:5)

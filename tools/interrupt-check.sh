@@ -14,7 +14,7 @@ CASES="${CASES:-sdid_placebo cs_bootstrap cs_cells wild_bootstrap demean_pcg sur
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
-printf "%-16s %10s %8s  %s\n" case "stop (s)" session result
+printf "%-16s %10s %8s  %-28s %s\n" case "stop (s)" session "interrupted in" result
 for c in $CASES; do
   log="$work/$c.log"
   Rscript --vanilla tools/interrupt-check.R "$c" "$LIB" > "$log" 2>&1 &
@@ -39,7 +39,8 @@ for c in $CASES; do
   [ "$alive" -ge 1 ] || ok=0
   res="ok"; [ "$ok" -eq 1 ] || { res="FAIL"; fail=1; }
   grep -q '^COMPLETED' "$log" && res="FAIL (ran to completion before the signal: input too small)"
-  printf "%-16s %10s %8s  %s\n" "$c" "$lag" "$([ "$alive" -ge 1 ] && echo works || echo broken)" "$res"
+  where=$(sed -n 's/^WHERE \(.*\)/\1/p' "$log" | tr -d ' ')
+  printf "%-16s %10s %8s  %-28s %s\n" "$c" "$lag" "$([ "$alive" -ge 1 ] && echo works || echo broken)" "${where:--}" "$res"
   [ "$res" = "ok" ] || sed 's/^/    | /' "$log" | tail -15
 done
 exit $fail

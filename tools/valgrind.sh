@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `make valgrind`: the test suite and the did_sdid workspace boundary cases
+# under valgrind (memcheck) against a plain -O0 -g build in a private library.
+# Any invalid read/write, use of uninitialised values in diffdiff's code or
+# definite leak from it fails the run (R's own allocations are not counted).
+# Usage: tools/valgrind.sh [FILTER]   (FILTER: a testthat file filter; default all)
+set -u
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work="$root/check/valgrind"
+trap 'rm -f "$root"/src/*.o "$root"/src/*.so' EXIT
+rm -f src/*.o src/*.so
+rm -rf "$work"; mkdir -p "$work/lib"
+printf 'CFLAGS = -g -O0\n' > "$work/Makevars"
+echo "valgrind: building with -g -O0"
+R_MAKEVARS_USER="$work/Makevars" R CMD INSTALL --preclean --no-test-load -l "$work/lib" . \
+  > "$work/install.log" 2>&1 || { tail -40 "$work/install.log"; exit 1; }
+filter="${1:-}"
+status=0
+run() {  # $1: label, $2: R code
+  echo "valgrind: $1"
+  R_LIBS="$work/lib" DIFFDIFF_REQUIRE_PARITY=true OMP_NUM_THREADS=2 \
+    R -d "valgrind --tool=memcheck --error-exitcode=0 --track-origins=yes --log-file=$work/$1.vg" \
+      --vanilla --no-echo -e "$2" > "$work/$1.out" 2>&1 || status=1
+  tail -n 2 "$work/$1.out"
+  # errors whose stack passes through diffdiff.so
+  n=$(awk '/^==[0-9]+== [A-Z]/{blk=$0; next} /^==[0-9]+== +(at|by) /{ if ($0 ~ /diffdiff\.so/) hit=1 } /^==[0-9]+== *$/{ if (hit) c++; hit=0 } END{print c+0}' "$work/$1.vg")
+  echo "valgrind: $1: $n error block(s) in diffdiff code (log: $work/$1.vg)"
+  [ "$n" -eq 0 ] || status=1
+}
+run boundary '
+  .libPaths(c(Sys.getenv("R_LIBS"), .libPaths())); library(testthat); library(diffdiff)
+  res <- as.data.frame(test_file("tests/testthat/test-sdid-boundary.R", reporter = "summary"))
+  cat(sprintf("%d passed, %d failed\n", sum(res$passed), sum(res$failed) + sum(res$error)))'
+run suite "
+  .libPaths(c(Sys.getenv('R_LIBS'), .libPaths())); library(testthat); library(diffdiff)
+  res <- as.data.frame(test_dir('tests/testthat', reporter = 'summary', stop_on_failure = FALSE,
+                                load_package = 'none', filter = if (nzchar('$filter')) '$filter' else NULL))
+  cat(sprintf('%d passed, %d failed\n', sum(res\$passed), sum(res\$failed) + sum(res\$error)))"
+exit $status
