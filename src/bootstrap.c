@@ -29,7 +29,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   dd_chk_vec(a_, REALSXP, n, 0, fn, "a");
   dd_chk_mat(bread_, REALSXP, k, k, 0, fn, "bread");
   dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
-  const int G = dd_chk_int(G_, 1, DD_INT_MAX, fn, "G"), B = dd_chk_int(B_, 0, DD_INT_MAX, fn, "B");
+  const int G = dd_chk_int(G_, 1, n > 0 ? n : 1, fn, "G"), B = dd_chk_int(B_, 0, DD_INT_MAX, fn, "B");
   const int type = dd_chk_int(type_, 1, 3, fn, "type");
   dd_chk_codes(cl_, n, G, fn, "cl");
   if (!isNull(fe_)) dd_fe_check(fe_, nlev_, n, fn);

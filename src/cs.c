@@ -930,7 +930,8 @@ SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SE
   const char *fn = "C_cs_wide";
   dd_chk_type(y_, REALSXP, 0, fn, "y");
   const R_xlen_t n = XLENGTH(y_);
-  const int N = dd_chk_int(N_, 0, DD_INT_MAX, fn, "N"), T = dd_chk_int(T_, 0, DD_INT_MAX, fn, "T");
+  const int nmax = n > 0 ? (int) n : 1;
+  const int N = dd_chk_int(N_, 0, nmax, fn, "N"), T = dd_chk_int(T_, 0, nmax, fn, "T");
   if ((double) N * T > 4e9) error("internal error in %s: `N` x `T` too large; please report", fn);
   dd_chk_vec(idc_, INTSXP, n, 0, fn, "idc");
   dd_chk_vec(tc_, INTSXP, n, 0, fn, "tc");

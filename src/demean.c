@@ -21,7 +21,7 @@ void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn) {
   double tot = 0.0;
   for (int q = 0; q < Q; q++) {
     const int L = INTEGER(nlev)[q];
-    if (L < 1) error("internal error in %s: `nlev` must be positive; please report", fn);
+    if (L < 1 || L > n) error("internal error in %s: `nlev` must be positive and at most the rows; please report", fn);
     tot += L;
     dd_chk_codes(VECTOR_ELT(fe, q), n, L, fn, "fe");
   }

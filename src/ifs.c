@@ -228,7 +228,7 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
 SEXP C_ifs_rowsum(SEXP s, SEXP cl_, SEXP G_) {
   dd_ifs f;
   ifs_get(s, &f);
-  const int G = dd_chk_int(G_, 0, DD_INT_MAX, "C_ifs_rowsum", "G");
+  const int G = dd_chk_int(G_, 0, f.n > 0 ? f.n : 1, "C_ifs_rowsum", "G");
   dd_chk_codes(cl_, f.n, G, "C_ifs_rowsum", "cl");
   const int *cl = INTEGER(cl_);
   SEXP out = PROTECT(allocMatrix(REALSXP, G, f.K));

@@ -62,7 +62,7 @@ SEXP C_nested(SEXP f_, SEXP nf_, SEXP cl_) {
   const char *fn = "C_nested";
   dd_chk_type(f_, INTSXP, 0, fn, "f");
   const R_xlen_t n = XLENGTH(f_);
-  const int nf = dd_chk_int(nf_, 0, DD_INT_MAX, fn, "nf");
+  const int nf = dd_chk_int(nf_, 0, n > 0 ? (int) n : 1, fn, "nf");
   dd_chk_codes(f_, n, nf, fn, "f");
   dd_chk_vec(cl_, INTSXP, n, 0, fn, "cl");
   const int *f = INTEGER(f_), *cl = INTEGER(cl_);
@@ -81,7 +81,8 @@ SEXP C_first_dup(SEXP a_, SEXP na_, SEXP b_, SEXP nb_) {
   const char *fn = "C_first_dup";
   dd_chk_type(a_, INTSXP, 0, fn, "a");
   const R_xlen_t n = XLENGTH(a_);
-  const int na = dd_chk_int(na_, 0, DD_INT_MAX, fn, "na"), nb = dd_chk_int(nb_, 0, DD_INT_MAX, fn, "nb");
+  const int nmax = n > 0 ? (int) n : 1;
+  const int na = dd_chk_int(na_, 0, nmax, fn, "na"), nb = dd_chk_int(nb_, 0, nmax, fn, "nb");
   const double cells = (double) na * nb;
   if (cells > 5e8) return ScalarInteger(NA_INTEGER);
   dd_chk_codes(a_, n, na, fn, "a");
@@ -143,7 +144,7 @@ SEXP C_singletons(SEXP fe, SEXP nlev_) {
   const R_xlen_t n = XLENGTH(VECTOR_ELT(fe, 0));
   const int *nlev = INTEGER(nlev_);
   for (int q = 0; q < Q; q++) {
-    if (nlev[q] < 0) error("internal error in %s: `nlev` is negative or NA; please report", fn);
+    if (nlev[q] < 0 || nlev[q] > n) error("internal error in %s: `nlev` is negative, NA or above the rows; please report", fn);
     dd_chk_codes(VECTOR_ELT(fe, q), n, nlev[q], fn, "fe");
   }
   int maxL = 0;
@@ -177,7 +178,7 @@ SEXP C_first_varying(SEXP code_, SEXP ng_, SEXP x_) {
   const char *fn = "C_first_varying";
   dd_chk_type(code_, INTSXP, 0, fn, "code");
   const R_xlen_t n = XLENGTH(code_);
-  const int ng = dd_chk_int(ng_, 0, DD_INT_MAX, fn, "ng");
+  const int ng = dd_chk_int(ng_, 0, n > 0 ? (int) n : 1, fn, "ng");
   dd_chk_codes(code_, n, ng, fn, "code");
   const int *code = INTEGER(code_);
   if (TYPEOF(x_) != INTSXP) dd_chk_type(x_, REALSXP, 0, fn, "x");
@@ -208,7 +209,7 @@ SEXP C_first_rows(SEXP code_, SEXP ng_) {
   const char *fn = "C_first_rows";
   dd_chk_type(code_, INTSXP, 0, fn, "code");
   const R_xlen_t n = XLENGTH(code_);
-  const int ng = dd_chk_int(ng_, 0, DD_INT_MAX, fn, "ng");
+  const int ng = dd_chk_int(ng_, 0, n > 0 ? (int) n : 1, fn, "ng");
   dd_chk_codes(code_, n, ng, fn, "code");
   const int *code = INTEGER(code_);
   SEXP out = PROTECT(allocVector(INTSXP, ng));

@@ -73,7 +73,7 @@ SEXP C_boot_weights(SEXP G_, SEXP B_, SEXP type_) {
   const char *fn = "C_boot_weights";
   int G = dd_chk_int(G_, 0, DD_INT_MAX, fn, "G"), B = dd_chk_int(B_, 0, DD_INT_MAX, fn, "B");
   int type = dd_chk_int(type_, 1, 3, fn, "type");
-  if ((double) G * B > 1e9) error("internal error in %s: `G` x `B` too large; please report", fn);
+  if ((double) G * B > 1e8) error("internal error in %s: `G` x `B` too large; please report", fn);
   SEXP out = PROTECT(allocMatrix(REALSXP, G, B));
   GetRNGstate();
   uint64_t seed = dd_seed_from_R();

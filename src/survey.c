@@ -33,8 +33,8 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
   dd_chk_mat(x_, REALSXP, -1, -1, 0, fn, "x");
   dd_chk_type(npsu_, INTSXP, 0, fn, "npsu");
   {
-    const int ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc");
-    const int ng0 = dd_chk_int(ng_, 1, DD_INT_MAX, fn, "ng");
+    const int ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, nrows(x_) > 0 ? nrows(x_) : 1, fn, "nc");
+    const int ng0 = dd_chk_int(ng_, 1, ns0 > 0 ? ns0 : 1, fn, "ng");
     dd_chk_codes(strata_, nrows(x_), ns0, fn, "strata");
     dd_chk_codes(clus_, nrows(x_), nc0, fn, "clus");
     dd_chk_codes(group_, ns0, ng0, fn, "group");
@@ -141,8 +141,8 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
   dd_chk_type(x_, REALSXP, 0, fn, "x");
   dd_chk_type(npsu_, INTSXP, 0, fn, "npsu");
   {
-    const int n0 = LENGTH(x_), ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc");
-    const int nd0 = dd_chk_int(nd_, 0, DD_INT_MAX, fn, "nd");
+    const int n0 = LENGTH(x_), ns0 = LENGTH(npsu_), nc0 = dd_chk_int(nc_, 0, n0 > 0 ? n0 : 1, fn, "nc");
+    const int nd0 = dd_chk_int(nd_, 0, n0 > 0 ? n0 : 1, fn, "nd");
     dd_chk_codes(dom_, n0, nd0, fn, "dom");
     dd_chk_codes(strata_, n0, ns0, fn, "strata");
     dd_chk_codes(clus_, n0, nc0, fn, "clus");

@@ -30,7 +30,7 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
   const int hetero = isNull(cl_);
   dd_chk_vec(e_, REALSXP, n, 0, fn, "e");
   dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
-  const int G = hetero ? n : dd_chk_int(G_, 1, DD_INT_MAX, fn, "G");
+  const int G = hetero ? n : dd_chk_int(G_, 1, n > 0 ? n : 1, fn, "G");
   if (!hetero) dd_chk_codes(cl_, n, G, fn, "cl");
   if (kc) dd_chk_codes(cidx_, n, nc, fn, "cidx");
   if (XLENGTH(e_) != n || (!isNull(w_) && XLENGTH(w_) != n) || (!hetero && XLENGTH(cl_) != n) ||

@@ -69,13 +69,15 @@ invisible(with(E, {
       quiet(honest_did(a, type = "SD", M = c(0, 0.01)))
       quiet(honest_did(a, type = "RM", Mbar = c(0, 0.5), grid_points = 50))
       quiet(honest_did(a, type = "SD", M = 0.01, sign = "positive"))
+      quiet(honest_did(a, type = "SD", M = 0.01, method = "Conditional"))
       quiet(pretrends_power(a, power = 0.5))
     }
   }
   quiet(did_sa(d, "y", "id", "t", "g", cluster = "id"))
   quiet(did_bjs(d, "y", "id", "t", "g", pretrends = TRUE))
   quiet(did_gardner(d, "y", "id", "t", "g"))
-  quiet(did_stacked(d, "y", "id", "t", "g"))
+  quiet(did_stacked(d, "y", "id", "t", "g", kappa_pre = 1, kappa_post = 1))
+  if (!is.null(f)) quiet(as.matrix.dd_ifs(f$inf))
   quiet(bacon_decomp(d, "y", "t", "id", "d"))
   quiet(bacon_decomp(d, "y", "t", "id", "d", xformla = ~ x1))
   for (se in c("placebo", "bootstrap", "jackknife"))
@@ -94,6 +96,7 @@ invisible(with(E, {
   if (!is.null(sd2)) {
     quiet(aggregate_survey(dd, "y", "t", sd2))
     quiet(did_twfe(dd, "y", "id", "t", "d", survey = sd2))
+    quiet(did_twfe(dd, "y", "id", "t", "d", xformla = ~ x1, survey = sd2))
   }
   NULL
 }))
