@@ -103,7 +103,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      "ATT", opts, drop_singletons,
-                     survey = ps$survey)
+                     survey = ps$survey, boot_key = list(ps$id, ps$tt), treated = d == 1,
+                     control = (rowsum(d, idc, reorder = TRUE)[, 1] == 0)[idc + 1L])
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),
