@@ -83,9 +83,7 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   }
   groups <- sort(unique(gt))
   t0 <- min(tt)
-  if (N < 2L)
-    dd_stop("the data have a single unit (%s); a 2x2 comparison needs two, so the TWFE coefficient is not identified and cannot be decomposed.",
-            dd_show(p$vals$idname[1]))
+  dd_check_units(idc, p$vals$idname, idname)
   if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
     dd_stop("no unit changes treatment status within the panel; there is nothing to decompose (the TWFE coefficient is not identified).")
   if (length(groups) < 2L)

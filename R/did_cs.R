@@ -131,6 +131,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname, convert = FALSE)
   idc <- dd_codes(id); tc <- dd_codes(tt)
+  if (panel) dd_check_units(idc, id, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   if (panel) dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname, code = idc)

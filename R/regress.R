@@ -305,6 +305,7 @@ dd_panel_setup <- function(data, yname, idname, tname, role, xformla, weightsnam
   if (!is.null(design)) p$w <- design$weights[p$rows]
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
   idc <- dd_codes(p$vals$idname); tc <- dd_codes(tt)
+  dd_check_units(idc, p$vals$idname, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   dd_check_unique_codes(idc, tc, p$vals$idname, tt)
   list(design = design, vtype = vtype, p = p, id = p$vals$idname, tt = tt, idc = idc, tc = tc,

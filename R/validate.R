@@ -188,6 +188,15 @@ dd_check_periods <- function(t, tname) {
   invisible(TRUE)
 }
 
+# At least two units in the estimation sample (idc: dd_codes() of the unit
+# identifiers id): with one, no comparison identifies an effect.
+dd_check_units <- function(idc, id, idname) {
+  if (attr(idc, "nlev") < 2L)
+    dd_stop("`idname` = \"%s\" has a single unit (%s) in the estimation sample; a difference-in-differences comparison needs at least two, so the effect is not identified.",
+            idname, dd_show(id[1]))
+  invisible(TRUE)
+}
+
 # One column, one role. `roles`: a named list argument -> column name(s)
 # (NULL entries skipped). Two arguments naming the same column is an error,
 # except `cluster` with `idname`, `tname` or `gname` (clustering by the unit,
