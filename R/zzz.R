@@ -22,7 +22,7 @@
 #'     units are never treated, with a message giving their number;
 #'   \item a value before the first period means treated before the data
 #'     start (always treated): [did_cs()] drops such units (warning, as did),
-#'     [did_sa()] drops their cohort (as fixest's `sunab()`), [did_bjs()] and
+#'     [did_sa()] drops their cohort (no pre-treatment period), [did_bjs()] and
 #'     [did_gardner()] drop their rows (nothing to impute from), [did_stacked()]
 #'     trims their cohort, [did_event()] keeps them (event times >= 0), and
 #'     [bacon_decomp()] compares them as always treated;
