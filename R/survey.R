@@ -160,6 +160,7 @@ dd_svy_vars <- function(x, data, arg) {
   if (inherits(x, "formula") && !length(vars)) return(list())     # ~ 1 or ~ 0
   miss <- setdiff(vars, names(data))
   if (length(miss)) dd_stop("`%s` uses %s, which is not a column of `data`.", arg, dd_show(miss))
+  dd_check_roles(data, list(), stats::setNames(list(vars), arg))     # a duplicated column name
   lapply(vars, function(v) data[[v]])
 }
 
@@ -398,6 +399,7 @@ aggregate_survey <- function(data, ynames, by, design) {
   byv <- if (inherits(by, "formula")) all.vars(by) else by
   if (!is.character(byv) || !length(byv)) dd_stop("`by` must be column names or a formula; got %s.", dd_show(by))
   dd_check_cols(data, byv, "by")
+  dd_check_roles(data, list(ynames = ynames, by = byv))
   for (v in byv) if (anyNA(data[[v]])) dd_stop("`by` column \"%s\" has missing values (first in row %d).", v,
                                                which(is.na(data[[v]]))[1])
   # cells in sorted order of the by columns

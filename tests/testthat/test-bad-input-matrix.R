@@ -196,6 +196,9 @@ test_that("survey designs: zero weights and zero-weight domains are errors, data
   des <- survey_design(d1, weights = ~ w, ids = ~ id)
   expect_error(aggregate_survey(d1, "y", by = c("cl", "t"), design = des), "`by` cell cl = 3, t = 1 has zero total weight")
   expect_error(survey_design(d, weights = ~ nope), "`weights` uses \"nope\"")
+  expect_error(survey_design(cbind(d, w = 1), weights = ~ w, ids = ~ id), "2 columns named \"w\" \\(used as `weights`\\)")
+  expect_error(aggregate_survey(d, "y", by = c("y", "t"), design = survey_design(d, weights = ~ w)),
+               "`ynames` and `by` both name the column \"y\"")
   # a single PSU in the estimation sample
   d2 <- d; d2$psu <- ifelse(d2$id <= 30, 1, 2)
   des2 <- survey_design(d2, weights = ~ w, ids = ~ psu)
