@@ -29,7 +29,8 @@
 #' multiplier bootstrap (`nboot` draws, did's Rademacher weights by default;
 #' standard errors from the interquartile range; `cband = TRUE` adds the sup-t
 #' uniform band). The bootstrap runs in C from a seed taken from R's RNG, so
-#' `set.seed()` reproduces it for any thread count; its draws differ from
+#' `set.seed()` reproduces it for any thread count and any order of the rows
+#' of `data`; its draws differ from
 #' did's (which are not thread-safe), so bootstrap numbers agree with did's in
 #' distribution, not digit for digit. The print method reports the Wald
 #' pre-test of parallel trends (did's, on the analytic variance).
@@ -71,7 +72,9 @@
 #'   and the influence functions `inf`, stored block-sparse (each cell is
 #'   zero outside its cohorts): `as.matrix(fit$inf)` gives the dense
 #'   n x (K + G) matrix, K cells then the G cohort-share columns the
-#'   aggregations use, with rows in the order of `fit$units`. A did_cs
+#'   aggregations use, with rows in the order of `fit$units` (by cohort, then
+#'   by identifier, whatever the order of the rows of `data`; the bootstrap
+#'   draws its multipliers in this order). A did_cs
 #'   standard error is `sqrt(colSums(as.matrix(fit$inf)^2))[k] / fit$n`.
 #' @references Callaway, B. and Sant'Anna, P. H. C. (2021). Difference-in-
 #'   differences with multiple time periods. Journal of Econometrics 225(2).

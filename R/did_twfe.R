@@ -61,8 +61,13 @@
 #'   or `nboot`.
 #' @param nboot Number of wild cluster bootstrap replications (null imposed,
 #'   WCR) for the treatment coefficient; 0 (default) for analytic inference
-#'   only. Replications are drawn from R's RNG through a seed, so
-#'   `set.seed()` reproduces them for any thread count. The bootstrap p-value
+#'   only. Replications are drawn from R's RNG through a seed, one
+#'   multiplier per cluster in sorted order of the cluster values (per row in
+#'   the order of unit and period without clusters), so `set.seed()`
+#'   reproduces them for any thread count and any order of the rows. With
+#'   fewer than 5 treated or untreated clusters a warning says that neither
+#'   the clustered interval nor this bootstrap is exact (MacKinnon and Webb
+#'   2017); the bootstrap is the safer of the two. The bootstrap p-value
 #'   is symmetric (`mean(|t*| >= |t|)`) and the interval is obtained by test
 #'   inversion (the set of null values not rejected at `alpha`).
 #' @param boot_weights Bootstrap weight distribution: `"rademacher"`

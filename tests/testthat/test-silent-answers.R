@@ -243,6 +243,13 @@ test_that("item 12: bootstrap results do not depend on the order of the rows", {
                       unlist(f$coeftable[f$coeftable$term == "ATT", c("boot.p.value", "boot.conf.low", "boot.conf.high")]) }
   s2 <- d2x2[sample(nrow(d2x2)), ]
   expect_equal(w2(s2), w2(d2x2), tolerance = 1e-12)
+  # did_sdid's replications index units in synthdid's order (by identifier): already invariant
+  ds <- sim_sdid_panel(N0 = 12, N1 = 3, T0 = 6, T1 = 3)
+  ss <- ds[sample(nrow(ds)), ]
+  for (se in c("placebo", "bootstrap")) {
+    sd1 <- function(d) { set.seed(1); did_sdid(d, "y", "unit", "time", "treat", se = se, nboot = 30)$coeftable$std.error }
+    expect_equal(sd1(ss), sd1(ds), tolerance = 1e-12)
+  }
 })
 
 test_that("item 13: did_gardner(pretrends = FALSE) runs and equals the post rows of pretrends = TRUE", {
