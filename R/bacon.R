@@ -85,10 +85,11 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   t0 <- min(tt)
   dd_check_units(idc, p$vals$idname, idname)
   if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
-    dd_stop("no unit changes treatment status within the panel; there is nothing to decompose (the TWFE coefficient is not identified).")
+    dd_stop("`%s` = \"%s\": no unit changes treatment status within the panel; there is nothing to decompose (the TWFE coefficient is not identified).",
+            names(role), role)
   if (length(groups) < 2L)
-    dd_stop("every unit has the same treatment timing (first treated in %s); there is no 2x2 comparison, so the TWFE coefficient is not identified and cannot be decomposed.",
-            format(groups))
+    dd_stop("`%s` = \"%s\" gives every unit the same treatment timing (first treated in %s); there is no 2x2 comparison, so the TWFE coefficient is not identified and cannot be decomposed.",
+            names(role), role, format(groups))
   if (!is.null(p$X))
     return(dd_bacon_controlled(p$y, d, p$X, idc, tc, gt[idc + 1L], t0, groups, yname, call, N, T))
   # cell means of y and treatment shares by timing group x period (balanced)

@@ -336,9 +336,9 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
       lo_open <- acc[1] == 1L; hi_open <- acc[length(acc)] == 1L
       if (!lo_open && !hi_open) break
       if (k == dd_honest_max_extend)
-        dd_stop("honest_did: at %s = %s the robust confidence set still reaches the end of the grid after extending it %d times, to [%s, %s] (%s standard errors of the estimate around it); it is unbounded or wider than that, and honest_did() does not return a truncated interval. Use a smaller `%s` or a wider grid (`grid_lb`, `grid_ub`).",
+        dd_stop("honest_did: at %s = %s the robust confidence set still reaches the end of the grid after extending it %d times, to [%s, %s] (a width of %s standard errors of the estimate); it is unbounded or wider than that, and honest_did() does not return a truncated interval. Use a smaller `%s` or a wider grid (`grid_lb`, `grid_ub`).",
                 lab, format(m), k, format(grid[1]), format(grid[length(grid)]),
-                format(signif((grid[length(grid)] - grid[1]) / (2 * ctx$sd_theta), 3)), lab)
+                format(signif((grid[length(grid)] - grid[1]) / ctx$sd_theta, 3)), lab)
       k <- k + 1L
       if (hi_open) {
         new <- grid[length(grid)] + step * seq_len(n0)

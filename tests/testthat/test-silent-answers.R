@@ -157,7 +157,7 @@ test_that("item 7: bacon_decomp says when the TWFE coefficient is not identified
                "single unit .*not identified")
   d <- d0[d0$first_treat == 2006, ]
   expect_error(bacon_decomp(d, "y", "year", "id", gname = "first_treat"),
-               "every unit has the same treatment timing \\(first treated in 2006\\).*not identified")
+               "`gname` = \"first_treat\" gives every unit the same treatment timing \\(first treated in 2006\\).*not identified")
   expect_error(bacon_decomp(d, "y", "year", "id", gname = "first_treat", xformla = ~ x1), "not identified")
   expect_error(diffdiff:::dd_bacon_identified(c(0, 0), c(2004, Inf)), "no 2x2 comparison has positive weight")
 })
@@ -209,6 +209,10 @@ test_that("item 11: honest_did never returns an interval cut at the grid's end",
   h3 <- honest_did(betahat = es$b, sigma = es$S, num_pre = es$K, type = "RM", Mbar = 2, breakdown = FALSE,
                    grid_lb = -0.1, grid_ub = 0.1, grid_points = 101)
   expect_gt(h3$results$ub, 0.3)
+  # a set that does not close within 20 extensions is an error, not a cut interval
+  expect_error(honest_did(betahat = es$b, sigma = es$S, num_pre = es$K, type = "RM", Mbar = 1e4, breakdown = FALSE,
+                          grid_points = 50),
+               "still reaches the end of the grid after extending it 20 times.*does not return a truncated interval")
 })
 
 test_that("item 12: bootstrap results do not depend on the order of the rows", {
