@@ -17,8 +17,9 @@
 #' @param idname Unit column.
 #' @param treatname Binary treatment column (0/1, absorbing: once treated a
 #'   unit stays treated); or give `gname`.
-#' @param gname First treated period of each unit (0, `Inf` or `NA`: never);
-#'   alternative to `treatname`.
+#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
+#'   treated; see section "Cohort coding" for the one rule every estimator applies.
+#'   Alternative to `treatname`.
 #' @param xformla One-sided formula of time-varying covariates (`~ x1 + x2`):
 #'   the controlled decomposition of Goodman-Bacon (2021, Section 5) as
 #'   bacondecomp computes it. The TWFE coefficient then splits into a
@@ -39,6 +40,7 @@
 #' b
 #' summary(b)
 #' plot(b)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = NULL, xformla = NULL) {
   call <- match.call()
@@ -75,17 +77,21 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
     g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
     dd_check_constant_within(g, p$vals$idname, "gname", gname, code = idc)
     gt <- g[first]
-    gt[is.na(gt) | gt == 0 | !is.finite(gt)] <- Inf
-    gt[gt > max(tt)] <- Inf                     # treated after the panel: never treated in it
+    gt[dd_cohort_never(gt, tt, gname, tname)] <- Inf   # the cohort rule: never treated (in the panel)
     gt[gt < min(tt)] <- min(tt)                 # treated before the panel: always treated
     d <- as.double(tt >= gt[idc + 1L])
   }
   groups <- sort(unique(gt))
   t0 <- min(tt)
+  dd_check_units(idc, p$vals$idname, idname)
+  if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
+    dd_stop("`%s` = \"%s\": no unit changes treatment status within the panel; there is nothing to decompose (the TWFE coefficient is not identified).",
+            names(role), role)
+  if (length(groups) < 2L)
+    dd_stop("`%s` = \"%s\" gives every unit the same treatment timing (first treated in %s); there is no 2x2 comparison, so the TWFE coefficient is not identified and cannot be decomposed.",
+            names(role), role, format(groups))
   if (!is.null(p$X))
     return(dd_bacon_controlled(p$y, d, p$X, idc, tc, gt[idc + 1L], t0, groups, yname, call, N, T))
-  if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
-    dd_stop("no unit changes treatment status within the panel; there is nothing to decompose.")
   # cell means of y and treatment shares by timing group x period (balanced)
   grp <- match(gt, groups)[idc + 1L]
   periods <- sort(unique(tt))
@@ -120,6 +126,7 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   }, numeric(2))
   tb <- data.frame(treated = groups[pairs$k], untreated = groups[pairs$l], estimate = est_w[1, ],
                    weight = est_w[2, ])
+  dd_bacon_identified(tb$weight, groups)
   tb$weight <- tb$weight / sum(tb$weight)
   tb$type <- ifelse(is.infinite(tb$untreated), "Treated vs Untreated",
                     ifelse(tb$untreated == t0, "Later vs Always Treated",
@@ -208,6 +215,7 @@ dd_bacon_controlled <- function(y, d, X, idc, tc, gr, t0, groups, yname, call, N
   pairs <- do.call(rbind, lapply(fins, function(i) {
     j <- groups[groups > i]
     if (length(j)) data.frame(treated = i, untreated = j) }))
+  if (is.null(pairs)) dd_bacon_identified(numeric(), groups)
   res <- lapply(seq_len(nrow(pairs)), function(r) {
     rows <- which(gr %in% c(pairs$treated[r], pairs$untreated[r]))
     fr <- list(id = dd_recode(idc, rows), time = dd_recode(tc, rows))
@@ -229,6 +237,7 @@ dd_bacon_controlled <- function(y, d, X, idc, tc, gr, t0, groups, yname, call, N
     c(weight = n^2 * ((1 - Rsq) * VD + Vdp), estimate = ((1 - Rsq) * VD * BD + Vdp * Bb) / ((1 - Rsq) * VD + Vdp))
   })
   res <- do.call(rbind, res)
+  dd_bacon_identified(res[, "weight"], groups)
   tb <- data.frame(treated = pairs$treated, untreated = pairs$untreated, estimate = res[, "estimate"],
                    weight = res[, "weight"] / sum(res[, "weight"]))
   tb$type <- ifelse(is.infinite(tb$untreated), "Treated vs Untreated",
@@ -238,4 +247,14 @@ dd_bacon_controlled <- function(y, d, X, idc, tc, gr, t0, groups, yname, call, N
                  beta_twfe = Omega * beta_w + (1 - Omega) * sum(tb$estimate * tb$weight), yname = yname,
                  call = call, n_units = N, n_periods = T),
             class = "bacon_decomp")
+}
+
+# The decomposition exists when some 2x2 comparison has positive weight
+# (treatment varies within a pair of timing groups); otherwise the TWFE
+# coefficient is not identified: an error, not "TWFE coefficient 0".
+dd_bacon_identified <- function(w, groups) {
+  if (!length(w) || !any(is.finite(w) & w > 0) || !is.finite(sum(w)))
+    dd_stop("no 2x2 comparison has positive weight (timing groups: %s; Inf = never treated); the TWFE coefficient is not identified and cannot be decomposed.",
+            paste(format(groups), collapse = ", "))
+  invisible(TRUE)
 }

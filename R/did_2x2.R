@@ -64,7 +64,8 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   X <- cbind(tr, po, tr * po, p$X)
   colnames(X)[1:3] <- c(treatname, postname, "ATT")
   est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     "ATT", dd_fe_opts(), survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
+                     "ATT", dd_fe_opts(), survey = if (is.null(design)) NULL else list(design = design, rows = p$rows),
+                     treated = tr * po == 1, control = tr == 0)
   info <- dd_reg_info(est, "did_2x2", "2x2 difference-in-differences (did_2x2)", yname, alpha,
                       "ATT", p$cluster, NULL)
   new_dd_fit("did_2x2", est$tab, est$reg$coef, est$vc$V, info, call)

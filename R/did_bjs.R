@@ -37,8 +37,8 @@
 #' (usually -1); here -1 is always the reference.
 #'
 #' @inheritParams did_sa
-#' @param gname First treated period of each unit (0, `Inf` or `NA`: never
-#'   treated).
+#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
+#'   treated; see section "Cohort coding" for the one rule every estimator applies.
 #' @param horizon Event-time horizons (whole numbers >= 0) to estimate; `NULL`
 #'   (default) or `TRUE`: every horizon with treated observations. Horizons
 #'   without treated observations are dropped with a message.
@@ -60,6 +60,7 @@
 #' bjs
 #' bjs$pretest
 #' plot(bjs)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
                     horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
@@ -110,6 +111,8 @@ dd_impute_setup <- function(st, p, opts, horizon) {
     if (!any(ok & st$D)) dd_stop("no treated observation can be imputed.")
   }
   tr <- which(st$D & ok)
+  if (is.null(st$design) && !is.null(st$cl))
+    dd_warn_few_clusters(st$D[ok], st$never[ok], st$cl[ok], names(p$cluster)[1])
   hz <- dd_horizons(horizon, st$ev[tr])
   Wt <- dd_group_weights(st$ev[tr], hz, if (is.null(p$w)) NULL else p$w[tr], all = TRUE)
   list(fs = fs, ok = ok, tr = tr, hz = hz, Wt = Wt)
@@ -119,7 +122,7 @@ dd_impute_setup <- function(st, p, opts, horizon) {
 # all = TRUE a last column "ATT" over every row. Names event::h.
 dd_group_weights <- function(e, at, w = NULL, all = FALSE) {
   W <- vapply(at, function(h) as.double(!is.na(e) & e == h), numeric(length(e)))
-  W <- matrix(W, length(e), dimnames = list(NULL, paste0("event::", at)))
+  W <- matrix(W, length(e), dimnames = list(NULL, if (length(at)) paste0("event::", at) else character()))
   if (all) W <- cbind(W, ATT = 1)
   if (!is.null(w)) W <- W * w
   sweep(W, 2, colSums(W), "/")
@@ -283,7 +286,7 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
   kept <- names(reg$coef)[reg$keep]
   Vr <- NULL; df <- Inf; sc <- 1
   if (is.null(st$design) && !is.null(st$cl)) {
-    vc <- dd_vcov(reg, "cluster", list(cluster = dd_recode(st$cl, u)))
+    vc <- dd_vcov(reg, "cluster", stats::setNames(list(dd_recode(st$cl, u)), names(p$cluster)[1]))
     Vr <- vc$V[keep, keep, drop = FALSE]
     df <- vc$df
     sc <- sqrt((vc$G / (vc$G - 1)) * ((reg$n - 1) / (reg$n - vc$K)))

@@ -29,7 +29,8 @@
 #' multiplier bootstrap (`nboot` draws, did's Rademacher weights by default;
 #' standard errors from the interquartile range; `cband = TRUE` adds the sup-t
 #' uniform band). The bootstrap runs in C from a seed taken from R's RNG, so
-#' `set.seed()` reproduces it for any thread count; its draws differ from
+#' `set.seed()` reproduces it for any thread count and any order of the rows
+#' of `data`; its draws differ from
 #' did's (which are not thread-safe), so bootstrap numbers agree with did's in
 #' distribution, not digit for digit. The print method reports the Wald
 #' pre-test of parallel trends (did's, on the analytic variance).
@@ -71,7 +72,9 @@
 #'   and the influence functions `inf`, stored block-sparse (each cell is
 #'   zero outside its cohorts): `as.matrix(fit$inf)` gives the dense
 #'   n x (K + G) matrix, K cells then the G cohort-share columns the
-#'   aggregations use, with rows in the order of `fit$units`. A did_cs
+#'   aggregations use, with rows in the order of `fit$units` (by cohort, then
+#'   by identifier, whatever the order of the rows of `data`; the bootstrap
+#'   draws its multipliers in this order). A did_cs
 #'   standard error is `sqrt(colSums(as.matrix(fit$inf)^2))[k] / fit$n`.
 #' @references Callaway, B. and Sant'Anna, P. H. C. (2021). Difference-in-
 #'   differences with multiple time periods. Journal of Econometrics 225(2).
@@ -86,6 +89,7 @@
 #' # a did::att_gt() call runs after renaming the function
 #' did_cs(yname = "y", tname = "year", idname = "id", gname = "first_treat",
 #'        data = d, bstrap = FALSE, alp = 0.1)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                    control_group = c("nevertreated", "notyettreated"), anticipation = 0,
@@ -130,6 +134,8 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   tt <- dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE)
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname, convert = FALSE)
   idc <- dd_codes(id); tc <- dd_codes(tt)
+  if (panel) dd_check_units(idc, id, idname)
+  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   if (panel) dd_check_unique_codes(idc, tc, id, tt)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster, code = idc)
@@ -146,6 +152,12 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
               dd_show(id[.Call(C_first_varying, idc, attr(idc, "nlev"), psu)]))
     prep$unit_cluster <- dd_svy_if_rows(design, p$rows[prep$unit_prow])
   }
+  if (!is.null(cluster)) dd_check_nclusters(length(unique(prep$unit_cluster)), cluster)
+  if (is.null(design))
+    dd_warn_few_clusters(prep$unit_group %in% prep$glist, prep$unit_group == 0,
+                         if (is.null(cluster)) seq_len(prep$n) else prep$unit_cluster,
+                         cluster, what = if (!is.null(cluster)) sprintf("`cluster` = \"%s\"", cluster)
+                                         else sprintf("The units (`idname` = \"%s\", the clusters of the variance)", idname))
   rm(p, id, tt, g, idc, tc)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   method <- match(est_method, c("reg", "ipw", "dr")) - 1L
@@ -225,20 +237,7 @@ dd_cs_vcov_label <- function(nboot, boot_weights, cluster) {
 # treated cohorts to estimate (glist) and notes.
 dd_cs_cohorts <- function(g, tlist, anticipation, control_group, gname, tname, what) {
   notes <- character()
-  never <- is.na(g) | g == 0 | is.infinite(g)
-  if (any(!never & g < 0)) dd_stop("`gname` = \"%s\" must be >= 0 (0 means never treated); it has %s.",
-                                  gname, format(min(g[!never])))
-  late <- !never & g > max(tlist) + anticipation
-  if (any(late)) {
-    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.",
-                    sum(late)))
-    never <- never | late
-  }
-  gl <- sort(unique(g[!never]))
-  off <- gl[gl >= min(tlist) & !(gl %in% tlist)]
-  if (length(off))
-    dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA may lie outside.",
-            gname, format(g[which(!never & g %in% off)[1]]), tname, paste(format(tlist), collapse = ", "))
+  never <- dd_cohort_never(g, tlist, gname, tname, anticipation)
   first <- !never & g <= tlist[1] + anticipation
   if (any(first))
     warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", sum(first),
@@ -293,9 +292,11 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
   tmap <- match(tlev, tl) - 1L; tmap[is.na(tmap)] <- -1L
   gkey <- eg; gkey[co$never] <- Inf
   if (panel) {
-    # units sorted by cohort (never treated last), dropped units mapped to -1
+    # units sorted by cohort (never treated last), then by identifier, so that
+    # the influence-function rows (and the bootstrap multipliers drawn for
+    # them) do not depend on the order of the rows; dropped units map to -1
     kept <- which(co$keep)
-    kept <- kept[order(gkey[kept])]
+    kept <- kept[order(gkey[kept], id[ef][kept])]
     umap <- rep(-1L, length(eg)); umap[kept] <- seq_along(kept) - 1L
     wide <- .Call(C_cs_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
                   if (is.null(w)) NULL else as.double(w), X)
@@ -335,6 +336,16 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
     if (!is.null(X)) X <- X[keep, , drop = FALSE]
     if (!is.null(cl)) cl <- cl[keep]
     id <- id[keep]
+  }
+  # rows sorted by identifier and period (and outcome), so that units (and
+  # their bootstrap multipliers) come in an order that does not depend on
+  # the order of the rows
+  o <- order(id, tt, y)
+  if (is.unsorted(o)) {
+    y <- y[o]; tt <- tt[o]; idc <- dd_recode(idc, o); ent <- ent[o]; prow <- prow[o]; id <- id[o]
+    if (!is.null(w)) w <- w[o]
+    if (!is.null(X)) X <- X[o, , drop = FALSE]
+    if (!is.null(cl)) cl <- cl[o]
   }
   gval <- gkey[ent]
   w <- if (is.null(w)) rep(1, length(y)) else w / mean(w)

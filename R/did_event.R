@@ -22,7 +22,8 @@
 #' @param tname Name of the time period column (numeric, in the same units as
 #'   `gname`).
 #' @param gname Name of the column with each unit's first treated period;
-#'   0, `Inf` or `NA` mean never treated. Must be constant within a unit.
+#'   0, `Inf` or `NA` mean never treated; see section "Cohort coding". Must be
+#'   constant within a unit.
 #' @param ref Reference relative period(s), omitted from the regression
 #'   (default -1).
 #' @param window Optional `c(lo, hi)`: relative periods outside are binned
@@ -45,6 +46,7 @@
 #' plot(es)
 #' did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
 #'           window = c(-3, 2))
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL,
                       xformla = NULL, weightsname = NULL, fe = NULL, cluster = NULL,
@@ -68,8 +70,8 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   p <- ps$p; vtype <- ps$vtype; id <- ps$id; tt <- ps$tt; idc <- ps$idc; tc <- ps$tc
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
-  never <- is.na(g) | g == 0 | is.infinite(g)
-  if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf or NA).", gname)
+  never <- dd_cohort_never(g, tt, gname, tname, unit = idc)
+  if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf, NA or after the last period).", gname)
   rel <- ifelse(never, NA_real_, tt - g)
   if (any(!never & rel != round(rel)))
     dd_stop("`tname` - `gname` must be whole numbers; unit %s has %s.",
@@ -97,7 +99,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      terms, opts, drop_singletons,
-                     survey = ps$survey)
+                     survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never)
   est$tab$event <- ev[match(est$tab$term, terms)]
   r <- est$rows
   notes <- character()

@@ -38,6 +38,7 @@
 #' g2 <- did_gardner(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")
 #' g2
 #' plot(g2)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
                         horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,

@@ -18,8 +18,16 @@
 #' no indicators, so the effects are identified from the periods before it is
 #' treated.
 #'
+#' A cohort never observed at relative period `ref` (irregular periods, for
+#' example a missing year) is normalised on its observed relative period
+#' nearest to `ref` before treatment, with a warning naming the cohort and
+#' that period; fixest instead lets collinearity drop one of the cohort's
+#' indicators, which can be a treated period. `cohort_ref` in the result
+#' gives each cohort's reference.
+#'
 #' @inheritParams did_event
-#' @param gname First treated period of each unit (0, `Inf` or `NA`: never).
+#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
+#'   treated; see section "Cohort coding" for the one rule every estimator applies.
 #' @param ref Omitted relative period (default -1).
 #' @param control Control cohort: `"auto"` (default; never-treated units when
 #'   there are any, else the last-treated cohort, with a message), `"never"`
@@ -35,6 +43,7 @@
 #' sa <- did_sa(d, yname = "y", idname = "id", tname = "year", gname = "first_treat", xformla = ~ x1)
 #' sa
 #' plot(sa)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
                    control = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
@@ -52,8 +61,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
   dd_check_constant_within(g, id, "gname", gname, code = idc)
   periods <- sort(unique(tt))
-  # cohorts outside the observed periods (0, Inf, NA, later) are never treated
-  never <- is.na(g) | !(g %in% periods)
+  # the cohort rule of every estimator (0, Inf, NA, after the last period: never treated)
+  never <- dd_cohort_never(g, periods, gname, tname, unit = idc)
   if (all(never)) dd_stop("`gname` = \"%s\" has no cohort treated within the observed periods.", gname)
   rel <- ifelse(never, NA_real_, tt - g)
   # always-treated cohorts (no pre-period observed) are dropped, as sunab does
@@ -82,8 +91,28 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     if (!any(!never[keep] & rel[keep] >= 0))
       dd_stop("`control` = \"last\": no treated observation is left before the last cohort (%s) is treated.", format(glast))
   }
-  # cohort x relative-period indicators, ref omitted; names as fixest's
-  cell <- !never & keep & rel != ref
+  # the omitted (reference) relative period of each cohort: `ref`, or, for a
+  # cohort never observed at `ref` (irregular periods), its observed relative
+  # period nearest to `ref` on the same side of treatment (with a warning),
+  # rather than whichever period collinearity would drop
+  tr <- !never & keep
+  cg0 <- sort(unique(g[tr]))
+  refg <- vapply(cg0, function(c0) {
+    e <- unique(rel[tr & g == c0])
+    if (ref %in% e) return(as.double(ref))
+    cand <- if (ref < 0 && any(e < 0)) e[e < 0] else if (ref >= 0 && any(e >= 0)) e[e >= 0] else e
+    cand[order(abs(cand - ref), -cand)][1]
+  }, numeric(1))
+  moved <- which(refg != ref)
+  if (length(moved))
+    warning(paste0("did_sa: ", paste(sprintf(
+      "cohort %s has no observation at relative period %s (`ref`; no %s = %s), so its effects are normalised on relative period %s (%s = %s) instead",
+      format(cg0[moved]), format(ref), tname, format(cg0[moved] + ref), format(refg[moved]), tname,
+      format(cg0[moved] + refg[moved])), collapse = "; "), "."), call. = FALSE)
+  rref <- rep(as.double(ref), length(g))
+  rref[tr] <- refg[match(g[tr], cg0)]
+  # cohort x relative-period indicators, the reference omitted; names as fixest's
+  cell <- !never & keep & rel != rref
   ev <- sort(unique(rel[cell])); cg <- sort(unique(g[cell]))
   present <- matrix(FALSE, length(ev), length(cg))
   present[cbind(match(rel[cell], ev), match(g[cell], cg))] <- TRUE
@@ -116,7 +145,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   }
   est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(),
                      opts, survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
-                     cells = cellf)
+                     cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE)
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))
@@ -142,5 +171,6 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                       n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
-             list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref))
+             list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
+                  cohort_ref = stats::setNames(refg, cg0)))
 }

@@ -41,7 +41,8 @@
 #'
 #' @param data A long balanced panel (data.frame, data.table or tibble);
 #'   never modified.
-#' @param yname,idname,tname Outcome, unit and period columns.
+#' @param yname,idname,tname Outcome, unit and period columns; periods must be numeric
+#'   (ordered by value, as in every estimator).
 #' @param dname A 0/1 treatment indicator (1 from the adoption period on).
 #' @param method `"sdid"` (default), `"sc"` or `"did"`.
 #' @param se `"placebo"` (default), `"bootstrap"`, `"jackknife"` or `"none"`.
@@ -150,8 +151,12 @@ dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered)
     dd_check_cols(data, v, a)
   }
   xformla <- dd_check_xformla(xformla, data)
+  dd_check_roles(data, list(yname = yname, idname = idname, tname = tname, dname = dname),
+                 list(xformla = if (!is.null(xformla)) all.vars(xformla)))
   y <- dd_check_numeric_col(data[[yname]], "yname", yname)
-  id <- data[[idname]]; tt <- data[[tname]]
+  id <- data[[idname]]
+  # periods as every estimator takes them: numeric, ordered by value
+  tt <- dd_check_numeric_col(data[[tname]], "tname", tname, convert = FALSE)
   d <- dd_check_numeric_col(data[[dname]], "dname", dname)
   for (v in list(list(y, "yname", yname), list(id, "idname", idname), list(tt, "tname", tname),
                  list(d, "dname", dname))) {
@@ -162,13 +167,19 @@ dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered)
   }
   if (any(!is.finite(y))) dd_stop("`yname` = \"%s\" has non-finite values (first in row %d).", yname,
                                   which(!is.finite(y))[1])
+  if (any(!is.finite(tt))) dd_stop("`tname` = \"%s\" has non-finite values (first in row %d).", tname,
+                                   which(!is.finite(tt))[1])
+  dd_check_outcome(y, yname)
   nb <- .Call(C_first_not01, d)
   if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
   X <- dd_covariates(xformla, data)
   if (!is.null(X) && any(!is.finite(X)))
     dd_stop("`xformla` covariates have missing or non-finite values (first in row %d).",
             which(rowSums(!is.finite(X)) > 0)[1])
+  if (!is.null(X)) for (j in seq_len(ncol(X))) dd_check_scale(X[, j], sprintf("`xformla` variable \"%s\"", colnames(X)[j]))
   idc <- dd_codes(id); tc <- dd_codes(tt)
+  dd_check_units(idc, id, idname)
+  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   dd_check_unique_codes(idc, tc, id, tt)
   N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
   ulev <- id[dd_first_rows(idc)]; tlev <- tt[dd_first_rows(tc)]

@@ -41,6 +41,7 @@
 #' st
 #' st$cohorts
 #' plot(st)
+#' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post, xformla = NULL,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
@@ -119,7 +120,7 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   est <- dd_estimate(p$y[r], Xc, fe, w, clusters, "cluster", alpha, 0L, "rademacher", character(),
                      opts, drop_singletons = FALSE,
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
-                     cells = cellf)
+                     cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE)
   terms <- intersect(paste0("event::", evs), est$tab$term)
   b <- est$reg$coef[est$reg$keep]
   postv <- terms[as.numeric(sub("event::", "", terms)) >= 0]

@@ -61,8 +61,13 @@
 #'   or `nboot`.
 #' @param nboot Number of wild cluster bootstrap replications (null imposed,
 #'   WCR) for the treatment coefficient; 0 (default) for analytic inference
-#'   only. Replications are drawn from R's RNG through a seed, so
-#'   `set.seed()` reproduces them for any thread count. The bootstrap p-value
+#'   only. Replications are drawn from R's RNG through a seed, one
+#'   multiplier per cluster in sorted order of the cluster values (per row in
+#'   the order of unit and period without clusters), so `set.seed()`
+#'   reproduces them for any thread count and any order of the rows. With
+#'   fewer than 5 treated or untreated clusters a warning says that neither
+#'   the clustered interval nor this bootstrap is exact (MacKinnon and Webb
+#'   2017); the bootstrap is the safer of the two. The bootstrap p-value
 #'   is symmetric (`mean(|t*| >= |t|)`) and the interval is obtained by test
 #'   inversion (the set of null values not rejected at `alpha`).
 #' @param boot_weights Bootstrap weight distribution: `"rademacher"`
@@ -103,7 +108,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
                      "ATT", opts, drop_singletons,
-                     survey = ps$survey)
+                     survey = ps$survey, boot_key = list(ps$id, ps$tt), treated = d == 1,
+                     control = (rowsum(d, idc, reorder = TRUE)[, 1] == 0)[idc + 1L])
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),

@@ -33,9 +33,13 @@
 #' (the first stage rejects every point outside it);
 #' `"Conditional"` and `"C-LF"` under `"SD"` span the identified set at
 #' `betahat = 0` widened by 20 standard errors of the estimand; under `"RM"`
-#' and `"SDRM"` the grid is +/- 20 standard errors around 0. A warning says so
-#' when the accepted set reaches an end of the grid (widen it with `grid_lb`,
-#' `grid_ub`).
+#' and `"SDRM"` the grid is +/- 20 standard errors around 0. When the accepted
+#' set reaches an end of the grid (default or given), the grid is extended on
+#' that side at the same step, `grid_points` points at a time, until a point
+#' beyond the set is rejected, so that an interval is never cut at the grid's
+#' end (HonestDiD returns the cut interval with a warning); if it has not
+#' closed after 20 extensions, an error says so. `grids` in the result gives
+#' each grid's start and end.
 #'
 #' The breakdown value is the smallest `M` (or `Mbar`) at which the robust
 #' interval includes 0, found by bisection between the values of `M` given
@@ -69,7 +73,11 @@
 #' identified set at `betahat = 0` and can cut the interval at the grid's end
 #' (HonestDiD then warns that the interval is open); diffdiff's grid is the
 #' identified set itself widened by 20 standard errors. On the same grid the
-#' two agree (BC, `M` = 0.02 and 0.1).
+#' two agree (BC, `M` = 0.02 and 0.1). (6) Where HonestDiD's interval ends at
+#' the end of its grid (it warns that the interval is open: on BC, for
+#' example, `"Conditional"` under `"RM"` with the average of the post periods
+#' as target, and under `"SDRM"` at `Mbar = 1`), diffdiff extends the grid
+#' (see above) and reports the wider, closed interval; the other end agrees.
 #'
 #' @param fit An event-study fit: [did_event()], [did_sa()], [did_bjs()] (with
 #'   `pretrends = TRUE`, so that it has pre-period coefficients) or
@@ -103,7 +111,10 @@
 #'   coefficients.
 #' @return An object of class `honest_did`: `results` (data frame with `M` (or
 #'   `Mbar`), `lb`, `ub`, `method`, `delta`), `original` (the usual confidence
-#'   interval for the same target), `breakdown`, and the settings. Methods
+#'   interval for the same target), `breakdown`, `grids` (for the test
+#'   inversions: each grid's first range `start_lb`, `start_ub` and, after any
+#'   extension, its final range `lb`, `ub`; `NA` for the FLCI), and the
+#'   settings. Methods
 #'   `print()`, `plot()` (the sensitivity plot) and `as.data.frame()`.
 #' @references Rambachan, A. and Roth, J. (2023). A more credible approach to
 #'   parallel trends. Review of Economic Studies 90(5).
@@ -178,12 +189,15 @@ honest_did <- function(fit = NULL, type = c("SD", "RM", "SDRM"), M = NULL, Mbar 
               mono = monotonicity, alpha = alpha, n = as.integer(grid_points), glb = grid_lb,
               gub = grid_ub, sd_theta = sd_theta)
   ci <- lapply(Mv, function(m) dd_honest_ci(ctx, m, warn = TRUE))
+  gr <- t(vapply(ci, function(x) { g <- attr(x, "grid"); if (is.null(g)) rep(NA_real_, 4) else g }, numeric(4)))
+  grids <- data.frame(M = Mv, start_lb = gr[, 1], start_ub = gr[, 2], lb = gr[, 3], ub = gr[, 4])
+  if (type != "SD") names(grids)[1] <- "Mbar"
   res <- data.frame(M = Mv, lb = vapply(ci, `[`, 0, 1), ub = vapply(ci, `[`, 0, 2),
                     method = method, delta = dd_delta_label(type, sign, monotonicity),
                     stringsAsFactors = FALSE)
   if (type != "SD") names(res)[1] <- "Mbar"
   bd <- if (breakdown) dd_breakdown(ctx, Mv, res$lb, res$ub, breakdown_tol) else NULL
-  structure(list(results = res, original = original, breakdown = bd, type = type, method = method,
+  structure(list(results = res, original = original, breakdown = bd, grids = grids, type = type, method = method,
                  l_vec = l_vec, alpha = alpha, estimate = theta_hat, se = sd_theta,
                  betahat = es$betahat, sigma = es$sigma, num_pre = K, num_post = P,
                  sign = sign, monotonicity = monotonicity, call = call),
@@ -293,25 +307,56 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
   }
   flci <- if (hybrid == 2) dd_flci(ctx$b, ctx$S, K, P, ctx$l, m, ctx$alpha / 10) else NULL
   grid <- dd_honest_grid(ctx, problems, flci)
-  acc <- integer(length(grid))
-  for (pr in problems) {
-    a <- dd_arp_accept(ctx, pr, grid, hybrid, flci, acc)
-    acc <- pmax(acc, a, na.rm = TRUE)
+  accept <- function(grid) {
+    acc <- integer(length(grid))
+    for (pr in problems) {
+      a <- dd_arp_accept(ctx, pr, grid, hybrid, flci, acc)
+      acc <- pmax(acc, a, na.rm = TRUE)
+    }
+    acc
   }
+  acc <- accept(grid)
+  g0 <- range(grid)
+  lab <- if (ctx$type == "SD") "M" else "Mbar"
   ok <- which(acc == 1L)
   if (!length(ok)) {
     if (warn) warning(sprintf("honest_did: no grid point accepted at %s = %s; the interval is empty on this grid.",
-                              if (ctx$type == "SD") "M" else "Mbar", format(m)), call. = FALSE)
-    return(c(NA_real_, NA_real_))
+                              lab, format(m)), call. = FALSE)
+    return(structure(c(NA_real_, NA_real_), grid = c(g0, g0)))
   }
-  # the default C-F grid is the alpha/10 FLCI, outside which every point is rejected: its ends bound the set
-  bounded <- isTRUE(attr(grid, "flci"))
-  if (warn && !bounded && (ok[1] == 1L || ok[length(ok)] == length(grid)))
-    warning(sprintf("honest_did: at %s = %s the accepted set reaches an end of the grid [%s, %s]; the interval may be wider. Widen it with `grid_lb` and `grid_ub`.",
-                    if (ctx$type == "SD") "M" else "Mbar", format(m), format(grid[1]),
-                    format(grid[length(grid)])), call. = FALSE)
-  c(grid[ok[1]], grid[ok[length(ok)]])
+  # The default C-F grid is the alpha/10 FLCI, outside which every point is
+  # rejected: its ends bound the set. Any other grid whose accepted set
+  # reaches an end is extended on that side, at the same step, until a point
+  # beyond the set is rejected: the interval returned is never cut at the
+  # grid's end (an error when it does not close within dd_honest_max_extend
+  # extensions).
+  if (!isTRUE(attr(grid, "flci")) && !isFALSE(ctx$extend)) {
+    n0 <- length(grid); step <- (g0[2] - g0[1]) / (n0 - 1); k <- 0L
+    repeat {
+      lo_open <- acc[1] == 1L; hi_open <- acc[length(acc)] == 1L
+      if (!lo_open && !hi_open) break
+      if (k == dd_honest_max_extend)
+        dd_stop("honest_did: at %s = %s the robust confidence set still reaches the end of the grid after extending it %d times, to [%s, %s] (a width of %s standard errors of the estimate); it is unbounded or wider than that, and honest_did() does not return a truncated interval. Use a smaller `%s` or a wider grid (`grid_lb`, `grid_ub`).",
+                lab, format(m), k, format(grid[1]), format(grid[length(grid)]),
+                format(signif((grid[length(grid)] - grid[1]) / ctx$sd_theta, 3)), lab)
+      k <- k + 1L
+      if (hi_open) {
+        new <- grid[length(grid)] + step * seq_len(n0)
+        grid <- c(grid, new); acc <- c(acc, accept(new))
+      }
+      if (lo_open) {
+        new <- grid[1] - step * rev(seq_len(n0))
+        grid <- c(new, grid); acc <- c(accept(new), acc)
+      }
+    }
+    ok <- which(acc == 1L)
+  }
+  structure(c(grid[ok[1]], grid[ok[length(ok)]]), grid = c(g0, range(grid)))
 }
+
+# extensions of a grid whose accepted set reaches its end (each adds the
+# grid's number of points on the open side)
+dd_honest_max_extend <- 20L
 
 dd_honest_grid <- function(ctx, problems, flci) {
   lb <- ctx$glb; ub <- ctx$gub

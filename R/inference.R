@@ -70,9 +70,7 @@ dd_vcov <- function(reg, type, clusters = NULL) {
   # clustered
   codes <- clusters
   Gs <- vapply(codes, function(z) attr(z, "nlev"), integer(1))
-  for (j in seq_along(Gs)) if (Gs[j] < 2L)
-    dd_stop("`cluster` = \"%s\" has a single cluster in the estimation sample; clustered standard errors need at least two.",
-            names(clusters)[j])
+  for (j in seq_along(Gs)) dd_check_nclusters(Gs[j], names(clusters)[j])
   M <- dd_meat(reg, codes[[1]], Gs[1])
   if (length(codes) == 2L) {
     inter <- dd_codes(as.double(codes[[1]]) * Gs[2] + codes[[2]])
@@ -121,7 +119,9 @@ dd_boot_types <- c(rademacher = 1L, mammen = 2L, webb = 3L)
 # cl: dd_codes() of the cluster (one-way) or NULL (each observation its own cluster).
 # Returns the symmetric bootstrap p-value of H0: beta = h0 and the confidence
 # interval by test inversion.
-dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
+# obs_codes: without clusters, the multiplier index of each row (default:
+# the row order).
+dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes = NULL) {
   j <- match(term, colnames(reg$Xd))
   Xd <- reg$Xd; w <- reg$w
   Xo <- Xd[, -j, drop = FALSE]
@@ -132,7 +132,7 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0) {
   } else {
     z <- Xd[, j]; a <- reg$yd
   }
-  codes <- if (is.null(cl)) seq_len(reg$n) - 1L else cl
+  codes <- if (!is.null(cl)) cl else if (!is.null(obs_codes)) obs_codes else seq_len(reg$n) - 1L
   G <- if (is.null(cl)) reg$n else attr(codes, "nlev")
   fe <- reg$fe
   fe_codes <- NULL

@@ -38,6 +38,25 @@ dd_nested <- function(f, cl) {
 # row of the first occurrence of each level of a dd_codes() vector
 dd_first_rows <- function(code) .Call(C_first_rows, code, attr(code, "nlev"))
 
+# 0-based codes numbered in sorted order of the values (not of first
+# appearance), with attribute nlev: the same for any order of the rows
+dd_sorted_codes <- function(x) {
+  if (is.factor(x)) x <- as.integer(x)
+  u <- sort(unique(x))
+  code <- match(x, u) - 1L
+  attr(code, "nlev") <- length(u)
+  code
+}
+
+# 1-based rank of each row in the order of the vectors in `key` (ties in
+# order of appearance)
+dd_row_ranks <- function(key) {
+  o <- do.call(order, unname(key))
+  r <- integer(length(o))
+  r[o] <- seq_along(o)
+  r
+}
+
 # re-code after subsetting (levels may have vanished)
 dd_recode <- function(code, rows) dd_codes(code[rows])
 

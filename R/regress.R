@@ -183,8 +183,16 @@ dd_gram_ols <- function(A, r, refnorm, tol) {
 
 # The pipeline shared by the regression front ends: singletons, fit, variance,
 # coefficient table, optional wild bootstrap for the main terms.
+# boot_key: vectors that jointly identify the rows (e.g. unit and period), for
+# a wild bootstrap without clusters (each row draws its own multiplier, in
+# the order of the key, so that results do not depend on the row order); by
+# default the outcome, regressors and weights (rows equal in all of them are
+# interchangeable). treated, control: logical per row (treated observations,
+# observations of never-treated or control units), for the warning on few
+# treated or untreated clusters.
 dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_weights,
-                        main_terms, opts, drop_singletons = TRUE, survey = NULL, cells = NULL) {
+                        main_terms, opts, drop_singletons = TRUE, survey = NULL, cells = NULL,
+                        boot_key = NULL, treated = NULL, control = NULL, wild_available = TRUE) {
   rows <- seq_along(y)
   n_singletons <- 0L
   fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
@@ -202,6 +210,9 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
       clusters <- lapply(clusters, `[`, rows)
     }
   }
+  raw_clusters <- clusters
+  if (!is.null(treated) && is.null(survey) && vcov_type == "cluster")
+    for (nm in names(clusters)) dd_warn_few_clusters(treated[rows], control[rows], clusters[[nm]], nm, boot = wild_available)
   # cluster codes; a cluster variable that is also a fixed effect reuses its codes
   clusters <- stats::setNames(lapply(names(clusters), function(nm)
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
@@ -234,9 +245,19 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
     # (progressr::handlers() / with_progress())
     tick <- if (requireNamespace("progressr", quietly = TRUE))
       progressr::progressor(steps = length(bterms)) else function(...) NULL
+    # multipliers drawn per cluster in sorted order of the cluster values (per
+    # row in the order of boot_key without clusters): the same seed gives the
+    # same numbers for any order of the rows
+    bcl <- if (length(raw_clusters)) dd_sorted_codes(raw_clusters[[1]]) else NULL
+    okey <- NULL
+    if (is.null(bcl)) {
+      key <- if (!is.null(boot_key)) lapply(boot_key, `[`, rows)
+             else c(list(y), lapply(seq_len(ncol(X)), function(j) X[, j]), if (!is.null(w)) list(w))
+      okey <- dd_row_ranks(key) - 1L
+    }
     for (term in bterms) {
       tick(sprintf("wild bootstrap: %s", term))
-      wb <- dd_wild(reg, term, if (length(clusters)) clusters[[1]] else NULL, nboot, boot_weights, alpha)
+      wb <- dd_wild(reg, term, bcl, nboot, boot_weights, alpha, obs_codes = okey)
       i <- match(term, tab$term)
       tab$boot.p.value[i] <- wb$p.value
       tab$boot.conf.low[i] <- wb$conf.low
@@ -284,6 +305,7 @@ dd_panel_setup <- function(data, yname, idname, tname, role, xformla, weightsnam
   if (!is.null(design)) p$w <- design$weights[p$rows]
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
   idc <- dd_codes(p$vals$idname); tc <- dd_codes(tt)
+  dd_check_units(idc, p$vals$idname, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   dd_check_unique_codes(idc, tc, p$vals$idname, tt)
   list(design = design, vtype = vtype, p = p, id = p$vals$idname, tt = tt, idc = idc, tc = tc,

@@ -1,6 +1,7 @@
 # The dd_fit base class: one constructor and the methods every estimator shares.
 
 new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extra = list()) {
+  dd_check_finite_result(coeftable, info$yname)
   obj <- c(list(coeftable = coeftable, coefficients = coefficients, vcov = vcov, call = call),
            info, extra)
   class(obj) <- c(subclass, "dd_fit")

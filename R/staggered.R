@@ -2,7 +2,7 @@
 # and did_stacked(): the panel set-up of the regression front ends (survey
 # design, default clustering by unit, estimation rows, unit and period codes),
 # then the cohort of each row, the treatment indicator and event time.
-#  never treated: `gname` NA, 0 or +-Inf (didimputation's and did2s's coding)
+#  never treated: as dd_cohort_never() (0, Inf, NA or after the last period)
 #  treated (D = 1): t >= g;   event time: t - g (NA for never-treated units)
 dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
                              one_cluster = TRUE, event_time = TRUE) {
@@ -14,6 +14,9 @@ dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weights
     dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(names(p$cluster)))
   g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
   dd_check_constant_within(g, ps$id, "gname", gname, code = ps$idc)
+  # the cohort rule of every estimator; never-treated units carry g = 0 from here on
+  nev <- dd_cohort_never(g, ps$tt, gname, tname, unit = ps$idc)
+  if (any(nev)) { g <- as.double(g); g[nev] <- 0 }
   tm <- .Call(C_stagger, g, ps$tt)
   never <- tm$never; D <- tm$D
   if (!any(D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
@@ -54,6 +57,10 @@ dd_horizons <- function(horizon, present, arg = "horizon") {
 # estimates; n the rows.
 dd_lin_vcov_blocks <- function(blocks, names, n, st) {
   K <- length(names)
+  if (is.null(st$design) && !is.null(st$cl)) {
+    used <- unique(unlist(lapply(blocks, `[[`, "rows")))
+    dd_check_nclusters(length(unique(st$cl[used])), names(st$p$cluster)[1])
+  }
   if (!is.null(st$design) || is.null(st$cl)) {
     psi <- matrix(0, n, K)
     for (b in blocks) psi[b$rows, b$cols] <- psi[b$rows, b$cols] + b$M

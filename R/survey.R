@@ -99,7 +99,8 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
     npsu <- tabulate(sh[first] + 1L, ns)
     stages[[s]] <- list(strata = as.integer(sh), ns = ns, clus = as.integer(clus[[s]]),
                         nc = attr(clus[[s]], "nlev"), npsu = npsu, popsize = rep(NA_real_, ns),
-                        stratum_label = if (s == 1L) st[dd_first_rows(sh)] else NULL)
+                        stratum_label = if (s == 1L) st[dd_first_rows(sh)] else NULL,
+                        psu_label = if (s == 1L) ids_l[[1]][first] else NULL)
   }
   if (length(fpc_l)) {
     if (length(fpc_l) > S) dd_stop("`fpc` has %d stage(s) but `ids` has %d.", length(fpc_l), S)
@@ -129,6 +130,7 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
     bad <- which(is.na(w) | w < 0)
     if (length(bad)) dd_stop("`weights` must be non-negative and not missing; row %d has %s.", bad[1], format(w[bad[1]]))
     w <- as.double(w)
+    dd_check_design_weights(w)
   } else if (length(fpc_l)) {
     w <- rep(1, n)
     for (s in seq_along(fpc_l)) w <- w * (stages[[s]]$popsize / stages[[s]]$npsu)[stages[[s]]$strata + 1L]
@@ -141,6 +143,15 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
             class = "dd_survey_design")
 }
 
+# A design whose weights are all zero estimates nothing (every total is 0
+# and every mean 0/0).
+dd_check_design_weights <- function(w, arg = "weights") {
+  if (!length(w) || all(w == 0))
+    dd_stop("%s zero for every observation; a survey design needs positive weights (rows with zero weight are allowed, but not all of them).",
+            if (arg == "weights") "`weights` is" else "the survey design's weights are")
+  invisible(TRUE)
+}
+
 # variables of a formula or character vector, as a list of columns
 dd_svy_vars <- function(x, data, arg) {
   if (is.null(x)) return(list())
@@ -149,6 +160,7 @@ dd_svy_vars <- function(x, data, arg) {
   if (inherits(x, "formula") && !length(vars)) return(list())     # ~ 1 or ~ 0
   miss <- setdiff(vars, names(data))
   if (length(miss)) dd_stop("`%s` uses %s, which is not a column of `data`.", arg, dd_show(miss))
+  dd_check_roles(data, list(), stats::setNames(list(vars), arg))     # a duplicated column name
   lapply(vars, function(v) data[[v]])
 }
 
@@ -277,6 +289,7 @@ dd_svy_replicate <- function(data, weights, repweights, type, rho, scale, rscale
   }
   bad <- which(is.na(w) | w < 0)
   if (length(bad)) dd_stop("`weights` must be non-negative and not missing; row %d has %s.", bad[1], format(w[bad[1]]))
+  dd_check_design_weights(w)
   if (!is.null(rscales) && !(length(rscales) %in% c(1L, R)))
     dd_stop("`rscales` has length %d; it should be 1 or the number of replicates (%d).", length(rscales), R)
   if (type == "Fay" && is.null(rho)) dd_stop("`rho` is required for type = \"Fay\".")
@@ -305,6 +318,7 @@ dd_as_survey_design <- function(x) {
   if (inherits(x, "dd_survey_design")) return(x)
   if (inherits(x, "svyrep.design")) {
     W <- as.matrix(stats::weights(x, "analysis"))   # combined replicate weights
+    dd_check_design_weights(as.double(x$pweights), "survey")
     return(structure(list(n = nrow(W), weights = as.double(x$pweights), repweights = unname(W),
                           type = x$type, scale = as.double(x$scale), rscales = rep_len(as.double(x$rscales), ncol(W)),
                           mse = isTRUE(x$mse), replicate = TRUE,
@@ -326,8 +340,10 @@ dd_as_survey_design <- function(x) {
              else as.double(x$fpc$popsize[dd_first_rows(sh), s])
       stages[[s]] <- list(strata = as.integer(sh), ns = ns, clus = as.integer(cl), nc = attr(cl, "nlev"),
                           npsu = tabulate(sh[first] + 1L, ns), popsize = pop,
-                          stratum_label = if (s == 1L) x$strata[[1]][dd_first_rows(sh)] else NULL)
+                          stratum_label = if (s == 1L) x$strata[[1]][dd_first_rows(sh)] else NULL,
+                          psu_label = if (s == 1L) x$cluster[[1]][first] else NULL)
     }
+    dd_check_design_weights(1 / as.double(x$prob), "survey")
     return(structure(list(n = n, weights = 1 / as.double(x$prob), stages = stages, fpc = !is.null(x$fpc$popsize),
                           nest = FALSE, lonely_psu = lon, has_strata = isTRUE(x$has.strata), replicate = FALSE),
                      class = "dd_survey_design"))
@@ -383,6 +399,7 @@ aggregate_survey <- function(data, ynames, by, design) {
   byv <- if (inherits(by, "formula")) all.vars(by) else by
   if (!is.character(byv) || !length(byv)) dd_stop("`by` must be column names or a formula; got %s.", dd_show(by))
   dd_check_cols(data, byv, "by")
+  dd_check_roles(data, list(ynames = ynames, by = byv))
   for (v in byv) if (anyNA(data[[v]])) dd_stop("`by` column \"%s\" has missing values (first in row %d).", v,
                                                which(is.na(data[[v]]))[1])
   # cells in sorted order of the by columns
@@ -396,6 +413,12 @@ aggregate_survey <- function(data, ynames, by, design) {
   out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
   w <- design$weights
   Wd <- as.vector(rowsum(w, dom, reorder = TRUE))
+  if (any(Wd == 0)) {
+    k <- which(Wd == 0)
+    dd_stop("`by` cell %s has zero total weight in `design` (%d such cell%s); its design-based mean is undefined. Drop its rows or give them positive weights.",
+            paste(sprintf("%s = %s", byv, vapply(byv, function(v) format(out[[v]][k[1]]), "")), collapse = ", "),
+            length(k), if (length(k) > 1L) "s" else "")
+  }
   for (yv in ynames) {
     y <- data[[yv]]
     if (!is.numeric(y)) dd_stop("`ynames` column \"%s\" must be numeric; it is %s.", yv, class(y)[1])
@@ -442,6 +465,7 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
   keep <- reg$keep
   p <- sum(keep)
   if (!design$replicate) {
+    dd_check_nclusters(length(unique(design$stages[[1]]$clus[rows])), NULL, "survey")
     S <- matrix(0, design$n, p)
     sc <- (reg$w * reg$resid) * (reg$Xd %*% reg$bread)
     if (anyDuplicated(rows)) {          # stacked data: a design row used more than once
@@ -550,7 +574,21 @@ dd_svy_if_rows <- function(design, unit_rows) {
   }
   scale[f < 1e-7] <- 0
   scale <- scale * sum(tabulate(pstr + 1L, s1$ns) > 0) / sum(ok & tabulate(pstr + 1L, s1$ns) > 0)
-  structure(list(type = "taylor", psu = as.integer(s1$clus[unit_rows]), G = s1$nc, pstr = as.integer(pstr),
+  upsu <- s1$clus[unit_rows]
+  dd_check_nclusters(length(unique(upsu)), NULL, "survey")
+  # PSUs numbered by stratum label, then by their first unit in the order of
+  # the units (sorted by identifier by the caller), then by label: the
+  # multiplier bootstrap draws one multiplier per PSU in this order, which
+  # then does not depend on the order of the rows
+  fpos <- rep(Inf, s1$nc)
+  m1 <- !duplicated(upsu)
+  fpos[upsu[m1] + 1L] <- which(m1)
+  slab <- if (is.null(s1$stratum_label)) pstr else s1$stratum_label[pstr + 1L]
+  plab <- if (is.null(s1$psu_label)) seq_len(s1$nc) else s1$psu_label
+  o <- order(slab, fpos, plab)
+  newc <- integer(s1$nc); newc[o] <- seq_len(s1$nc) - 1L
+  pstr <- pstr[o]
+  structure(list(type = "taylor", psu = as.integer(newc[upsu + 1L]), G = s1$nc, pstr = as.integer(pstr),
                  ns = s1$ns, sq = sqrt(scale[pstr + 1L]), center = center), class = "dd_svy_rows")
 }
 

@@ -188,6 +188,134 @@ dd_check_periods <- function(t, tname) {
   invisible(TRUE)
 }
 
+# At least two units in the estimation sample (idc: dd_codes() of the unit
+# identifiers id): with one, no comparison identifies an effect.
+dd_check_units <- function(idc, id, idname) {
+  if (attr(idc, "nlev") < 2L)
+    dd_stop("`idname` = \"%s\" has a single unit (%s) in the estimation sample; a difference-in-differences comparison needs at least two, so the effect is not identified.",
+            idname, dd_show(id[1]))
+  invisible(TRUE)
+}
+
+# One column, one role. `roles`: a named list argument -> column name(s)
+# (NULL entries skipped). Two arguments naming the same column is an error,
+# except `cluster` with `idname`, `tname` or `gname` (clustering by the unit,
+# the period or the cohort is legitimate). `used`: further columns read (a
+# named list argument -> columns, e.g. the covariates of `xformla`). A column
+# name that `data` has more than once is an error when it is used: `data[[nm]]`
+# would silently take the first.
+dd_role_ok <- list(cluster = c("idname", "tname", "gname"))
+dd_check_roles <- function(data, roles, used = list()) {
+  roles <- roles[!vapply(roles, is.null, logical(1))]
+  arg <- rep(names(roles), lengths(roles)); col <- unlist(roles, use.names = FALSE)
+  for (i in seq_along(col)) for (j in seq_len(i - 1L)) {
+    if (col[i] != col[j] || arg[i] == arg[j]) next
+    a <- c(arg[j], arg[i])
+    if (a[1] %in% dd_role_ok[[a[2]]] || a[2] %in% dd_role_ok[[a[1]]]) next
+    dd_stop("`%s` and `%s` both name the column \"%s\"; each role needs its own column.", a[1], a[2], col[i])
+  }
+  nms <- names(data)
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup)) {
+    used <- c(roles, used)
+    ua <- rep(names(used), lengths(used)); uc <- unlist(used, use.names = FALSE)
+    hit <- which(uc %in% dup)
+    if (length(hit))
+      dd_stop("`data` has %d columns named \"%s\" (used as `%s`); rename them so that each column name is unique.",
+              sum(nms == uc[hit[1]]), uc[hit[1]], ua[hit[1]])
+  }
+  invisible(TRUE)
+}
+
+# Largest magnitude a numeric input may have: beyond it squares and
+# cross-products overflow (and below dd_tiny they underflow) in double
+# precision, so variances would be Inf, NaN or 0.
+dd_huge <- 1e150
+dd_tiny <- 1e-150
+
+dd_check_scale <- function(x, what) {
+  if (!length(x)) return(invisible(TRUE))
+  big <- max(abs(x))
+  if (big > dd_huge)
+    dd_stop("%s has values as large as %s in absolute value; their squares overflow double precision, so estimates and standard errors would be Inf or NaN. Rescale it (divide by a power of ten) before estimating.",
+            what, format(big, digits = 3))
+  invisible(TRUE)
+}
+
+# The outcome after the unusable rows are dropped: it must vary (a constant
+# outcome identifies nothing; regressions return 0 with a zero or rounding-
+# error standard error), and its scale must not overflow squares.
+dd_check_outcome <- function(y, yname) {
+  if (!length(y)) return(invisible(TRUE))
+  r <- range(y)
+  if (r[1] == r[2])
+    dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
+            yname, format(r[1]))
+  what <- sprintf("`yname` = \"%s\"", yname)
+  dd_check_scale(y, what)
+  if (max(abs(r)) < dd_tiny)
+    dd_stop("%s has values no larger than %s in absolute value; their squares underflow double precision, so standard errors would be 0. Rescale it (multiply by a power of ten) before estimating.",
+            what, format(max(abs(r)), digits = 3))
+  invisible(TRUE)
+}
+
+# Results that are not finite although the data are (the data passed
+# dd_prepare's checks): overflow or a breakdown of the arithmetic; an error
+# rather than a table of Inf/NaN. NA (not estimable, stated elsewhere) passes.
+dd_check_finite_result <- function(tab, yname) {
+  bad <- function(v) !is.null(v) && any(is.infinite(v) | is.nan(v))
+  if (bad(tab$estimate) || bad(tab$std.error)) {
+    i <- which(is.infinite(tab$estimate) | is.nan(tab$estimate) | is.infinite(tab$std.error) | is.nan(tab$std.error))[1]
+    dd_stop("the result for %s is not finite (estimate %s, standard error %s) although the data are; the scale of `yname` = \"%s\" or of the covariates probably overflows in squares and cross-products. Rescale them (divide by a power of ten) and re-estimate.",
+            tab$term[i], format(tab$estimate[i]), format(tab$std.error[i]), yname)
+  }
+  invisible(TRUE)
+}
+
+# Clustered (or design-based) standard errors need at least two clusters
+# (PSUs) in the estimation sample; with one, every score sum is zero up to
+# rounding and the standard errors are 0 or 1e-16.
+dd_check_nclusters <- function(G, name, arg = "cluster") {
+  if (G < 2L) {
+    if (arg == "survey")
+      dd_stop("`survey` has a single primary sampling unit in the estimation sample; design-based standard errors need at least two.")
+    dd_stop("`cluster` = \"%s\" has a single cluster in the estimation sample; clustered standard errors need at least two.",
+            name)
+  }
+  invisible(TRUE)
+}
+
+# MacKinnon and Webb (2017): with few treated (or few untreated) clusters the
+# CR1 interval under-covers and the wild cluster bootstrap over-covers; neither
+# is exact. treated: logical per row (a treated observation); control:
+# logical per row (an observation of a never-treated unit or of the control
+# group); cl: the cluster of each row. A cluster is treated when it has a
+# treated observation and untreated when it has a control observation (a
+# cluster mixing both counts as both, so treatment varying within clusters
+# raises no alarm). Without control observations (staggered designs where
+# every unit is treated at some point) only the treated count is checked.
+# boot: whether the estimator has the wild cluster bootstrap (`nboot`).
+dd_few_clusters_min <- 5L
+dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
+                                 what = sprintf("`cluster` = \"%s\"", name)) {
+  if (is.null(cl) || !length(cl)) return(invisible(FALSE))
+  code <- dd_codes(cl)
+  if (attr(code, "nlev") < 2L) return(invisible(FALSE))    # a single cluster is an error elsewhere
+  G1 <- length(unique(code[treated]))
+  G0 <- length(unique(code[control]))
+  m <- dd_few_clusters_min
+  if (G1 >= m && (G0 == 0L || G0 >= m)) return(invisible(FALSE))
+  warning(sprintf(paste0("%s: %d cluster%s with treated observations and %d with untreated (control) units; ",
+                         "with fewer than %d treated or untreated clusters, neither the CR1 interval nor the wild ",
+                         "cluster bootstrap is exact (MacKinnon and Webb 2017): CR1 intervals can under-cover badly ",
+                         "and the bootstrap can over-cover. %s"),
+                  what, G1, if (G1 == 1L) "" else "s", G0, m,
+                  if (boot) "Compare with the wild cluster bootstrap (`nboot` > 0), and read both with caution."
+                  else "The wild cluster bootstrap of did_2x2(), did_twfe() and did_event() (`nboot` > 0) is the safer of the two; read either with caution."),
+          call. = FALSE)
+  invisible(TRUE)
+}
+
 # Shared data preparation for the front ends: checks the columns, builds the
 # covariate matrix, drops rows with NA/NaN/Inf (one message with the counts)
 # and zero weights, and returns plain vectors. `roles` is a named character
@@ -203,6 +331,8 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   dd_check_cols(data, weightsname, "weightsname")
   dd_check_cols(data, fe, "fe")
   xformla <- dd_check_xformla(xformla, data)
+  dd_check_roles(data, c(list(yname = yname), as.list(roles), list(weightsname = weightsname, cluster = cluster)),
+                 list(xformla = if (!is.null(xformla)) all.vars(xformla), fe = fe))
   n <- nrow(data)
   y <- dd_check_numeric_col(data[[yname]], "yname", yname)
   X <- dd_covariates(xformla, data, as_list = x_list)   # a matrix, or (x_list) possibly a list of columns
@@ -214,8 +344,8 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   counts <- .Call(C_count_bad, c(list(y), if (is.list(X)) X else list(X), list(w),
                                  vals[setdiff(names(vals), na_ok)], cl, fel))
   if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
-    return(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                rows = seq_len(n)))
+    return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
+                            rows = seq_len(n)), yname, weightsname))
   }
   bad <- list()
   bad[[sprintf("`yname` (\"%s\")", yname)]] <- !is.finite(y)
@@ -239,13 +369,29 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
     }
   }
   if (!any(drop)) {
-    return(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                rows = seq_len(n)))
+    return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
+                            rows = seq_len(n)), yname, weightsname))
   }
   keep <- which(!drop)
   sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[keep, , drop = FALSE] else v[keep]
-  list(y = y[keep], X = if (is.list(X)) lapply(X, sub) else sub(X), w = sub(w), vals = lapply(vals, sub), cluster = lapply(cl, sub),
-       fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep)
+  dd_prepared(list(y = y[keep], X = if (is.list(X)) lapply(X, sub) else sub(X), w = sub(w), vals = lapply(vals, sub),
+                   cluster = lapply(cl, sub), fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep),
+              yname, weightsname)
+}
+
+# The checks on the estimation rows that every preparation route ends with:
+# the outcome varies and no numeric input overflows.
+dd_prepared <- function(p, yname, weightsname = NULL) {
+  dd_check_outcome(p$y, yname)
+  if (!is.null(p$X)) {
+    if (is.list(p$X) && !is.matrix(p$X)) for (v in names(p$X)) dd_check_scale(p$X[[v]], sprintf("`xformla` variable \"%s\"", v))
+    else if (length(p$X)) {
+      j <- which.max(apply(abs(p$X), 2, max))
+      dd_check_scale(p$X[, j], sprintf("`xformla` variable \"%s\"", colnames(p$X)[j]))
+    }
+  }
+  if (!is.null(p$w)) dd_check_scale(p$w, sprintf("`weightsname` = \"%s\"", weightsname))
+  p
 }
 
 # did's spellings of the inference arguments, so that a working did call runs
@@ -261,4 +407,35 @@ dd_did_aliases <- function(dots, allowed, fun) {
     dd_stop("`%s()` has no argument %s; did-style aliases accepted here: %s.", fun,
             paste0("`", bad, "`", collapse = ", "), paste0("`", allowed, "`", collapse = ", "))
   dots
+}
+
+# The one cohort rule of every estimator that takes `gname` (documented once,
+# in ?diffdiff, section "Cohort coding"): 0, Inf and NA mean never treated; a
+# value after the last period (plus `anticipation`) means not treated within
+# the data, so never treated too (with a message); a value before the first
+# period means treated before the data start (always treated); any other
+# value must be a period of `tname`; negative values are an error.
+# g: first treated period per row (or entity); periods: the periods of the
+# data; unit: optional codes per element of g, to count units in the message.
+# Returns the logical vector `never`.
+dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, unit = NULL) {
+  never <- is.na(g) | g == 0 | g == Inf
+  neg <- which(!never & g < 0)
+  if (length(neg))
+    dd_stop("`gname` = \"%s\" has the negative value %s; first treated periods are periods of `tname` = \"%s\", and never-treated units are coded 0, Inf or NA.",
+            gname, format(g[neg[1]]), tname)
+  periods <- sort(unique(periods))
+  late <- !never & g > periods[length(periods)] + anticipation
+  off <- which(!never & !late & g >= periods[1] & !(g %in% periods))
+  if (length(off))
+    dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA (never treated), a value after the last period (not treated in the data) or before the first (treated throughout) may lie outside.",
+            gname, format(g[off[1]]), tname,
+            paste0(paste(format(utils::head(periods, 12), trim = TRUE), collapse = ", "),
+                   if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""))
+  if (any(late)) {
+    k <- if (is.null(unit)) sum(late) else length(unique(unit[late]))
+    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.", k))
+    never <- never | late
+  }
+  never
 }

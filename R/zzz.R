@@ -10,6 +10,30 @@
 #' returns a `dd_fit` (see [dd_fit-methods]). The number of threads is set by
 #' [dd_threads()].
 #'
+#' @section Cohort coding:
+#' Every estimator that takes `gname`, the first treated period of each unit
+#' ([did_event()], [did_cs()], [did_sa()], [did_bjs()], [did_gardner()],
+#' [did_stacked()], [bacon_decomp()]), reads it by one rule:
+#' \itemize{
+#'   \item `0`, `Inf` and `NA` mean never treated -- also when 0 is a period
+#'     of the data (number periods from 1, or code the never treated `Inf`);
+#'   \item a value after the last period (with [did_cs()], after the last
+#'     period plus `anticipation`) means not treated within the data: such
+#'     units are never treated, with a message giving their number;
+#'   \item a value before the first period means treated before the data
+#'     start (always treated): [did_cs()] drops such units (warning, as did),
+#'     [did_sa()] drops their cohort (no pre-treatment period), [did_bjs()] and
+#'     [did_gardner()] drop their rows (nothing to impute from), [did_stacked()]
+#'     trims their cohort, [did_event()] keeps them (event times >= 0), and
+#'     [bacon_decomp()] compares them as always treated;
+#'   \item any other value must be a period of `tname`: a value between two
+#'     periods (2006.5, or 2004 in data observed every other year) is an error
+#'     naming it;
+#'   \item negative values are an error (code never-treated units 0, `Inf`
+#'     or `NA`).
+#' }
+#' `gname` must be constant within each unit.
+#'
 #' @keywords internal
 #' @useDynLib diffdiff, .registration = TRUE, .fixes = "C_"
 #' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate

@@ -8,7 +8,9 @@ brute_p <- function(d, fml_full, fml_restr, fml_boot, term, clname, B, seed, fix
   u <- resid(r); f <- fitted(r)
   full <- fixest::feols(fml_full, d, vcov = stats::as.formula(paste0("~", clname)), fixef.tol = fixef.tol)
   t0 <- fixest::tstat(full)[term]
-  cl <- d[[clname]]; codes <- match(cl, unique(cl))
+  # multipliers are drawn per cluster in sorted order of the cluster values (so that the
+  # numbers do not depend on the order of the rows)
+  cl <- d[[clname]]; codes <- match(cl, sort(unique(cl)))
   set.seed(seed)
   V <- .Call(diffdiff:::C_boot_weights, length(unique(cl)), B, 1L)
   tb <- vapply(seq_len(B), function(b) {
