@@ -380,7 +380,11 @@ SEXP C_cell_sums(SEXP X_, SEXP w_, SEXP idx_, SEXP nc_) {
   dd_chk_type(X_, REALSXP, 1, fn, "X");
   dd_chk_type(w_, REALSXP, 1, fn, "w");
   const R_xlen_t n = XLENGTH(idx_);
-  const int nc = dd_chk_int(nc_, 0, DD_INT_MAX, fn, "nc"), k = isNull(X_) ? 1 : (isMatrix(X_) ? ncols(X_) : 1);
+  /* cells (present or not) are few next to the rows: a bound keeps a bad
+   * count from a giant allocation */
+  const double ncmax = (double) n + 1e7;
+  const int nc = dd_chk_int(nc_, 0, ncmax < DD_INT_MAX ? (int) ncmax : DD_INT_MAX, fn, "nc"),
+    k = isNull(X_) ? 1 : (isMatrix(X_) ? ncols(X_) : 1);
   dd_chk_codes(idx_, n, nc, fn, "idx");
   if ((!isNull(X_) && (isMatrix(X_) ? nrows(X_) : XLENGTH(X_)) != n) || (!isNull(w_) && XLENGTH(w_) != n))
     error("internal error in panel.c: cell_sums lengths; please report");
