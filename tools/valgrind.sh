@@ -4,6 +4,7 @@
 # Any invalid read/write, use of uninitialised values in diffdiff's code or
 # definite leak from it fails the run (R's own allocations are not counted).
 # Usage: tools/valgrind.sh [FILTER]   (FILTER: a testthat file filter; default all)
+# Do not run it while `make test` runs: both use check/.
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,6 +24,9 @@ run() {  # $1: label, $2: R code
     R -d "valgrind --tool=memcheck --error-exitcode=0 --track-origins=yes --log-file=$work/$1.vg" \
       --vanilla --no-echo -e "$2" > "$work/$1.out" 2>&1 || status=1
   tail -n 2 "$work/$1.out"
+  if [ ! -f "$work/$1.vg" ] || ! grep -qE '^[0-9]+ passed, 0 failed' "$work/$1.out"; then
+    echo "valgrind: $1: the tests did not run to the end or failed"; status=1; return
+  fi
   # errors whose stack passes through diffdiff.so
   n=$(awk '/^==[0-9]+== [A-Z]/{blk=$0; next} /^==[0-9]+== +(at|by) /{ if ($0 ~ /diffdiff\.so/) hit=1 } /^==[0-9]+== *$/{ if (hit) c++; hit=0 } END{print c+0}' "$work/$1.vg")
   echo "valgrind: $1: $n error block(s) in diffdiff code (log: $work/$1.vg)"
