@@ -69,10 +69,11 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   dd_chunks ch_b;
   dd_chunks_init(&ch_b, B, nth);
   while (dd_chunks_next(&ch_b)) {
+  const int b_lo = ch_b.lo, b_hi = ch_b.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
 #endif
-  for (int b = ch_b.lo; b < ch_b.hi; b++) {
+  for (int b = b_lo; b < b_hi; b++) {
     int tid = dd_tid();
     double *s = scratch + per * tid;
     double *va = s, *vz = s + n, *ea = s + 2 * (size_t) n, *ez = s + 3 * (size_t) n;

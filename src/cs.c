@@ -530,10 +530,11 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
   dd_chunks ch_t;
   dd_chunks_init(&ch_t, ntask, nth);
   while (dd_chunks_next(&ch_t)) {
+  const int t_lo = ch_t.lo, t_hi = ch_t.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int t = ch_t.lo; t < ch_t.hi; t++) {
+  for (int t = t_lo; t < t_hi; t++) {
     const int tid = dd_tid();
     const int c0 = tcells[tstart[t]], nct = tstart[t + 1] - tstart[t];
     double *m0 = mem + per * tid;
@@ -858,10 +859,11 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   dd_chunks ch_c;
   dd_chunks_init(&ch_c, K, nth);
   while (dd_chunks_next(&ch_c)) {
+  const int c_lo = ch_c.lo, c_hi = ch_c.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int c = ch_c.lo; c < ch_c.hi; c++) {
+  for (int c = c_lo; c < c_hi; c++) {
     const int tid = dd_tid();
     double *m0 = mem + per * tid;
     int *i0 = imem + ((size_t) NR + k) * tid;

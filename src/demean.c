@@ -300,10 +300,11 @@ SEXP C_demean(SEXP y_, SEXP X_, SEXP fe_, SEXP nlev_, SEXP w_, SEXP tol_, SEXP m
   dd_chunks ch_j;
   dd_chunks_init(&ch_j, m, nth);
   while (dd_chunks_next(&ch_j)) {
+  const int j_lo = ch_j.lo, j_hi = ch_j.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int j = ch_j.lo; j < ch_j.hi; j++) {
+  for (int j = j_lo; j < j_hi; j++) {
     int tid = dd_tid();
     done[j] = dd_demean_warm(&F, src[j], dst[j], acc + (size_t) 2 * (maxL + 1) * tid, tol);
     it[j] = 0;

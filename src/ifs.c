@@ -137,10 +137,11 @@ SEXP C_ifs_combine(SEXP s, SEXP A_) {
   dd_chunks ch_l;
   dd_chunks_init(&ch_l, m, nth);
   while (dd_chunks_next(&ch_l)) {
+  const int l_lo = ch_l.lo, l_hi = ch_l.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int l = ch_l.lo; l < ch_l.hi; l++) {
+  for (int l = l_lo; l < l_hi; l++) {
     double *ol = O + (R_xlen_t) l * f.n;
     for (int b = 0; b < f.nb; b++) {
       const int nr = f.start[b + 1] - f.start[b];
@@ -190,10 +191,11 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
     dd_chunks ch_l;
     dd_chunks_init(&ch_l, m, nth);
     while (dd_chunks_next(&ch_l)) {
+    const int l_lo = ch_l.lo, l_hi = ch_l.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-    for (int l = ch_l.lo; l < ch_l.hi; l++) {
+    for (int l = l_lo; l < l_hi; l++) {
       double *t = tmp + (size_t) nrmax * dd_tid(), ss = 0.0;
       for (int b = 0; b < f.nb; b++) {
         const int nr = f.start[b + 1] - f.start[b];
@@ -367,10 +369,11 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
   dd_chunks ch_task;
   dd_chunks_init(&ch_task, ntask, nth);
   while (dd_chunks_next(&ch_task)) {
+  const int task_lo = ch_task.lo, task_hi = ch_task.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int task = ch_task.lo; task < ch_task.hi; task++) {
+  for (int task = task_lo; task < task_hi; task++) {
     const int tid = dd_tid();
     double *acc = scratch + per * tid, *v = acc + (size_t) m * BOOT_NB;
     dd_wstream *ws = wsall + (size_t) BOOT_NB * tid;

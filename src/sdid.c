@@ -679,10 +679,11 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   dd_chunks ch;
   dd_chunks_init(&ch, B, nth);
   while (dd_chunks_next(&ch)) {
+  const int b_lo = ch.lo, b_hi = ch.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int b = ch.lo; b < ch.hi; b++) {
+  for (int b = b_lo; b < b_hi; b++) {
     double *w = mem + per * dd_tid();
     int *rows = imem + (size_t) (nmax + 1) * dd_tid();
     double *l = w, *om2 = l + T0, *be = om2 + nmax, *work = be + nx + 8;

@@ -214,10 +214,11 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
   dd_chunks ch_d;
   dd_chunks_init(&ch_d, nd, nth);
   while (dd_chunks_next(&ch_d)) {
+  const int d_lo = ch_d.lo, d_hi = ch_d.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
 #endif
-  for (int d = ch_d.lo; d < ch_d.hi; d++) {
+  for (int d = d_lo; d < d_hi; d++) {
     const int tid = dd_tid();
     double *z = zall + (size_t) (nc + 1) * tid, *s1 = s1all + (size_t) (ns + 1) * tid, *s2 = s2all + (size_t) (ns + 1) * tid;
     int *tc = touch + (size_t) (nc + 1) * tid, *th = htouch + (size_t) (ns + 1) * tid;
@@ -271,10 +272,11 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
   dd_chunks ch_r;
   dd_chunks_init(&ch_r, R, nth);
   while (dd_chunks_next(&ch_r)) {
+  const int r_lo = ch_r.lo, r_hi = ch_r.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static)
 #endif
-  for (int r = ch_r.lo; r < ch_r.hi; r++) {
+  for (int r = r_lo; r < r_hi; r++) {
     double *a = acc + (size_t) q * dd_tid();
     memset(a, 0, sizeof(double) * q);
     const double *w = W + (R_xlen_t) r * n;

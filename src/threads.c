@@ -59,9 +59,13 @@ void dd_threads_init(void) {
  * Usage (the only way long loops are written in this package):
  *   dd_chunks ch; dd_chunks_init(&ch, ntask, nth);
  *   while (dd_chunks_next(&ch)) {
+ *     const int t_lo = ch.lo, t_hi = ch.hi;
  *     #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
- *     for (int t = ch.lo; t < ch.hi; t++) { ... task t ... }
+ *     for (int t = t_lo; t < t_hi; t++) { ... task t ... }
  *   }
+ * The bounds are copied into fresh locals: read from the struct (whose
+ * address escaped), they made gcc assume every int store in the loop body
+ * could change them, which cost up to 7x in the multiplier bootstrap.
  * Between two chunks the main thread (outside any parallel region) calls
  * R_CheckUserInterrupt(), which longjmps back to R on Ctrl-C: all scratch must
  * come from R_alloc so that nothing leaks. A chunk's size adapts so that one

@@ -45,10 +45,11 @@ SEXP C_cluster_meat(SEXP X_, SEXP e_, SEXP w_, SEXP cl_, SEXP G_, SEXP cidx_, SE
   dd_chunks ch_j;
   dd_chunks_init(&ch_j, k, nth);
   while (dd_chunks_next(&ch_j)) {
+  const int j_lo = ch_j.lo, j_hi = ch_j.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static, 1)
 #endif
-  for (int j = ch_j.lo; j < ch_j.hi; j++) {
+  for (int j = j_lo; j < j_hi; j++) {
     double *Sj = S + (R_xlen_t) j * G;
     if (j < kx) {
       const double *xj = X + (R_xlen_t) j * n;
