@@ -301,8 +301,9 @@ dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
   if (is.null(cl) || !length(cl)) return(invisible(FALSE))
   code <- dd_codes(cl)
   if (attr(code, "nlev") < 2L) return(invisible(FALSE))    # a single cluster is an error elsewhere
-  G1 <- length(unique(code[treated]))
-  G0 <- length(unique(code[control]))
+  nl <- attr(code, "nlev")
+  G1 <- sum(tabulate(code[treated] + 1L, nl) > 0L)
+  G0 <- sum(tabulate(code[control] + 1L, nl) > 0L)
   m <- dd_few_clusters_min
   if (G1 >= m && (G0 == 0L || G0 >= m)) return(invisible(FALSE))
   warning(sprintf(paste0("%s: %d cluster%s with treated observations and %d with untreated (control) units; ",

@@ -71,7 +71,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   while (dd_chunks_next(&ch_b)) {
   const int b_lo = ch_b.lo, b_hi = ch_b.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 8)
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
   for (int b = b_lo; b < b_hi; b++) {
     int tid = dd_tid();

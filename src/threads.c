@@ -69,10 +69,11 @@ void dd_threads_init(void) {
  * Between two chunks the main thread (outside any parallel region) calls
  * R_CheckUserInterrupt(), which longjmps back to R on Ctrl-C: all scratch must
  * come from R_alloc so that nothing leaks. A chunk's size adapts so that one
- * takes about DD_CHUNK_SECONDS; the size never changes which task computes
+ * takes between DD_CHUNK_SECONDS / 2 and 2 DD_CHUNK_SECONDS (when tasks are
+ * short); the size never changes which task computes
  * what, so results are the same bit for bit for any thread count and timing.
  * A single task longer than a second delays the check to its end. */
-#define DD_CHUNK_SECONDS 0.1
+#define DD_CHUNK_SECONDS 0.25
 
 static double dd_now(void) {
 #ifdef _OPENMP
@@ -94,7 +95,9 @@ int dd_chunks_next(dd_chunks *c) {
   if (c->t0 >= 0.0) {                      /* a chunk has run: check, adapt */
     const double el = dd_now() - c->t0;
     R_CheckUserInterrupt();
-    if (el < DD_CHUNK_SECONDS / 4 && c->step < (1 << 24)) c->step *= 2;
+    /* grow while a chunk is short (the barrier at its end idles threads
+     * for at most one task), shrink when it is long (Ctrl-C waits for it) */
+    if (el < DD_CHUNK_SECONDS / 2 && c->step < (1 << 24)) c->step *= 2;
     else if (el > DD_CHUNK_SECONDS * 2 && c->step > c->unit) c->step /= 2;
     if (c->step < c->unit) c->step = c->unit;
   }
