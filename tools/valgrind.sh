@@ -4,11 +4,11 @@
 # Any invalid read/write, use of uninitialised values in diffdiff's code or
 # definite leak from it fails the run (R's own allocations are not counted).
 # Usage: tools/valgrind.sh [FILTER]   (FILTER: a testthat file filter; default all)
-# Do not run it while `make test` runs: both use check/.
+# Logs go to check-valgrind/ (kept apart from check/, which `make test` clears).
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
-work="$root/check/valgrind"
+work="$root/check-valgrind"
 trap 'rm -f "$root"/src/*.o "$root"/src/*.so' EXIT
 rm -f src/*.o src/*.so
 rm -rf "$work"; mkdir -p "$work/lib"
