@@ -7,18 +7,8 @@ set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
 work="$root/check/sanitize"
-# the instrumented objects must not leak into a normal build
-trap 'rm -f "$root"/src/*.o "$root"/src/*.so' EXIT
-rm -f src/*.o src/*.so
-rm -rf "$work"; mkdir -p "$work/lib"
-cat > "$work/Makevars" <<'MK'
-CC = gcc
-CFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-LDFLAGS = -fsanitize=address,undefined
-MK
 echo "sanitize: building with -fsanitize=address,undefined"
-R_MAKEVARS_USER="$work/Makevars" R CMD INSTALL --preclean --no-test-load -l "$work/lib" . \
-  > "$work/install.log" 2>&1 || { tail -40 "$work/install.log"; exit 1; }
+bash tools/build-private.sh "$work" 'CC = gcc\nCFLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined\nLDFLAGS = -fsanitize=address,undefined' || exit 1
 grep -q -- "-fsanitize=address" "$work/install.log" || { echo "sanitize: flags not applied"; exit 1; }
 asan=$(gcc -print-file-name=libasan.so)
 ubsan=$(gcc -print-file-name=libubsan.so)

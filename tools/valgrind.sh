@@ -9,13 +9,8 @@ set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
 work="$root/check-valgrind"
-trap 'rm -f "$root"/src/*.o "$root"/src/*.so' EXIT
-rm -f src/*.o src/*.so
-rm -rf "$work"; mkdir -p "$work/lib"
-printf 'CFLAGS = -g -O0\n' > "$work/Makevars"
 echo "valgrind: building with -g -O0"
-R_MAKEVARS_USER="$work/Makevars" R CMD INSTALL --preclean --no-test-load -l "$work/lib" . \
-  > "$work/install.log" 2>&1 || { tail -40 "$work/install.log"; exit 1; }
+bash tools/build-private.sh "$work" 'CFLAGS = -g -O0' || exit 1
 filter="${1:-}"
 status=0
 run() {  # $1: label, $2: R code
