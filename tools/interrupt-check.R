@@ -36,7 +36,9 @@ run <- switch(case,
     # few cells on many units: the time is in the cell kernel (many cells
     # would put it in the pre-test's solve() of their covariance instead)
     d <- panel(400000, 8, 3:7, x = TRUE)
-    function() for (i in 1:20) did_cs(d, "y", "t", "id", "g", xformla = ~ x, est_method = "dr", nboot = 0)
+    for (j in 2:6) d[[paste0("x", j)]] <- rnorm(400000)[d$id]
+    function() for (i in 1:20) did_cs(d, "y", "t", "id", "g", xformla = ~ x + x2 + x3 + x4 + x5 + x6,
+                                      est_method = "dr", nboot = 0)
   },
   wild_bootstrap = {
     d <- panel(20000, 10, 4:8)
@@ -58,12 +60,21 @@ run <- switch(case,
     des <- survey_design(dat, weights = "w", strata = "st", ids = "psu", nest = TRUE)
     function() for (i in 1:1000) aggregate_survey(dat, "y", "dom", des)
   },
+  survey_replicates = {
+    # replicate-weight variance of a regression: the replicate totals kernel
+    d <- panel(5000, 10, 4:8, x = TRUE)
+    d$w <- 1
+    R <- matrix(rexp(nrow(d) * 500), nrow(d), 500)
+    d <- cbind(d, as.data.frame(R))
+    des <- survey_design(d, weights = "w", repweights = paste0("V", 1:500), type = "bootstrap")
+    function() for (i in 1:50) did_twfe(d, "y", "id", "t", "d", xformla = ~ x, survey = des)
+  },
   honest_grid = {
     K <- 6
     b <- c(rnorm(K, sd = 0.05), 0.5, 0.6, 0.7, 0.8, 0.9)
     S <- diag(0.01, length(b))
-    function() honest_did(betahat = b, sigma = S, num_pre = K, type = "RM", Mbar = seq(0, 2, by = 0.01),
-                          grid_points = 20000, breakdown = FALSE)
+    function() honest_did(betahat = b, sigma = S, num_pre = K, type = "RM", Mbar = c(0.5, 1, 1.5),
+                          grid_points = 200000, breakdown = FALSE)
   },
   stop("unknown case ", case))
 
