@@ -38,7 +38,7 @@ for c in $CASES; do
   fi
   [ "$alive" -ge 1 ] || ok=0
   res="ok"; [ "$ok" -eq 1 ] || { res="FAIL"; fail=1; }
-  grep -q '^COMPLETED' "$log" && res="FAIL (ran to completion before the signal: input too small)"
+  grep -q '^COMPLETED' "$log" && res="FAIL (ran to completion: the signal was not acted on during the call, or the input is too small)"
   where=$(sed -n 's/^WHERE \(.*\)/\1/p' "$log" | tr -d ' ')
   printf "%-16s %10s %8s  %-28s %s\n" "$c" "$lag" "$([ "$alive" -ge 1 ] && echo works || echo broken)" "${where:--}" "$res"
   [ "$res" = "ok" ] || sed 's/^/    | /' "$log" | tail -15
