@@ -18,6 +18,17 @@
 #' no indicators, so the effects are identified from the periods before it is
 #' treated.
 #'
+#' @section Standard errors and their estimand:
+#' The event-time effects and the ATT weight the cohort-specific
+#' coefficients by the cohorts' REALISED shares of the observations, and the
+#' delta-method standard errors treat those shares as fixed: they target the
+#' realised-share averages of the cohort effects (conditional on the sample's
+#' cohort composition), as [did_bjs()] does. When effects differ across
+#' cohorts and the composition is random, the intervals undercover the
+#' population-share averages that the aggregations of [did_cs()] and
+#' [did_gardner()] target (Monte Carlo evidence in
+#' `vignette("coverage", package = "diffdiff")`).
+#'
 #' @inheritParams did_event
 #' @param gname First treated period of each unit (0, `Inf` or `NA`: never).
 #' @param ref Omitted relative period (default -1).

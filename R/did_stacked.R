@@ -23,6 +23,17 @@
 #' degrees of freedom. Covariates (`xformla`) enter the regression linearly
 #' (an extension: the paper has none); `weightsname` multiplies \eqn{Q}.
 #'
+#' @section Standard errors and their estimand:
+#' \eqn{\delta_e} weights the sub-experiments by their REALISED treated
+#' counts. The paper's specification pools all sub-experiments in one set of
+#' event-time effects without sub-experiment effects, so calendar trends and
+#' levels that differ across sub-experiments, and treatment effects that
+#' differ across cohorts, stay in the residuals and enlarge the clustered
+#' standard errors: the intervals are conservative for the realised-share
+#' effects in that case (in effect they target the population-share effects,
+#' like [did_gardner()]), and nominal when the sub-experiments do not differ.
+#' Monte Carlo evidence in `vignette("coverage", package = "diffdiff")`.
+#'
 #' @inheritParams did_bjs
 #' @param kappa_pre,kappa_post Periods before (at least 1) and after (at
 #'   least 0) adoption in each sub-experiment's window.

@@ -9,7 +9,9 @@
 # estimated shares and their influence functions include the share
 # estimation, so their standard errors target the POPULATION-share
 # aggregate (the DGP's cohort probabilities); coverage of the realised-share
-# aggregate is reported alongside.
+# aggregate is reported alongside. As a diagnostic, the analytic standard
+# errors recomputed without the share-estimation term (rows "SE without the
+# share term", against realised shares) and the ratio of the two.
 #
 # Run: R_LIBS=/tmp/lib-coverage Rscript bench/coverage/cs.R
 
@@ -77,6 +79,18 @@ one_draw <- function(r) {
                                                                  type, sum(el), se_type),
                                                design, lab, at$term[el], th[el], at$estimate[el], at$cband.low[el],
                                                at$cband.high[el], at$std.error[el], band = TRUE)
+        }
+        if (se_type == "analytic" && est == "realised") {
+          # the same influence functions without the share-estimation term
+          # (not an interval the package prints): the part of the standard
+          # error that is due to targeting population shares
+          A <- ag$comb[seq_len(K), , drop = FALSE]
+          se_nw <- sqrt(colSums((as.matrix(fit$inf)[, seq_len(K), drop = FALSE] %*% A)^2)) / fit$n
+          out[[length(out) + 1]] <- cov_rows("did_cs", sprintf("aggregate %s: SE without the share term (diagnostic, not printed)", type),
+                                             design, lab, at$term, th, at$estimate, at$estimate - z * se_nw,
+                                             at$estimate + z * se_nw, se_nw)
+          out[[length(out) + 1]] <- cov_rows("did_cs", sprintf("aggregate %s: SE ratio", type), design, "diagnostic",
+                                             at$term, NA, at$std.error / se_nw, NA, NA)
         }
         o <- at$term == "ATT"
         out[[length(out) + 1]] <- cov_rows("did_cs", sprintf("aggregate %s: overall ATT, %s SE", type, se_type),

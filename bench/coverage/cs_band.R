@@ -27,6 +27,7 @@
 #                    standard error the draw itself would report (the
 #                    multiplied influence functions recentred within the
 #                    cohort and control groups), band with the corrected SE
+#                    (and, separately, without the n_h / (n_h - 1) factor)
 #   Sidak-t          no bootstrap: t critical value at 1 - (0.95)^(1/K) per
 #                    cell, corrected SE
 #   oracle ...       true SE and/or true critical value (from the true
@@ -89,6 +90,9 @@ one_design <- function(name) function(r) {
   gu <- d$g[d$t == 1][match(fit$units, d$id[d$t == 1])]
   ng <- table(gu)
   grp <- match(gu, as.numeric(names(ng)))
+  # influence-function rows are units in the order of fit$units: a cell's
+  # column is zero outside its cohort and the never-treated units
+  stopifnot(all(psi[!(gu %in% c(0, tab$group[1])), 1] == 0), any(psi[gu == tab$group[1], 1] != 0))
   se_a <- sqrt(colSums(psi^2)) / n
   hc <- sqrt(as.numeric(ng[grp] / (ng[grp] - 1)))
   psic <- psi * hc
@@ -107,6 +111,12 @@ one_design <- function(name) function(r) {
     ss <- ss - Sh^2 / sum(inh)
   }
   c_bt <- supq(Sc / (sqrt(pmax(ss, 0)) / n))
+  ss0 <- matrix(colSums(psi^2), B, K, byrow = TRUE)                 # the same without n_h / (n_h - 1)
+  for (h in seq_along(ng)) {
+    inh <- grp == h
+    ss0 <- ss0 - (Xi[, inh, drop = FALSE] %*% psi[inh, , drop = FALSE])^2 / sum(inh)
+  }
+  c_bt0 <- supq(S / (sqrt(pmax(ss0, 0)) / n))
   c_sidak <- stats::qt(1 - (1 - 0.95^(1 / K)) / 2, df)
   C <- true_cov(tab, ng)
   se_o <- sqrt(diag(C))
@@ -120,6 +130,7 @@ one_design <- function(name) function(r) {
     band("analytic SE studentisation", c_a * se_a),
     band("df-corrected: n_h/(n_h-1) SE and t critical value", stats::qt(stats::pnorm(c_a), df) * se_c),
     band("wild bootstrap-t, n_h/(n_h-1) SE", c_bt * se_c),
+    band("wild bootstrap-t, analytic SE (no n_h/(n_h-1))", c_bt0 * se_a),
     band("Sidak-t (no bootstrap), n_h/(n_h-1) SE", c_sidak * se_c),
     band("oracle: true SE, true critical value", c_o * se_o),
     band("oracle: true SE, bootstrap critical value", c_a * se_o),
@@ -128,8 +139,9 @@ one_design <- function(name) function(r) {
              tab$conf.low, tab$conf.high),
     # critical values (diagnostic rows: estimate = the critical value)
     cov_rows("did_cs", "critical value", name, "diagnostic",
-             c("default", "nboot = 10000", "analytic SE", "bootstrap-t", "true", "Sidak (normal)"), NA,
-             c(fit$crit, fit10$crit, c_a, c_bt, c_o, stats::qnorm(1 - (1 - 0.95^(1 / K)) / 2)), NA, NA))
+             c("default", "nboot = 10000", "analytic SE", "bootstrap-t", "bootstrap-t (no n_h/(n_h-1))", "true",
+               "Sidak (normal)"), NA,
+             c(fit$crit, fit10$crit, c_a, c_bt, c_bt0, c_o, stats::qnorm(1 - (1 - 0.95^(1 / K)) / 2)), NA, NA))
 }
 
 res <- lapply(c("cs-30x36", "cs-30x12", "cs-120x36"), function(name) cov_study(paste0("cs_band-", name), cov_nsim(design_band(name)$frac), one_design(name)))

@@ -1,12 +1,15 @@
 # Collects the per-script results in bench/coverage/results/ into
 # bench/results/coverage.md (one markdown table, then the standard-error
-# comparisons and the did_cs band diagnostics) and inst/extdata/coverage.csv
-# (the table the vignette shows).
+# comparisons and the did_cs band diagnostics), inst/extdata/coverage.csv
+# (the table the vignette shows) and inst/extdata/coverage_se.csv (the
+# standard-error comparisons).
 #
 # Run (after the scripts): Rscript bench/coverage/report.R [total-seconds]
+# (COVERAGE_NOTE: an optional line for the header, e.g. scripts re-run
+# separately)
 
 dir <- Sys.getenv("COVERAGE_OUT", file.path("bench", "coverage", "results"))
-order_scripts <- c("twoby2", "twfe", "event", "cs", "cs_band", "sa", "bjs", "gardner", "stacked", "sdid", "survey")
+order_scripts <- c("twoby2", "twfe", "event", "cs", "cs_band", "cs_band_did", "sa", "bjs", "gardner", "stacked", "sdid", "survey")
 files <- file.path(dir, paste0(order_scripts, ".csv"))
 files <- files[file.exists(files)]
 if (!length(files)) stop("no results in ", dir, "; run the scripts first")
@@ -53,6 +56,7 @@ out <- c("# Monte Carlo coverage of diffdiff's intervals",
   sprintf("Run time: %.1f min in total (%s).", total / 60,
           paste(sprintf("%s %.1f min", names(secs), secs / 60), collapse = ", ")),
   "One worker process, `dd_threads(1)`.",
+  if (nzchar(Sys.getenv("COVERAGE_NOTE"))) Sys.getenv("COVERAGE_NOTE"),
   "",
   "Coverage is the share of draws whose interval contains the truth; for a uniform band, the share of draws in which",
   "it contains all its truths at once; for rows marked \"avg of k terms\", the share averaged over the k pointwise intervals",
@@ -75,9 +79,13 @@ out <- c("# Monte Carlo coverage of diffdiff's intervals",
   head, rows, "")
 
 # standard errors on the same data sets (same design, same seeds)
+se_tables <- list()
 cmp <- function(a, b, label) {
   m <- se_ratio(a, b)
   if (!nrow(m)) return(character())
+  se_tables[[label]] <<- data.frame(comparison = label, term = m$term, mean_se_a = m$se.a, mean_se_b = m$se.b,
+                                    ratio = m$se.a / m$se.b, sd_estimate_a = m$sd_estimate.a,
+                                    sd_estimate_b = m$sd_estimate.b, draws = m$draws)
   c(sprintf("**%s** (mean SE over the same %d draws; SD = Monte Carlo sd of the estimates):", label, min(m$draws)), "",
     "| term | mean SE a | mean SE b | ratio a/b | SD of estimate a | SD of estimate b |", "|---|---|---|---|---|---|",
     sprintf("| %s | %s | %s | %s | %s | %s |", m$term, num(m$se.a), num(m$se.b), formatC(m$se.a / m$se.b, format = "f", digits = 3),
@@ -88,17 +96,30 @@ if (!is.null(terms)) {
            "Scripts that use the same design see the same data in draw r (fixed seeds per design and draw).", "",
            cmp("gardner", "bjs", "a = did_gardner (GMM), b = did_bjs (conservative); equal point estimates"),
            cmp("sa", "bjs", "a = did_sa, b = did_bjs"))
-  cv <- terms[terms$script == "cs_band" & terms$estimand == "diagnostic", ]
+  sr <- terms[terms$script == "cs" & grepl("SE ratio", terms$interval) &
+                (grepl("dynamic", terms$interval) | terms$term == "ATT"), ]
+  if (nrow(sr)) {
+    sr <- sr[order(sr$interval, sr$term == "ATT", suppressWarnings(as.numeric(sub("event::", "", sr$term)))), ]
+    se_tables[["did_cs share term"]] <- data.frame(comparison = "did_cs: analytic SE / the same without the share term",
+                                                   term = paste(sub(": SE ratio", "", sr$interval), sr$term),
+                                                   mean_se_a = NA, mean_se_b = NA, ratio = sr$estimate,
+                                                   sd_estimate_a = NA, sd_estimate_b = NA, draws = sr$draws)
+    out <- c(out, sprintf("**did_cs: analytic SE of the aggregations divided by the same SE without the share-estimation term** (mean over %d fits):",
+                          min(sr$draws)), "", "| aggregation | term | mean ratio |", "|---|---|---|",
+             sprintf("| %s | %s | %s |", sub(": SE ratio", "", sr$interval), sr$term, formatC(sr$estimate, format = "f", digits = 3)), "")
+  }
+  cv <- terms[terms$script %in% c("cs_band", "cs_band_did") & terms$estimand == "diagnostic", ]
   if (nrow(cv)) {
     w <- stats::reshape(cv[, c("design", "term", "estimate")], idvar = "design", timevar = "term", direction = "wide")
     names(w) <- sub("estimate\\.", "", names(w))
-    cols <- c("true", "default", "nboot = 10000", "analytic SE", "bootstrap-t", "Sidak (normal)")
+    cols <- c("true", "default", "nboot = 10000", "analytic SE", "bootstrap-t", "bootstrap-t (no n_h/(n_h-1))",
+              "Sidak (normal)", "did")
     cols <- intersect(cols, names(w))
     out <- c(out, "## did_cs uniform band: mean critical values (bench/coverage/cs_band.R)", "",
              "`true` is the 95% quantile of max |Z| for the true correlation of the ATT(g,t) (closed form for the design);",
-             "the others are estimated from the data of each draw.", "",
+             "the others are estimated from the data of each draw (`did`: did::att_gt's, cs_band_did.R, when run).", "",
              paste0("| design | ", paste(cols, collapse = " | "), " |"), paste0("|---|", strrep("---|", length(cols))),
-             sprintf("| %s | %s |", w$design, apply(w[, cols, drop = FALSE], 1, function(r) paste(formatC(as.numeric(r), format = "f", digits = 3), collapse = " | "))),
+             sprintf("| %s | %s |", w$design, apply(w[, cols, drop = FALSE], 1, function(r) paste(ifelse(is.na(r), "", formatC(as.numeric(r), format = "f", digits = 3)), collapse = " | "))),
              "")
   }
 }
@@ -114,4 +135,10 @@ ext <- all[, c("estimator", "interval", "design", "estimand", "terms", "nominal"
 ext$coverage <- round(ext$coverage, 4); ext$mc_se <- round(ext$mc_se, 4)
 ext$width <- signif(ext$width, 4); ext$median_width <- signif(ext$median_width, 4)
 utils::write.csv(ext, file.path("inst", "extdata", "coverage.csv"), row.names = FALSE)
-message("wrote bench/results/coverage.md and inst/extdata/coverage.csv")
+if (length(se_tables)) {
+  se <- do.call(rbind, se_tables)
+  num_cols <- c("mean_se_a", "mean_se_b", "ratio", "sd_estimate_a", "sd_estimate_b")
+  se[num_cols] <- lapply(se[num_cols], signif, 4)
+  utils::write.csv(se, file.path("inst", "extdata", "coverage_se.csv"), row.names = FALSE)
+}
+message("wrote bench/results/coverage.md, inst/extdata/coverage.csv and coverage_se.csv")
