@@ -57,7 +57,8 @@
 #' with 120 units per cohort, 93.2% of 1000. A wild bootstrap-t critical
 #' value (each draw divided by the standard error that draw would report,
 #' from the multiplied influence functions recentred within the cohort and
-#' the comparison group) covered 94.6-95.2% in the same designs; it is not
+#' the comparison group) covered 94.5-95.2% in the three designs of the
+#' study (12 or 36 cells, 30 or 120 units per cohort); it is not
 #' implemented yet. See `vignette("coverage", package = "diffdiff")`.
 #'
 #' @param data A long data frame (data.frame, data.table or tibble); never

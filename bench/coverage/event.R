@@ -43,5 +43,5 @@ one_draw <- function(r) {
 }
 
 st <- cov_study("event", cov_nsim(), one_draw,
-                note = sprintf("few-treated design on every %d-th draw; wild bootstrap: %d replications", WILD_EVERY, NBOOT))
+                note = sprintf("few-treated design on every draw r divisible by %d; wild bootstrap: %d replications", WILD_EVERY, NBOOT))
 cov_write(st)

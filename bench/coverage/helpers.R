@@ -245,7 +245,9 @@ cov_study <- function(name, nsim, draw_fun, note = "") {
 # Coverage by (estimator, interval, design, estimand): per draw, the share
 # of the group's terms covered (or, for a band, whether all are covered);
 # coverage is the mean over draws, its MC SE the sd over draws / sqrt(draws)
-# (binomial for a single term or a band), width the mean interval width.
+# (binomial for a single term or a band), width the mean interval width,
+# `wide` the share of intervals more than 100 times wider than the median
+# one (unbounded in practice).
 cov_summary <- function(raw) {
   key <- c("estimator", "interval", "design", "estimand")
   raw <- raw[raw$estimand != "diagnostic", , drop = FALSE]   # e.g. critical values (see the -terms file)
@@ -259,16 +261,17 @@ cov_summary <- function(raw) {
     per_draw <- if (x$band[1]) tapply(x$covered, x$draw, all) else tapply(x$covered, x$draw, mean)
     nd <- length(per_draw)
     pterm <- tapply(x$covered, x$term, mean)
-    data.frame(x[1, key], nominal = x$nominal[1], terms = length(unique(x$term)),
+    data.frame(x[1, key], nominal = x$nominal[1], band = x$band[1], terms = length(unique(x$term)),
                coverage = mean(per_draw), mc_se = stats::sd(per_draw) / sqrt(nd),
                width = mean(x$width[is.finite(x$width)]), median_width = stats::median(x$width), draws = nd,
                min_term = min(pterm), max_term = max(pterm),
+               wide = mean(!is.finite(x$width) | x$width > 100 * stats::median(x$width)),
                nonfinite = sum(!ok), stringsAsFactors = FALSE)
   })
   out <- do.call(rbind, res)
   rownames(out) <- NULL
   # a single term (or a band) is a Bernoulli draw: binomial MC SE
-  b <- out$terms == 1 | out$interval %in% unique(raw$interval[raw$band])
+  b <- out$terms == 1 | out$band
   out$mc_se[b] <- sqrt(out$coverage[b] * (1 - out$coverage[b]) / out$draws[b])
   out
 }

@@ -5,10 +5,26 @@
 # standard-error comparisons).
 #
 # Run (after the scripts): Rscript bench/coverage/report.R [total-seconds]
+# [--resummarise] (recompute the per-script summaries from the stored draws)
 # (COVERAGE_NOTE: an optional line for the header, e.g. scripts re-run
 # separately)
 
 dir <- Sys.getenv("COVERAGE_OUT", file.path("bench", "coverage", "results"))
+args <- commandArgs(TRUE)
+if ("--resummarise" %in% args) {
+  # recompute the summaries from the stored draws (<script>.rds), keeping the
+  # run's time, failures and note
+  source(file.path("bench", "coverage", "helpers.R"))
+  for (rds in list.files(dir, pattern = "[.]rds$", full.names = TRUE)) {
+    old <- utils::read.csv(sub("[.]rds$", ".csv", rds), stringsAsFactors = FALSE)
+    raw <- readRDS(rds)
+    s <- cov_summary(raw)
+    s$seconds <- old$seconds[1]; s$failed <- old$failed[1]; s$note <- old$note[1]
+    utils::write.csv(s, sub("[.]rds$", ".csv", rds), row.names = FALSE)
+    utils::write.csv(cov_terms(raw), sub("[.]rds$", "-terms.csv", rds), row.names = FALSE)
+  }
+  args <- setdiff(args, "--resummarise")
+}
 order_scripts <- c("twoby2", "twfe", "event", "cs", "cs_band", "cs_band_did", "sa", "bjs", "gardner", "stacked", "sdid", "survey")
 files <- file.path(dir, paste0(order_scripts, ".csv"))
 files <- files[file.exists(files)]
@@ -25,16 +41,16 @@ esc <- function(x) gsub("|", "\\|", x, fixed = TRUE)
 # ordering within a script: interval then design then estimand
 all <- all[order(match(all$script, order_scripts), all$estimator, all$interval, all$design, all$estimand), ]
 
-head <- c("| estimator | interval | design | estimand | nominal | coverage % | MC SE % | mean width | median width | draws |",
-          "|---|---|---|---|---|---|---|---|---|---|")
-rows <- sprintf("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %d |",
+head <- c("| estimator | interval | design | estimand | nominal | coverage % | MC SE % | mean width | median width | wide % | draws |",
+          "|---|---|---|---|---|---|---|---|---|---|---|")
+rows <- sprintf("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %d |",
                 all$estimator, esc(all$interval),
-                ifelse(all$terms > 1 & !grepl("band", all$interval), sprintf(" [avg of %d terms]", all$terms), ""),
+                ifelse(all$terms > 1 & !all$band, sprintf(" [avg of %d terms]", all$terms),
+                       ifelse(all$band, sprintf(" [band, %d terms]", all$terms), "")),
                 all$design, esc(all$estimand), pct(all$nominal, 0), pct(all$coverage), pct(all$mc_se, 2),
-                num(all$width), num(all$median_width), all$draws)
+                num(all$width), num(all$median_width), ifelse(all$wide > 0, pct(all$wide), "0"), all$draws)
 
 secs <- tapply(all$seconds, all$script, max)
-args <- commandArgs(TRUE)
 total <- if (length(args)) as.numeric(args[1]) else sum(secs)
 commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "unknown")
 nsim <- Sys.getenv("COVERAGE_NSIM", "2000")
@@ -62,8 +78,8 @@ out <- c("# Monte Carlo coverage of diffdiff's intervals",
   "it contains all its truths at once; for rows marked \"avg of k terms\", the share averaged over the k pointwise intervals",
   "(MC SE from the per-draw averages). MC SE is the Monte Carlo standard error of the coverage figure. An interval with a",
   "missing or infinite endpoint counts as not covering. Widths are those of the interval (for bands, averaged over",
-  "their terms); a few wild-bootstrap intervals are unbounded in practice (endpoints of order 1e7) and make the mean",
-  "width meaningless, hence the median.",
+  "their terms); some wild-bootstrap intervals are unbounded in practice (endpoints of order 1e7) and make the mean",
+  "width meaningless, hence the median; `wide %` is the share of intervals more than 100 times wider than the median one.",
   "",
   "Designs (bench/coverage/helpers.R): `stag` 300 units, 8 periods, cohorts 3/4/6 drawn with probability 0.2 each",
   "(0.4 never treated), effects differing by cohort and event time, nonlinear calendar effects, AR(1) errors",
@@ -115,6 +131,10 @@ if (!is.null(terms)) {
     cols <- c("true", "default", "nboot = 10000", "analytic SE", "bootstrap-t", "bootstrap-t (no n_h/(n_h-1))",
               "Sidak (normal)", "did")
     cols <- intersect(cols, names(w))
+    se_tables[["did_cs band critical values"]] <- data.frame(comparison = "did_cs band: mean critical value",
+                                                             term = paste(cv$design, cv$term), mean_se_a = NA,
+                                                             mean_se_b = NA, ratio = cv$estimate, sd_estimate_a = NA,
+                                                             sd_estimate_b = NA, draws = cv$draws)
     out <- c(out, "## did_cs uniform band: mean critical values (bench/coverage/cs_band.R)", "",
              "`true` is the 95% quantile of max |Z| for the true correlation of the ATT(g,t) (closed form for the design);",
              "the others are estimated from the data of each draw (`did`: did::att_gt's, cs_band_did.R, when run).", "",
@@ -130,8 +150,8 @@ notes <- unique(all[nzchar(all$note) & !is.na(all$note), c("script", "note")])
 if (nrow(notes)) out <- c(out, "## Notes", "", sprintf("- %s: %s", notes$script, notes$note), "")
 
 writeLines(out, file.path("bench", "results", "coverage.md"))
-ext <- all[, c("estimator", "interval", "design", "estimand", "terms", "nominal", "coverage", "mc_se", "width",
-               "median_width", "draws")]
+ext <- all[, c("estimator", "interval", "design", "estimand", "band", "terms", "nominal", "coverage", "mc_se", "width",
+               "median_width", "wide", "draws")]
 ext$coverage <- round(ext$coverage, 4); ext$mc_se <- round(ext$mc_se, 4)
 ext$width <- signif(ext$width, 4); ext$median_width <- signif(ext$median_width, 4)
 utils::write.csv(ext, file.path("inst", "extdata", "coverage.csv"), row.names = FALSE)
