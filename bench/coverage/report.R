@@ -52,7 +52,9 @@ rows <- sprintf("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %d |",
 
 secs <- tapply(all$seconds, all$script, max)
 total <- if (length(args)) as.numeric(args[1]) else sum(secs)
-commit <- tryCatch(system("git rev-parse --short HEAD", intern = TRUE), error = function(e) "unknown")
+commit <- tryCatch(suppressWarnings(system("git rev-parse --short HEAD 2>/dev/null", intern = TRUE)),
+                   error = function(e) character())
+if (!length(commit)) commit <- "unknown"
 nsim <- Sys.getenv("COVERAGE_NSIM", "2000")
 
 se_ratio <- function(num_script, den_script, estimand = "realised shares") {
