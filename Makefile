@@ -11,7 +11,7 @@ CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false 
   _R_CHECK_URLS_=false _R_CHECK_FORCE_SUGGESTS_=true _R_CHECK_SYSTEM_CLOCK_=false \
   DIFFDIFF_REQUIRE_PARITY=true
 
-.PHONY: deps install demo test build check sanitize valgrind fuzz interrupt bench docs clean
+.PHONY: deps install demo test build check sanitize valgrind fuzz interrupt bench coverage docs clean
 
 deps:
 	@bash tools/install-deps.sh
@@ -58,6 +58,19 @@ bench: install
 	DID2S_LIB=/tmp/did2slib $(RSCRIPT) bench/staggered.R
 	bash tools/install-honestdid.sh /tmp/honestlib || true
 	HONESTDID_LIB=/tmp/honestlib $(RSCRIPT) bench/honest.R
+
+# Monte Carlo coverage study (bench/coverage/): every script, then the
+# table bench/results/coverage.md and inst/extdata/coverage.csv. Tests the
+# diffdiff found on the library path; with COVERAGE_LIB=/path it is first
+# installed there. COVERAGE_NSIM (default 2000) sets the draws per interval.
+COVERAGE_SCRIPTS := twoby2 twfe event cs cs_band sa bjs gardner stacked sdid survey
+coverage:
+	@if [ -n "$(COVERAGE_LIB)" ]; then mkdir -p "$(COVERAGE_LIB)" && R CMD INSTALL --no-multiarch -l "$(COVERAGE_LIB)" . ; fi
+	@start=$$(date +%s); \
+	for s in $(COVERAGE_SCRIPTS); do \
+	  R_LIBS="$(COVERAGE_LIB)$${R_LIBS:+:$$R_LIBS}" $(RSCRIPT) bench/coverage/$$s.R || exit 1; \
+	done; \
+	$(RSCRIPT) bench/coverage/report.R $$(( $$(date +%s) - start ))
 
 clean:
 	rm -rf $(CHECKDIR) $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so demo-output

@@ -36,6 +36,16 @@
 #' didimputation lets fixest drop one collinear lead of its choosing
 #' (usually -1); here -1 is always the reference.
 #'
+#' @section Standard errors and their estimand:
+#' Each estimate averages the treated observations of its horizon, so
+#' cohorts enter with their REALISED shares, and the variance centres the
+#' treated residuals within cohort x horizon cells, i.e. it conditions on the
+#' realised cohort composition: the standard errors target the
+#' realised-share averages (as [did_sa()]'s), not the population-share
+#' averages of [did_cs()]'s aggregations and [did_gardner()] (whose standard
+#' errors are larger on the same data when effects differ across cohorts).
+#' Monte Carlo evidence in `vignette("coverage", package = "diffdiff")`.
+#'
 #' @inheritParams did_sa
 #' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
 #'   treated; see section "Cohort coding" for the one rule every estimator applies.

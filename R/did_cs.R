@@ -35,6 +35,33 @@
 #' distribution, not digit for digit. The print method reports the Wald
 #' pre-test of parallel trends (did's, on the analytic variance).
 #'
+#' @section Standard errors and their estimand:
+#' The standard error of an ATT(g,t) targets that ATT(g,t). The aggregations
+#' of [aggregate.did_cs()] weight cohorts by their estimated shares, and
+#' their influence functions include the estimation of those shares (did's
+#' weight-estimation term), so their standard errors target the aggregate
+#' with the POPULATION cohort shares (the expected shares of the population
+#' the units are drawn from); for the aggregate with the sample's realised
+#' shares they are conservative when effects differ across cohorts. This is
+#' the target of [did_gardner()]'s standard errors too, whereas [did_sa()]
+#' and [did_bjs()] target the realised-share averages.
+#'
+#' The uniform band (`cband = TRUE`) is did's sup-t band: its critical value
+#' is the 95% quantile of the largest bootstrap t statistic, each draw being
+#' divided by the bootstrap standard error of its cell. With many cells and
+#' few units per cohort it undercovers, as did's own band does: the critical
+#' value treats the standard errors as known and is estimated from the
+#' cells' sample correlation, and more bootstrap draws do not help. In the
+#' Monte Carlo study of the source repository (`bench/coverage/cs_band.R`: 36
+#' cells, about 30 units per cohort and 30 never treated) the nominal 95%
+#' band covered 88.1% of 2000 draws (did 2.5.1's own band: 88.4% of 500);
+#' with 120 units per cohort, 93.2% of 1000. A wild bootstrap-t critical
+#' value (each draw divided by the standard error that draw would report,
+#' from the multiplied influence functions recentred within the cohort and
+#' the comparison group) covered 94.5-95.2% in the three designs of the
+#' study (12 or 36 cells, 30 or 120 units per cohort); it is not
+#' implemented yet. See `vignette("coverage", package = "diffdiff")`.
+#'
 #' @param data A long data frame (data.frame, data.table or tibble); never
 #'   modified.
 #' @param yname,tname,idname,gname Outcome, period (numeric), unit identifier

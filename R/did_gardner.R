@@ -23,6 +23,18 @@
 #' here are averages of first-stage residuals, whereas did_bjs estimates
 #' them by its pre-trend regression.
 #'
+#' @section Standard errors and their estimand:
+#' The point estimates weight cohorts by their realised shares of the
+#' treated observations (they equal [did_bjs()]'s), but the GMM standard
+#' errors take the treated observations' second-stage residuals around the
+#' single coefficient of their horizon, so differences between the cohorts'
+#' effects enter them as sampling variation of the cohort composition: they
+#' target the effects with POPULATION cohort shares, as the aggregations of
+#' [did_cs()] do. For the realised-share effects they are conservative when
+#' effects differ across cohorts, and then larger than did_bjs's standard
+#' errors on the same data (see `vignette("coverage", package = "diffdiff")`
+#' for the Monte Carlo evidence).
+#'
 #' @inheritParams did_bjs
 #' @param pretrends Leads to estimate: `TRUE` (default) all leads but -1,
 #'   `FALSE` none, or negative whole numbers.

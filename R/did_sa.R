@@ -25,6 +25,17 @@
 #' indicators, which can be a treated period. `cohort_ref` in the result
 #' gives each cohort's reference.
 #'
+#' @section Standard errors and their estimand:
+#' The event-time effects and the ATT weight the cohort-specific
+#' coefficients by the cohorts' REALISED shares of the observations, and the
+#' delta-method standard errors treat those shares as fixed: they target the
+#' realised-share averages of the cohort effects (conditional on the sample's
+#' cohort composition), as [did_bjs()] does. When effects differ across
+#' cohorts and the composition is random, the intervals undercover the
+#' population-share averages that the aggregations of [did_cs()] and
+#' [did_gardner()] target (Monte Carlo evidence in
+#' `vignette("coverage", package = "diffdiff")`).
+#'
 #' @inheritParams did_event
 #' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
 #'   treated; see section "Cohort coding" for the one rule every estimator applies.

@@ -39,6 +39,18 @@
 #' give the last ones the treated cohorts' sizes and adoption periods; the
 #' jackknife leaves out one unit at a time with fixed weights.
 #'
+#' @section Standard errors and their estimand:
+#' All three variance estimators target the ATT of the treated units over
+#' the post-treatment periods. Placebo standard errors are computed from the
+#' controls alone and assume the treated units' errors behave like theirs;
+#' the jackknife and the bootstrap resample units with the weights (jackknife)
+#' or the fit (bootstrap) of the sample. When the treated units sit at the
+#' edge of the controls' factor loadings (or beyond), no weighting of the
+#' controls reproduces their untreated path, the estimate carries factor
+#' noise that the controls do not show, and all three intervals undercover,
+#' as synthdid's do (Monte Carlo evidence in
+#' `vignette("coverage", package = "diffdiff")`).
+#'
 #' @param data A long balanced panel (data.frame, data.table or tibble);
 #'   never modified.
 #' @param yname,idname,tname Outcome, unit and period columns; periods must be numeric

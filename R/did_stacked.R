@@ -23,6 +23,21 @@
 #' degrees of freedom. Covariates (`xformla`) enter the regression linearly
 #' (an extension: the paper has none); `weightsname` multiplies \eqn{Q}.
 #'
+#' @section Standard errors and their estimand:
+#' \eqn{\delta_e} weights the sub-experiments by their REALISED treated
+#' counts. The paper's specification pools all sub-experiments in one set of
+#' event-time effects without sub-experiment effects, so treatment effects
+#' that differ across cohorts, and calendar trends and levels that differ
+#' across sub-experiments, stay in the residuals and enlarge the clustered
+#' standard errors. The intervals are then conservative for the
+#' realised-share effects, mainly when the effects differ (in effect they
+#' target the population-share effects, like [did_gardner()]'s), and
+#' nominal when the sub-experiments do not differ. In the Monte Carlo study
+#' of the source repository the overall ATT covered the realised-share truth
+#' in 96.8% of 2000 draws when both differed, 97.1% when only the effects
+#' differed, 95.8% when only trends and levels differed and 95.1% when
+#' neither did; see `vignette("coverage", package = "diffdiff")`.
+#'
 #' @inheritParams did_bjs
 #' @param kappa_pre,kappa_post Periods before (at least 1) and after (at
 #'   least 0) adoption in each sub-experiment's window.
