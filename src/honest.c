@@ -334,7 +334,8 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
     dd_chk_mat(Sig, REALSXP, m0, m0, 0, fn, "Sig");
     dd_chk_type(grid, REALSXP, 0, fn, "grid");
     dd_chk_vec(opts, REALSXP, 5, 0, fn, "opts");
-    dd_chk_int(ScalarReal(REAL(opts)[1]), 0, 2, fn, "opts[2] (hybrid)");
+    const double hy = REAL(opts)[1];
+    if (!(hy == 0.0 || hy == 1.0 || hy == 2.0)) error("internal error in %s: `opts[2]` (hybrid) must be 0, 1 or 2; please report", fn);
     dd_chk_vec(flci_g, REALSXP, m0, 0, fn, "flci_g");
     dd_chk_vec(skip, INTSXP, LENGTH(grid), 0, fn, "skip");
     dd_chk_type(dnorm, REALSXP, 0, fn, "dnorm");
