@@ -181,14 +181,13 @@ dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered)
                                   which(!is.finite(y))[1])
   if (any(!is.finite(tt))) dd_stop("`tname` = \"%s\" has non-finite values (first in row %d).", tname,
                                    which(!is.finite(tt))[1])
-  dd_check_outcome(y, yname)
   nb <- .Call(C_first_not01, d)
   if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
   X <- dd_covariates(xformla, data)
   if (!is.null(X) && any(!is.finite(X)))
     dd_stop("`xformla` covariates have missing or non-finite values (first in row %d).",
             which(rowSums(!is.finite(X)) > 0)[1])
-  if (!is.null(X)) for (j in seq_len(ncol(X))) dd_check_scale(X[, j], sprintf("`xformla` variable \"%s\"", colnames(X)[j]))
+  dd_prepared(list(y = y, X = X), yname)   # the checks every preparation route ends with
   idc <- dd_codes(id); tc <- dd_codes(tt)
   dd_check_units(idc, id, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
