@@ -54,13 +54,57 @@ dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
                        cols = seq_len(psi$K), comb = NULL) {
   R <- dd_if_rows(psi, cluster)
   if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
-  draws <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]])
+  draws <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]], NULL, NULL)
   if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
   if (is.null(band)) band <- seq_len(ncol(draws))
   out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
   out$draws <- draws
   out$N <- R$n
   out
+}
+
+# Wild bootstrap-t critical value for a uniform band over the columns `cols`
+# of psi (or of psi %*% comb): each replicate's draw is divided by the
+# standard error that replicate would itself report, from its multiplied
+# influence functions recentred within the groups `group` (one per unit: the
+# cohort, 0 for never treated; with clusters, each cluster's cohort, which
+# must be unique), and the critical value is the 1 - alpha quantile of the
+# largest |t| over the columns. A replicate whose standard error is
+# numerically zero counts as an infinite |t|. Returns the critical value and
+# the multiplier-row count.
+dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, cols = seq_len(psi$K),
+                         comb = NULL) {
+  if (inherits(cluster, "dd_svy_rows"))
+    dd_stop("`cband_method` = \"bootstrap-t\" is not available with a `survey` design; use cband_method = \"sup-t\".")
+  R <- dd_if_rows(psi, cluster)
+  if (is.null(cluster)) {
+    rg <- group
+  } else {
+    cl <- dd_codes(cluster)
+    o <- order(cluster[dd_first_rows(cl)])
+    cl2 <- match(seq_along(o), o)[cl + 1L]            # cluster rows in sorted order
+    ng <- tapply(group, cl2, function(z) length(unique(z)))
+    if (any(ng > 1L))
+      dd_stop("`cband_method` = \"bootstrap-t\" recentres the bootstrap within cohorts and needs each cluster inside one cohort; %d cluster(s) of `cluster` hold units of several cohorts. Use cband_method = \"sup-t\".",
+              sum(ng > 1L))
+    rg <- group[match(seq_along(o), cl2)]
+  }
+  if (!is.null(comb)) {
+    R <- dd_ifs_dense(.Call(C_ifs_combine, R, comb))
+    cols <- seq_len(ncol(comb))
+  }
+  gc <- match(rg, sort(unique(rg))) - 1L
+  r <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]],
+             as.integer(gc), max(gc) + 1L)
+  tot <- .Call(C_ifs_colss, R)[cols]
+  t <- r$draws * sqrt(R$n) / sqrt(pmax(r$ss, 0))
+  # a replicate with a numerically zero standard error: infinite |t|
+  t[r$ss <= rep(tot, each = nrow(t)) * 1e-12] <- Inf
+  mx <- abs(t[, 1])
+  for (k in seq_len(ncol(t))[-1]) mx <- pmax(mx, abs(t[, k]))
+  mx[is.na(mx)] <- Inf
+  crit <- if (length(mx)) sort(mx)[max(1L, ceiling(length(mx) * (1 - alpha)))] else NA_real_
+  list(crit = crit, N = R$n)
 }
 
 # Coefficient table for influence-function estimators (normal reference).
@@ -126,7 +170,7 @@ dd_agg_elem <- function(S, pk, att, gk, glist, K, with_wif = TRUE) {
 #' @param min_e,max_e Event-time limits (`"dynamic"`; `max_e` also limits the
 #'   post-treatment cells in `"simple"` and `"group"`, as in did).
 #' @param na.rm Drop ATT(g,t) that are `NA` (otherwise an error).
-#' @param nboot,boot_weights,cband,alpha Inference settings; default to the
+#' @param nboot,boot_weights,cband,cband_method,alpha Inference settings; default to the
 #'   fit's. `nboot = 0` gives analytic standard errors.
 #' @param ... did's spellings `bstrap`, `biters`, `alp` are accepted.
 #' @return A `dd_fit` of class `c("did_cs_agg", "dd_fit")`: the table has one
@@ -144,7 +188,8 @@ dd_agg_elem <- function(S, pk, att, gk, glist, K, with_wif = TRUE) {
 #' @export
 aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar"),
                              balance_e = NULL, min_e = -Inf, max_e = Inf, na.rm = FALSE,
-                             nboot = NULL, boot_weights = NULL, cband = NULL, alpha = NULL, ...) {
+                             nboot = NULL, boot_weights = NULL, cband = NULL, cband_method = NULL, alpha = NULL,
+                             ...) {
   call <- match.call()
   a <- dd_did_aliases(list(...), c("bstrap", "biters", "alp"), "aggregate")
   if (!is.null(a$alp)) alpha <- a$alp
@@ -157,6 +202,11 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   boot_weights <- if (is.null(boot_weights)) x$boot_weights else
     dd_match_arg(boot_weights, c("rademacher", "mammen", "webb"), "boot_weights")
   cband <- if (is.null(cband)) x$cband else dd_check_flag(cband, "cband")
+  cband_method <- if (is.null(cband_method)) (if (is.null(x$cband_method)) "sup-t" else x$cband_method) else
+    dd_match_arg(cband_method[1], c("sup-t", "bootstrap-t"), "cband_method")
+  bootstrap_t <- cband && cband_method == "bootstrap-t"
+  if (bootstrap_t && nboot == 0L)
+    dd_stop("`cband_method` = \"bootstrap-t\" needs bootstrap draws: `nboot` is 0; set nboot = 1000, say.")
   alpha <- if (is.null(alpha)) x$alpha else dd_check_alpha(alpha)
   if (!is.numeric(min_e) || length(min_e) != 1L || is.na(min_e))
     dd_stop("`min_e` must be a number; got %s.", dd_show(min_e))
@@ -237,7 +287,16 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   se <- dd_if_se(x$inf, n, cl, comb = comb)
   m <- length(elems)
   crit <- NA_real_
-  if (nboot > 0L || (cband && m > 0L)) {
+  if (bootstrap_t) {
+    # analytic standard errors; the band's critical value from the wild
+    # bootstrap-t over the m elements
+    if (m > 0L) {
+      crit <- dd_if_boot_t(x$inf, n, cl, x$unit_group, nboot, boot_weights, alpha,
+                           comb = comb[, seq_len(m), drop = FALSE])$crit
+      dd_cs_crit_warn(crit)
+      if (!is.finite(crit) || crit < stats::qnorm(1 - alpha / 2)) crit <- NA_real_
+    }
+  } else if (nboot > 0L || (cband && m > 0L)) {
     B <- if (nboot > 0L) nboot else if (!is.null(x$boot)) nrow(x$boot$draws) else 1000L
     dr <- x$boot
     if (!is.null(dr) && nrow(dr$draws) == B && identical(dr$boot_weights, boot_weights)) {
@@ -260,12 +319,12 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   if (!is.null(ctab$cband.low)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
   info <- list(estimator = "did_cs_agg", title = sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type),
                yname = x$yname, nobs = x$nobs, n_units = x$n_units, n_periods = x$n_periods,
-               n_clusters = x$n_clusters, vcov_type = if (nboot > 0) "bootstrap" else "analytic",
-               vcov_label = paste0(dd_cs_vcov_label(nboot, boot_weights, x$cluster),
+               n_clusters = x$n_clusters, vcov_type = if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic",
+               vcov_label = paste0(dd_cs_vcov_label(nboot, boot_weights, x$cluster, bootstrap_t),
                                    if (is.null(x$survey_label)) "" else x$survey_label), df = Inf, alpha = alpha,
                main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
                type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
-               inf = x$inf, comb = comb, notes = character())
+               cband_method = cband_method, inf = x$inf, comb = comb, notes = character())
   coefs <- stats::setNames(est_all, ctab$term)
   info$n <- n; info$unit_cluster <- cl; info$base_period <- x$base_period
   new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call)

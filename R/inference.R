@@ -121,6 +121,23 @@ dd_boot_types <- c(rademacher = 1L, mammen = 2L, webb = 3L)
 # interval by test inversion.
 # obs_codes: without clusters, the multiplier index of each row (default:
 # the row order).
+# With few clusters a sizeable share of wild-bootstrap draws gives every
+# cluster the same weight; such a draw reproduces the sample t statistic, so
+# the bootstrap p-value cannot fall below that share (and the interval may be
+# unbounded). Warn when the share reaches alpha / 2.
+dd_warn_same_weight <- function(G, boot_weights, alpha) {
+  pm <- (sqrt(5) + 1) / (2 * sqrt(5))
+  p <- switch(boot_weights, rademacher = 2^(1 - G), mammen = pm^G + (1 - pm)^G, webb = 6^(1 - G))
+  if (is.finite(p) && p >= alpha / 2)
+    warning(sprintf(paste0("wild bootstrap with %d clusters and %s weights: %.1f%% of the draws give every cluster the same ",
+                           "weight and reproduce the sample t statistic, so bootstrap p-values cannot fall below about that ",
+                           "and the interval may be unbounded.%s"),
+                    G, boot_weights, 100 * p,
+                    if (boot_weights == "webb") "" else " Webb weights (boot_weights = \"webb\") have far fewer such draws."),
+            call. = FALSE)
+  invisible(p)
+}
+
 dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes = NULL) {
   j <- match(term, colnames(reg$Xd))
   Xd <- reg$Xd; w <- reg$w
@@ -153,6 +170,15 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
   sg <- rowsum(wt * z * reg$resid, codes, reorder = FALSE)
   se0 <- sqrt(sum(sg^2)) / zWz          # cluster-robust se without ssc (it cancels)
   na <- out[, 1]; nz <- out[, 2]; Saa <- out[, 3]; Saz <- out[, 4]; Szz <- out[, 5]
+  # Draws whose bootstrap residuals have no z-part (Szz = 0: every cluster
+  # drawn the same weight, or z inside one cluster's span) reproduce the
+  # sample t statistic at every null value r in exact arithmetic; rounding
+  # leaves Szz ~ 1e-26 instead of 0, which made their t statistic erratic at
+  # large |r|. Szz <= vmax^2 (z'Wz)^2 bounds it; below 1e-12 of that bound a
+  # draw's Szz and Saz (|Saz| <= sqrt(Saa Szz)) are set to zero.
+  vmax2 <- c(rademacher = 1, mammen = ((sqrt(5) + 1) / 2)^2, webb = 1.5)[[boot_weights]]
+  deg <- Szz <= 1e-12 * vmax2 * zWz^2
+  Szz[deg] <- 0; Saz[deg] <- 0
   pval <- function(r) {
     t0 <- abs(beta - r) / se0
     den <- sqrt(pmax(Saa - 2 * r * Saz + r^2 * Szz, 0))
@@ -160,7 +186,14 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
     tb[den == 0] <- 0
     mean(tb >= t0 * (1 - 1e-12))
   }
+  # the p-value as |r| -> Inf: a draw with Szz > 0 has a bounded t statistic
+  # and stops exceeding; one with Szz = 0 exceeds when its slope
+  # |nz| / sqrt(Saa) reaches the sample's 1 / se0. At or above alpha the
+  # confidence set is unbounded (the test inverts to the whole line).
+  p_inf <- mean(deg & Saa > 0 & abs(nz) * se0 >= sqrt(pmax(Saa, 0)) * (1 - 1e-9))
+  unbounded <- p_inf >= alpha
   bound <- function(dir) {
+    if (unbounded) return(dir * Inf)
     step <- se0 * max(1, stats::qnorm(1 - alpha / 2))
     inner <- beta; outer <- beta + dir * step
     k <- 0L
@@ -175,6 +208,12 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
     }
     (inner + outer) / 2
   }
+  if (unbounded)
+    warning(sprintf(paste0("`%s`: the wild bootstrap confidence interval is unbounded: %.1f%% of the %d draws (>= alpha = %g) ",
+                           "reproduce the sample t statistic at every null value (typically every one of the %d clusters drawn ",
+                           "the same %s weight), so no null value is rejected. Too few clusters for this interval; ",
+                           "Webb weights (boot_weights = \"webb\") have fewer such draws."),
+                    term, 100 * p_inf, length(na), alpha, G, boot_weights), call. = FALSE)
   list(term = term, p.value = pval(h0), conf.low = bound(-1), conf.high = bound(1),
        nboot = nboot, boot_weights = boot_weights, h0 = h0, G = G,
        t_star = (na - h0 * nz) / sqrt(pmax(Saa - 2 * h0 * Saz + h0^2 * Szz, 0)),

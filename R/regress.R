@@ -255,6 +255,7 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
              else c(list(y), lapply(seq_len(ncol(X)), function(j) X[, j]), if (!is.null(w)) list(w))
       okey <- dd_row_ranks(key) - 1L
     }
+    if (!is.null(bcl)) dd_warn_same_weight(attr(bcl, "nlev"), boot_weights, alpha)
     for (term in bterms) {
       tick(sprintf("wild bootstrap: %s", term))
       wb <- dd_wild(reg, term, bcl, nboot, boot_weights, alpha, obs_codes = okey)

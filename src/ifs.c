@@ -341,20 +341,60 @@ static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *
  * sums) from its own stream (seed, b) and returns
  *   draws[b, p] = (1 / sqrt(N)) sum_r v_r Psi[r, sel[p]]   (did's scale).
  * Rows are visited in order, so row r always gets the r-th weight of each
- * stream; zero blocks are skipped. Each task computes BOOT_NB replicates. */
-SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
+ * stream; zero blocks are skipped. Each task computes BOOT_NB replicates.
+ *
+ * With row groups grp (0-based codes 0..H-1, or NULL) the result is the list
+ * (draws, ss) where ss[b, p] is the sum of squares of the multiplied
+ * influence functions recentred within each group,
+ *   ss[b, p] = sum_r v_r^2 Psi[r, p]^2 - sum_h (sum_{r in h} v_r Psi[r, p])^2 / n_h,
+ * the squared standard error (times N^2) that replicate b would report: the
+ * studentisation of the wild bootstrap-t. The multipliers are the same as
+ * without groups; the draws differ from them by rounding only (the group
+ * sums are added up at the end). */
+SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
   dd_ifs f;
   ifs_get(s, &f);
   int *map = ifs_selmap(&f, sel_);
   const int m = LENGTH(sel_), B = dd_chk_int(B_, 0, DD_INT_MAX, "C_ifs_boot", "B");
   const int type = dd_chk_int(type_, 1, 3, "C_ifs_boot", "type");
   if ((double) B * m > 2e9) error("internal error in C_ifs_boot: `B` x columns too large; please report");
+  const int grouped = !isNull(grp_);
+  int H = 1;
+  const int *grp = NULL;
+  double *inv_nh = NULL, *colss = NULL;
+  if (grouped) {
+    H = dd_chk_int(H_, 1, f.n > 0 ? f.n : 1, "C_ifs_boot", "H");
+    dd_chk_codes(grp_, f.n, H, "C_ifs_boot", "grp");
+    grp = INTEGER(grp_);
+    if ((double) H * m * BOOT_NB > 5e8) error("internal error in C_ifs_boot: groups x columns too large; please report");
+    inv_nh = (double *) R_alloc(H, sizeof(double));
+    for (int h = 0; h < H; h++) inv_nh[h] = 0.0;
+    for (int i = 0; i < f.n; i++) inv_nh[grp[i]] += 1.0;
+    for (int h = 0; h < H; h++) inv_nh[h] = inv_nh[h] > 0 ? 1.0 / inv_nh[h] : 0.0;
+    /* Rademacher weights square to one: sum v^2 Psi^2 = sum Psi^2 */
+    colss = (double *) R_alloc(m > 0 ? m : 1, sizeof(double));
+    for (int p = 0; p < m; p++) colss[p] = 0.0;
+    for (int b = 0; b < f.nb; b++) {
+      const int nr = f.start[b + 1] - f.start[b];
+      for (int j = 0; j < f.ncol[b]; j++) {
+        const int p = map[f.cols[b][j]];
+        if (p < 0) continue;
+        const double *x = f.vals[b] + (R_xlen_t) j * nr;
+        double t = 0.0;
+        for (int i = 0; i < nr; i++) t += x[i] * x[i];
+        colss[p] += t;
+      }
+    }
+  }
   /* per block: the selected columns and their output positions */
   int maxq = 1;
   for (int b = 0; b < f.nb; b++) if (f.ncol[b] > maxq) maxq = f.ncol[b];
   const int ntask = (B + BOOT_NB - 1) / BOOT_NB;
   const int nth = dd_nthreads(ntask, (double) B * f.n * (m > 0 ? m : 1) / 16.0);
-  const size_t per = (size_t) m * BOOT_NB + 4 * BOOT_NB;
+  /* accumulators: one set per group (one without groups), the sums of
+   * v^2 Psi^2 (grouped, non-Rademacher weights) and 4 rows of weights */
+  const size_t nacc = (size_t) m * BOOT_NB * H;
+  const size_t per = nacc + (grouped ? (size_t) m * BOOT_NB : 0) + 8 * BOOT_NB;
   double *scratch = (double *) R_alloc(per * nth + 1, sizeof(double));
   dd_wstream *wsall = (dd_wstream *) R_alloc((size_t) BOOT_NB * nth, sizeof(dd_wstream));
   uint64_t *bitsall = (uint64_t *) R_alloc((size_t) BOOT_NB * nth, sizeof(uint64_t));
@@ -364,7 +404,8 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
   uint64_t seed = dd_seed_from_R();
   PutRNGstate();
   SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
-  double *O = REAL(out);
+  SEXP ssout = PROTECT(grouped ? allocMatrix(REALSXP, B, m) : allocVector(REALSXP, 0));
+  double *O = REAL(out), *SS = REAL(ssout);
   const double scale = 1.0 / sqrt((double) f.n);
   dd_chunks ch_task;
   dd_chunks_init(&ch_task, ntask, nth);
@@ -375,14 +416,16 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
 #endif
   for (int task = task_lo; task < task_hi; task++) {
     const int tid = dd_tid();
-    double *acc = scratch + per * tid, *v = acc + (size_t) m * BOOT_NB;
+    double *acc = scratch + per * tid;
+    double *sq = acc + nacc;                                   /* grouped only */
+    double *v = sq + (grouped ? (size_t) m * BOOT_NB : 0), *v2 = v + 4 * BOOT_NB;
     dd_wstream *ws = wsall + (size_t) BOOT_NB * tid;
     uint64_t *bits = bitsall + (size_t) BOOT_NB * tid;
     int *pp = ppall + (size_t) maxq * tid;
     const double **xs = xsall + (size_t) maxq * tid;
     const int b0 = task * BOOT_NB, nb = (b0 + BOOT_NB <= B) ? BOOT_NB : B - b0;
     for (int b = 0; b < nb; b++) dd_wstream_init(ws + b, seed, (uint64_t) (b0 + b), type);
-    memset(acc, 0, sizeof(double) * (size_t) m * BOOT_NB);
+    memset(acc, 0, sizeof(double) * (per - 8 * BOOT_NB));
     for (int blk = 0; blk < f.nb; blk++) {
       const int r0 = f.start[blk], nr = f.start[blk + 1] - r0;
       int q = 0;
@@ -392,21 +435,61 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_) {
         pp[q] = p; xs[q] = f.vals[blk] + (R_xlen_t) j * nr; q++;
       }
       int r = 0;
-      for (; r + 4 <= nr; r += 4) {
-        for (int u = 0; u < 4; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
-        if (q) boot_rows4(q, pp, xs, r, nr, v, acc);
+      if (!grouped) {
+        for (; r + 4 <= nr; r += 4) {
+          for (int u = 0; u < 4; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
+          if (q) boot_rows4(q, pp, xs, r, nr, v, acc);
+        }
       }
-      for (; r < nr; r++) {
-        boot_weights_row(ws, nb, type, bits, (long) r0 + r, v);
-        if (q) boot_row1(q, pp, xs, r, v, acc);
+      if (!grouped) {
+        for (; r < nr; r++) {
+          boot_weights_row(ws, nb, type, bits, (long) r0 + r, v);
+          if (q) boot_row1(q, pp, xs, r, v, acc);
+        }
+        continue;
+      }
+      while (r < nr) {
+        const int h = grp[r0 + r];
+        const int nu = (r + 4 <= nr && grp[r0 + r + 1] == h && grp[r0 + r + 2] == h && grp[r0 + r + 3] == h) ? 4 : 1;
+        for (int u = 0; u < nu; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
+        if (q) {
+          double *ah = acc + (size_t) h * m * BOOT_NB;
+          if (nu == 4) boot_rows4(q, pp, xs, r, nr, v, ah); else boot_row1(q, pp, xs, r, v, ah);
+          if (type != 1)
+            for (int u = 0; u < nu; u++) {
+              const double *vu = v + u * BOOT_NB;
+              for (int b = 0; b < BOOT_NB; b++) v2[b] = vu[b] * vu[b];
+              for (int j = 0; j < q; j++) {
+                const double x2 = xs[j][r + u] * xs[j][r + u];
+                double *a = sq + (size_t) pp[j] * BOOT_NB;
+                for (int b = 0; b < BOOT_NB; b++) a[b] += x2 * v2[b];
+              }
+            }
+        }
+        r += nu;
       }
     }
     for (int p = 0; p < m; p++)
-      for (int b = 0; b < nb; b++) O[(b0 + b) + (R_xlen_t) p * B] = acc[(size_t) p * BOOT_NB + b] * scale;
+      for (int b = 0; b < nb; b++) {
+        if (!grouped) { O[(b0 + b) + (R_xlen_t) p * B] = acc[(size_t) p * BOOT_NB + b] * scale; continue; }
+        double tot = 0.0, between = 0.0;
+        for (int h = 0; h < H; h++) {
+          const double a = acc[((size_t) h * m + p) * BOOT_NB + b];
+          tot += a;
+          between += a * a * inv_nh[h];
+        }
+        O[(b0 + b) + (R_xlen_t) p * B] = tot * scale;
+        SS[(b0 + b) + (R_xlen_t) p * B] = (type == 1 ? colss[p] : sq[(size_t) p * BOOT_NB + b]) - between;
+      }
   }
   }
-  UNPROTECT(1);
-  return out;
+  if (!grouped) { UNPROTECT(2); return out; }
+  SEXP res = PROTECT(allocVector(VECSXP, 2)), nm = PROTECT(allocVector(STRSXP, 2));
+  SET_VECTOR_ELT(res, 0, out); SET_VECTOR_ELT(res, 1, ssout);
+  SET_STRING_ELT(nm, 0, mkChar("draws")); SET_STRING_ELT(nm, 1, mkChar("ss"));
+  setAttrib(res, R_NamesSymbol, nm);
+  UNPROTECT(4);
+  return res;
 }
 
 /* ---- bootstrap summaries ------------------------------------------------- */

@@ -28,6 +28,9 @@
 #                    multiplied influence functions recentred within the
 #                    cohort and control groups), band with the corrected SE
 #                    (and, separately, without the n_h / (n_h - 1) factor)
+#   did_cs(cband_method = "bootstrap-t")
+#                    the package's implementation of the wild bootstrap-t
+#                    without the n_h / (n_h - 1) factor (C, its own draws)
 #   Sidak-t          no bootstrap: t critical value at 1 - (0.95)^(1/K) per
 #                    cell, corrected SE
 #   oracle ...       true SE and/or true critical value (from the true
@@ -85,6 +88,7 @@ one_design <- function(name) function(r) {
   truth <- ifelse(tab$event >= 0, tau[cbind(match(tab$group, coh), pmax(tab$event, 0) + 1L)], 0)
   est <- tab$estimate
   fit10 <- did_cs(d, "y", "t", "id", "g", nboot = 10 * B, cband = TRUE)
+  fit_bt <- did_cs(d, "y", "t", "id", "g", nboot = B, cband = TRUE, cband_method = "bootstrap-t")
   psi <- as.matrix(fit$inf)[, seq_len(K), drop = FALSE]
   n <- fit$n
   gu <- d$g[d$t == 1][match(fit$units, d$id[d$t == 1])]
@@ -129,6 +133,8 @@ one_design <- function(name) function(r) {
     band("nboot = 10000", (fit10$coeftable$cband.high - fit10$coeftable$cband.low) / 2),
     band("analytic SE studentisation", c_a * se_a),
     band("df-corrected: n_h/(n_h-1) SE and t critical value", stats::qt(stats::pnorm(c_a), df) * se_c),
+    band("did_cs(cband_method = \"bootstrap-t\") (the package's remedy)",
+         (fit_bt$coeftable$cband.high - fit_bt$coeftable$cband.low) / 2),
     band("wild bootstrap-t, n_h/(n_h-1) SE", c_bt * se_c),
     band("wild bootstrap-t, analytic SE (no n_h/(n_h-1))", c_bt0 * se_a),
     band("Sidak-t (no bootstrap), n_h/(n_h-1) SE", c_sidak * se_c),
@@ -140,8 +146,9 @@ one_design <- function(name) function(r) {
     # critical values (diagnostic rows: estimate = the critical value)
     cov_rows("did_cs", "critical value", name, "diagnostic",
              c("default", "nboot = 10000", "analytic SE", "bootstrap-t", "bootstrap-t (no n_h/(n_h-1))", "true",
-               "Sidak (normal)"), NA,
-             c(fit$crit, fit10$crit, c_a, c_bt, c_bt0, c_o, stats::qnorm(1 - (1 - 0.95^(1 / K)) / 2)), NA, NA))
+               "Sidak (normal)", "did_cs bootstrap-t"), NA,
+             c(fit$crit, fit10$crit, c_a, c_bt, c_bt0, c_o, stats::qnorm(1 - (1 - 0.95^(1 / K)) / 2), fit_bt$crit),
+             NA, NA))
 }
 
 res <- lapply(c("cs-30x36", "cs-30x12", "cs-120x36"), function(name) cov_study(paste0("cs_band-", name), cov_nsim(design_band(name)$frac), one_design(name)))

@@ -131,7 +131,7 @@ if (!is.null(terms)) {
     w <- stats::reshape(cv[, c("design", "term", "estimate")], idvar = "design", timevar = "term", direction = "wide")
     names(w) <- sub("estimate\\.", "", names(w))
     cols <- c("true", "default", "nboot = 10000", "analytic SE", "bootstrap-t", "bootstrap-t (no n_h/(n_h-1))",
-              "Sidak (normal)", "did")
+              "Sidak (normal)", "did_cs bootstrap-t", "did")
     cols <- intersect(cols, names(w))
     se_tables[["did_cs band critical values"]] <- data.frame(comparison = "did_cs band: mean critical value",
                                                              term = paste(cv$design, cv$term), mean_se_a = NA,

@@ -115,3 +115,43 @@ test_that("two-way clustering with the bootstrap is refused with a clear error",
   expect_error(did_twfe(d, "y", "id", "year", "treat", cluster = c("state", "year"), nboot = 9),
                "one-way")
 })
+
+test_that("WCR with Mammen weights and 6 clusters: an unbounded interval is reported as such (not +-1e7)", {
+  need_peer("fixest")
+  # 6 clusters: 14% of Mammen draws give every cluster the same weight and
+  # reproduce the sample t statistic at every null value, so no null value is
+  # rejected at 5%. Checked by brute force at a null value 1e4 standard
+  # errors away: refits on y* = fitted_r + v u_r with the same weights.
+  set.seed(2)
+  d <- expand.grid(unit = 1:20, cl = 1:6, post = 0:1)
+  d$treated <- as.integer(d$cl <= 3)
+  d$y <- rnorm(6)[d$cl] + 0.5 * d$post + d$treated * d$post + rnorm(nrow(d))
+  d$att <- d$treated * d$post
+  ws <- character()
+  fit <- withCallingHandlers({
+    set.seed(7); did_2x2(d, "y", "treated", "post", cluster = "cl", nboot = 199, boot_weights = "mammen")
+  }, warning = function(w) { ws <<- c(ws, conditionMessage(w)); invokeRestart("muffleWarning") })
+  expect_true(any(grepl("6 clusters and mammen weights: 14.4% of the draws", ws, fixed = TRUE)))
+  expect_true(any(grepl("`ATT`: the wild bootstrap confidence interval is unbounded", ws, fixed = TRUE)))
+  tab <- fit$coeftable[fit$coeftable$term == "ATT", ]
+  expect_identical(c(tab$boot.conf.low, tab$boot.conf.high), c(-Inf, Inf))
+  r <- tab$estimate + 1e4 * tab$std.error
+  d$yr <- d$y - r * d$att
+  rf <- fixest::feols(yr ~ treated + post, d, notes = FALSE)
+  t0 <- (tab$estimate - r) / tab$std.error
+  codes <- match(d$cl, sort(unique(d$cl)))
+  set.seed(7)
+  V <- .Call(diffdiff:::C_boot_weights, 6L, 199L, 2L)
+  tb <- vapply(seq_len(199), function(b) {
+    d$ystar <- fitted(rf) + r * d$att + V[codes, b] * resid(rf)
+    m <- fixest::feols(ystar ~ treated + post + att, d, vcov = ~ cl)
+    (coef(m)[["att"]] - r) / fixest::se(m)[["att"]]
+  }, numeric(1))
+  expect_gte(mean(abs(tb) >= abs(t0) * (1 - 1e-9)), 0.05)
+  # Webb weights: 6^(1-6) = 0.01% such draws; the interval is finite
+  set.seed(7)
+  fw <- suppressWarnings(did_2x2(d, "y", "treated", "post", cluster = "cl", nboot = 199, boot_weights = "webb"))
+  tw <- fw$coeftable[fw$coeftable$term == "ATT", ]
+  expect_true(all(is.finite(c(tw$boot.conf.low, tw$boot.conf.high))))
+  expect_lt(tw$boot.conf.high - tw$boot.conf.low, 20 * tw$std.error)
+})

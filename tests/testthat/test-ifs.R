@@ -39,8 +39,8 @@ test_that("the bootstrap over blocks equals the bootstrap of the dense matrix", 
   r <- rand_ifs(2)
   dense <- ns$dd_ifs_dense(r$D)
   for (type in 1:3) {
-    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type)
-    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type)
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL)
     expect_equal(a, b, tolerance = 1e-13)
     # and equals v' D / sqrt(n) with the weights of the documented streams
     set.seed(5); w <- .Call(ns$C_boot_weights, nrow(r$D), 77L, type)
