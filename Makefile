@@ -52,6 +52,7 @@ interrupt: install
 bench: install
 	$(RSCRIPT) bench/twfe.R
 	$(RSCRIPT) bench/cs.R
+	$(RSCRIPT) bench/cs_band.R
 	$(RSCRIPT) bench/sdid.R
 	$(RSCRIPT) bench/survey.R
 	bash tools/install-did2s.sh /tmp/did2slib
