@@ -327,7 +327,18 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                cband_method = cband_method, inf = x$inf, comb = comb, notes = character())
   coefs <- stats::setNames(est_all, ctab$term)
   info$n <- n; info$unit_cluster <- cl; info$base_period <- x$base_period
-  new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call)
+  extra <- list()
+  if (type == "dynamic") {
+    # the typed event study: the universal base period's reference event
+    # time is -1 - anticipation (its cells are normalised to zero)
+    V <- dd_if_vcov(list(inf = x$inf, unit_cluster = cl, comb = comb, n = n, coeftable = ctab,
+                         vcov_type = info$vcov_type))
+    ant <- if (is.null(x$anticipation)) 0 else x$anticipation
+    extra$event_study <- dd_es_spec(reference = if (identical(x$base_period, "universal")) -1 - ant else numeric(),
+                                    base_period = if (identical(x$base_period, "universal")) "reference" else "varying",
+                                    vcov = V)
+  }
+  new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call, extra)
 }
 
 #' @rdname aggregate.did_cs

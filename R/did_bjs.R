@@ -105,7 +105,9 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   pretest <- if (!is.null(pre)) dd_wald(pre$est, V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE], pre$df)
   dd_impute_result("did_bjs", "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
                    "BJS conservative", est, V, c(pre$leads, im$hz, NA), Inf, st, im, yname, idname, tname,
-                   alpha, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest))
+                   alpha, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest,
+                                     event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
+                                                              base_period = "imputation")))
 }
 
 # Shared by did_bjs() and did_gardner(): the first stage on the untreated

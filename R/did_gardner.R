@@ -84,5 +84,7 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   df <- sum(im$ok) - (length(beta) - 1L)
   dd_impute_result("did_gardner", "Two-stage DiD of Gardner (did_gardner)", "GMM-corrected (did2s)", beta, V,
                    c(leads, im$hz, NA), df, st, im, yname, idname, tname, alpha, call,
-                   list(ref = if (isTRUE(pretrends)) -1 else NULL))
+                   list(ref = if (isTRUE(pretrends)) -1 else NULL,
+                        event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
+                                                 base_period = "reference")))
 }

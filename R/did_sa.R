@@ -183,5 +183,5 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
-                  cohort_ref = stats::setNames(refg, cg0)))
+                  cohort_ref = stats::setNames(refg, cg0), event_study = dd_es_spec(reference = ref)))
 }

@@ -136,9 +136,10 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
                      opts, drop_singletons = FALSE,
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
                      cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE)
-  terms <- intersect(paste0("event::", evs), est$tab$term)
+  est_ev <- evs[paste0("event::", evs) %in% est$tab$term]
+  terms <- paste0("event::", est_ev)
   b <- est$reg$coef[est$reg$keep]
-  postv <- terms[as.numeric(sub("event::", "", terms)) >= 0]
+  postv <- terms[est_ev >= 0]
   if (!length(postv)) dd_stop("no post-treatment event time could be estimated.")
   S <- rbind(diag(length(b))[match(terms, names(b)), , drop = FALSE],
              ATT = as.double(names(b) %in% postv) / length(postv))
@@ -146,11 +147,11 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   out_terms <- c(terms, "ATT")
   dimnames(V) <- list(out_terms, out_terms)
   tab <- dd_coef_table(stats::setNames(drop(S %*% b), out_terms), sqrt(diag(V)), est$vc$df, alpha)
-  tab$event <- c(as.numeric(sub("event::", "", terms)), NA)
+  tab$event <- c(est_ev, NA)
   info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
                       n_units = sum(rowSums(umask) > 0), n_periods = sum(rowSums(pmask) > 0))
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
-             list(ref = -1, cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
+             list(ref = -1, event_study = dd_es_spec(reference = -1), cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))
 }

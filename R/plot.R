@@ -1,6 +1,6 @@
 #' Plot a diffdiff fit
 #'
-#' For event studies (fits whose table has an `event` column) draws the
+#' For event studies (fits with an event-study component, `x$event_study`) draws the
 #' estimates against relative time with pointwise confidence intervals (and
 #' uniform bands when the fit has them), the reference period(s) at zero as
 #' open circles, and pre-treatment periods in a different colour from
@@ -26,9 +26,11 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
   tab$lo <- ci[, 1]; tab$hi <- ci[, 2]
   op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
   on.exit(graphics::par(op))
-  if ("event" %in% names(tab)) {
-    tab <- tab[!is.na(tab$event), , drop = FALSE]
-    ref <- x$ref %||% numeric()
+  es <- x$event_study
+  if (!is.null(es)) {
+    tab <- tab[match(es$term, tab$term), , drop = FALSE]
+    tab$event <- es$event
+    ref <- es$reference
     ev <- c(tab$event, ref)
     est <- c(tab$estimate, rep(0, length(ref)))
     lo <- c(tab$lo, rep(0, length(ref))); hi <- c(tab$hi, rep(0, length(ref)))
@@ -147,22 +149,18 @@ plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event stu
   if (is.null(nm) || any(!nzchar(nm))) dd_stop("`fits` must be a named list (the names label the legend).")
   for (k in seq_along(fits)) {
     f <- fits[[k]]
-    if (!inherits(f, "dd_fit") || !"event" %in% names(f$coeftable))
-      dd_stop("`fits` element \"%s\" is not an event-study fit (a dd_fit with an `event` column).", nm[k])
+    if (!inherits(f, "dd_fit") || is.null(f$event_study))
+      dd_stop("`fits` element \"%s\" is not an event-study fit (a dd_fit with an event-study component).", nm[k])
   }
   if (is.null(col)) col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD", "#D68910", "#17A589", "#566573")
   col <- rep_len(col, length(fits))
   rows <- lapply(seq_along(fits), function(k) {
     f <- fits[[k]]
-    tab <- f$coeftable
-    sel <- !is.na(tab$event)
-    ci <- confint(f, parm = which(sel), level = level)
-    out <- data.frame(estimator = nm[k], event = tab$event[sel], estimate = tab$estimate[sel],
-                      conf.low = ci[, 1], conf.high = ci[, 2], stringsAsFactors = FALSE)
-    # a reference period kept in the table (estimate 0, no standard error)
-    out$ref <- is.na(tab$std.error[sel]) & tab$estimate[sel] == 0
-    out$conf.low[out$ref] <- out$conf.high[out$ref] <- 0
-    ref <- setdiff(f$ref %||% numeric(), out$event)
+    es <- f$event_study
+    ci <- confint(f, parm = es$term, level = level)
+    out <- data.frame(estimator = nm[k], event = es$event, estimate = es$estimate,
+                      conf.low = ci[, 1], conf.high = ci[, 2], ref = FALSE, stringsAsFactors = FALSE)
+    ref <- es$reference
     if (length(ref)) out <- rbind(out, data.frame(estimator = nm[k], event = ref, estimate = 0, conf.low = 0,
                                                   conf.high = 0, ref = TRUE, stringsAsFactors = FALSE))
     out[order(out$event), ]

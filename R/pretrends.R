@@ -280,7 +280,7 @@ pt_maxlev <- 10
 # reference period of a fit (see the help page)
 pt_ref <- function(fit, ev) {
   post0 <- min(ev[ev >= 0])
-  r <- fit$ref
+  r <- fit$event_study$reference
   if (is.numeric(r) && length(r)) {
     r <- r[is.finite(r) & r < post0]
     if (length(r)) return(max(r))

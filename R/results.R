@@ -2,6 +2,11 @@
 
 new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extra = list()) {
   dd_check_finite_result(coeftable, info$yname)
+  # an event study states its reference period(s) and base period
+  # (dd_es_spec); the typed component is built here from the table
+  if (!is.null(extra$event_study))
+    extra$event_study <- dd_new_event_study(coeftable, vcov, extra$event_study,
+                                            crit = if (is.null(info$crit)) extra$crit %||% NA_real_ else info$crit)
   obj <- c(list(coeftable = coeftable, coefficients = coefficients, vcov = vcov, call = call),
            info, extra)
   class(obj) <- c(subclass, "dd_fit")
@@ -18,6 +23,17 @@ new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extr
 #' all coefficients, with `NA` for terms dropped for collinearity (as `lm`);
 #' `vcov()` covers the estimated ones. Tests and intervals use the t
 #' distribution with the degrees of freedom stated in [dd_vcov_types].
+#'
+#' Event-study fits (`did_event`, `did_sa`, `did_bjs`, `did_gardner`,
+#' `did_stacked`, `aggregate(did_cs(...), type = "dynamic")`) also carry
+#' `event_study`, an object of class `dd_event_study`: the estimated event
+#' times (`event`, increasing), their table terms (`term`), `estimate`,
+#' `std.error`, covariance block (`vcov`), the reference period(s) normalised
+#' to zero and not estimated (`reference`), what the pre-period estimates are
+#' relative to (`base_period`: `"reference"`, `"varying"` for did_cs's
+#' varying base period, `"imputation"` for did_bjs) and the uniform band's
+#' critical value (`crit`, `NA` without a band). [honest_did()],
+#' [pretrends_power()], [plot.dd_fit()] and [plot_event_studies()] read it.
 #'
 #' @param object,x A `dd_fit`.
 #' @param parm Terms (names or positions); default all estimated terms.

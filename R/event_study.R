@@ -1,8 +1,72 @@
-# Event-study coefficients and their covariance, from a fit or from a raw vector,
-# in the form the diagnostics (honest_did, pretrends_power) need: pre-period
-# coefficients first (event times < 0, the reference period left out), then the
-# post periods (event times >= 0), and the covariance in the same order.
+# The typed event-study component. Every event-study fit (did_event, did_sa,
+# did_bjs and did_gardner with horizons, did_stacked, aggregate(did_cs(),
+# type = "dynamic")) carries `fit$event_study`, a "dd_event_study": the
+# estimated event times in increasing order, their coefficient-table terms,
+# estimates, standard errors and covariance block, the reference period(s)
+# normalised to zero and not estimated (stated, never inferred from a zero
+# estimate), what the pre-period estimates are relative to (`base_period`),
+# and the uniform band's critical value. honest_did(), pretrends_power(),
+# plot() and plot_event_studies() read it; nothing parses term names.
 
+dd_es_base_periods <- c("reference", "varying", "imputation")
+
+# An estimator's statement of its event study: the reference period(s) and
+# the meaning of the pre-period estimates ("reference": every estimate is
+# relative to the reference period(s); "varying": pre-period estimates are
+# changes between consecutive periods (did_cs base_period = "varying");
+# "imputation": pre-period estimates test the untreated model, post-period
+# ones are imputation effects). `vcov`: the covariance of the event rows when
+# the fit stores none.
+dd_es_spec <- function(reference = numeric(), base_period = "reference", vcov = NULL)
+  list(reference = as.double(reference), base_period = base_period, vcov = vcov)
+
+# The component from the coefficient table (rows with a non-NA `event`), the
+# fit's covariance (or spec$vcov) and the spec. NULL when no row has an event
+# time (e.g. a static did_bjs).
+dd_new_event_study <- function(tab, V, spec, crit = NA_real_) {
+  if (!is.list(spec) || !all(c("reference", "base_period") %in% names(spec)))
+    stop("internal error: malformed event-study spec; please report", call. = FALSE)
+  if (!spec$base_period %in% dd_es_base_periods)
+    stop("internal error: unknown event-study base period; please report", call. = FALSE)
+  if (is.null(tab$event)) return(NULL)
+  ref <- spec$reference
+  rows <- which(!is.na(tab$event) & !(tab$event %in% ref))
+  if (!length(rows)) return(NULL)
+  ev <- as.double(tab$event[rows])
+  o <- order(ev)
+  rows <- rows[o]; ev <- ev[o]
+  if (anyDuplicated(ev)) stop("internal error: duplicated event times in an event study; please report", call. = FALSE)
+  term <- as.character(tab$term[rows])
+  Vf <- if (!is.null(spec$vcov)) spec$vcov else V
+  if (is.null(Vf)) stop("internal error: an event study without a covariance; please report", call. = FALSE)
+  idx <- match(term, rownames(Vf))
+  if (anyNA(idx)) stop("internal error: event-study terms missing from the covariance; please report", call. = FALSE)
+  S <- Vf[idx, idx, drop = FALSE]
+  dimnames(S) <- list(term, term)
+  structure(list(event = ev, term = term, estimate = as.double(tab$estimate[rows]),
+                 std.error = as.double(tab$std.error[rows]), vcov = S, reference = sort(ref),
+                 base_period = spec$base_period, crit = as.double(crit)),
+            class = "dd_event_study")
+}
+
+#' @export
+print.dd_event_study <- function(x, ...) {
+  cat(sprintf("Event study: %d event times (%s to %s); reference %s; pre-period estimates: %s%s\n",
+              length(x$event), format(min(x$event)), format(max(x$event)),
+              if (length(x$reference)) paste(format(x$reference), collapse = ", ") else "none",
+              switch(x$base_period, reference = "relative to the reference period",
+                     varying = "changes between consecutive periods (varying base period)",
+                     imputation = "tests of the untreated model (imputation)"),
+              if (is.finite(x$crit)) sprintf("; uniform band critical value %.3f", x$crit) else ""))
+  print(data.frame(event = x$event, term = x$term, estimate = x$estimate, std.error = x$std.error), row.names = FALSE)
+  invisible(x)
+}
+
+# Event-study coefficients and their covariance, from a fit or from a raw
+# vector, in the form the diagnostics (honest_did, pretrends_power) need:
+# pre-period coefficients first (event times < 0; the reference period is not
+# a coefficient), then the post periods (event times >= 0), and the
+# covariance in the same order.
 dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = NULL,
                            fun = "honest_did") {
   if (!is.null(fit)) {
@@ -13,30 +77,16 @@ dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = N
               class(fit)[1])
     if (inherits(fit, "did_cs_agg") && !identical(fit$type, "dynamic"))
       dd_stop("`fit` is a did_cs aggregation of type \"%s\"; an event study needs type = \"dynamic\".", fit$type)
-    if (inherits(fit, "did_cs_agg") && identical(fit$base_period, "varying"))
+    es <- fit$event_study
+    if (is.null(es))
+      dd_stop("`fit` (class %s) is not an event study (it has no event-time estimates).", class(fit)[1])
+    if (identical(es$base_period, "varying"))
       warning(sprintf("%s(): `fit` comes from did_cs(base_period = \"varying\"), whose pre-period estimates are changes between consecutive periods, not effects relative to one reference period; refit with base_period = \"universal\".", fun),
               call. = FALSE)
-    tab <- fit$coeftable
-    terms <- as.character(tab$term)
-    is_ev <- grepl("^event::-?[0-9]+$", terms)
-    if (!any(is_ev))
-      dd_stop("`fit` (class %s) has no event-study coefficients (terms \"event::e\").", class(fit)[1])
-    V <- stats::vcov(fit)
-    if (is.null(V))
-      dd_stop("`fit` (class %s) has no covariance matrix of its coefficients.", class(fit)[1])
-    ev <- as.numeric(sub("^event::", "", terms[is_ev]))
-    b <- tab$estimate[is_ev]
-    idx <- match(terms[is_ev], rownames(V))
-    if (anyNA(idx)) idx <- which(is_ev)
-    S <- V[idx, idx, drop = FALSE]
-    # a normalised reference period (estimate 0 with no variance) is not a coefficient
-    keep <- !(is.na(diag(S)) | (diag(S) == 0 & b == 0))
-    if (anyNA(b[keep]) || anyNA(S[keep, keep]))
+    ev <- es$event; b <- es$estimate; S <- es$vcov
+    if (anyNA(b) || anyNA(S))
       dd_stop("`fit` has missing event-study estimates or covariances (event times %s).",
-              dd_show(ev[keep][is.na(b[keep])]))
-    ev <- ev[keep]; b <- b[keep]; S <- S[keep, keep, drop = FALSE]
-    o <- order(ev)
-    ev <- ev[o]; b <- b[o]; S <- S[o, o, drop = FALSE]
+              dd_show(ev[is.na(b) | is.na(diag(S))]))
     K <- sum(ev < 0); P <- sum(ev >= 0)
     if (K == 0L)
       dd_stop("`fit` has no pre-period coefficients (event times < 0); %s() needs at least one. For did_bjs(), use pretrends = TRUE.", fun)
