@@ -527,19 +527,3 @@ print.did_cs <- function(x, ...) {
 #' @export
 vcov.did_cs <- function(object, ...) dd_if_vcov(object)
 
-# variance of influence-function estimates, formed on demand (n m^2 work):
-# cluster sums when clustered; bootstrap fits keep their bootstrap standard
-# errors on the diagonal
-dd_if_vcov <- function(object) {
-  R <- dd_if_rows(object$inf, object$unit_cluster)
-  V <- if (is.null(object$comb)) .Call(C_ifs_crossprod, R, seq_len(nrow(object$coeftable)) - 1L)
-       else .Call(C_ifs_comb_cross, R, object$comb, FALSE)
-  V <- V / object$n^2
-  se <- object$coeftable$std.error
-  if (identical(object$vcov_type, "bootstrap")) {
-    s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
-    V <- V * outer(s, s)
-  }
-  dimnames(V) <- list(object$coeftable$term, object$coeftable$term)
-  V
-}

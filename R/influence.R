@@ -1,0 +1,146 @@
+# The influence-function inference engine: estimates whose influence
+# functions are stored block-sparse (dd_ifs; kernels in src/ifs.c) get
+# analytic or clustered standard errors, their covariance, the multiplier
+# bootstrap (standard errors from the interquartile range, did's sup-t band)
+# and the wild bootstrap-t band. did_cs() and aggregate.did_cs() use it; the
+# survey designs enter through dd_if_rows() (PSU totals, survey.R).
+
+dd_zero_tol <- sqrt(.Machine$double.eps) * 10   # did's "treat as zero"
+
+# Influence functions are stored block-sparse (src/ifs.c): rows (units) in
+# blocks, each block a dense matrix over the columns it touches.
+dd_ifs <- function(n, K, start, cols, vals)
+  structure(list(n = as.integer(n), K = as.integer(K), start = as.integer(start), cols = cols, vals = vals),
+            class = "dd_ifs")
+
+# a dense n x K matrix as one block
+dd_ifs_dense <- function(psi) {
+  psi <- as.matrix(psi)
+  storage.mode(psi) <- "double"
+  dd_ifs(nrow(psi), ncol(psi), c(0L, nrow(psi)), list(seq_len(ncol(psi)) - 1L), list(psi))
+}
+
+#' @rdname did_cs
+#' @method as.matrix dd_ifs
+#' @export
+as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
+
+# Rows that receive multipliers: units, or cluster sums of the unit rows
+# (dense, one block).
+dd_if_rows <- function(psi, cluster) {
+  if (is.null(cluster)) return(psi)
+  if (inherits(cluster, "dd_svy_rows")) return(dd_svy_rows_apply(psi, cluster))   # survey designs
+  cl <- dd_codes(cluster)
+  # clusters in sorted order, as rowsum(reorder = TRUE)
+  o <- order(cluster[dd_first_rows(cl)])
+  cl2 <- match(seq_along(o), o)[cl + 1L] - 1L
+  dd_ifs_dense(.Call(C_ifs_rowsum, psi, as.integer(cl2), length(o)))
+}
+
+# Analytic standard errors of estimates whose influence functions are the
+# columns `cols` of psi (n units), or the columns of psi %*% comb (computed
+# block by block, never formed): sqrt(sum psi^2) / n, or with cluster sums.
+dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K), comb = NULL) {
+  R <- dd_if_rows(psi, cluster)
+  ss <- if (is.null(comb)) .Call(C_ifs_colss, R)[cols] else .Call(C_ifs_comb_cross, R, comb, TRUE)
+  se <- sqrt(ss) / n
+  se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
+  se
+}
+
+# Multiplier bootstrap (C, ifs.c) of the columns `cols` of psi, or of
+# psi %*% comb (the draws of a linear combination are that combination of
+# the draws): returns bootstrap standard errors (interquartile range / 1.349,
+# type-1 quantiles, as did) and the sup-t critical value at level 1 - alpha
+# over the columns in `band` (positions among the results).
+dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
+                       cols = seq_len(psi$K), comb = NULL) {
+  R <- dd_if_rows(psi, cluster)
+  if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
+  draws <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]], NULL, NULL)
+  if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
+  if (is.null(band)) band <- seq_len(ncol(draws))
+  out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
+  out$draws <- draws
+  out$N <- R$n
+  out
+}
+
+# Wild bootstrap-t critical value for a uniform band over the columns `cols`
+# of psi (or of psi %*% comb): each replicate's draw is divided by the
+# standard error that replicate would itself report, from its multiplied
+# influence functions recentred within the groups `group` (one per unit: the
+# cohort, 0 for never treated; with clusters, each cluster's cohort, which
+# must be unique), and the critical value is the 1 - alpha quantile of the
+# largest |t| over the columns. A replicate whose standard error is
+# numerically zero counts as an infinite |t|. Returns the critical value and
+# the multiplier-row count.
+dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, cols = seq_len(psi$K),
+                         comb = NULL) {
+  if (inherits(cluster, "dd_svy_rows"))
+    dd_stop("`cband_method` = \"bootstrap-t\" is not available with a `survey` design; use cband_method = \"sup-t\".")
+  R <- dd_if_rows(psi, cluster)
+  if (is.null(cluster)) {
+    rg <- group
+  } else {
+    cl <- dd_codes(cluster)
+    o <- order(cluster[dd_first_rows(cl)])
+    cl2 <- match(seq_along(o), o)[cl + 1L]            # cluster rows in sorted order
+    ng <- tapply(group, cl2, function(z) length(unique(z)))
+    if (any(ng > 1L))
+      dd_stop("`cband_method` = \"bootstrap-t\" recentres the bootstrap within cohorts and needs each cluster inside one cohort; %d cluster(s) of `cluster` hold units of several cohorts. Use cband_method = \"sup-t\".",
+              sum(ng > 1L))
+    rg <- group[match(seq_along(o), cl2)]
+  }
+  if (!is.null(comb)) {
+    R <- dd_ifs_dense(.Call(C_ifs_combine, R, comb))
+    cols <- seq_len(ncol(comb))
+  }
+  gc <- match(rg, sort(unique(rg))) - 1L
+  r <- .Call(C_ifs_boot, R, as.integer(cols - 1L), as.integer(nboot), dd_boot_types[[boot_weights]],
+             as.integer(gc), max(gc) + 1L)
+  tot <- .Call(C_ifs_colss, R)[cols]
+  t <- r$draws * sqrt(R$n) / sqrt(pmax(r$ss, 0))
+  # a replicate with a numerically zero standard error: infinite |t|
+  t[r$ss <= rep(tot, each = nrow(t)) * 1e-12] <- Inf
+  mx <- abs(t[, 1])
+  for (k in seq_len(ncol(t))[-1]) mx <- pmax(mx, abs(t[, k]))
+  mx[is.na(mx)] <- Inf
+  crit <- if (length(mx)) sort(mx)[max(1L, ceiling(length(mx) * (1 - alpha)))] else NA_real_
+  list(crit = crit, N = R$n)
+}
+
+# Coefficient table for influence-function estimators (normal reference).
+dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
+  tab <- dd_coef_table(stats::setNames(est, term), se, Inf, alpha)   # df = Inf: normal
+  if (!is.null(extra)) tab <- cbind(tab, extra)
+  if (is.finite(crit)) {
+    tab$cband.low <- tab$estimate - crit * tab$std.error
+    tab$cband.high <- tab$estimate + crit * tab$std.error
+  }
+  tab
+}
+
+# Bootstrap summaries from draws (B x m, columns already on did's sqrt(N)
+# scale): IQR standard errors and the sup-t critical value over `band`.
+dd_draws_summary <- function(draws, N, n, alpha, band = integer()) {
+  r <- .Call(C_draws_summary, draws, as.integer(band - 1L), as.double(alpha), dd_zero_tol)
+  list(se = r$sig * sqrt(N) / n, crit = r$crit)
+}
+
+# variance of influence-function estimates, formed on demand (n m^2 work):
+# cluster sums when clustered; bootstrap fits keep their bootstrap standard
+# errors on the diagonal
+dd_if_vcov <- function(object) {
+  R <- dd_if_rows(object$inf, object$unit_cluster)
+  V <- if (is.null(object$comb)) .Call(C_ifs_crossprod, R, seq_len(nrow(object$coeftable)) - 1L)
+       else .Call(C_ifs_comb_cross, R, object$comb, FALSE)
+  V <- V / object$n^2
+  se <- object$coeftable$std.error
+  if (identical(object$vcov_type, "bootstrap")) {
+    s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
+    V <- V * outer(s, s)
+  }
+  dimnames(V) <- list(object$coeftable$term, object$coeftable$term)
+  V
+}
