@@ -140,11 +140,10 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
   w <- if (is.null(p$w)) NULL else p$w[rows]
   Xc <- if (is.null(p$X)) matrix(0, length(rows), 0) else p$X[rows, , drop = FALSE]
-  # the indicators are constant within cohort x period cells: with weights
-  # constant within units, they are handled as cells (dd_regress_cells);
-  # otherwise as dense columns
-  structured <- is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w))
-  if (structured) {
+  # the indicators are constant within cohort x period cells: without weights
+  # or with weights constant within units, they are handled as cells
+  # (dd_regress_cells); otherwise as dense columns
+  if (dd_cells_ok(fel[[1]], w)) {
     cellf <- function(r) dd_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r),
                                    ifelse(never[rows][r], -Inf, g[rows][r]), colidx[rows][r], cols)
     X <- Xc
@@ -183,5 +182,5 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
-                  cohort_ref = stats::setNames(refg, cg0)))
+                  cohort_ref = stats::setNames(refg, cg0), path = est$path))
 }
