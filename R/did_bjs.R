@@ -47,8 +47,9 @@
 #' Monte Carlo evidence in `vignette("coverage", package = "diffdiff")`.
 #'
 #' @inheritParams did_sa
-#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
-#'   treated; see section "Cohort coding" for the one rule every estimator applies.
+#' @param gname First treated period of each unit: 0, `Inf`, `NA` or a value
+#'   after the last period mean never treated; see section "Cohort coding" for
+#'   the one rule every estimator applies.
 #' @param horizon Event-time horizons (whole numbers >= 0) to estimate; `NULL`
 #'   (default) or `TRUE`: every horizon with treated observations. Horizons
 #'   without treated observations are dropped with a message.
@@ -58,9 +59,17 @@
 #' @param cluster Column to cluster by (default `idname`; one-way).
 #' @return An object of class `c("did_bjs", "dd_fit")`: rows `event::h` for
 #'   leads (pre-trend coefficients) and horizons, and `ATT` (the average over
-#'   all treated observations); `vcov()` covers all of them; `pretest` the
-#'   joint test of the leads; `weights_v` (with `keep_v = TRUE`) the
-#'   imputation weights.
+#'   all treated observations); `vcov()` covers all of them. Besides the
+#'   fields of every fit ([dd_fit-methods]): `pretest`, the joint Wald test of
+#'   the leads (a data frame with `statistic`, `df1`, `df2`, `p.value`; `NULL`
+#'   without leads); `ref`, the reference lead (-1 with `pretrends = TRUE`,
+#'   else `NULL`); `n_treated` and `n_untreated`, the imputed treated and the
+#'   untreated observations; `first_stage`, the first-stage coefficients
+#'   (covariates, then period effects, whose names `period::k` carry internal
+#'   period codes rather than values of `tname`); `path`, `"cells"` when the
+#'   period and lead indicators were handled as cohort x period cells (no
+#'   weights, or weights constant within units) or `"dense"` (weights varying
+#'   within units). The imputation weights themselves are not returned.
 #' @references Borusyak, K., Jaravel, X. and Spiess, J. (2024). Revisiting
 #'   event-study designs: robust and efficient estimation. Review of Economic
 #'   Studies 91(6).
