@@ -47,8 +47,9 @@
 #' Monte Carlo evidence in `vignette("coverage", package = "diffdiff")`.
 #'
 #' @inheritParams did_sa
-#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
-#'   treated; see section "Cohort coding" for the one rule every estimator applies.
+#' @param gname First treated period of each unit: 0, `Inf`, `NA` or a value
+#'   after the last period mean never treated; see section "Cohort coding" for
+#'   the one rule every estimator applies.
 #' @param horizon Event-time horizons (whole numbers >= 0) to estimate; `NULL`
 #'   (default) or `TRUE`: every horizon with treated observations. Horizons
 #'   without treated observations are dropped with a message.
@@ -58,9 +59,17 @@
 #' @param cluster Column to cluster by (default `idname`; one-way).
 #' @return An object of class `c("did_bjs", "dd_fit")`: rows `event::h` for
 #'   leads (pre-trend coefficients) and horizons, and `ATT` (the average over
-#'   all treated observations); `vcov()` covers all of them; `pretest` the
-#'   joint test of the leads; `weights_v` (with `keep_v = TRUE`) the
-#'   imputation weights.
+#'   all treated observations); `vcov()` covers all of them. Besides the
+#'   fields of every fit ([dd_fit-methods]): `pretest`, the joint Wald test of
+#'   the leads (a data frame with `statistic`, `df1`, `df2`, `p.value`; `NULL`
+#'   without leads); `ref`, the reference lead (-1 with `pretrends = TRUE`,
+#'   else `NULL`); `n_treated` and `n_untreated`, the imputed treated and the
+#'   untreated observations; `first_stage`, the first-stage coefficients
+#'   (covariates, then period effects, whose names `period::k` carry internal
+#'   period codes rather than values of `tname`); `path`, `"cells"` when the
+#'   period and lead indicators were handled as cohort x period cells (no
+#'   weights, or weights constant within units) or `"dense"` (weights varying
+#'   within units). The imputation weights themselves are not returned.
 #' @references Borusyak, K., Jaravel, X. and Spiess, J. (2024). Revisiting
 #'   event-study designs: robust and efficient estimation. Review of Economic
 #'   Studies 91(6).
@@ -159,16 +168,17 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
                fe_sizes = c(nu, nt), dropped = im$fs$dropped, notes = character())
   new_dd_fit(estimator, tab, est, V, info, call,
              c(extra, list(n_treated = length(im$tr), n_untreated = length(im$fs$untreated),
-                           first_stage = im$fs$coef)))
+                           first_stage = im$fs$coef, path = im$fs$path)))
 }
 
 # First stage of the imputation (and two-stage) estimators: outcome on unit
 # and period effects and covariates over the untreated rows. The unit effect
 # is absorbed (one fixed effect: exact in one pass of the shared demeaning),
 # periods enter as indicators (first untreated period the reference), so that
-# the period and unit effects are recovered exactly for imputation. With
-# weights constant within units the period indicators are cells
-# (dd_regress_cells: never formed row by row), else dense columns.
+# the period and unit effects are recovered exactly for imputation. Without
+# weights or with weights constant within units (dd_cells_ok()) the period
+# indicators are cells (dd_regress_cells: never formed row by row), else
+# dense columns; `path` says which ("cells" or "dense").
 # Returns the imputed-outcome residual adj = y - yhat0 for every row (NA when
 # the row's unit or period has no untreated observation), the untreated
 # residuals, and what dd_impute_v() needs.
@@ -180,7 +190,7 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   uc <- dd_recode(idc, u)
   wu <- if (is.null(w)) NULL else w[u]
   tcu <- structure(tc[u], nlev = attr(tc, "nlev"))
-  if (is.null(wu) || is.na(.Call(C_first_varying, uc, attr(uc, "nlev"), wu))) {
+  if (dd_cells_ok(uc, wu)) {
     j <- match(tcu, tu) - 1L
     j[j == 0L] <- NA_integer_
     cells <- dd_cells(uc, tcu, rep(0, length(u)), j, pnames, per_fe = FALSE)
@@ -219,7 +229,7 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   }
   list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu, pnames = pnames,
        Rbar = Rbar, uid = idc[u][fr], wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha,
-       beta = beta)
+       beta = beta, path = if (is.null(cells)) "dense" else "cells")
 }
 
 # Indicators of the periods `levels[-1]` (the first is the reference) for
@@ -280,9 +290,10 @@ dd_bjs_pretrends <- function(pretrends, st, p, fs, opts) {
   fe <- list(unit = uc, period = tcu)
   wu <- if (is.null(p$w)) NULL else p$w[u]
   Xc <- if (k) p$X[u, , drop = FALSE] else matrix(0, length(u), 0)
-  # the lead indicators depend on the cohort and the period: cells when the
-  # weights are constant within units, else dense columns
-  if (is.null(wu) || is.na(.Call(C_first_varying, uc, attr(uc, "nlev"), wu))) {
+  # the lead indicators depend on the cohort and the period: cells without
+  # weights or with weights constant within units, else dense columns (the
+  # same rows and weights as the first stage, hence the same path)
+  if (dd_cells_ok(uc, wu)) {
     cells <- dd_cells(uc, tcu, ifelse(st$never[u], -Inf, st$g[u]), j, lnames)
     X <- Xc
   } else {

@@ -41,7 +41,9 @@
 #' @return An object of class `c("did_gardner", "dd_fit")` with rows
 #'   `event::h` (leads and horizons) and `ATT`; t tests with the second
 #'   stage's residual degrees of freedom (observations minus coefficients),
-#'   as did2s.
+#'   as did2s. Also `ref`, `n_treated`, `n_untreated`, `first_stage` and
+#'   `path` (`"cells"` or `"dense"`: how the first stage handled the period
+#'   indicators), as in [did_bjs()].
 #' @references Gardner, J. (2022). Two-stage differences in differences.
 #'   arXiv:2207.05943. Butts, K. and Gardner, J. (2022). did2s: Two-stage
 #'   difference-in-differences. The R Journal 14(3).

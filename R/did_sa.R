@@ -2,21 +2,27 @@
 #'
 #' Regresses the outcome on cohort x relative-period indicators (and
 #' covariates) with unit and period fixed effects, the regression fixest
-#' writes as `feols(y ~ x + sunab(g, t) | id + t)`: never-treated units (first
-#' treated period 0, `Inf`, `NA`, or after the last period) are the control
-#' cohort, relative period `ref` (-1) is omitted for every cohort, and cohorts
-#' treated in every observed period (always treated) are dropped, as `sunab()`
-#' does. The cohort-specific effects are then averaged to event-time effects
-#' with weights equal to each cohort's share of the observations at that
-#' relative period, and to an overall ATT over relative periods >= 0 (fixest's
+#' writes as `feols(y ~ x + sunab(g, t) | id + t)`. Units whose first treated
+#' period `gname` is 0, `Inf` or `NA`, or after the last observed period
+#' (with a message giving their number), are never treated: they get no
+#' indicators and are the control group. Negative values (including `-Inf`)
+#' and values between two observed periods are errors. Relative period `ref`
+#' (-1) is omitted for every cohort. A cohort with no observation before its
+#' first treated period (treated throughout the data, as when it is first
+#' treated at or before the first period) is dropped with a message, as
+#' `sunab()` does. The cohort-specific effects are then averaged to
+#' event-time effects with weights equal to each cohort's share of the
+#' observations at that relative period, and to an overall ATT over relative
+#' periods >= 0 (fixest's
 #' `aggregate()` / `summary(agg = "ATT")`), with standard errors by the delta
 #' method from the full variance matrix.
 #'
 #' Without never-treated units (or with `control = "last"`), the last-treated
-#' cohort is the control cohort, as Sun and Abraham propose: observations
-#' from its first treated period on are dropped (for every cohort) and it gets
-#' no indicators, so the effects are identified from the periods before it is
-#' treated.
+#' cohort is a control cohort, as Sun and Abraham propose (with
+#' `control = "last"` the never-treated units, if any, remain controls too):
+#' the observations of every unit from the last cohort's first treated period
+#' on are dropped and the cohort gets no indicators, so the effects are
+#' identified from the periods before it is treated.
 #'
 #' A cohort never observed at relative period `ref` (irregular periods, for
 #' example a missing year) is normalised on its observed relative period
@@ -37,15 +43,21 @@
 #' `vignette("coverage", package = "diffdiff")`).
 #'
 #' @inheritParams did_event
-#' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
-#'   treated; see section "Cohort coding" for the one rule every estimator applies.
+#' @param gname First treated period of each unit: 0, `Inf`, `NA` or a value
+#'   after the last period mean never treated; see section "Cohort coding" for
+#'   the one rule every estimator applies.
 #' @param ref Omitted relative period (default -1).
 #' @param control Control cohort: `"auto"` (default; never-treated units when
 #'   there are any, else the last-treated cohort, with a message), `"never"`
 #'   or `"last"`.
 #' @return An object of class `c("did_sa", "dd_fit")`: the table has one row
 #'   per relative period (`event`) and a last row `"ATT"`; `cohort_coefs`
-#'   holds the cohort x period coefficients (fixest's `summary(agg = FALSE)`).
+#'   holds the cohort x period coefficients (fixest's `summary(agg = FALSE)`),
+#'   `vcov_full` their variance, `shares` the (weighted) observations behind
+#'   each, `cohort_ref` each cohort's reference period, and `path` how the
+#'   indicators were handled: `"cells"` (cohort x period cell sums; no
+#'   weights, or weights constant within units, without `survey`) or
+#'   `"dense"` (explicit columns).
 #' @references Sun, L. and Abraham, S. (2021). Estimating dynamic treatment
 #'   effects in event studies with heterogeneous treatment effects. Journal of
 #'   Econometrics 225(2).
@@ -140,11 +152,10 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   fel <- stats::setNames(list(dd_recode(idc, rows), dd_recode(tc, rows)), c(idname, tname))
   w <- if (is.null(p$w)) NULL else p$w[rows]
   Xc <- if (is.null(p$X)) matrix(0, length(rows), 0) else p$X[rows, , drop = FALSE]
-  # the indicators are constant within cohort x period cells: with weights
-  # constant within units, they are handled as cells (dd_regress_cells);
-  # otherwise as dense columns
-  structured <- is.null(w) || is.na(.Call(C_first_varying, fel[[1]], attr(fel[[1]], "nlev"), w))
-  if (structured) {
+  # the indicators are constant within cohort x period cells: without weights
+  # or with weights constant within units, they are handled as cells
+  # (dd_regress_cells); otherwise as dense columns
+  if (dd_cells_ok(fel[[1]], w)) {
     cellf <- function(r) dd_cells(dd_recode(fel[[1]], r), dd_recode(fel[[2]], r),
                                    ifelse(never[rows][r], -Inf, g[rows][r]), colidx[rows][r], cols)
     X <- Xc
@@ -183,5 +194,6 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
-                  cohort_ref = stats::setNames(refg, cg0), event_study = dd_es_spec(reference = ref)))
+                  cohort_ref = stats::setNames(refg, cg0), path = est$path,
+                  event_study = dd_es_spec(reference = ref)))
 }

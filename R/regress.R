@@ -125,6 +125,17 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
        cells = list(idx = cells$idx, M = Dt[, keepd, drop = FALSE]))
 }
 
+# Whether regressors constant within cohort x period cells may be handled as
+# cells (dd_regress_cells()) in a regression with a unit fixed effect: without
+# weights, or with weights constant within units (uc: the units' dd_codes()),
+# so that the weighted unit means of a cell-constant column are equal across
+# the units of a cell's group. The internal option diffdiff.cells = FALSE
+# forces dense columns (the tests compare the two paths).
+dd_cells_ok <- function(uc, w) {
+  if (isFALSE(getOption("diffdiff.cells", TRUE))) return(FALSE)
+  is.null(w) || .Call(C_first_varying, uc, attr(uc, "nlev"), as.double(w)) == 0
+}
+
 # Cells for dd_regress_cells(): regressors that depend only on a unit-level
 # key (for example the cohort) and the period. A group collects the units
 # with the same key and the same set of observed periods; a cell is a group
@@ -272,7 +283,7 @@ dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_wei
   r2 <- 1 - ssr / wss(y, ybar)
   r2w <- if (length(fe)) 1 - ssr / wss(reg$yd) else NULL
   list(reg = reg, vc = vc, tab = tab, boot = boot, rows = rows, r2 = r2, r2w = r2w,
-       n_singletons = n_singletons)
+       n_singletons = n_singletons, path = if (is.null(reg$cells)) "dense" else "cells")
 }
 
 # Fields of the result that every regression front end fills the same way.

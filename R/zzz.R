@@ -1,14 +1,35 @@
 #' diffdiff: Difference-in-Differences Estimation with a C Backend
 #'
-#' Difference-in-differences estimators -- 2x2, two-way fixed effects, event
-#' studies and, in later releases, the heterogeneity-robust staggered-adoption
-#' family -- with clustered and heteroskedasticity-robust inference and the wild
-#' cluster bootstrap. Numbers equal those of fixest (to the stated tolerances);
-#' the numerics run in C with R's LAPACK/BLAS and OpenMP.
+#' Difference-in-differences estimators for two-period, static, event-study
+#' and staggered-adoption designs, with their inference, diagnostics and
+#' survey support; the numerics run in C with R's LAPACK/BLAS and OpenMP, and
+#' each estimator is checked against the R package that implements it, to
+#' the tolerances stated in its tests.
 #'
-#' Start with [did_2x2()], [did_twfe()] and [did_event()]; every estimator
-#' returns a `dd_fit` (see [dd_fit-methods]). The number of threads is set by
-#' [dd_threads()].
+#' \describe{
+#'   \item{Regression estimators}{[did_2x2()] (canonical 2x2), [did_twfe()]
+#'     (static two-way fixed effects) and [did_event()] (dynamic event study),
+#'     as fixest's `feols()`, with iid, heteroskedasticity-robust and one- or
+#'     two-way clustered variances ([dd_vcov_types]) and the wild cluster
+#'     bootstrap.}
+#'   \item{Staggered adoption}{[did_cs()] (Callaway and Sant'Anna, as did's
+#'     `att_gt()`; aggregations by its [aggregate()][aggregate.did_cs()]
+#'     method, as `aggte()`), [did_sa()] (Sun and Abraham, as fixest's
+#'     `sunab()`), [did_bjs()] (Borusyak, Jaravel and Spiess imputation, as
+#'     didimputation), [did_gardner()] (two-stage DiD, as did2s),
+#'     [did_stacked()] (stacked DiD with corrective weights) and [did_sdid()]
+#'     (synthetic DiD, as synthdid; weights and diagnostics by
+#'     [sdid_weights()] and [sdid_diagnostics()]).}
+#'   \item{Diagnostics}{[bacon_decomp()] (Goodman-Bacon decomposition, as
+#'     bacondecomp), [honest_did()] (Rambachan and Roth sensitivity, as
+#'     HonestDiD) and [pretrends_power()] (Roth's pre-test power).}
+#'   \item{Survey data}{[survey_design()] describes a complex design (or pass
+#'     a survey package design) to the estimators' `survey` argument;
+#'     [aggregate_survey()] forms design-based cell means.}
+#' }
+#' Every estimator returns a `dd_fit` (see [dd_fit-methods]);
+#' [plot_event_studies()] overlays event studies. The number of threads is
+#' set by [dd_threads()].
 #'
 #' @section Cohort coding:
 #' Every estimator that takes `gname`, the first treated period of each unit

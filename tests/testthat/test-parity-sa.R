@@ -52,18 +52,26 @@ test_that("unbalanced panel (cells by cohort and observed periods) and weights v
   # constant within units; unbalanced units form several cells per cohort x period
   sa_check(fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, u, cluster = ~id),
            did_sa(u, "y", "id", "year", "first_treat", xformla = ~ x1))
-  sa_check(fixest::feols(y ~ sunab(first_treat, year) | id + year, u, weights = ~w, vcov = "hetero"),
-           did_sa(u, "y", "id", "year", "first_treat", weightsname = "w", vcov = "hetero"))
+  f <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "w", vcov = "hetero")
+  expect_identical(f$path, "cells")
+  sa_check(fixest::feols(y ~ sunab(first_treat, year) | id + year, u, weights = ~w, vcov = "hetero"), f)
   # weights varying within units: dense indicator columns
   u$wv <- u$w * (1 + (u$year %% 3) / 4)
-  sa_check(fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, u, weights = ~wv, cluster = ~state),
-           did_sa(u, "y", "id", "year", "first_treat", xformla = ~ x1, weightsname = "wv", cluster = "state"))
-  # both paths give the same answer: constant weights within units (cells) vs a
-  # negligible within-unit variation (dense)
-  u$wc <- u$w; u$wn <- u$w * (1 + 1e-13 * (u$year %% 2))
-  a <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "wc")
-  b <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "wn")
+  f <- did_sa(u, "y", "id", "year", "first_treat", xformla = ~ x1, weightsname = "wv", cluster = "state")
+  expect_identical(f$path, "dense")
+  sa_check(fixest::feols(y ~ x1 + sunab(first_treat, year) | id + year, u, weights = ~wv, cluster = ~state), f)
+  # both paths give the same answer on the same data: weights constant within
+  # units (cells) against the dense path forced by the internal option
+  # diffdiff.cells = FALSE (more cases in test-cells-path.R); 1e-9 relative
+  a <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "w")
+  op <- options(diffdiff.cells = FALSE)
+  b <- did_sa(u, "y", "id", "year", "first_treat", weightsname = "w")
+  options(op)
+  expect_identical(a$path, "cells")
+  expect_identical(b$path, "dense")
   expect_equal(a$cohort_coefs$estimate, b$cohort_coefs$estimate, tolerance = 1e-9)
+  expect_equal(a$cohort_coefs$std.error, b$cohort_coefs$std.error, tolerance = 1e-9)
+  expect_equal(a$coeftable$estimate, b$coeftable$estimate, tolerance = 1e-9)
   expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-9)
 })
 
