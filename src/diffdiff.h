@@ -73,6 +73,8 @@ SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 SEXP C_cs_panel(SEXP Y, SEXP bstart, SEXP bval, SEXP bnever, SEXP w, SEXP X, SEXP cells,
                 SEXP gcell, SEXP pos, SEXP task, SEXP bncol, SEXP bextra, SEXP method, SEXP trim);
 SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
+SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
+             SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 
 /* ifs.c: block-sparse influence functions */
 SEXP C_ifs_colss(SEXP s);
@@ -96,8 +98,6 @@ SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
 SEXP C_sdid_fit(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda0, SEXP omega0);
 SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP omega, SEXP type, SEXP idx,
                  SEXP lens, SEXP n0s);
-SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
-             SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
 
 /* linalg.c */
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
@@ -131,14 +131,14 @@ SEXP C_first_not01(SEXP x);
 SEXP C_singletons(SEXP fe, SEXP nlev);
 SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 SEXP C_first_rows(SEXP code, SEXP ng);
-
-/* vcov.c */
 SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask, SEXP tv, SEXP kc, SEXP gu, SEXP nu,
                   SEXP kpre, SEXP nE);
 SEXP C_stagger(SEXP g, SEXP t);
 SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
 SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
+
+/* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
 
 /* bootstrap.c */

@@ -1,0 +1,62 @@
+# src/diffdiff.h lists every function with external linkage under a comment
+# naming the file that defines it ("/* ifs.c ... */"), and nothing else: the
+# contributor's map of the C code. Reads the sources: in the source tree
+# (tests/testthat -> ../../src) or, under R CMD check, the unpacked tarball
+# (diffdiff.Rcheck/tests/testthat -> ../../00_pkg_src/diffdiff/src).
+
+src_dir <- function() {
+  for (p in c(file.path("..", "..", "src"), file.path("..", "..", "00_pkg_src", "diffdiff", "src")))
+    if (file.exists(file.path(p, "diffdiff.h"))) return(p)
+  NULL
+}
+
+# names of functions defined at file scope without `static` (a definition:
+# a line starting with a return type whose parameter list is followed by `{`)
+c_definitions <- function(file) {
+  src <- paste(readLines(file, warn = FALSE), collapse = "\n")
+  src <- gsub("/\\*.*?\\*/", " ", src, perl = TRUE)      # comments
+  src <- gsub("(?m)^#.*$", " ", src, perl = TRUE)          # preprocessor lines
+  re <- "(?m)^([A-Za-z_][A-Za-z0-9_ \\*]*?)\\b([A-Za-z_][A-Za-z0-9_]*)\\s*\\(([^;{}()]|\\([^;{}()]*\\))*\\)\\s*\\{"
+  m <- regmatches(src, gregexpr(re, src, perl = TRUE))[[1]]
+  hd <- sub("\\(.*", "", m)
+  nm <- sub(".*\\b([A-Za-z_][A-Za-z0-9_]*)\\s*$", "\\1", hd)
+  keep <- !grepl("^\\s*static\\b", hd) & !nm %in% c("if", "for", "while", "switch")
+  unique(nm[keep])
+}
+
+# header: prototype names by the file comment they sit under
+header_prototypes <- function(file) {
+  x <- readLines(file, warn = FALSE)
+  cur <- NA_character_
+  out <- list()
+  for (ln in x) {
+    f <- regmatches(ln, regexec("^/\\* ([a-z_]+\\.c)\\b", ln))[[1]]
+    if (length(f)) { cur <- f[2]; next }
+    p <- regmatches(ln, regexec("^[A-Za-z_][A-Za-z0-9_ \\*]*?\\b([A-Za-z_][A-Za-z0-9_]*)\\(", ln))[[1]]
+    if (length(p) && !grepl("^(static|typedef|#)", ln)) out[[length(out) + 1L]] <- c(name = p[2], file = cur)
+  }
+  if (!length(out)) return(data.frame(name = character(), file = character()))
+  as.data.frame(do.call(rbind, out), stringsAsFactors = FALSE)
+}
+
+test_that("every exported C function is declared in diffdiff.h under the file that defines it", {
+  dir <- src_dir()
+  if (is.null(dir)) {
+    if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("the C sources are not found")
+    skip("the C sources are not available")
+  }
+  hp <- header_prototypes(file.path(dir, "diffdiff.h"))
+  files <- setdiff(list.files(dir, "\\.c$"), "init.c")
+  defs <- do.call(rbind, lapply(files, function(f)
+    data.frame(name = c_definitions(file.path(dir, f)), file = rep(f, length(c_definitions(file.path(dir, f)))),
+               stringsAsFactors = FALSE)))
+  expect_gt(nrow(defs), 50)
+  # every definition is declared, under its own file
+  m <- match(defs$name, hp$name)
+  expect_identical(defs$name[is.na(m)], character())
+  wrong <- !is.na(m) & hp$file[m] != defs$file
+  expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], hp$file[m][wrong]),
+                   character())
+  # every prototype has a definition (no stale declarations)
+  expect_identical(setdiff(hp$name, defs$name), character())
+})
