@@ -23,12 +23,11 @@
 dd_threads <- function(n = NULL, throttle = NULL) {
   if (is.null(n) && is.null(throttle)) return(.Call(C_get_threads))
   if (is.null(n)) n <- .Call(C_get_threads)
-  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n))
-    stop(sprintf("`n` must be a positive whole number; got %s.", dd_show(n)), call. = FALSE)
+  n <- dd_check_count(n, "n", min = 1)   # a count: 1e10 is an error naming `n`, not an NA reaching C
   if (!is.null(throttle) && (!is.numeric(throttle) || length(throttle) != 1L ||
                              is.na(throttle) || throttle < 1))
     stop(sprintf("`throttle` must be a number >= 1; got %s.", dd_show(throttle)), call. = FALSE)
-  n <- min(as.integer(n), max(1L, .Call(C_num_procs)))
+  n <- min(n, max(1L, .Call(C_num_procs)))
   invisible(.Call(C_set_threads, n, if (is.null(throttle)) NA_real_ else as.double(throttle)))
 }
 

@@ -7,7 +7,7 @@ test_that("dd_threads gets and sets the thread count", {
   expect_true(old >= 1)
   dd_threads(1)
   expect_equal(dd_threads(), 1L)
-  expect_error(dd_threads(0), "`n` must be a positive whole number; got 0")
+  expect_error(dd_threads(0), "`n` must be a whole number between 1 and 2147483647; got 0")
   expect_error(dd_threads("a"), "`n`")
   expect_error(dd_threads(1, throttle = -1), "`throttle`")
 })
