@@ -59,3 +59,35 @@ test_that("mclapply over did_cs fits works after a threaded call", {
   }
   expect_identical(dd_threads(), 2L)                # the parent keeps its setting
 })
+
+# The default thread count respects OMP_THREAD_LIMIT and OMP_NUM_THREADS, also
+# under R CMD check (_R_CHECK_LIMIT_CORES_ set, as by --as-cran), where it is
+# never more than 2. Guards against the regression where the R CMD check rule
+# replaced the OpenMP limits by 2 instead of capping them. Each case runs in a
+# fresh R process, so the variables are set before diffdiff loads and this
+# session's setting is untouched.
+test_that("the default thread count respects OMP_THREAD_LIMIT, OMP_NUM_THREADS and R CMD check", {
+  skip_if_not_installed("callr")
+  default_in_child <- function(vars) callr::r(function(vars) {
+    Sys.unsetenv(c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS", "_R_CHECK_LIMIT_CORES_"))
+    if (length(vars)) do.call(Sys.setenv, as.list(vars))
+    c(threads = diffdiff::dd_threads(), procs = .Call(diffdiff:::C_num_procs))
+  }, list(vars = vars), libpath = .libPaths())
+  chk <- c("_R_CHECK_LIMIT_CORES_" = "TRUE")
+  expect_identical(default_in_child(c(chk, OMP_NUM_THREADS = "1"))[["threads"]], 1L)
+  expect_identical(default_in_child(c(chk, OMP_THREAD_LIMIT = "1"))[["threads"]], 1L)
+  expect_identical(default_in_child(c(chk, OMP_THREAD_LIMIT = "3", OMP_NUM_THREADS = "1"))[["threads"]], 1L)
+  expect_identical(default_in_child(c(chk, OMP_THREAD_LIMIT = "1", OMP_NUM_THREADS = "3"))[["threads"]], 1L)
+  expect_identical(default_in_child(c(OMP_NUM_THREADS = "1"))[["threads"]], 1L)
+  expect_identical(default_in_child(c(OMP_THREAD_LIMIT = "1"))[["threads"]], 1L)
+  # a nested list "outer,inner": the outer level counts
+  expect_identical(default_in_child(c(chk, OMP_NUM_THREADS = "1,4"))[["threads"]], 1L)
+  # under R CMD check: 2 (or the cores, if fewer), whatever the limits above 2
+  r <- default_in_child(c(chk, OMP_NUM_THREADS = "64", OMP_THREAD_LIMIT = "64"))
+  expect_identical(r[["threads"]], min(2L, r[["procs"]]))
+  r <- default_in_child(chk)
+  expect_identical(r[["threads"]], min(2L, r[["procs"]]))
+  # no limit set: half the cores, at least one
+  r <- default_in_child(character())
+  expect_identical(r[["threads"]], max(1L, r[["procs"]] %/% 2L))
+})
