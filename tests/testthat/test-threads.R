@@ -25,6 +25,7 @@ test_that("FE absorption, variance and estimates are identical for 1 and 2 threa
   old <- dd_threads()
   on.exit(dd_threads(old, throttle = 65536))
   dd_threads(1); a <- run()
+  need_threads(2)
   dd_threads(2, throttle = 1); b <- run()
   expect_identical(a$dm, b$dm)
   expect_identical(a$twfe$coeftable, b$twfe$coeftable)
@@ -36,6 +37,7 @@ test_that("FE absorption, variance and estimates are identical for 1 and 2 threa
 # region could hang. The pthread_atfork handler makes children serial.
 test_that("mclapply over did_cs fits works after a threaded call", {
   skip_on_os("windows")
+  need_threads(2)   # "after a threaded call" needs a second thread
   d <- sim_cs_panel(n = 600, T = 8)
   old <- dd_threads()
   on.exit(dd_threads(old, throttle = 65536))
@@ -90,4 +92,41 @@ test_that("the default thread count respects OMP_THREAD_LIMIT, OMP_NUM_THREADS a
   # no limit set: half the cores, at least one
   r <- default_in_child(character())
   expect_identical(r[["threads"]], max(1L, r[["procs"]] %/% 2L))
+})
+
+# need_threads() (helper-threads.R) guards the thread-identity tests against
+# passing vacuously: with fewer than two threads within reach (one core, an
+# affinity mask of one CPU, no OpenMP) dd_threads(2) gives 1, and "identical
+# for 1 and 2 threads" compared two serial runs. Such tests now skip, and
+# fail when DIFFDIFF_REQUIRE_PARITY=true.
+test_that("thread-identity tests skip, or fail under DIFFDIFF_REQUIRE_PARITY, without two threads", {
+  old_env <- Sys.getenv("DIFFDIFF_REQUIRE_PARITY", unset = NA)
+  on.exit(if (is.na(old_env)) Sys.unsetenv("DIFFDIFF_REQUIRE_PARITY")
+          else Sys.setenv(DIFFDIFF_REQUIRE_PARITY = old_env))
+  old <- dd_threads()
+  Sys.unsetenv("DIFFDIFF_REQUIRE_PARITY")
+  expect_condition(need_threads(2, reach = 1L), "vacuous", class = "skip")
+  expect_true(need_threads(2, reach = 2L))
+  Sys.setenv(DIFFDIFF_REQUIRE_PARITY = "true")
+  expect_error(need_threads(2, reach = 1L), "dd_threads\\(2\\) gets 1 thread.*DIFFDIFF_REQUIRE_PARITY=true")
+  expect_true(need_threads(2, reach = 2L))
+  expect_identical(dd_threads_reach(1L), 1L)
+  expect_identical(dd_threads(), old)                 # the probe leaves the setting as it was
+  # on one CPU (Linux affinity mask) two threads are out of reach: skip, or fail under the variable
+  skip_on_os(c("windows", "mac", "solaris"))
+  skip_if(!nzchar(Sys.which("taskset")) ||
+            system2("taskset", c("-c", "0", "true"), stdout = FALSE, stderr = FALSE) != 0L,
+          "taskset cannot bind to CPU 0 here")
+  one_cpu <- function(require) {
+    code <- sprintf(paste0('Sys.setenv(DIFFDIFF_REQUIRE_PARITY = "%s"); source("%s"); ',
+                           'cat(dd_threads_reach(2L), tryCatch({need_threads(2); "ran"}, ',
+                           'skip = function(e) "skipped", error = function(e) "failed"))'),
+                    require, normalizePath(test_path("helper-threads.R"), winslash = "/"))
+    lib <- paste(.libPaths(), collapse = .Platform$path.sep)
+    system2("taskset", c("-c", "0", file.path(R.home("bin"), "Rscript"), "-e",
+                         shQuote(paste0("library(diffdiff); library(testthat); ", code))),
+            stdout = TRUE, env = paste0("R_LIBS=", shQuote(lib)))
+  }
+  expect_identical(one_cpu("false"), "1 skipped")
+  expect_identical(one_cpu("true"), "1 failed")
 })
