@@ -103,6 +103,7 @@ SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cell
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 
 /* demean.c */
+#define DD_FE_MAX 32   /* fixed-effect dimensions at most (the kernels keep fixed arrays of this size) */
 const int **dd_fe_pointers(SEXP fe, R_xlen_t n);
 void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn);
 typedef struct {
