@@ -194,7 +194,7 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
   if (!is.null(f$X) && length(f$beta)) for (k in seq_along(f$beta)) Y <- Y - f$beta[k] * f$X[, , k]
   if (type == "weights") {
     w <- sdid_weights(x, cohort)$omega
-    w <- utils::head(w[w$weight > 0, , drop = FALSE], n_units)
+    w <- utils::head(w[w$weight > 0, , drop = FALSE], dd_check_count(n_units, "n_units", min = 1))
     op <- graphics::par(mar = c(4, 8, 2, 1)); on.exit(graphics::par(op))
     graphics::barplot(rev(w$weight), names.arg = rev(w$unit), horiz = TRUE, las = 1, col = "grey40",
                       border = NA, xlab = "unit weight (omega)", main = "Synthetic DiD unit weights", ...)

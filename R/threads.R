@@ -2,8 +2,9 @@
 #'
 #' Gets or sets the number of OpenMP threads the C backend may use. The default
 #' is half the logical cores, at least one, capped by the environment variables
-#' `OMP_THREAD_LIMIT` and `OMP_NUM_THREADS`; under `R CMD check` (when
-#' `_R_CHECK_LIMIT_CORES_` is set) it is 2, the most CRAN allows. Small inputs always run on one thread:
+#' `OMP_THREAD_LIMIT` and `OMP_NUM_THREADS` (the smallest of those set); under
+#' `R CMD check` (when `_R_CHECK_LIMIT_CORES_` is set) it is at most 2, the most
+#' CRAN allows, and still capped by those variables. Small inputs always run on one thread:
 #' a second thread is used only when a task has at least `throttle` units of
 #' work per thread. Results are bitwise identical for any thread count: work is
 #' split into fixed tasks (columns, replicates) that are each computed by one
@@ -23,22 +24,26 @@
 dd_threads <- function(n = NULL, throttle = NULL) {
   if (is.null(n) && is.null(throttle)) return(.Call(C_get_threads))
   if (is.null(n)) n <- .Call(C_get_threads)
-  if (!is.numeric(n) || length(n) != 1L || is.na(n) || n < 1 || n != round(n))
-    stop(sprintf("`n` must be a positive whole number; got %s.", dd_show(n)), call. = FALSE)
+  n <- dd_check_count(n, "n", min = 1)   # a count: 1e10 is an error naming `n`, not an NA reaching C
   if (!is.null(throttle) && (!is.numeric(throttle) || length(throttle) != 1L ||
                              is.na(throttle) || throttle < 1))
     stop(sprintf("`throttle` must be a number >= 1; got %s.", dd_show(throttle)), call. = FALSE)
-  n <- min(as.integer(n), max(1L, .Call(C_num_procs)))
+  n <- min(n, max(1L, .Call(C_num_procs)))
   invisible(.Call(C_set_threads, n, if (is.null(throttle)) NA_real_ else as.double(throttle)))
 }
 
+# The default: half the cores (under R CMD check, i.e. with
+# _R_CHECK_LIMIT_CORES_ set and not "false", 2 or the cores if fewer), capped
+# by OMP_THREAD_LIMIT and OMP_NUM_THREADS where they are set. The check rule
+# caps; it used to replace the OpenMP limits. OMP_NUM_THREADS may list the
+# threads per nesting level ("4,2"): the first (outer) level counts.
 dd_default_threads <- function() {
-  n <- max(1L, .Call(C_num_procs) %/% 2L)
+  procs <- max(1L, .Call(C_num_procs))
+  chk <- tolower(Sys.getenv("_R_CHECK_LIMIT_CORES_", ""))
+  n <- if (nzchar(chk) && chk != "false") min(2L, procs) else max(1L, procs %/% 2L)
   for (v in c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS")) {
-    k <- suppressWarnings(as.integer(Sys.getenv(v, "")))
-    if (length(k) == 1L && !is.na(k) && k >= 1L) n <- min(n, k)
+    k <- suppressWarnings(as.numeric(strsplit(trimws(Sys.getenv(v, "")), ",", fixed = TRUE)[[1]][1]))
+    if (length(k) == 1L && !is.na(k) && k >= 1) n <- min(n, as.integer(min(k, .Machine$integer.max)))
   }
-  if (nzchar(Sys.getenv("_R_CHECK_LIMIT_CORES_", "")))
-    n <- min(2L, max(1L, .Call(C_num_procs)))
   max(1L, n)
 }

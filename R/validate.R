@@ -61,9 +61,15 @@ dd_check_alpha <- function(alpha) {
   as.double(alpha)
 }
 
+# A count (iterations, replicates, periods): a whole number that fits an R
+# integer. The upper bound matters: as.integer() turns 1e10 (or Inf) into NA,
+# which then failed far from the argument ("missing value where TRUE/FALSE
+# needed") or reached C as an "internal error".
 dd_check_count <- function(x, arg, min = 0) {
-  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x < min || x != round(x))
-    dd_stop("`%s` must be a whole number >= %s; got %s.", arg, min, dd_show(x))
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x < min || x > .Machine$integer.max ||
+      x != round(x))
+    dd_stop("`%s` must be a whole number between %s and %d; got %s.", arg, format(min),
+            .Machine$integer.max, dd_show(x))
   as.integer(x)
 }
 

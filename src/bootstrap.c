@@ -121,7 +121,8 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   }
   int nc = 0;
   for (int t = 0; t < nth; t++) nc += nconv[t];
-  setAttrib(out, install("not_converged"), ScalarInteger(nc));
-  UNPROTECT(1);
+  SEXP nc_ = PROTECT(ScalarInteger(nc));   /* protected: install() may allocate */
+  setAttrib(out, install("not_converged"), nc_);
+  UNPROTECT(2);
   return out;
 }

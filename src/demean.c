@@ -16,7 +16,8 @@
 void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn) {
   dd_chk_list(fe, -1, fn, "fe");
   const int Q = LENGTH(fe);
-  if (Q < 1 || Q > 32) error("internal error in %s: `fe` must have 1 to 32 dimensions; please report", fn);
+  if (Q < 1 || Q > DD_FE_MAX)
+    error("internal error in %s: `fe` must have 1 to %d dimensions; please report", fn, DD_FE_MAX);
   dd_chk_vec(nlev, INTSXP, Q, 0, fn, "nlev");
   double tot = 0.0;
   for (int q = 0; q < Q; q++) {
@@ -41,8 +42,14 @@ const int **dd_fe_pointers(SEXP fe, R_xlen_t n) {
   return p;
 }
 
+/* Every dd_fe is built here (on the main thread, before any parallel
+ * region), so this is where the kernels' bound on Q is enforced: sweeps keep
+ * the order of the dimensions in an int[DD_FE_MAX]. */
 double *dd_fe_levelsums(int n, int Q, const int **fe, const int *nlev, const double *w,
                         int *off, int *sumL) {
+  if (Q < 1 || Q > DD_FE_MAX)
+    error("internal error in demean.c: %d fixed-effect dimensions, but at most %d are supported; please report",
+          Q, DD_FE_MAX);
   int s = 0;
   for (int q = 0; q < Q; q++) { off[q] = s; s += nlev[q]; }
   *sumL = s;
@@ -120,7 +127,7 @@ int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, doub
   memcpy(r, x, sizeof(double) * n);
   if (F->Q == 1) { demean_dim(F, 0, r, acc); return 1; }
   {
-    int seq[32];
+    int seq[DD_FE_MAX];   /* Q <= DD_FE_MAX: checked in dd_fe_levelsums */
     for (int q = 0; q < F->Q; q++) seq[q] = q;
     sweep_seq(F, seq, F->Q, r, acc, dd_maxlev(F));
   }

@@ -103,6 +103,7 @@ SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP 
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 
 /* demean.c */
+#define DD_FE_MAX 32   /* fixed-effect dimensions at most (the kernels keep fixed arrays of this size) */
 const int **dd_fe_pointers(SEXP fe, R_xlen_t n);
 void dd_fe_check(SEXP fe, SEXP nlev, R_xlen_t n, const char *fn);
 typedef struct {

@@ -476,7 +476,10 @@ SEXP C_qfold(SEXP zs, SEXP p, SEXP mu) {
  * solution mu(t), and the optimum has sqrt(mu'H mu) = t r. The box QP is solved
  * by a primal active-set method; t by bisection, finished exactly on the final
  * active set (a quadratic in t). H is positive definite. */
-typedef struct { int n; const double *H, *a; double *mu, *work, *sub, *rhs; int *fix; } boxqp;
+typedef struct { int n; const double *H, *a; double *mu, *work, *sub, *rhs, *z; int *fix; } boxqp;
+/* All scratch (z: n doubles for bq_solve) is allocated once by the caller:
+ * the solvers run inside bisection loops, and R_alloc there would grow memory
+ * with every iteration until the .Call returns. */
 
 /* solve the equality problem on the free set: mu_F = H_FF^{-1}(t a_F - H_FB mu_B) */
 static int bq_free_solve(boxqp *B, double t, const double *mu, double *z) {
@@ -502,7 +505,7 @@ static int bq_free_solve(boxqp *B, double t, const double *mu, double *z) {
 
 static int bq_solve(boxqp *B, double t) {
   int n = B->n;
-  double *z = (double *) R_alloc(n, sizeof(double));
+  double *z = B->z;
   /* start from the current mu (feasible), with the current fixed set */
   for (int it = 0; it < 50 * n + 100; it++) {
     if (bq_free_solve(B, t, B->mu, z)) return 1;
@@ -554,6 +557,7 @@ SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_) {
   B.sub = (double *) R_alloc((size_t) n * n + 1, sizeof(double));
   B.rhs = (double *) R_alloc(n + 1, sizeof(double));
   B.fix = (int *) R_alloc(n + 1, sizeof(int));
+  B.z = (double *) R_alloc(n + 1, sizeof(double));
   SEXP out = PROTECT(allocVector(REALSXP, n + 2));   /* mu, value, status */
   double *res = REAL(out);
   int status = 0;
@@ -576,6 +580,10 @@ SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_) {
     double *P = (double *) R_alloc(n, sizeof(double)), *Qv = (double *) R_alloc(n, sizeof(double));
     double *m2 = (double *) R_alloc(n, sizeof(double));
     int *fx2 = (int *) R_alloc(n, sizeof(int));
+    /* scratch of the exact step, allocated once for all iterations */
+    double *z = (double *) R_alloc(n, sizeof(double)), *z0 = (double *) R_alloc(n, sizeof(double));
+    double *zero = (double *) R_alloc(n, sizeof(double));
+    for (int i = 0; i < n; i++) zero[i] = 0.0;   /* read only (as B.a) */
     for (int it = 0; it < 200; it++) {
       if (bq_solve(&B, thi)) { status = 1; break; }
       if (sqrt(fmax(bq_quad(&B, mu, mu), 0.0)) / thi < r) break;
@@ -588,12 +596,9 @@ SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_) {
       /* exact t on this active set: mu(t) = t P + Qv */
       for (int i = 0; i < n; i++) { P[i] = 0.0; Qv[i] = B.fix[i] ? (double) B.fix[i] : 0.0; }
       {
-        double *z = (double *) R_alloc(n, sizeof(double));
         if (bq_free_solve(&B, 1.0, Qv, z)) { status = 1; break; }   /* free part: H_FF^{-1}(a_F - H_FB s_B) */
-        double *z0 = (double *) R_alloc(n, sizeof(double));
         /* z0 = H_FF^{-1}(0 - H_FB s_B) */
-        const double *asave = B.a; double *zero = (double *) R_alloc(n, sizeof(double));
-        for (int i = 0; i < n; i++) zero[i] = 0.0;
+        const double *asave = B.a;
         B.a = zero; int e2 = bq_free_solve(&B, 1.0, Qv, z0); B.a = asave;
         if (e2) { status = 1; break; }
         for (int i = 0; i < n; i++) if (!B.fix[i]) { P[i] = z[i] - z0[i]; Qv[i] = z0[i]; }

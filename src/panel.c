@@ -52,8 +52,9 @@ SEXP C_group_codes(SEXP x) {
       o[i] = map[k];
     }
   }
-  setAttrib(out, install("nlev"), ScalarInteger(next));
-  UNPROTECT(1);
+  SEXP nlev = PROTECT(ScalarInteger(next));   /* protected: install() may allocate */
+  setAttrib(out, install("nlev"), nlev);
+  UNPROTECT(2);
   return out;
 }
 

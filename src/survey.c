@@ -119,8 +119,9 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
     for (int a = 0; a < k; a++) for (int b = 0; b <= a; b++) O[a + (size_t) k * b] += Vg[(size_t) g * k * k + a + (size_t) k * b] * r;
   }
   for (int a = 0; a < k; a++) for (int b = a + 1; b < k; b++) O[a + (size_t) k * b] = O[b + (size_t) k * a];
-  setAttrib(out, install("lonely"), ScalarInteger(first_lonely));
-  UNPROTECT(1);
+  SEXP lonely_s = PROTECT(ScalarInteger(first_lonely));   /* protected: install() may allocate */
+  setAttrib(out, install("lonely"), lonely_s);
+  UNPROTECT(2);
   return out;
 }
 
@@ -249,8 +250,9 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
     V[d] = v * rat;
   }
   }
-  setAttrib(out, install("lonely"), ScalarInteger(first_lonely));
-  UNPROTECT(1);
+  SEXP lonely_s = PROTECT(ScalarInteger(first_lonely));   /* protected: install() may allocate */
+  setAttrib(out, install("lonely"), lonely_s);
+  UNPROTECT(2);
   return out;
 }
 

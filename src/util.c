@@ -1,9 +1,13 @@
 /* Small helpers shared by the entry points. */
 #include "diffdiff.h"
 
-/* a named list from n values; the values must be protected by the caller or
- * fresh (they are protected here while the list is built) */
+/* a named list from n values (n small). The caller must have every value
+ * protected (or R_NilValue) when it calls: two values allocated in the call's
+ * own argument list, unprotected, may already be lost when this function
+ * starts. Here every value is protected again until the list holds it, so
+ * that allocating the list, the names and their CHARSXPs cannot collect one. */
 SEXP dd_named_list(int n, const char **names, SEXP *values) {
+  for (int i = 0; i < n; i++) PROTECT(values[i]);
   SEXP out = PROTECT(allocVector(VECSXP, n));
   SEXP nms = PROTECT(allocVector(STRSXP, n));
   for (int i = 0; i < n; i++) {
@@ -11,7 +15,7 @@ SEXP dd_named_list(int n, const char **names, SEXP *values) {
     SET_STRING_ELT(nms, i, mkChar(names[i]));
   }
   setAttrib(out, R_NamesSymbol, nms);
-  UNPROTECT(2);
+  UNPROTECT(n + 2);
   return out;
 }
 

@@ -14,7 +14,7 @@ test_that("did_cs input errors", {
   expect_error(did_cs(d, "y", "t", "id", "g", nboot = 0), "unit 1 has more than one row in period 1")
   expect_error(did_cs(d0, "y", "t", "id", "g", est_method = "ols"), '`est_method` must be one of .*got "ols"')
   expect_error(did_cs(d0, "y", "t", "id", "g", control_group = "never"), '`control_group` must be one of')
-  expect_error(did_cs(d0, "y", "t", "id", "g", anticipation = -1), "`anticipation` must be a whole number >= 0")
+  expect_error(did_cs(d0, "y", "t", "id", "g", anticipation = -1), "`anticipation` must be a whole number between 0 and 2147483647; got -1")
   expect_error(did_cs(d0, "y", "t", "id", "g", base_period = "fixed"), "`base_period`")
   expect_error(did_cs(d0, "y", "t", "id", "gg"), '`gname` = "gg" is not a column')
   expect_error(did_cs(d0, "y", "t", "id", "g", xformla = ~ zz), '`xformla` uses "zz"')

@@ -321,3 +321,28 @@ test_that("honest_did equals HonestDiD 0.2.8 itself on more cases (ref-honestdid
     expect_close(c(h$results$lb, h$results$ub), c(ref_lb, ref_ub), tol)
   }
 })
+
+# The FLCI's worst-case bias (C_flci_bias, src/honest.c) bisects over t and
+# calls its box-QP solver at every step. Guards against the regression where
+# the solver and the exact-step code took R_alloc scratch inside those loops,
+# so memory grew with the iterations until the call returned: the scratch is
+# now allocated once, and the number of allocations (as logged by Rprofmem)
+# is the same however many iterations a problem takes.
+test_that("C_flci_bias allocates its scratch once, not once per bisection step", {
+  skip_if_not(capabilities("profmem"), "R was built without memory profiling")
+  set.seed(1)
+  n <- 20   # scratch vectors of n doubles are logged one by one (larger than R's small-vector pools)
+  M <- matrix(rnorm(n * n), n); H <- crossprod(M) + diag(n); a <- rnorm(n)
+  root <- sqrt(sum(a * solve(H, a)))
+  f <- tempfile(); on.exit(unlink(f))
+  allocs <- function(r) {
+    Rprofmem(f, threshold = 0)
+    res <- .Call(diffdiff:::C_flci_bias, H, a, r)
+    Rprofmem(NULL)
+    expect_identical(res[n + 2], 0)   # status: solved
+    length(readLines(f))
+  }
+  # radii inside (0, root): the bisection runs, a different number of steps for each
+  k <- vapply(root * c(0.05, 0.3, 0.6, 0.9), allocs, numeric(1))
+  expect_identical(length(unique(k)), 1L)
+})

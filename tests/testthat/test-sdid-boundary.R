@@ -85,6 +85,7 @@ test_that("replicates near the threshold do not depend on the thread count", {
   on.exit(dd_threads(old))
   dd_threads(1)
   a <- fit_big(d, "placebo", nboot = 4)
+  need_threads(2)
   dd_threads(2, throttle = 1)
   b <- fit_big(d, "placebo", nboot = 4)
   dd_threads(old, throttle = 65536)
