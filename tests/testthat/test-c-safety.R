@@ -4,11 +4,10 @@
 # setAttrib(x, install(...), ScalarInteger(k)): the scalar is unprotected
 # while install() and setAttrib() may allocate, so a garbage collection there
 # can free it (rchk reports this). Guards the fix in bootstrap.c, panel.c and
-# survey.c: the value is PROTECTed first. A static check of the sources, so
-# it runs from the source tree only (R CMD check installs no src/).
+# survey.c: the value is PROTECTed first. A static check of the sources
+# (src_dir(), helper-src.R: the source tree or R CMD check's unpacked tarball).
 test_that("no setAttrib() call allocates its value in its own argument list", {
-  src <- test_path("..", "..", "src")
-  skip_if_not(dir.exists(src), "the C sources are not next to the tests")
+  src <- src_dir()
   hits <- character()
   for (f in list.files(src, "[.]c$", full.names = TRUE)) {
     code <- paste(readLines(f, warn = FALSE), collapse = "\n")

@@ -1,14 +1,6 @@
 # src/diffdiff.h lists every function with external linkage under a comment
 # naming the file that defines it ("/* ifs.c ... */"), and nothing else: the
-# contributor's map of the C code. Reads the sources: in the source tree
-# (tests/testthat -> ../../src) or, under R CMD check, the unpacked tarball
-# (diffdiff.Rcheck/tests/testthat -> ../../00_pkg_src/diffdiff/src).
-
-src_dir <- function() {
-  for (p in c(file.path("..", "..", "src"), file.path("..", "..", "00_pkg_src", "diffdiff", "src")))
-    if (file.exists(file.path(p, "diffdiff.h"))) return(p)
-  NULL
-}
+# contributor's map of the C code. Reads the sources (src_dir(), helper-src.R).
 
 # names of functions defined at file scope without `static` (a definition:
 # a line starting with a return type whose parameter list is followed by `{`)
@@ -41,10 +33,6 @@ header_prototypes <- function(file) {
 
 test_that("every exported C function is declared in diffdiff.h under the file that defines it", {
   dir <- src_dir()
-  if (is.null(dir)) {
-    if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("the C sources are not found")
-    skip("the C sources are not available")
-  }
   hp <- header_prototypes(file.path(dir, "diffdiff.h"))
   files <- setdiff(list.files(dir, "\\.c$"), "init.c")
   defs <- do.call(rbind, lapply(files, function(f)

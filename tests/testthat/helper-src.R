@@ -1,0 +1,10 @@
+# The package's C sources, for the tests that read them: in the source tree
+# (tests/testthat -> ../../src) or, under R CMD check, in the unpacked
+# tarball (diffdiff.Rcheck/tests/testthat -> ../../00_pkg_src/diffdiff/src).
+# Not found: skip, or fail when DIFFDIFF_REQUIRE_PARITY=true (make test, CI).
+src_dir <- function() {
+  for (p in c(file.path("..", "..", "src"), file.path("..", "..", "00_pkg_src", "diffdiff", "src")))
+    if (file.exists(file.path(p, "diffdiff.h"))) return(p)
+  if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("the C sources are not found")
+  testthat::skip("the C sources are not available")
+}
