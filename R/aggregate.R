@@ -174,8 +174,8 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
       if (!is.finite(crit) || crit < stats::qnorm(1 - alpha / 2)) crit <- NA_real_
     }
   } else if (nboot > 0L || (cband && m > 0L)) {
-    B <- if (nboot > 0L) nboot else if (!is.null(x$boot)) nrow(x$boot$draws) else 1000L
-    dr <- x$boot
+    B <- if (nboot > 0L) nboot else if (!is.null(x$boot_draws)) nrow(x$boot_draws$draws) else 1000L
+    dr <- x$boot_draws
     if (!is.null(dr) && nrow(dr$draws) == B && identical(dr$boot_weights, boot_weights)) {
       # reuse the fit's draws: bootstrap of psi = draws(Psi) A + draws(C) c
       DA <- matrix(0, nrow(dr$draws), K); DA[, dr$cells] <- dr$draws[, seq_along(dr$cells)]

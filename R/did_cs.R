@@ -270,7 +270,7 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                notes = prep$notes)
   extra <- list(inf = inf, n = n, units = prep$units, survey_label = svy_label, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
-                pretest = pre, boot = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
+                pretest = pre, boot_draws = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 cband_method = cband_method, control_group = control_group, anticipation = anticipation, base_period = base_period,
                 est_method = est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status)
   # the K x K variance is formed on demand by vcov() (it is n K^2 work)

@@ -296,7 +296,7 @@ dd_reg_info <- function(est, estimator, title, yname, alpha, main_terms, cluster
        vcov_type = est$vc$type, vcov_label = est$vc$label, df = est$vc$df, alpha = alpha,
        main_terms = main_terms, fe_names = fe_names,
        fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev,
-       dropped = reg$dropped, r2 = est$r2, r2_within = est$r2w, boot = est$boot,
+       dropped = reg$dropped, r2 = est$r2, r2_within = est$r2w, wild_boot = est$boot,
        n_singletons = est$n_singletons, fe_iter = reg$iter, notes = notes)
 }
 

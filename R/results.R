@@ -1,6 +1,38 @@
 # The dd_fit base class: one constructor and the methods every estimator shares.
 
+# The fields of a dd_fit: every fit has the required ones (in `info`); the
+# others are the optional common ones or belong to one estimator. An unknown
+# field is an internal error, so a misspelt or duplicated name cannot slip
+# into a result (one name per meaning: `wild_boot` is the regression's wild
+# bootstrap settings, `boot_draws` did_cs's stored multiplier draws).
+dd_fit_required <- c("estimator", "title", "yname", "nobs", "n_units", "n_periods", "n_clusters", "vcov_type",
+                     "vcov_label", "df", "alpha", "main_terms", "fe_names", "dropped", "notes")
+dd_fit_fields <- list(
+  common = c("fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study", "path", "ref"),
+  did_event = "window",
+  did_sa = c("cohort_coefs", "vcov_full", "shares", "cohort_ref"),
+  did_stacked = c("cohorts", "stacked_nobs", "kappa", "coef_full"),
+  did_bjs = c("pretest", "n_treated", "n_untreated", "first_stage"),
+  did_gardner = c("n_treated", "n_untreated", "first_stage"),
+  did_cs = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
+             "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
+             "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status"),
+  did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
+                 "unit_cluster", "base_period"),
+  did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
+               "cohort_of", "fits", "replicates", "settings"))
+
 new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extra = list()) {
+  miss <- setdiff(dd_fit_required, names(info))
+  if (length(miss))
+    stop(sprintf("internal error: a %s fit lacks %s; please report", subclass[1], paste(miss, collapse = ", ")),
+         call. = FALSE)
+  fields <- c(names(info), names(extra))
+  unknown <- setdiff(fields, c(dd_fit_required, dd_fit_fields$common, dd_fit_fields[[subclass[1]]]))
+  dup <- fields[duplicated(fields)]
+  if (length(unknown) || length(dup))
+    stop(sprintf("internal error: a %s fit has unknown or duplicated fields %s; please report", subclass[1],
+                 paste(c(unknown, dup), collapse = ", ")), call. = FALSE)
   dd_check_finite_result(coeftable, info$yname)
   # an event study states its reference period(s) and base period
   # (dd_es_spec); the typed component is built here from the table
@@ -185,7 +217,7 @@ print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), 
   if ("boot.p.value" %in% names(b)) {
     bb <- b[!is.na(b$boot.p.value), , drop = FALSE]
     cat(sprintf("\nWild cluster bootstrap (null imposed, %s weights, %d replications, %s clusters):\n",
-                f$boot$boot_weights, f$boot$nboot, dd_fmt_int(f$boot$G)))
+                f$wild_boot$boot_weights, f$wild_boot$nboot, dd_fmt_int(f$wild_boot$G)))
     m <- cbind(`p-value` = bb$boot.p.value, bb$boot.conf.low, bb$boot.conf.high)
     colnames(m)[2:3] <- sprintf("%s %%", format(100 * c(f$alpha / 2, 1 - f$alpha / 2), trim = TRUE))
     rownames(m) <- bb$term
