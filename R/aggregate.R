@@ -75,16 +75,14 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     nboot <- if (!bs) 0L else if (!is.null(a$biters)) a$biters else max(x$nboot, 1000L)
   }
   type <- dd_match_arg(type[1], c("group", "simple", "dynamic", "calendar"), "type")
-  nboot <- if (is.null(nboot)) x$nboot else dd_check_count(nboot, "nboot")
-  boot_weights <- if (is.null(boot_weights)) x$boot_weights else
-    dd_match_arg(boot_weights, c("rademacher", "mammen", "webb"), "boot_weights")
-  cband <- if (is.null(cband)) x$cband else dd_check_flag(cband, "cband")
-  cband_method <- if (is.null(cband_method)) (if (is.null(x$cband_method)) "sup-t" else x$cband_method) else
-    dd_match_arg(cband_method[1], c("sup-t", "bootstrap-t"), "cband_method")
+  # the shared settings, defaulting to the fit's
+  sp <- dd_spec(alpha = alpha %||% x$alpha, nboot = nboot %||% x$nboot, boot_weights = boot_weights %||% x$boot_weights,
+                cband = cband %||% x$cband, cband_method = cband_method %||% x$cband_method %||% "sup-t")
+  nboot <- sp$nboot; boot_weights <- sp$boot_weights; cband <- sp$cband; cband_method <- sp$cband_method
   bootstrap_t <- cband && cband_method == "bootstrap-t"
   if (bootstrap_t && nboot == 0L)
     dd_stop("`cband_method` = \"bootstrap-t\" needs bootstrap draws: `nboot` is 0; set nboot = 1000, say.")
-  alpha <- if (is.null(alpha)) x$alpha else dd_check_alpha(alpha)
+  alpha <- sp$alpha
   if (!is.numeric(min_e) || length(min_e) != 1L || is.na(min_e))
     dd_stop("`min_e` must be a number; got %s.", dd_show(min_e))
   if (!is.numeric(max_e) || length(max_e) != 1L || is.na(max_e))

@@ -37,9 +37,8 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
                     boot_weights = c("rademacher", "mammen", "webb"), survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  alpha <- dd_check_alpha(alpha)
-  nboot <- dd_check_count(nboot, "nboot")
-  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights)
+  alpha <- sp$alpha; nboot <- sp$nboot
   cluster <- dd_cluster_names(cluster, data)
   design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
   vtype <- dd_resolve_vcov(vcov, cluster, "hetero")
@@ -63,8 +62,7 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   }
   X <- cbind(tr, po, tr * po, p$X)
   colnames(X)[1:3] <- c(treatname, postname, "ATT")
-  est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     "ATT", dd_fe_opts(), survey = if (is.null(design)) NULL else list(design = design, rows = p$rows),
+  est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, dd_spec_vcov(sp, vtype), "ATT", survey = if (is.null(design)) NULL else list(design = design, rows = p$rows),
                      treated = tr * po == 1, control = tr == 0)
   info <- dd_reg_info(est, "did_2x2", "2x2 difference-in-differences (did_2x2)", yname, alpha,
                       "ATT", p$cluster, NULL)

@@ -85,8 +85,8 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
                     horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
                     fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  alpha <- dd_check_alpha(alpha)
-  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  alpha <- sp$alpha; opts <- sp$opts
   st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
   p <- st$p
   im <- dd_impute_setup(st, p, opts, horizon)

@@ -141,21 +141,17 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
                    cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
                    cband = TRUE, cband_method = c("sup-t", "bootstrap-t"), alpha = 0.05, survey = NULL, ...) {
   call <- match.call()
-  a <- dd_did_aliases(list(...), c("alp", "bstrap", "biters", "clustervars"), "did_cs")
-  if (!is.null(a$alp)) alpha <- a$alp
-  if (!is.null(a$biters)) nboot <- a$biters
-  if (!is.null(a$bstrap) && !dd_check_flag(a$bstrap, "bstrap")) nboot <- 0
-  if (!is.null(a$clustervars)) cluster <- a$clustervars
+  # the shared settings and did's spellings (alp, bstrap, biters, clustervars)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband,
+                cband_method = cband_method, cluster = cluster, dots = list(...),
+                aliases = c("alp", "bstrap", "biters", "clustervars"), fun = "did_cs")
+  alpha <- sp$alpha; nboot <- sp$nboot; boot_weights <- sp$boot_weights; cband <- sp$cband
+  cband_method <- sp$cband_method; cluster <- sp$cluster
   dd_check_data(data)
   control_group <- dd_match_arg(control_group[1], c("nevertreated", "notyettreated"), "control_group")
   base_period <- dd_match_arg(base_period[1], c("varying", "universal"), "base_period")
   est_method <- dd_match_arg(est_method[1], c("dr", "ipw", "reg"), "est_method")
-  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
   anticipation <- dd_check_count(anticipation, "anticipation")
-  nboot <- dd_check_count(nboot, "nboot")
-  alpha <- dd_check_alpha(alpha)
-  cband <- dd_check_flag(cband, "cband")
-  cband_method <- dd_match_arg(cband_method[1], c("sup-t", "bootstrap-t"), "cband_method")
   if (cband_method == "bootstrap-t" && cband && nboot == 0L)
     dd_stop("`cband_method` = \"bootstrap-t\" needs bootstrap draws: `nboot` is 0; set nboot = 1000, say.")
   panel <- dd_check_flag(panel, "panel")

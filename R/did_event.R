@@ -55,11 +55,9 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
                       fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  alpha <- dd_check_alpha(alpha)
-  nboot <- dd_check_count(nboot, "nboot")
-  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
-  opts <- dd_fe_opts(fe_tol, fe_maxit)
-  drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
+                drop_singletons = drop_singletons)
+  alpha <- sp$alpha; nboot <- sp$nboot
   if (!is.numeric(ref) || !length(ref) || anyNA(ref) || any(ref != round(ref)))
     dd_stop("`ref` must be whole numbers (relative periods); got %s.", dd_show(ref))
   if (!is.null(window) && (!is.numeric(window) || length(window) != 2L || anyNA(window) ||
@@ -97,8 +95,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   colnames(D) <- terms
   X <- cbind(D, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
-  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     terms, opts, drop_singletons,
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), terms,
                      survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never)
   est$tab$event <- ev[match(est$tab$term, terms)]
   r <- est$rows

@@ -73,9 +73,9 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                    fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  alpha <- dd_check_alpha(alpha)
+  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  alpha <- sp$alpha
   control <- dd_match_arg(control[1], c("auto", "never", "last"), "control")
-  opts <- dd_fe_opts(fe_tol, fe_maxit)
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
   ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, vcov,
@@ -165,8 +165,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     X <- cbind(Xc, D[rows, , drop = FALSE])
     cellf <- NULL
   }
-  est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), vtype, alpha, 0L, "rademacher", character(),
-                     opts, survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
+  est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), dd_spec_vcov(sp, vtype), character(),
+                     survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
                      cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE)
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V

@@ -96,14 +96,15 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
   dd_check_data(data)
   method <- dd_match_arg(method[1], c("sdid", "sc", "did"), "method")
   se <- dd_match_arg(se[1], c("placebo", "bootstrap", "jackknife", "none"), "se")
-  nboot <- dd_check_count(nboot, "nboot", min = if (se %in% c("placebo", "bootstrap")) 2 else 0)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, nboot_min = if (se %in% c("placebo", "bootstrap")) 2 else 0)
+  nboot <- sp$nboot
   staggered <- dd_check_flag(staggered, "staggered")
   omega_intercept <- dd_check_flag(omega_intercept, "omega_intercept")
   lambda_intercept <- dd_check_flag(lambda_intercept, "lambda_intercept")
   sparsify <- dd_check_flag(sparsify, "sparsify")
   max_iter <- dd_check_count(max_iter, "max_iter", min = 1)
   max_iter_pre_sparsify <- dd_check_count(max_iter_pre_sparsify, "max_iter_pre_sparsify", min = 1)
-  alpha <- dd_check_alpha(alpha)
+  alpha <- sp$alpha
   for (a in c("zeta_omega", "zeta_lambda", "min_decrease", "noise_level")) {
     v <- get(a)
     if (!is.null(v) && (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0))

@@ -62,8 +62,8 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
                         cluster = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  alpha <- dd_check_alpha(alpha)
-  opts <- dd_fe_opts(fe_tol, fe_maxit)
+  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit, drop_singletons = FALSE)
+  alpha <- sp$alpha
   if (missing(kappa_pre)) dd_stop("`kappa_pre` (periods before adoption in each window) must be given.")
   if (missing(kappa_post)) dd_stop("`kappa_post` (periods after adoption in each window) must be given.")
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
@@ -132,8 +132,7 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
     list(idx = as.integer(idx), D = M, grp = Dr[fr], per = er[fr])
   }
   clusters <- if (length(p$cluster)) stats::setNames(list(st$cl[r]), names(p$cluster)) else list()
-  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, "cluster", alpha, 0L, "rademacher", character(),
-                     opts, drop_singletons = FALSE,
+  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, "cluster"), character(),
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
                      cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE)
   est_ev <- evs[paste0("event::", evs) %in% est$tab$term]

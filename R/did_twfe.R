@@ -92,11 +92,9 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  alpha <- dd_check_alpha(alpha)
-  nboot <- dd_check_count(nboot, "nboot")
-  boot_weights <- dd_match_arg(boot_weights[1], c("rademacher", "mammen", "webb"), "boot_weights")
-  opts <- dd_fe_opts(fe_tol, fe_maxit)
-  drop_singletons <- dd_check_flag(drop_singletons, "drop_singletons")
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
+                drop_singletons = drop_singletons)
+  alpha <- sp$alpha; nboot <- sp$nboot
   ps <- dd_panel_setup(data, yname, idname, tname, c(dname = dname), xformla, weightsname, cluster, vcov,
                        nboot, survey, fe)
   p <- ps$p; vtype <- ps$vtype; idc <- ps$idc; tc <- ps$tc
@@ -106,8 +104,7 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
-  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, vtype, alpha, nboot, boot_weights,
-                     "ATT", opts, drop_singletons,
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), "ATT",
                      survey = ps$survey, boot_key = list(ps$id, ps$tt), treated = d == 1,
                      control = (rowsum(d, idc, reorder = TRUE)[, 1] == 0)[idc + 1L])
   r <- est$rows

@@ -201,9 +201,12 @@ dd_gram_ols <- function(A, r, refnorm, tol) {
 # interchangeable). treated, control: logical per row (treated observations,
 # observations of never-treated or control units), for the warning on few
 # treated or untreated clusters.
-dd_estimate <- function(y, X, fe, w, clusters, vcov_type, alpha, nboot, boot_weights,
-                        main_terms, opts, drop_singletons = TRUE, survey = NULL, cells = NULL,
+dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, cells = NULL,
                         boot_key = NULL, treated = NULL, control = NULL, wild_available = TRUE) {
+  # the settings, checked once by dd_spec() (spec.R)
+  vcov_type <- spec$vcov_type; alpha <- spec$alpha; nboot <- spec$nboot; boot_weights <- spec$boot_weights
+  opts <- spec$opts; drop_singletons <- spec$drop_singletons
+  if (is.null(vcov_type)) stop("internal error: dd_estimate() without a variance type; please report", call. = FALSE)
   rows <- seq_along(y)
   n_singletons <- 0L
   fe <- lapply(fe, function(f) if (is.null(attr(f, "nlev"))) dd_codes(f) else f)
