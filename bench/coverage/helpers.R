@@ -255,8 +255,11 @@ cov_summary <- function(raw) {
   raw$width <- raw$hi - raw$lo
   grp <- interaction(raw[key], drop = TRUE, lex.order = TRUE)
   res <- lapply(split(raw, grp), function(x) {
-    ok <- is.finite(x$lo) & is.finite(x$hi) & is.finite(x$truth)
-    x$covered[!ok] <- FALSE   # a missing or infinite interval counts as not covering (stated below)
+    # a missing interval counts as not covering; an unbounded one ((-Inf, Inf),
+    # the wild bootstrap's test inversion when no null value is rejected)
+    # covers (stated in the report)
+    ok <- !is.na(x$lo) & !is.na(x$hi) & is.finite(x$truth)
+    x$covered[!ok] <- FALSE
     inf_w <- sum(!is.finite(x$width))
     per_draw <- if (x$band[1]) tapply(x$covered, x$draw, all) else tapply(x$covered, x$draw, mean)
     nd <- length(per_draw)
