@@ -212,10 +212,14 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
     inf <- dd_ifs(prep$n, K + length(glist), lay$start, lay$cols, r$vals)
     r$vals <- NULL
   } else {
+    lay <- dd_cs_rc_layout(cells, prep, glist)
     r <- .Call(C_cs_rc, prep$y, prep$tcol, prep$gval, prep$never, prep$w, prep$Xrc,
-               cells$idx, cells$g, cells$thr, method, 0.995, prep$unit, prep$n)
-    inf <- dd_ifs_dense(cbind(r$inf, dd_cohort_mat(prep$unit_weight, prep$unit_group, glist)))
-    r$inf <- NULL
+               cells$idx, cells$g, cells$thr, method, 0.995, prep$unit, prep$n,
+               list(lay$start, lay$pos, lengths(lay$cols), lay$extra, lay$blk, lay$loc),
+               as.double(prep$unit_weight))
+    inf <- dd_ifs(prep$n, K + length(glist), lay$start, lay$cols, r$vals, rows = lay$rows)
+    r$vals <- NULL
+    rm(lay)
   }
   prep$Y <- prep$W <- prep$X <- prep$y <- prep$Xrc <- NULL
   dd_cs_report(r, cells)
@@ -416,11 +420,58 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
   # did counts rows / periods here (also for unbalanced panels)
   dd_cs_small(ifelse(is.finite(gval), gval, 0), nterm, control_group, T)
   uw <- if (panel) as.vector(tapply(w, as.integer(unit), mean)) else w
-  list(panel = FALSE, y = y, tcol = match(tt, tl) - 1L, gval = as.double(ifelse(is.finite(gval), gval, 0)),
+  tcol <- match(tt, tl) - 1L
+  list(panel = FALSE, y = y, tcol = tcol, gval = as.double(ifelse(is.finite(gval), gval, 0)),
        never = !is.finite(gval), w = w, Xrc = cbind("(Intercept)" = rep(1, length(y)), X),
        unit = as.integer(unit), n = n, nobs = length(y), tlist = tl, glist = co$glist,
        unit_group = ug0, unit_weight = uw, unit_cluster = if (is.null(cl)) NULL else cl[first_row],
-       units = if (panel) id[first_row] else NULL, unit_prow = prow[first_row], notes = co$notes)
+       units = if (panel) id[first_row] else NULL, unit_prow = prow[first_row], notes = co$notes,
+       unit_period = if (panel) NULL else tcol)
+}
+
+# Block layout of the repeated cross-section engine's influence functions.
+# The rows (units) keep their order (by identifier, as dd_cs_prepare sorts
+# them; the bootstrap draws its multipliers in this order) and are grouped
+# into blocks that need not be adjacent (dd_ifs's `rows`): by cohort and
+# period in repeated cross-sections (an observation is in cell (g, t) only
+# when its period is t or the base period), by cohort in unbalanced panels
+# (a unit's rows may fall in any period). Block b is in cell c's sample when
+# its cohort is the treated one, never treated, or not yet treated by the
+# cell's threshold (and, with a period, when that period is one of the
+# cell's two); treated cohorts' blocks add their cohort-share column.
+dd_cs_rc_layout <- function(cells, prep, glist) {
+  n <- prep$n; K <- length(cells$g)
+  ug <- prep$unit_group                            # 0: never treated
+  up <- if (is.null(prep$unit_period)) rep(-1L, n) else prep$unit_period
+  gl <- sort(unique(ug)); tl <- sort(unique(up))
+  key <- (match(ug, gl) - 1L) * length(tl) + match(up, tl)
+  ord <- order(key)                                # stable: rows in order within a block
+  bkey <- unique(key[ord])
+  nb <- length(bkey)
+  blk <- match(key, bkey) - 1L
+  cnt <- tabulate(blk + 1L, nb)
+  start <- c(0L, cumsum(cnt))
+  loc <- integer(n)
+  loc[ord] <- seq_len(n) - 1L - start[blk[ord] + 1L]
+  bg <- gl[(bkey - 1L) %/% length(tl) + 1L]; bp <- tl[(bkey - 1L) %% length(tl) + 1L]
+  bnever <- bg == 0
+  memb <- (outer(bg, cells$g, "==") & !bnever) | bnever | outer(bg, cells$thr, ">")
+  memb <- memb & (bp < 0 | outer(bp, cells$idx[, 2], "==") | outer(bp, cells$idx[, 3], "=="))
+  memb <- matrix(memb, nb, K)
+  memb[, cells$idx[, 2] == cells$idx[, 3]] <- FALSE   # reference cells: zero
+  pos <- matrix(-1L, nb, K)
+  cols <- vector("list", nb); extra <- rep(-1L, nb)
+  for (b in seq_len(nb)) {
+    j <- which(memb[b, ])
+    pos[b, j] <- seq_along(j) - 1L
+    gi <- if (bnever[b]) NA else match(bg[b], glist)
+    if (!is.na(gi)) extra[b] <- length(j)
+    cols[[b]] <- as.integer(c(j - 1L, if (!is.na(gi)) K + gi - 1L))
+  }
+  rows <- ord - 1L
+  if (!is.unsorted(rows)) rows <- NULL             # the blocks are contiguous
+  list(start = as.integer(start), pos = pos, cols = cols, extra = as.integer(extra), blk = as.integer(blk),
+       loc = as.integer(loc), rows = rows)
 }
 
 # Block layout of the panel engine's influence functions: block b (units of

@@ -8,9 +8,15 @@
 dd_zero_tol <- sqrt(.Machine$double.eps) * 10   # did's "treat as zero"
 
 # Influence functions are stored block-sparse (src/ifs.c): rows (units) in
-# blocks, each block a dense matrix over the columns it touches.
-dd_ifs <- function(n, K, start, cols, vals)
-  structure(list(n = as.integer(n), K = as.integer(K), start = as.integer(start), cols = cols, vals = vals),
+# blocks, each block a dense matrix over the columns it touches. rows: NULL
+# (the blocks are contiguous row ranges, in row order) or the 0-based row
+# of each stored row, block after block (a permutation of the n rows: the
+# blocks group rows that are not adjacent, and the rows keep their order:
+# as.matrix() gives the n x K matrix in row order and the bootstrap draws
+# row r's multipliers as for a dense matrix).
+dd_ifs <- function(n, K, start, cols, vals, rows = NULL)
+  structure(list(n = as.integer(n), K = as.integer(K), start = as.integer(start), cols = cols, vals = vals,
+                 rows = if (is.null(rows)) NULL else as.integer(rows)),
             class = "dd_ifs")
 
 # a dense n x K matrix as one block

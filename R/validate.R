@@ -123,7 +123,13 @@ dd_covariates <- function(xformla, df, as_list = FALSE) {
     for (j in seq_along(labs)) X[, j] <- df[[labs[j]]]
     return(X)
   }
-  mf <- stats::model.frame(tt, data = as.data.frame(df), na.action = stats::na.pass)
+  # model.frame on a plain data frame of the formula's columns only: the
+  # columns themselves, not copies (as.data.frame() would deep-copy every
+  # column of a data.table); the caller's object is not touched
+  vars <- all.vars(xformla)
+  sub <- structure(lapply(stats::setNames(vars, vars), function(v) df[[v]]), class = "data.frame",
+                   row.names = .row_names_info(df, 0L))
+  mf <- stats::model.frame(tt, data = sub, na.action = stats::na.pass)
   X <- stats::model.matrix(tt, mf)
   X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
   storage.mode(X) <- "double"

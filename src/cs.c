@@ -351,22 +351,6 @@ static void cs_cell_compute(int method, int n, int k, cs_work *W, double *att) {
   }
 }
 /* the engines' results: att, influence functions (nrow x K), status and counts */
-typedef struct { SEXP v[6]; double *att, *inf; int *status, *ncell, *ntrim, *ntreat; } cs_out;
-
-static void cs_out_alloc(cs_out *o, int nrow, int K) {   /* leaves 6 objects protected */
-  o->v[0] = PROTECT(allocVector(REALSXP, K));
-  o->v[1] = PROTECT(allocMatrix(REALSXP, nrow, K));
-  for (int j = 2; j < 6; j++) o->v[j] = PROTECT(allocVector(INTSXP, K));
-  o->att = REAL(o->v[0]); o->inf = REAL(o->v[1]);
-  o->status = INTEGER(o->v[2]); o->ncell = INTEGER(o->v[3]);
-  o->ntrim = INTEGER(o->v[4]); o->ntreat = INTEGER(o->v[5]);
-}
-
-static SEXP cs_out_list(cs_out *o) {
-  const char *nm[6] = {"att", "inf", "status", "n_cell", "n_trim", "n_treat"};
-  return dd_named_list(6, nm, o->v);
-}
-
 /* did's cell guards, before any estimation: (c) overlap, for ipw and dr: an
  * unweighted logit of D on X whose largest fitted score reaches 0.999 (without
  * covariates: mean(D) >= 0.999); (d) for reg and dr, a singular unweighted
@@ -819,12 +803,28 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
 /* The repeated cross-section engine (also unbalanced panels). Rows: y, tcol
  * (0-based period), gval/never of the row's unit, w, X (rows x k, intercept
  * first), unit (0-based; each row its own unit for true cross-sections),
- * n = number of units (rows of the influence function). */
+ * n = number of units (rows of the influence function).
+ *
+ * The influence functions come back block-sparse (ifs.c) with the units
+ * grouped into blocks by the R side (dd_cs_rc_layout): lay = list(start,
+ * pos, ncol, extra, blk, loc). Block b holds start[b+1] - start[b] units;
+ * unit u is row loc[u] of block blk[u]; pos (nb x K) is the column of cell c
+ * in block b's matrix, or -1 when no unit of the block can be in the cell's
+ * sample; ncol the columns of each block; extra the column that receives the
+ * unit weights uw (the cohort-share column of the aggregations), or -1.
+ * A cell's value for a unit sums the unit's rows in the cell, as before.
+ *
+ * Memory: each thread's workspace is sized for the largest cell (the rows of
+ * its two periods in its comparison), not for all rows; a cell finds its
+ * rows through a by-period index of the rows. */
 SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
-             SEXP gcell_, SEXP thr_, SEXP method_, SEXP trim_, SEXP unit_, SEXP nunit_) {
+             SEXP gcell_, SEXP thr_, SEXP method_, SEXP trim_, SEXP unit_, SEXP nunit_, SEXP lay_, SEXP uw_) {
   const char *fn = "C_cs_rc";
   dd_chk_type(y_, REALSXP, 0, fn, "y");
   cs_check_cells(cells_, method_, trim_, fn);
+  dd_chk_list(lay_, 6, fn, "lay");
+  SEXP bstart_ = VECTOR_ELT(lay_, 0), pos_ = VECTOR_ELT(lay_, 1), bncol_ = VECTOR_ELT(lay_, 2),
+       bextra_ = VECTOR_ELT(lay_, 3), ublk_ = VECTOR_ELT(lay_, 4), uloc_ = VECTOR_ELT(lay_, 5);
   {
     const R_xlen_t n0 = XLENGTH(y_);
     const int K0 = nrows(cells_);
@@ -838,24 +838,104 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     dd_chk_vec(thr_, REALSXP, K0, 0, fn, "thr");
     const int nu0 = dd_chk_int(nunit_, 1, DD_INT_MAX, fn, "nunit");
     dd_chk_codes(unit_, n0, nu0, fn, "unit");
+    dd_chk_vec(uw_, REALSXP, nu0, 0, fn, "uw");
+    /* the block layout */
+    dd_chk_type(bncol_, INTSXP, 0, fn, "lay$ncol");
+    const int nb0 = LENGTH(bncol_);
+    dd_chk_vec(bstart_, INTSXP, (R_xlen_t) nb0 + 1, 0, fn, "lay$start");
+    dd_chk_vec(pos_, INTSXP, (R_xlen_t) nb0 * K0, 0, fn, "lay$pos");
+    dd_chk_vec(bextra_, INTSXP, nb0, 0, fn, "lay$extra");
+    dd_chk_codes(ublk_, nu0, nb0, fn, "lay$blk");
+    dd_chk_vec(uloc_, INTSXP, nu0, 0, fn, "lay$loc");
+    const int *bs = INTEGER(bstart_), *bn = INTEGER(bncol_), *be = INTEGER(bextra_), *ps = INTEGER(pos_);
+    const int *ub = INTEGER(ublk_), *ul = INTEGER(uloc_);
+    if (bs[0] != 0 || bs[nb0] != nu0) error("internal error in %s: `lay$start`; please report", fn);
+    for (int b = 0; b < nb0; b++) {
+      if (bs[b + 1] < bs[b] || bn[b] < 0 || be[b] < -1 || be[b] >= bn[b])
+        error("internal error in %s: block layout; please report", fn);
+      for (int c = 0; c < K0; c++) {
+        const int p = ps[b + (R_xlen_t) nb0 * c];
+        if (p < -1 || p >= bn[b]) error("internal error in %s: `lay$pos` out of range; please report", fn);
+      }
+    }
+    /* every unit in its own slot of its block */
+    char *seen = (char *) R_alloc(nu0, 1);
+    memset(seen, 0, nu0);
+    for (int u = 0; u < nu0; u++) {
+      const int b = ub[u], nbk = bs[b + 1] - bs[b];
+      if (ul[u] < 0 || ul[u] >= nbk || seen[bs[b] + ul[u]])
+        error("internal error in %s: `lay$loc`; please report", fn);
+      seen[bs[b] + ul[u]] = 1;
+    }
   }
-  const int NR = LENGTH(y_), k = ncols(X_), K = nrows(cells_), nu = asInteger(nunit_);
-  const double *y = REAL(y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_);
+  const int NR = LENGTH(y_), k = ncols(X_), K = nrows(cells_), nu = asInteger(nunit_), nb = LENGTH(bncol_);
+  const double *y = REAL(y_), *gval = REAL(gval_), *w = REAL(w_), *X = REAL(X_), *uw = REAL(uw_);
   const int *tcol = INTEGER(tcol_), *never = LOGICAL(never_), *cells = INTEGER(cells_), *unit = INTEGER(unit_);
+  const int *bstart = INTEGER(bstart_), *pos = INTEGER(pos_), *bncol = INTEGER(bncol_), *bextra = INTEGER(bextra_);
+  const int *ublk = INTEGER(ublk_), *uloc = INTEGER(uloc_);
   const double *gcell = REAL(gcell_), *thr = REAL(thr_);
   const int method = asInteger(method_);
   const double trim = asReal(trim_);
   if (LENGTH(tcol_) != NR || LENGTH(gval_) != NR || LENGTH(never_) != NR || LENGTH(w_) != NR ||
       nrows(X_) != NR || LENGTH(unit_) != NR || XLENGTH(gcell_) != K || XLENGTH(thr_) != K)
     error("internal error in cs.c: length mismatch; please report");
-  cs_out O;
-  cs_out_alloc(&O, nu, K);  /* 6 protected */
-  double *att = O.att, *INF = O.inf;
-  int *status = O.status, *ncell = O.ncell, *ntrim = O.ntrim, *ntreat = O.ntreat;
+  /* rows by period (counting sort, rows in order within a period) */
+  int T = 0;
+  for (int i = 0; i < NR; i++) {
+    if (tcol[i] < 0) error("internal error in %s: `tcol` out of range; please report", fn);
+    if (tcol[i] + 1 > T) T = tcol[i] + 1;
+  }
+  for (int c = 0; c < K; c++) {
+    if (cells[c + K] < 0 || cells[c + 2 * K] < 0) error("internal error in %s: cell periods out of range; please report", fn);
+    if (cells[c + K] + 1 > T) T = cells[c + K] + 1;
+    if (cells[c + 2 * K] + 1 > T) T = cells[c + 2 * K] + 1;
+  }
+  int *pstart = (int *) R_alloc((size_t) T + 1, sizeof(int)), *prow = (int *) R_alloc(NR > 0 ? NR : 1, sizeof(int));
+  memset(pstart, 0, sizeof(int) * ((size_t) T + 1));
+  for (int i = 0; i < NR; i++) pstart[tcol[i] + 1]++;
+  for (int t = 0; t < T; t++) pstart[t + 1] += pstart[t];
+  {
+    int *fill = (int *) R_alloc((size_t) T + 1, sizeof(int));
+    memcpy(fill, pstart, sizeof(int) * ((size_t) T + 1));
+    for (int i = 0; i < NR; i++) prow[fill[tcol[i]]++] = i;
+  }
+  SEXP att_ = PROTECT(allocVector(REALSXP, K)), st_ = PROTECT(allocVector(INTSXP, K));
+  SEXP nc_ = PROTECT(allocVector(INTSXP, K)), ntr_ = PROTECT(allocVector(INTSXP, K));
+  SEXP nt_ = PROTECT(allocVector(INTSXP, K)), vals_ = PROTECT(allocVector(VECSXP, nb));
+  double *att = REAL(att_);
+  int *status = INTEGER(st_), *ncell = INTEGER(nc_), *ntrim = INTEGER(ntr_), *ntreat = INTEGER(nt_);
+  double **V = (double **) R_alloc(nb > 0 ? nb : 1, sizeof(double *));
+  for (int b = 0; b < nb; b++) {
+    SEXP m = allocMatrix(REALSXP, bstart[b + 1] - bstart[b], bncol[b]);
+    SET_VECTOR_ELT(vals_, b, m);
+    V[b] = REAL(m);
+    memset(V[b], 0, sizeof(double) * (size_t) XLENGTH(m));
+  }
+  for (int u = 0; u < nu; u++) {
+    const int b = ublk[u];
+    if (bextra[b] >= 0) V[b][(R_xlen_t) bextra[b] * (bstart[b + 1] - bstart[b]) + uloc[u]] = uw[u];
+  }
+  /* cell sizes (serially), for the workspace: the largest cell */
+  int nmax = 1;
+  for (int c = 0; c < K; c++) {
+    const int tc = cells[c + K], bc = cells[c + 2 * K];
+    int n = 0;
+    for (int pp = 0; pp < (tc == bc ? 1 : 2); pp++) {
+      const int per = pp ? bc : tc;
+      for (int q = pstart[per]; q < pstart[per + 1]; q++) {
+        const int i = prow[q];
+        if ((!never[i] && gval[i] == gcell[c]) || never[i] || gval[i] > thr[c]) n++;
+      }
+    }
+    ncell[c] = n;
+    if (n > nmax) nmax = n;
+  }
   const int nth = dd_nthreads(K, (double) NR * K * (k + 4));
-  const size_t per = rc_work_doubles(NR, k) + cs_work_doubles(NR, k);
+  const size_t per = rc_work_doubles(nmax, k) + cs_work_doubles(nmax, k);
   double *mem = (double *) R_alloc(per * nth, sizeof(double));
-  int *imem = (int *) R_alloc(((size_t) NR + k) * nth, sizeof(int));
+  int *imem = (int *) R_alloc(((size_t) nmax + k) * nth, sizeof(int));
+  int *bad = (int *) R_alloc(K > 0 ? K : 1, sizeof(int));   /* a row outside the layout (internal error) */
+  memset(bad, 0, sizeof(int) * (K > 0 ? K : 1));
   dd_chunks ch_c;
   dd_chunks_init(&ch_c, K, nth);
   while (dd_chunks_next(&ch_c)) {
@@ -866,57 +946,73 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   for (int c = c_lo; c < c_hi; c++) {
     const int tid = dd_tid();
     double *m0 = mem + per * tid;
-    int *i0 = imem + ((size_t) NR + k) * tid;
+    int *i0 = imem + ((size_t) nmax + k) * tid;
     const int tc = cells[c + K], bc = cells[c + 2 * K];
-    double *ic = INF + (R_xlen_t) c * nu;
-    memset(ic, 0, sizeof(double) * nu);
+    /* the cell's rows in row order: merge the rows of its two periods */
     int n = 0, n1t = 0, n1b = 0, n0t = 0, n0b = 0;
-    for (int i = 0; i < NR; i++) {
-      if (tcol[i] != tc && tcol[i] != bc) continue;
+    int qa = pstart[tc], qb = tc == bc ? pstart[bc + 1] : pstart[bc];
+    const int ea = pstart[tc + 1], eb = pstart[bc + 1];
+    while (qa < ea || qb < eb) {
+      const int i = (qb >= eb || (qa < ea && prow[qa] < prow[qb])) ? prow[qa++] : prow[qb++];
       int d;
       if (!never[i] && gval[i] == gcell[c]) d = 1;
       else if (never[i] || gval[i] > thr[c]) d = 0;
       else continue;
+      if (n >= nmax) { bad[c] = 1; break; }
       i0[n++] = i;
       if (d) { if (tcol[i] == tc) n1t++; else n1b++; } else { if (tcol[i] == tc) n0t++; else n0b++; }
     }
+    if (bad[c]) continue;
     ncell[c] = n; ntreat[c] = n1t + n1b; ntrim[c] = 0;
     if (tc == bc) { status[c] = CS_OK; att[c] = 0.0; continue; }
-    if (n1t == 0 || n1b == 0 || n0t == 0 || n0b == 0) {
-      status[c] = CS_EMPTY; att[c] = NA_REAL;
-      for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
-      continue;
-    }
-    rc_work R;
-    rc_carve(&R, m0, n, k);
-    for (int j = 0; j < n; j++) {
-      int i = i0[j];
-      R.y[j] = y[i]; R.post[j] = tcol[i] == tc ? 1.0 : 0.0;
-      R.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0; R.w[j] = w[i];
-      for (int a = 0; a < k; a++) R.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * NR];
-    }
-    /* guards on the pooled cell sample, as for panels */
-    cs_work G; 
-    double *gmem = m0 + rc_work_doubles(NR, k);
-    cs_work_carve(&G, gmem, i0, n, k);
-    memcpy(G.D, R.D, sizeof(double) * n);
-    memcpy(G.X, R.X, sizeof(double) * (size_t) n * k);
-    int st = cs_guards(method, n, k, &G, R.work4k, i0 + NR, 0);
+    for (int j = 0; j < n; j++) if (pos[ublk[unit[i0[j]]] + (R_xlen_t) nb * c] < 0) bad[c] = 1;
+    if (bad[c]) continue;
+    int st = CS_EMPTY;
     double a_hat = NA_REAL;
     int nt = 0;
-    if (st == CS_OK) st = cs_rc_cell(method, n, k, &R, trim, &a_hat, &nt, i0 + NR);
+    rc_work R;
+    if (!(n1t == 0 || n1b == 0 || n0t == 0 || n0b == 0)) {
+      rc_carve(&R, m0, n, k);
+      for (int j = 0; j < n; j++) {
+        int i = i0[j];
+        R.y[j] = y[i]; R.post[j] = tcol[i] == tc ? 1.0 : 0.0;
+        R.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0; R.w[j] = w[i];
+        for (int a = 0; a < k; a++) R.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * NR];
+      }
+      /* guards on the pooled cell sample, as for panels */
+      cs_work G;
+      double *gmem = m0 + rc_work_doubles(nmax, k);
+      cs_work_carve(&G, gmem, i0, n, k);
+      memcpy(G.D, R.D, sizeof(double) * n);
+      memcpy(G.X, R.X, sizeof(double) * (size_t) n * k);
+      st = cs_guards(method, n, k, &G, R.work4k, i0 + nmax, 0);
+      if (st == CS_OK) st = cs_rc_cell(method, n, k, &R, trim, &a_hat, &nt, i0 + nmax);
+    }
     status[c] = st; ntrim[c] = nt;
     if ((st == CS_OK || st == CS_PS_NOCONV) && !ISNAN(a_hat)) {
       att[c] = a_hat;
       const double sc = (double) nu / (double) n;
-      for (int j = 0; j < n; j++) ic[unit[i0[j]]] += sc * R.inf[j];
+      for (int j = 0; j < n; j++) {
+        const int u = unit[i0[j]], b = ublk[u];
+        V[b][(R_xlen_t) pos[b + (R_xlen_t) nb * c] * (bstart[b + 1] - bstart[b]) + uloc[u]] += sc * R.inf[j];
+      }
     } else {
+      /* a cell without an estimate: NA wherever the cell is stored */
       att[c] = NA_REAL;
-      for (int i = 0; i < nu; i++) ic[i] = NA_REAL;
+      for (int b = 0; b < nb; b++) {
+        const int p = pos[b + (R_xlen_t) nb * c];
+        if (p < 0) continue;
+        const int nbk = bstart[b + 1] - bstart[b];
+        for (int i = 0; i < nbk; i++) V[b][(R_xlen_t) p * nbk + i] = NA_REAL;
+      }
     }
   }
   }
-  SEXP out = cs_out_list(&O);
+  for (int c = 0; c < K; c++)
+    if (bad[c]) error("internal error in %s: a row of cell %d lies outside the block layout; please report", fn, c + 1);
+  const char *nm[6] = {"att", "status", "n_cell", "n_trim", "n_treat", "vals"};
+  SEXP v[6] = {att_, st_, nc_, ntr_, nt_, vals_};
+  SEXP out = dd_named_list(6, nm, v);
   UNPROTECT(6);
   return out;
 }

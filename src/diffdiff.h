@@ -59,6 +59,10 @@ static inline uint64_t dd_rng_step(dd_rng *g) {
   g->s += 0x9E3779B97F4A7C15ULL;
   return dd_mix64(g->s);
 }
+/* the k-th output (k >= 1) of dd_rng_step from state g, without stepping */
+static inline uint64_t dd_rng_at(const dd_rng *g, uint64_t k) {
+  return dd_mix64(g->s + k * 0x9E3779B97F4A7C15ULL);
+}
 void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream);
 uint64_t dd_rng_next(dd_rng *g);
 double dd_rng_unif(dd_rng *g);
@@ -74,7 +78,7 @@ SEXP C_cs_panel(SEXP Y, SEXP bstart, SEXP bval, SEXP bnever, SEXP w, SEXP X, SEX
                 SEXP gcell, SEXP pos, SEXP task, SEXP bncol, SEXP bextra, SEXP method, SEXP trim);
 SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
-             SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit);
+             SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit, SEXP lay, SEXP uw);
 
 /* ifs.c: block-sparse influence functions */
 SEXP C_ifs_colss(SEXP s);

@@ -4,7 +4,14 @@
  * (0-based, increasing) as a dense n_b x |cols[[b]]| matrix vals[[b]];
  * every other entry is zero. Callaway-Sant'Anna cells are zero outside their
  * cohorts, so a block per cohort stores only the non-zero part (a dense
- * matrix is one block with all columns). R list: n, K, start, cols, vals.
+ * matrix is one block with all columns). R list: n, K, start, cols, vals,
+ * rows. rows is NULL (stored row i is row i: blocks are contiguous row
+ * ranges) or a permutation of 0..N-1: stored row i (block-major) is row
+ * rows[i] of the N x K matrix. The repeated cross-section engine uses it to
+ * group rows into blocks by cohort and period while the rows keep their
+ * order: every result is that of the N x K matrix in its row order, and the
+ * bootstrap gives row r the r-th weight of each stream whatever the block
+ * it is stored in.
  *
  * Operations: column sums of squares, cross-products of selected columns,
  * products with a K x m matrix, cluster sums, densification, and the
@@ -20,11 +27,15 @@ typedef struct {
   const int **cols;
   int *ncol;
   const double **vals;
+  const int *rows;    /* NULL: stored row i is row i */
 } dd_ifs;
+
+#define IFS_ROW(f, i) ((f)->rows ? (f)->rows[i] : (i))
 
 static void ifs_get(SEXP s, dd_ifs *f) {
   const char *fn = "ifs.c";
-  dd_chk_list(s, 5, fn, "s");
+  dd_chk_list(s, -1, fn, "s");
+  if (LENGTH(s) != 5 && LENGTH(s) != 6) error("internal error in ifs.c: malformed influence functions; please report");
   SEXP start = VECTOR_ELT(s, 2), cols = VECTOR_ELT(s, 3), vals = VECTOR_ELT(s, 4);
   f->n = dd_chk_int(VECTOR_ELT(s, 0), 0, DD_INT_MAX, fn, "s$n");
   f->K = dd_chk_int(VECTOR_ELT(s, 1), 0, DD_INT_MAX, fn, "s$K");
@@ -54,6 +65,20 @@ static void ifs_get(SEXP s, dd_ifs *f) {
     for (int j = 0; j < f->ncol[b]; j++)
       if (f->cols[b][j] < 0 || f->cols[b][j] >= f->K || (j > 0 && f->cols[b][j] <= f->cols[b][j - 1]))
         error("internal error in ifs.c: column out of range or not increasing; please report");
+  }
+  f->rows = NULL;
+  if (LENGTH(s) == 6 && !isNull(VECTOR_ELT(s, 5))) {
+    SEXP rows = VECTOR_ELT(s, 5);
+    dd_chk_vec(rows, INTSXP, f->n, 0, fn, "s$rows");
+    const int *r = INTEGER(rows);
+    char *seen = (char *) R_alloc(f->n > 0 ? f->n : 1, 1);
+    memset(seen, 0, f->n > 0 ? f->n : 1);
+    for (int i = 0; i < f->n; i++) {
+      if (r[i] < 0 || r[i] >= f->n || seen[r[i]])
+        error("internal error in ifs.c: `rows` is not a permutation; please report");
+      seen[r[i]] = 1;
+    }
+    f->rows = r;
   }
 }
 
@@ -146,11 +171,13 @@ SEXP C_ifs_combine(SEXP s, SEXP A_) {
     for (int b = 0; b < f.nb; b++) {
       const int nr = f.start[b + 1] - f.start[b];
       double *ob = ol + f.start[b];
+      const int *rb = f.rows ? f.rows + f.start[b] : NULL;
       for (int j = 0; j < f.ncol[b]; j++) {
         const double a = A[f.cols[b][j] + (R_xlen_t) l * f.K];
         if (a == 0.0) continue;
         const double *x = f.vals[b] + (R_xlen_t) j * nr;
-        for (int i = 0; i < nr; i++) ob[i] += a * x[i];
+        if (rb) for (int i = 0; i < nr; i++) ol[rb[i]] += a * x[i];
+        else for (int i = 0; i < nr; i++) ob[i] += a * x[i];
       }
     }
   }
@@ -238,11 +265,12 @@ SEXP C_ifs_rowsum(SEXP s, SEXP cl_, SEXP G_) {
   memset(O, 0, sizeof(double) * (size_t) G * f.K);
   for (int b = 0; b < f.nb; b++) {
     const int nr = f.start[b + 1] - f.start[b];
-    const int *cb = cl + f.start[b];
+    const int *cb = cl + f.start[b], *rb = f.rows ? f.rows + f.start[b] : NULL;
     for (int j = 0; j < f.ncol[b]; j++) {
       const double *x = f.vals[b] + (R_xlen_t) j * nr;
       double *oj = O + (R_xlen_t) f.cols[b][j] * G;
-      for (int i = 0; i < nr; i++) oj[cb[i]] += x[i];
+      if (rb) for (int i = 0; i < nr; i++) oj[cl[rb[i]]] += x[i];
+      else for (int i = 0; i < nr; i++) oj[cb[i]] += x[i];
     }
   }
   UNPROTECT(1);
@@ -258,8 +286,12 @@ SEXP C_ifs_dense(SEXP s) {
   memset(O, 0, sizeof(double) * (size_t) f.n * f.K);
   for (int b = 0; b < f.nb; b++) {
     const int nr = f.start[b + 1] - f.start[b];
-    for (int j = 0; j < f.ncol[b]; j++)
-      memcpy(O + (R_xlen_t) f.cols[b][j] * f.n + f.start[b], f.vals[b] + (R_xlen_t) j * nr, sizeof(double) * nr);
+    for (int j = 0; j < f.ncol[b]; j++) {
+      double *oj = O + (R_xlen_t) f.cols[b][j] * f.n;
+      const double *x = f.vals[b] + (R_xlen_t) j * nr;
+      if (f.rows) for (int i = 0; i < nr; i++) oj[f.rows[f.start[b] + i]] = x[i];
+      else memcpy(oj + f.start[b], x, sizeof(double) * nr);
+    }
   }
   UNPROTECT(1);
   return out;
@@ -336,12 +368,50 @@ static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *
   for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
 }
 
+/* the same weights for row r directly, for rows visited out of order (a
+ * permuted layout): splitmix64's k-th output is mix(s0 + k gamma), so the
+ * weight of row r is found without the r - 1 before it. g0: the streams'
+ * initial states; *word caches the 64-sign draw of the last Rademacher row. */
+static inline void boot_weights_at(const dd_rng *g0, int nb, int type, uint64_t *bits, long *word, long r,
+                                   double *v) {
+  if (type == 1) {
+    const long wd = r >> 6;
+    const int sh = (int) (r & 63);
+    if (wd != *word) {
+      for (int b = 0; b < nb; b++) bits[b] = dd_rng_at(g0 + b, (uint64_t) wd + 1);
+      *word = wd;
+    }
+    for (int b = 0; b < nb; b++) {
+      const uint64_t u = 0x3FF0000000000000ULL | (((~bits[b] >> sh) & 1ULL) << 63);
+      memcpy(v + b, &u, sizeof(double));
+    }
+  } else if (type == 2) {
+    const double s5 = 2.23606797749979, p = (s5 + 1.0) / (2.0 * s5);
+    const double lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
+    for (int b = 0; b < nb; b++) {
+      const double u = (double) (dd_rng_at(g0 + b, (uint64_t) r + 1) >> 11) * 0x1.0p-53;
+      v[b] = u < p ? lo : hi;
+    }
+  } else {
+    static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
+                                   0.7071067811865476, 1.0, 1.224744871391589};
+    for (int b = 0; b < nb; b++) {
+      const double u = (double) (dd_rng_at(g0 + b, (uint64_t) r + 1) >> 11) * 0x1.0p-53;
+      int k = (int) (u * 6.0);
+      v[b] = webb[k > 5 ? 5 : k];
+    }
+  }
+  for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
+}
+
 /* Multiplier bootstrap of the selected columns (0-based sel): replicate b
  * draws one weight per row (unit, or cluster when the rows are cluster
  * sums) from its own stream (seed, b) and returns
  *   draws[b, p] = (1 / sqrt(N)) sum_r v_r Psi[r, sel[p]]   (did's scale).
  * Rows are visited in order, so row r always gets the r-th weight of each
- * stream; zero blocks are skipped. Each task computes BOOT_NB replicates.
+ * stream; zero blocks are skipped. With a permuted layout (rows) the stored
+ * rows are visited block by block and row r's weights are computed directly
+ * (boot_weights_at): the same weights. Each task computes BOOT_NB replicates.
  *
  * With row groups grp (0-based codes 0..H-1, or NULL) the result is the list
  * (draws, ss) where ss[b, p] is the sum of squares of the multiplied
@@ -397,6 +467,8 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
   const size_t per = nacc + (grouped ? (size_t) m * BOOT_NB : 0) + 8 * BOOT_NB;
   double *scratch = (double *) R_alloc(per * nth + 1, sizeof(double));
   dd_wstream *wsall = (dd_wstream *) R_alloc((size_t) BOOT_NB * nth, sizeof(dd_wstream));
+  dd_rng *g0all = (dd_rng *) R_alloc((size_t) BOOT_NB * nth, sizeof(dd_rng));
+  const int *rows = f.rows;
   uint64_t *bitsall = (uint64_t *) R_alloc((size_t) BOOT_NB * nth, sizeof(uint64_t));
   int *ppall = (int *) R_alloc((size_t) maxq * nth, sizeof(int));
   const double **xsall = (const double **) R_alloc((size_t) maxq * nth, sizeof(double *));
@@ -424,7 +496,9 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
     int *pp = ppall + (size_t) maxq * tid;
     const double **xs = xsall + (size_t) maxq * tid;
     const int b0 = task * BOOT_NB, nb = (b0 + BOOT_NB <= B) ? BOOT_NB : B - b0;
-    for (int b = 0; b < nb; b++) dd_wstream_init(ws + b, seed, (uint64_t) (b0 + b), type);
+    dd_rng *g0 = g0all + (size_t) BOOT_NB * tid;
+    long word = -1;
+    for (int b = 0; b < nb; b++) { dd_wstream_init(ws + b, seed, (uint64_t) (b0 + b), type); g0[b] = ws[b].g; }
     memset(acc, 0, sizeof(double) * (per - 8 * BOOT_NB));
     for (int blk = 0; blk < f.nb; blk++) {
       const int r0 = f.start[blk], nr = f.start[blk + 1] - r0;
@@ -435,23 +509,29 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
         pp[q] = p; xs[q] = f.vals[blk] + (R_xlen_t) j * nr; q++;
       }
       int r = 0;
+      /* a permuted layout: no weights are needed for the rows of a block
+       * with no selected column (they are computed by row, not in turn) */
+      if (rows && !q) continue;
+#define BOOT_W(i, vv) (rows ? boot_weights_at(g0, nb, type, bits, &word, (long) rows[i], vv) \
+                            : boot_weights_row(ws, nb, type, bits, (long) (i), vv))
       if (!grouped) {
         for (; r + 4 <= nr; r += 4) {
-          for (int u = 0; u < 4; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
+          for (int u = 0; u < 4; u++) BOOT_W(r0 + r + u, v + u * BOOT_NB);
           if (q) boot_rows4(q, pp, xs, r, nr, v, acc);
         }
       }
       if (!grouped) {
         for (; r < nr; r++) {
-          boot_weights_row(ws, nb, type, bits, (long) r0 + r, v);
+          BOOT_W(r0 + r, v);
           if (q) boot_row1(q, pp, xs, r, v, acc);
         }
         continue;
       }
       while (r < nr) {
-        const int h = grp[r0 + r];
-        const int nu = (r + 4 <= nr && grp[r0 + r + 1] == h && grp[r0 + r + 2] == h && grp[r0 + r + 3] == h) ? 4 : 1;
-        for (int u = 0; u < nu; u++) boot_weights_row(ws, nb, type, bits, (long) r0 + r + u, v + u * BOOT_NB);
+        const int h = grp[IFS_ROW(&f, r0 + r)];
+        const int nu = (r + 4 <= nr && grp[IFS_ROW(&f, r0 + r + 1)] == h && grp[IFS_ROW(&f, r0 + r + 2)] == h &&
+                        grp[IFS_ROW(&f, r0 + r + 3)] == h) ? 4 : 1;
+        for (int u = 0; u < nu; u++) BOOT_W(r0 + r + u, v + u * BOOT_NB);
         if (q) {
           double *ah = acc + (size_t) h * m * BOOT_NB;
           if (nu == 4) boot_rows4(q, pp, xs, r, nr, v, ah); else boot_row1(q, pp, xs, r, v, ah);
@@ -468,6 +548,7 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
         }
         r += nu;
       }
+#undef BOOT_W
     }
     for (int p = 0; p < m; p++)
       for (int b = 0; b < nb; b++) {

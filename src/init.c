@@ -28,7 +28,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(cell_sums, 4),
   CALLDEF(wild_boot, 12),
   CALLDEF(cs_panel, 14),
-  CALLDEF(cs_rc, 13),
+  CALLDEF(cs_rc, 15),
   CALLDEF(cs_wide, 9),
   CALLDEF(ifs_colss, 1),
   CALLDEF(ifs_crossprod, 2),

@@ -100,3 +100,93 @@ test_that("integer time, cohort and covariate columns give the same fit as doubl
   expect_identical(a$coeftable, b$coeftable)
   expect_identical(di$t, as.integer(d$t))               # the caller's data untouched
 })
+
+# a permuted layout (dd_ifs's `rows`): the blocks group rows that are not
+# adjacent; every operation must equal that of the n x K matrix in row order
+rand_ifs_perm <- function(seed = 1) {
+  r <- rand_ifs(seed)
+  set.seed(seed + 100)
+  n <- nrow(r$D)
+  rows <- sample(n) - 1L                       # stored row i is row rows[i]
+  s <- r$s
+  s$rows <- rows
+  D <- matrix(0, n, ncol(r$D))
+  D[rows + 1L, ] <- r$D                        # the stored rows, put back in row order
+  list(s = s, D = D)
+}
+
+test_that("a permuted block layout equals dense arithmetic in row order", {
+  r <- rand_ifs_perm()
+  s <- r$s; D <- r$D
+  expect_equal(as.matrix(s), D, tolerance = 0)
+  expect_equal(.Call(ns$C_ifs_colss, s), colSums(D^2), tolerance = 1e-13)
+  sel <- c(5L, 0L, 2L)
+  expect_equal(.Call(ns$C_ifs_crossprod, s, sel), crossprod(D[, sel + 1L]), tolerance = 1e-13)
+  A <- matrix(rnorm(7 * 3), 7, 3); A[4, 2] <- 0
+  expect_equal(.Call(ns$C_ifs_combine, s, A), D %*% A, tolerance = 1e-13)
+  expect_equal(.Call(ns$C_ifs_comb_cross, s, A, FALSE), crossprod(D %*% A), tolerance = 1e-13)
+  cl <- rep(c(3, 1, 2, 2, 5), length.out = nrow(D))
+  expect_equal(as.matrix(ns$dd_if_rows(s, cl)), rowsum(D, cl, reorder = TRUE), tolerance = 1e-13,
+               ignore_attr = TRUE)
+  bad <- s; bad$rows[2] <- bad$rows[1]
+  expect_error(.Call(ns$C_ifs_colss, bad), "not a permutation")
+})
+
+test_that("a permuted block layout gives row r the r-th bootstrap weight", {
+  r <- rand_ifs_perm(4)
+  dense <- ns$dd_ifs_dense(r$D)
+  grp <- rep(0:2, length.out = nrow(r$D))
+  for (type in 1:3) {
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL)
+    expect_equal(a, b, tolerance = 1e-13)
+    set.seed(5); w <- .Call(ns$C_boot_weights, nrow(r$D), 77L, type)
+    expect_equal(a, t(w) %*% r$D / sqrt(nrow(r$D)), tolerance = 1e-12)
+    # with groups (the bootstrap-t studentisation)
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, c(4L, 1L), 40L, type, grp, 3L)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, c(4L, 1L), 40L, type, grp, 3L)
+    expect_equal(a, b, tolerance = 1e-13)
+  }
+})
+
+# repeated cross-sections: cell (g, t) is zero outside the observations of its
+# two periods and its comparison cohorts, and the fit stores it block-sparse
+test_that("did_cs(panel = FALSE) stores block-sparse influence functions in row order", {
+  d <- sim_cs_panel(n = 300)
+  set.seed(2)
+  d <- d[sample(nrow(d)), ]
+  f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, panel = FALSE, nboot = 0)
+  K <- nrow(f$coeftable); n <- f$n
+  expect_identical(n, nrow(d))
+  stored <- sum(lengths(f$inf$vals))
+  expect_lt(stored, 0.4 * n * (K + 2L))               # dense: n x (K + 2) values
+  D <- as.matrix(f$inf)
+  expect_equal(dim(D), c(n, K + 2L))
+  # rows are the observations sorted by identifier and period
+  o <- d[order(d$id, d$t), ]
+  base <- ifelse(f$coeftable$group <= f$coeftable$time, f$coeftable$group - 1, f$coeftable$time - 1)
+  for (k in seq_len(K)) {
+    gk <- f$coeftable$group[k]
+    inside <- o$t %in% c(f$coeftable$time[k], base[k]) & (o$g == gk | o$g == 0)
+    expect_true(all(D[!inside, k] == 0))
+    expect_true(all(D[inside, k] != 0))
+  }
+  expect_equal(D[, K + 1L], as.numeric(o$g == 4), tolerance = 0)
+  expect_equal(D[, K + 2L], as.numeric(o$g == 6), tolerance = 0)
+  expect_equal(f$coeftable$std.error, sqrt(colSums(D[, 1:K]^2)) / n, tolerance = 1e-12)
+  a <- aggregate(f, type = "dynamic")
+  expect_equal(a$coeftable$std.error, sqrt(colSums((D %*% a$comb)^2)) / n, tolerance = 1e-12)
+  # the multipliers follow the rows: the same draws as from the dense matrix
+  set.seed(7); b1 <- ns$dd_if_boot(f$inf, n, NULL, 99L, "rademacher", 0.05)
+  set.seed(7); b2 <- ns$dd_if_boot(ns$dd_ifs_dense(D), n, NULL, 99L, "rademacher", 0.05)
+  expect_equal(b1$draws, b2$draws, tolerance = 1e-13)
+  # unbalanced panels: units in cohort blocks, fewer values than dense
+  u <- sim_cs_panel(n = 300)
+  u <- u[-seq(1, nrow(u), by = 7), ]
+  fu <- did_cs(u, "y", "t", "id", "g", xformla = ~ x1, allow_unbalanced_panel = TRUE, nboot = 0)
+  Ku <- nrow(fu$coeftable)
+  expect_lt(sum(lengths(fu$inf$vals)), fu$n * (Ku + 2L))
+  Du <- as.matrix(fu$inf)
+  gu <- u$g[match(sort(unique(u$id)), u$id)]           # units sorted by identifier
+  for (k in seq_len(Ku)) expect_true(all(Du[gu != 0 & gu != fu$coeftable$group[k], k] == 0))
+})
