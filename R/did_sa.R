@@ -184,9 +184,9 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                            s[kept_cols[sel]] <- n_obs[sel] / sum(n_obs[sel]); s }
   S <- rbind(t(vapply(evs, function(e) share(e_of == e), numeric(length(b)))), share(e_of >= 0))
   terms <- c(paste0("event::", evs), "ATT")
-  Va <- S %*% V %*% t(S)
-  dimnames(Va) <- list(terms, terms)
-  tab <- dd_coef_table(stats::setNames(drop(S %*% b), terms), sqrt(diag(Va)), est$vc$df, alpha)
+  lc <- dd_lincom(b, V, S, terms)
+  Va <- lc$vcov
+  tab <- dd_coef_table(lc$estimate, sqrt(diag(Va)), est$vc$df, alpha)
   tab$event <- c(evs, NA)
   info <- dd_reg_info(est, "did_sa", "Sun-Abraham interaction-weighted event study (did_sa)", yname, alpha,
                       terms, p$cluster, names(fel), n_units = attr(est$reg$fe_codes[[1]], "nlev"),

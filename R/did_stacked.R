@@ -142,10 +142,10 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   if (!length(postv)) dd_stop("no post-treatment event time could be estimated.")
   S <- rbind(diag(length(b))[match(terms, names(b)), , drop = FALSE],
              ATT = as.double(names(b) %in% postv) / length(postv))
-  V <- S %*% est$vc$V %*% t(S)
   out_terms <- c(terms, "ATT")
-  dimnames(V) <- list(out_terms, out_terms)
-  tab <- dd_coef_table(stats::setNames(drop(S %*% b), out_terms), sqrt(diag(V)), est$vc$df, alpha)
+  lc <- dd_lincom(b, est$vc$V, S, out_terms)
+  V <- lc$vcov
+  tab <- dd_coef_table(lc$estimate, sqrt(diag(V)), est$vc$df, alpha)
   tab$event <- c(est_ev, NA)
   info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
