@@ -47,6 +47,17 @@
 #'   after the last period mean never treated; see section "Cohort coding" for
 #'   the one rule every estimator applies.
 #' @param ref Omitted relative period (default -1).
+#' @param nboot Multiplier-bootstrap draws (0, the default: analytic
+#'   standard errors). With `nboot > 0` the standard errors of the event-time
+#'   estimates and of the ATT come from a multiplier bootstrap of the
+#'   coefficients' influence functions (one multiplier per cluster; per
+#'   observation without clusters), scaled so that the bootstrap variance
+#'   converges to the analytic (CR1 / HC1) one; did's interquartile-range
+#'   rule. Not with `vcov = "iid"` or a `survey` design (yet).
+#' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
+#' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
+#'   estimates: columns `cband.low`, `cband.high`; its critical value is
+#'   `fit$crit` and `fit$event_study$crit`.
 #' @param control Control cohort: `"auto"` (default; never-treated units when
 #'   there are any, else the last-treated cohort, with a message), `"never"`
 #'   or `"last"`.
@@ -70,10 +81,12 @@
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
                    control = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
+                   nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                    fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit)
   alpha <- sp$alpha
   control <- dd_match_arg(control[1], c("auto", "never", "last"), "control")
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
@@ -167,7 +180,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   }
   est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), dd_spec_vcov(sp, vtype), character(),
                      survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
-                     cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE)
+                     cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE,
+                     boot_key = list(id[rows], tt[rows]))
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))
@@ -185,15 +199,17 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   S <- rbind(t(vapply(evs, function(e) share(e_of == e), numeric(length(b)))), share(e_of >= 0))
   terms <- c(paste0("event::", evs), "ATT")
   lc <- dd_lincom(b, V, S, terms)
-  Va <- lc$vcov
-  tab <- dd_coef_table(lc$estimate, sqrt(diag(Va)), est$vc$df, alpha)
+  ag <- dd_reg_agg_table(est, lc, S, sp, band = seq_along(evs))
+  tab <- ag$tab; Va <- ag$V; crit <- ag$crit
   tab$event <- c(evs, NA)
   info <- dd_reg_info(est, "did_sa", "Sun-Abraham interaction-weighted event study (did_sa)", yname, alpha,
                       terms, p$cluster, names(fel), n_units = attr(est$reg$fe_codes[[1]], "nlev"),
                       n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
+  if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
                   cohort_ref = stats::setNames(refg, cg0), path = est$path,
-                  event_study = dd_es_spec(reference = ref)))
+                  event_study = dd_es_spec(reference = ref), crit = crit, nboot = sp$nboot,
+                  boot_weights = sp$boot_weights, cband = sp$cband))
 }

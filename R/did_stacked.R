@@ -44,6 +44,17 @@
 #' @param control_group Clean controls: `"not_yet_treated"`,
 #'   `"never_treated"` or `"strict"`.
 #' @param cluster Column to cluster by (default `idname`).
+#' @param nboot Multiplier-bootstrap draws (0, the default: analytic
+#'   standard errors). With `nboot > 0` the standard errors of the event-time
+#'   estimates and of the ATT come from a multiplier bootstrap of the
+#'   coefficients' influence functions (one multiplier per cluster; per
+#'   observation without clusters), scaled so that the bootstrap variance
+#'   converges to the analytic (CR1 / HC1) one; did's interquartile-range
+#'   rule. Not with `vcov = "iid"` or a `survey` design (yet).
+#' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
+#' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
+#'   estimates: columns `cband.low`, `cband.high`; its critical value is
+#'   `fit$crit` and `fit$event_study$crit`.
 #' @return An object of class `c("did_stacked", "dd_fit")` with rows
 #'   `event::e` (\eqn{e \ne -1}) and `ATT`; `cohorts` (kept and trimmed, with
 #'   treated and control unit counts) and `stacked_nobs`.
@@ -60,9 +71,11 @@
 #' @export
 did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post, xformla = NULL,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
-                        cluster = NULL, alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+                        cluster = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
+                        cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit, drop_singletons = FALSE)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit, drop_singletons = FALSE)
   alpha <- sp$alpha
   if (missing(kappa_pre)) dd_stop("`kappa_pre` (periods before adoption in each window) must be given.")
   if (missing(kappa_post)) dd_stop("`kappa_post` (periods after adoption in each window) must be given.")
@@ -144,13 +157,15 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
              ATT = as.double(names(b) %in% postv) / length(postv))
   out_terms <- c(terms, "ATT")
   lc <- dd_lincom(b, est$vc$V, S, out_terms)
-  V <- lc$vcov
-  tab <- dd_coef_table(lc$estimate, sqrt(diag(V)), est$vc$df, alpha)
+  ag <- dd_reg_agg_table(est, lc, S, sp, band = seq_along(terms))
+  tab <- ag$tab; V <- ag$V
   tab$event <- c(est_ev, NA)
   info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
                       n_units = sum(rowSums(umask) > 0), n_periods = sum(rowSums(pmask) > 0))
+  if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
              list(ref = -1, event_study = dd_es_spec(reference = -1), cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
-                  coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha)))
+                  coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha), crit = ag$crit,
+                  nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband))
 }

@@ -150,3 +150,72 @@ dd_if_vcov <- function(object) {
   dimnames(V) <- list(object$coeftable$term, object$coeftable$term)
   V
 }
+
+# Influence functions of regression coefficients for the multiplier
+# bootstrap: one row per cluster (clusters in sorted order of their values,
+# so that the multipliers do not depend on the row order of the data) or per
+# observation (in the order of `key`, a 0-based rank of each row), scaled so
+# that sqrt(colSums(psi^2)) / n is the fit's analytic standard error (the
+# small-sample factor of CR1 / HC1 included): psi_g = n sqrt(c) B sum_{i in g}
+# w_i e_i xd_i. Bootstrap standard errors then converge to the analytic ones.
+dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL) {
+  if (!is.null(reg$cells)) stop("internal error: regression influence functions need dense regressors; please report",
+                                call. = FALSE)
+  if (!vc$type %in% c("cluster", "hetero", "HC0"))
+    dd_stop("the multiplier bootstrap (`nboot` > 0) needs heteroskedasticity-robust or clustered standard errors; got vcov = \"%s\".",
+            vc$type)
+  sc <- reg$Xd * ((if (is.null(reg$w)) 1 else reg$w) * reg$resid)
+  if (vc$type == "cluster") {
+    if (length(cluster_values) != 1L)
+      dd_stop("the multiplier bootstrap (`nboot` > 0) supports one-way clustering; `cluster` names %d variables.",
+              length(cluster_values))
+    sc <- rowsum(sc, dd_sorted_codes(cluster_values[[1]]), reorder = TRUE)
+  } else if (!is.null(key)) {
+    sc <- sc[order(key), , drop = FALSE]
+  }
+  S <- sc %*% reg$bread
+  v0 <- colSums(S^2)
+  cf <- diag(vc$V) / v0
+  ok <- is.finite(cf) & v0 > 0
+  if (any(ok) && max(abs(cf[ok] / cf[ok][1] - 1)) > 1e-8)
+    stop("internal error: the small-sample factor differs across coefficients; please report", call. = FALSE)
+  cf <- if (any(ok)) cf[ok][1] else 1
+  S * (reg$n * sqrt(cf))
+}
+
+# The multiplier bootstrap of regression aggregates S b (dd_lincom) from the
+# coefficients' influence functions (dd_reg_ifs): bootstrap standard errors
+# (did's interquartile-range rule), the sup-t critical value over the rows
+# `band` when `cband`, and the covariance rescaled to the bootstrap standard
+# errors. Returns list(se, crit, V, label).
+dd_reg_boot <- function(est, S, V, spec, band) {
+  R <- est$ifs %*% t(S)
+  bt <- dd_if_boot(dd_ifs_dense(R), est$reg$n, NULL, spec$nboot, spec$boot_weights, spec$alpha,
+                   band = if (spec$cband) band else integer())
+  se <- bt$se
+  s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
+  Vb <- V * outer(s, s)
+  list(se = se, crit = if (spec$cband && length(band)) bt$crit else NA_real_, V = Vb,
+       label = sprintf("Multiplier bootstrap (%d draws, %s) of the %s influence functions", spec$nboot,
+                       spec$boot_weights, if (est$vc$type == "cluster") paste0("clustered (", est$vc$label, ")")
+                       else "robust"))
+}
+
+# A regression aggregate's table and covariance, with the multiplier
+# bootstrap when spec$nboot > 0: bootstrap standard errors, and the uniform
+# band over the rows `band` (the event times) when spec$cband. Returns
+# list(tab, V, crit, label) (label NULL without the bootstrap).
+dd_reg_agg_table <- function(est, lc, S, spec, band) {
+  V <- lc$vcov; se <- sqrt(diag(V)); crit <- NA_real_; label <- NULL
+  if (spec$nboot > 0L) {
+    bt <- dd_reg_boot(est, S, V, spec, band)
+    se <- bt$se; V <- bt$V; crit <- bt$crit; label <- bt$label
+  }
+  tab <- dd_coef_table(lc$estimate, se, est$vc$df, spec$alpha)
+  if (is.finite(crit)) {
+    tab$cband.low <- tab$cband.high <- NA_real_
+    tab$cband.low[band] <- tab$estimate[band] - crit * tab$std.error[band]
+    tab$cband.high[band] <- tab$estimate[band] + crit * tab$std.error[band]
+  }
+  list(tab = tab, V = V, crit = crit, label = label)
+}

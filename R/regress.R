@@ -247,7 +247,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   est <- reg$coef[reg$keep]
   tab <- dd_coef_table(est, sqrt(diag(vc$V)), vc$df, alpha)
   boot <- NULL
-  if (nboot > 0L) {
+  if (nboot > 0L && wild_available) {
     if (length(clusters) > 1L)
       dd_stop("the wild cluster bootstrap (`nboot` = %d) supports one-way clustering; `cluster` = %s has two.",
               nboot, dd_show(names(clusters)))
@@ -280,12 +280,21 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
       boot <- wb[c("nboot", "boot_weights", "G")]
     }
   }
+  # estimators without the wild bootstrap: the coefficients' influence
+  # functions for the multiplier bootstrap (influence.R)
+  ifs <- NULL
+  if (nboot > 0L && !wild_available) {
+    if (!is.null(survey))
+      dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a `survey` design yet; use nboot = 0.", nboot)
+    key <- if (is.null(boot_key)) NULL else dd_row_ranks(lapply(boot_key, `[`, rows)) - 1L
+    ifs <- dd_reg_ifs(reg, vc, lapply(raw_clusters, identity), key)
+  }
   wss <- function(v, c = 0) .Call(C_wss, as.double(v), w, as.double(c))
   ssr <- wss(reg$resid)
   ybar <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
   r2 <- 1 - ssr / wss(y, ybar)
   r2w <- if (length(fe)) 1 - ssr / wss(reg$yd) else NULL
-  list(reg = reg, vc = vc, tab = tab, boot = boot, rows = rows, r2 = r2, r2w = r2w,
+  list(reg = reg, vc = vc, tab = tab, boot = boot, ifs = ifs, rows = rows, r2 = r2, r2w = r2w,
        n_singletons = n_singletons, path = if (is.null(reg$cells)) "dense" else "cells")
 }
 

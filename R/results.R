@@ -9,6 +9,7 @@ dd_fit_required <- c("estimator", "title", "yname", "nobs", "n_units", "n_period
                      "vcov_label", "df", "alpha", "main_terms", "fe_names", "dropped", "notes")
 dd_fit_fields <- list(
   common = c("fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study", "path", "ref"),
+  mboot = c("crit", "nboot", "boot_weights", "cband"),   # multiplier bootstrap of regression IFs
   did_event = "window",
   did_sa = c("cohort_coefs", "vcov_full", "shares", "cohort_ref"),
   did_stacked = c("cohorts", "stacked_nobs", "kappa", "coef_full"),
@@ -28,7 +29,7 @@ new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extr
     stop(sprintf("internal error: a %s fit lacks %s; please report", subclass[1], paste(miss, collapse = ", ")),
          call. = FALSE)
   fields <- c(names(info), names(extra))
-  unknown <- setdiff(fields, c(dd_fit_required, dd_fit_fields$common, dd_fit_fields[[subclass[1]]]))
+  unknown <- setdiff(fields, c(dd_fit_required, dd_fit_fields$common, dd_fit_fields$mboot, dd_fit_fields[[subclass[1]]]))
   dup <- fields[duplicated(fields)]
   if (length(unknown) || length(dup))
     stop(sprintf("internal error: a %s fit has unknown or duplicated fields %s; please report", subclass[1],

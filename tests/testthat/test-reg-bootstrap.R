@@ -1,0 +1,69 @@
+# The multiplier bootstrap of regression event studies (did_sa, did_stacked:
+# nboot, boot_weights, cband) from the coefficients' influence functions
+# (dd_reg_ifs, influence.R). The influence functions reproduce the analytic
+# standard errors exactly; bootstrap standard errors converge to them (up to
+# the interquartile-range rule with a finite number of clusters); the band
+# contains the pointwise intervals; the same seed gives the same numbers for
+# any row order.
+
+test_that("regression influence functions give the analytic (CR1 / HC1) standard errors exactly", {
+  d <- sim_panel()
+  for (vc in list(NULL, "hetero")) {
+    f <- did_sa(d, "y", "id", "year", "first_treat", vcov = vc)
+    # the bootstrap path refits the cohort regression on dense columns
+    set.seed(1)
+    fb <- did_sa(d, "y", "id", "year", "first_treat", vcov = vc, nboot = 9)
+    expect_identical(fb$vcov_type, "bootstrap")
+    expect_equal(fb$coeftable$estimate, f$coeftable$estimate, tolerance = 1e-12)
+  }
+  # the scaling itself, on a plain clustered regression
+  fit <- did_twfe(d, "y", "id", "year", "treat", cluster = "state")
+  est <- diffdiff:::dd_estimate(d$y, cbind(ATT = d$treat), list(id = d$id, year = d$year), NULL,
+                                list(state = d$state),
+                                diffdiff:::dd_spec_vcov(diffdiff:::dd_spec(nboot = 9), "cluster"), character(),
+                                wild_available = FALSE)
+  expect_equal(unname(sqrt(colSums(est$ifs^2)) / est$reg$n), fit$coeftable$std.error, tolerance = 1e-12)
+  expect_equal(nrow(est$ifs), length(unique(d$state)))
+})
+
+test_that("did_sa and did_stacked bootstrap SEs approach the analytic ones; bands contain the pointwise intervals", {
+  d <- sim_panel()
+  fits <- list(sa = function(...) did_sa(d, "y", "id", "year", "first_treat", ...),
+               stacked = function(...) did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 3, kappa_post = 2, ...))
+  for (nm in names(fits)) {
+    a <- fits[[nm]]()
+    for (bw in c("rademacher", "webb")) {
+      set.seed(2)
+      b <- fits[[nm]](nboot = 20000, boot_weights = bw, cband = TRUE)
+      r <- b$coeftable$std.error / a$coeftable$std.error
+      expect_lt(max(abs(r - 1)), 0.03)
+      ev <- !is.na(b$coeftable$event)
+      expect_true(all(b$coeftable$cband.low[ev] <= b$coeftable$conf.low[ev]))
+      expect_true(all(b$coeftable$cband.high[ev] >= b$coeftable$conf.high[ev]))
+      expect_true(is.na(b$coeftable$cband.low[!ev]))
+      expect_gt(b$crit, stats::qnorm(0.975))
+      expect_lt(b$crit, stats::qnorm(1 - 0.025 / sum(ev)))
+      expect_equal(b$event_study$crit, b$crit)
+      expect_equal(unname(sqrt(diag(vcov(b)))), b$coeftable$std.error, tolerance = 1e-12)
+      expect_match(b$vcov_label, sprintf("Multiplier bootstrap (20000 draws, %s)", bw), fixed = TRUE)
+    }
+  }
+})
+
+test_that("the regression bootstrap: same seed, same numbers for any row order; bad input", {
+  d <- sim_panel()
+  ds <- d[sample(nrow(d)), ]
+  for (vc in list(NULL, "hetero")) {
+    set.seed(5); a <- did_sa(d, "y", "id", "year", "first_treat", vcov = vc, nboot = 199, cband = TRUE)
+    set.seed(5); b <- did_sa(ds, "y", "id", "year", "first_treat", vcov = vc, nboot = 199, cband = TRUE)
+    expect_equal(b$coeftable$std.error, a$coeftable$std.error, tolerance = 1e-12)
+    expect_equal(b$crit, a$crit, tolerance = 1e-12)
+  }
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", vcov = "iid", nboot = 99),
+               "needs heteroskedasticity-robust or clustered standard errors; got vcov = \"iid\"")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", nboot = 1e10), "`nboot` must be a whole number")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", nboot = 9, boot_weights = "normal"), "boot_weights")
+  des <- survey_design(d, weights = ~ w, ids = ~ id)
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", survey = des, nboot = 9),
+               "not available with a `survey` design yet")
+})
