@@ -36,6 +36,12 @@
 #'   or `nboot`.
 #' @param nboot Number of wild cluster bootstrap replications (null imposed)
 #'   run for each event-time coefficient; 0 (default) for analytic inference.
+#' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
+#'   coefficients (columns `cband.low`, `cband.high`): its critical value
+#'   (`fit$crit`) is the 95% quantile of the largest |t| of a multiplier
+#'   bootstrap of the coefficients' influence functions (`nboot` draws,
+#'   `boot_weights`; one multiplier per cluster), and it is applied to the
+#'   analytic standard errors. The wild bootstrap intervals stay pointwise.
 #' @return An object of class `c("did_event", "dd_fit")`; the coefficient
 #'   table has a column `event` (relative period), and `plot()` draws the
 #'   event-study plot.
@@ -51,12 +57,14 @@
 did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL,
                       xformla = NULL, weightsname = NULL, fe = NULL, cluster = NULL,
                       vcov = NULL, alpha = 0.05, nboot = 0,
-                      boot_weights = c("rademacher", "mammen", "webb"),
+                      boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                       fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
   dd_check_data(data)
-  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
-                drop_singletons = drop_singletons)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit, drop_singletons = drop_singletons)
+  if (sp$cband && sp$nboot == 0L)
+    dd_stop("`cband` = TRUE needs bootstrap draws for its critical value: `nboot` is 0; set nboot = 999, say.")
   alpha <- sp$alpha; nboot <- sp$nboot
   if (!is.numeric(ref) || !length(ref) || anyNA(ref) || any(ref != round(ref)))
     dd_stop("`ref` must be whole numbers (relative periods); got %s.", dd_show(ref))
@@ -98,6 +106,20 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), terms,
                      survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never)
   est$tab$event <- ev[match(est$tab$term, terms)]
+  crit <- NA_real_
+  if (sp$cband) {
+    # the uniform band over the event-time coefficients: the sup-t critical
+    # value of a multiplier bootstrap of their influence functions, applied
+    # to the analytic standard errors
+    b <- est$reg$coef[est$reg$keep]
+    kt <- intersect(terms, names(b))
+    S <- diag(length(b))[match(kt, names(b)), , drop = FALSE]
+    crit <- dd_reg_boot(est, S, dd_lincom(b, est$vc$V, S, kt)$vcov, sp, band = seq_along(kt))$crit
+    i <- match(kt, est$tab$term)
+    est$tab$cband.low <- est$tab$cband.high <- NA_real_
+    est$tab$cband.low[i] <- est$tab$estimate[i] - crit * est$tab$std.error[i]
+    est$tab$cband.high[i] <- est$tab$estimate[i] + crit * est$tab$std.error[i]
+  }
   r <- est$rows
   notes <- character()
   if (!any(never[r])) notes <- "no never-treated units: the control group is the not-yet-treated."
@@ -108,5 +130,6 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
                       notes = notes)
   new_dd_fit("did_event", est$tab, est$reg$coef, est$vc$V, info, call,
              extra = list(ref = ref[ref %in% obs], window = window,
-                          event_study = dd_es_spec(reference = ref[ref %in% obs])))
+                          event_study = dd_es_spec(reference = ref[ref %in% obs]), crit = crit,
+                          cband = sp$cband))
 }

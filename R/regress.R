@@ -283,7 +283,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   # estimators without the wild bootstrap: the coefficients' influence
   # functions for the multiplier bootstrap (influence.R)
   ifs <- NULL
-  if (nboot > 0L && !wild_available) {
+  if (nboot > 0L && (!wild_available || isTRUE(spec$cband))) {
     if (!is.null(survey))
       dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a `survey` design yet; use nboot = 0.", nboot)
     key <- if (is.null(boot_key)) NULL else dd_row_ranks(lapply(boot_key, `[`, rows)) - 1L

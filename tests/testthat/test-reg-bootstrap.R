@@ -67,3 +67,20 @@ test_that("the regression bootstrap: same seed, same numbers for any row order; 
   expect_error(did_sa(d, "y", "id", "year", "first_treat", survey = des, nboot = 9),
                "not available with a `survey` design yet")
 })
+
+test_that("did_event: a uniform band from the multiplier bootstrap next to the wild bootstrap's pointwise intervals", {
+  d <- sim_panel()
+  set.seed(3)
+  f <- did_event(d, "y", "id", "year", "first_treat", cluster = "state", nboot = 999, cband = TRUE)
+  ev <- !is.na(f$coeftable$event)
+  a <- did_event(d, "y", "id", "year", "first_treat", cluster = "state")
+  expect_equal(f$coeftable$std.error, a$coeftable$std.error)       # analytic SEs unchanged
+  expect_true(all(!is.na(f$coeftable$boot.conf.low[ev])))          # the wild bootstrap still runs
+  expect_true(all(f$coeftable$cband.low[ev] <= f$coeftable$conf.low[ev]))
+  expect_true(all(f$coeftable$cband.high[ev] >= f$coeftable$conf.high[ev]))
+  expect_equal(f$coeftable$cband.high[ev] - f$coeftable$estimate[ev], f$crit * f$coeftable$std.error[ev])
+  expect_gt(f$crit, stats::qnorm(0.975))
+  expect_lt(f$crit, stats::qnorm(1 - 0.025 / sum(ev)) + 0.3)
+  expect_equal(f$event_study$crit, f$crit)
+  expect_error(did_event(d, "y", "id", "year", "first_treat", cband = TRUE), "`cband` = TRUE needs bootstrap draws")
+})
