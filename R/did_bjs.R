@@ -53,6 +53,15 @@
 #' @param horizon Event-time horizons (whole numbers >= 0) to estimate; `NULL`
 #'   (default) or `TRUE`: every horizon with treated observations. Horizons
 #'   without treated observations are dropped with a message.
+#' @param nboot Multiplier-bootstrap draws (0, the default: analytic
+#'   standard errors). With `nboot > 0` the standard errors come from a
+#'   multiplier bootstrap of the estimates' influence functions (the scores
+#'   of the variance above, one multiplier per cluster), scaled so that the
+#'   bootstrap variance converges to the analytic one; did's
+#'   interquartile-range rule. Not with a `survey` design (yet).
+#' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
+#' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
+#'   estimates (columns `cband.low`, `cband.high`; critical value `fit$crit`).
 #' @param pretrends Leads for the pre-trend regression: `TRUE` (default) all
 #'   leads with -1 as the reference, `FALSE` none, or negative whole numbers
 #'   (the reference is then every other untreated observation).
@@ -83,9 +92,11 @@
 #' @export
 did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
                     horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
+                    nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                     fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit)
   alpha <- sp$alpha; opts <- sp$opts
   st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
   p <- st$p
@@ -114,7 +125,7 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   pretest <- if (!is.null(pre)) dd_wald(pre$est, V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE], pre$df)
   dd_impute_result("did_bjs", "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
                    "BJS conservative", est, V, c(pre$leads, im$hz, NA), Inf, st, im, yname, idname, tname,
-                   alpha, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest,
+                   sp, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest,
                                      event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
                                                               base_period = "imputation")))
 }
@@ -150,11 +161,18 @@ dd_group_weights <- function(e, at, w = NULL, all = FALSE) {
 }
 
 
-dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im, yname, idname, tname, alpha,
+dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im, yname, idname, tname, spec,
                              call, extra) {
+  alpha <- spec$alpha
   keep <- which(im$ok)
   terms <- names(est)
-  tab <- dd_coef_table(est, sqrt(diag(V)), df, alpha)
+  if (spec$nboot > 0L && !is.null(st$design))
+    dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a `survey` design yet; use nboot = 0.",
+            spec$nboot)
+  psi <- attr(V, "ifs"); attr(V, "ifs") <- NULL
+  band <- which(!is.na(event))
+  bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band, "clustered"))
+  tab <- bt$tab; V <- bt$V
   tab$event <- event
   p <- st$p
   nu <- attr(dd_recode(st$idc, keep), "nlev"); nt <- attr(dd_recode(st$tc, keep), "nlev")
@@ -166,9 +184,11 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
                             else sprintf("%s, clustered (%s)", label, names(p$cluster)[1]),
                df = df, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
                fe_sizes = c(nu, nt), dropped = im$fs$dropped, notes = character())
+  if (spec$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- bt$label }
   new_dd_fit(estimator, tab, est, V, info, call,
              c(extra, list(n_treated = length(im$tr), n_untreated = length(im$fs$untreated),
-                           first_stage = im$fs$coef, path = im$fs$path)))
+                           first_stage = im$fs$coef, path = im$fs$path, crit = bt$crit, nboot = spec$nboot,
+                           boot_weights = spec$boot_weights, cband = spec$cband)))
 }
 
 # First stage of the imputation (and two-stage) estimators: outcome on unit

@@ -56,9 +56,11 @@
 #' @export
 did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
                         horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
+                        nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                         fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit)
   alpha <- sp$alpha; opts <- sp$opts
   st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
   p <- st$p
@@ -85,7 +87,7 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   V <- dd_lin_vcov_blocks(blocks, names(beta), length(p$y), st)
   df <- sum(im$ok) - (length(beta) - 1L)
   dd_impute_result("did_gardner", "Two-stage DiD of Gardner (did_gardner)", "GMM-corrected (did2s)", beta, V,
-                   c(leads, im$hz, NA), df, st, im, yname, idname, tname, alpha, call,
+                   c(leads, im$hz, NA), df, st, im, yname, idname, tname, sp, call,
                    list(ref = if (isTRUE(pretrends)) -1 else NULL,
                         event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
                                                  base_period = "reference")))

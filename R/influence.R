@@ -183,35 +183,46 @@ dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL) {
   S * (reg$n * sqrt(cf))
 }
 
-# The multiplier bootstrap of regression aggregates S b (dd_lincom) from the
-# coefficients' influence functions (dd_reg_ifs): bootstrap standard errors
-# (did's interquartile-range rule), the sup-t critical value over the rows
-# `band` when `cband`, and the covariance rescaled to the bootstrap standard
-# errors. Returns list(se, crit, V, label).
-dd_reg_boot <- function(est, S, V, spec, band) {
-  R <- est$ifs %*% t(S)
-  bt <- dd_if_boot(dd_ifs_dense(R), est$reg$n, NULL, spec$nboot, spec$boot_weights, spec$alpha,
+# The multiplier bootstrap of estimates whose influence-function rows are
+# `psi` (rows: clusters or observations, in an order that does not depend on
+# the row order of the data; columns: the estimates): each column is scaled
+# so that sqrt(sum psi^2) / n equals the analytic standard error sqrt(V_kk),
+# so that the bootstrap standard errors converge to the analytic ones.
+# Returns bootstrap standard errors (did's interquartile-range rule), the
+# sup-t critical value over the columns `band` when spec$cband, the
+# covariance rescaled to the bootstrap standard errors, and a label.
+dd_ifs_boot <- function(psi, V, spec, band, what) {
+  n <- nrow(psi)
+  ss <- sqrt(colSums(psi^2)) / n
+  sc <- sqrt(pmax(diag(V), 0)) / ss
+  sc[!is.finite(sc)] <- 0
+  psi <- sweep(psi, 2, sc, "*")
+  bt <- dd_if_boot(dd_ifs_dense(psi), n, NULL, spec$nboot, spec$boot_weights, spec$alpha,
                    band = if (spec$cband) band else integer())
   se <- bt$se
   s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
-  Vb <- V * outer(s, s)
-  list(se = se, crit = if (spec$cband && length(band)) bt$crit else NA_real_, V = Vb,
+  list(se = se, crit = if (spec$cband && length(band)) bt$crit else NA_real_, V = V * outer(s, s),
        label = sprintf("Multiplier bootstrap (%d draws, %s) of the %s influence functions", spec$nboot,
-                       spec$boot_weights, if (est$vc$type == "cluster") paste0("clustered (", est$vc$label, ")")
-                       else "robust"))
+                       spec$boot_weights, what))
 }
 
-# A regression aggregate's table and covariance, with the multiplier
-# bootstrap when spec$nboot > 0: bootstrap standard errors, and the uniform
-# band over the rows `band` (the event times) when spec$cband. Returns
-# list(tab, V, crit, label) (label NULL without the bootstrap).
-dd_reg_agg_table <- function(est, lc, S, spec, band) {
-  V <- lc$vcov; se <- sqrt(diag(V)); crit <- NA_real_; label <- NULL
+# ... of regression aggregates S b (dd_lincom) from the coefficients'
+# influence functions (dd_reg_ifs)
+dd_reg_boot <- function(est, S, V, spec, band)
+  dd_ifs_boot(est$ifs %*% t(S), V, spec, band,
+              if (est$vc$type == "cluster") sprintf("clustered (%s)", est$vc$label) else "robust")
+
+# A table with the multiplier bootstrap when spec$nboot > 0: bootstrap
+# standard errors, and the uniform band over the rows `band` (the event
+# times) when spec$cband. Returns list(tab, V, crit, label) (label NULL
+# without the bootstrap). boot: function(V) giving dd_ifs_boot()'s list.
+dd_boot_table <- function(estimate, V, df, spec, band, boot) {
+  se <- sqrt(diag(V)); crit <- NA_real_; label <- NULL
   if (spec$nboot > 0L) {
-    bt <- dd_reg_boot(est, S, V, spec, band)
+    bt <- boot(V)
     se <- bt$se; V <- bt$V; crit <- bt$crit; label <- bt$label
   }
-  tab <- dd_coef_table(lc$estimate, se, est$vc$df, spec$alpha)
+  tab <- dd_coef_table(estimate, se, df, spec$alpha)
   if (is.finite(crit)) {
     tab$cband.low <- tab$cband.high <- NA_real_
     tab$cband.low[band] <- tab$estimate[band] - crit * tab$std.error[band]
@@ -219,3 +230,7 @@ dd_reg_agg_table <- function(est, lc, S, spec, band) {
   }
   list(tab = tab, V = V, crit = crit, label = label)
 }
+
+# a regression aggregate's table (did_sa, did_stacked)
+dd_reg_agg_table <- function(est, lc, S, spec, band)
+  dd_boot_table(lc$estimate, lc$vcov, est$vc$df, spec, band, function(V) dd_reg_boot(est, S, V, spec, band))

@@ -61,6 +61,7 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     used <- unique(unlist(lapply(blocks, `[[`, "rows")))
     dd_check_nclusters(length(unique(st$cl[used])), names(st$p$cluster)[1])
   }
+  ifs <- NULL
   if (!is.null(st$design) || is.null(st$cl)) {
     psi <- matrix(0, n, K)
     for (b in blocks) psi[b$rows, b$cols] <- psi[b$rows, b$cols] + b$M
@@ -68,6 +69,9 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     psi <- dd_ifs_dense(psi[used, , drop = FALSE])
     V <- crossprod(as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$p$rows[used])
                                               else if (!is.null(st$cl)) st$cl[used])))
+    # rows for the multiplier bootstrap: observations in (unit, period) order
+    if (is.null(st$design))
+      ifs <- as.matrix(psi)[order(dd_row_ranks(list(st$id[used], st$tt[used]))), , drop = FALSE]
   } else {
     S <- matrix(0, attr(st$cl, "nlev"), K)
     for (b in blocks) {
@@ -76,7 +80,11 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
       S[i, b$cols] <- S[i, b$cols] + s
     }
     V <- crossprod(S)
+    # rows for the multiplier bootstrap: clusters in sorted order of their values
+    cv <- st$p$cluster[[1]][dd_first_rows(st$cl)]
+    ifs <- S[order(cv), , drop = FALSE]
   }
   dimnames(V) <- list(names, names)
-  V
+  if (!is.null(st$design)) return(V)
+  structure(V, ifs = ifs)
 }

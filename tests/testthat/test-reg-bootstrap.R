@@ -84,3 +84,30 @@ test_that("did_event: a uniform band from the multiplier bootstrap next to the w
   expect_equal(f$event_study$crit, f$crit)
   expect_error(did_event(d, "y", "id", "year", "first_treat", cband = TRUE), "`cband` = TRUE needs bootstrap draws")
 })
+
+test_that("did_bjs and did_gardner: multiplier bootstrap of their influence functions, bands, row order", {
+  d <- sim_panel()
+  fits <- list(bjs = function(dd, ...) did_bjs(dd, "y", "id", "year", "first_treat", ...),
+               gardner = function(dd, ...) did_gardner(dd, "y", "id", "year", "first_treat", ...))
+  ds <- d[sample(nrow(d)), ]
+  for (nm in names(fits)) {
+    a <- suppressWarnings(fits[[nm]](d))
+    set.seed(4)
+    b <- suppressWarnings(fits[[nm]](d, nboot = 20000, cband = TRUE))
+    expect_identical(b$coeftable$estimate, a$coeftable$estimate)
+    r <- b$coeftable$std.error / a$coeftable$std.error
+    expect_lt(max(abs(r - 1)), 0.03)                  # leads included: scaled to their analytic variance
+    ev <- !is.na(b$coeftable$event)
+    expect_true(all(b$coeftable$cband.low[ev] <= b$coeftable$conf.low[ev]))
+    expect_true(all(b$coeftable$cband.high[ev] >= b$coeftable$conf.high[ev]))
+    expect_gt(b$crit, stats::qnorm(0.975))
+    expect_equal(b$event_study$crit, b$crit)
+    expect_identical(b$vcov_type, "bootstrap")
+    set.seed(6); b1 <- suppressWarnings(fits[[nm]](d, nboot = 199, cband = TRUE))
+    set.seed(6); b2 <- suppressWarnings(fits[[nm]](ds, nboot = 199, cband = TRUE))
+    expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
+    expect_equal(b2$crit, b1$crit, tolerance = 1e-12)
+    des <- survey_design(d, weights = ~ w, ids = ~ id)
+    expect_error(suppressWarnings(fits[[nm]](d, survey = des, nboot = 9)), "not available with a `survey` design yet")
+  }
+})
