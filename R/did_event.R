@@ -96,15 +96,29 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   ev <- setdiff(obs, ref)
   if (!length(ev)) dd_stop("no relative period is left once `ref` = %s is omitted.", dd_show(ref))
   relc <- match(rel, ev)
-  D <- matrix(0, length(rel), length(ev))
-  hit <- which(!is.na(relc))
-  D[cbind(hit, relc[hit])] <- 1
   terms <- paste0("event::", ev)
-  colnames(D) <- terms
-  X <- cbind(D, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
+  # the event indicators depend only on the cohort and the period: with the
+  # unit and period effects alone, and no weights or weights constant within
+  # units, they are handled as cells (never an n x E dense matrix);
+  # otherwise as dense columns
+  cellf <- NULL
+  if (!length(p$fe) && dd_cells_ok(idc, p$w)) {
+    key <- ifelse(never, -Inf, g)
+    cellf <- function(r) dd_cells(dd_recode(idc, r), dd_recode(tc, r), key[r], relc[r], terms)
+    X <- if (is.null(p$X)) matrix(0, length(rel), 0) else p$X
+  } else {
+    D <- matrix(0, length(rel), length(ev))
+    hit <- which(!is.na(relc))
+    D[cbind(hit, relc[hit])] <- 1
+    colnames(D) <- terms
+    X <- cbind(D, p$X)
+  }
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), terms,
-                     survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never)
+                     survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never,
+                     cells = cellf)
+  # the event-time coefficients first, then the covariates (the cells come last in the regression)
+  est <- dd_reorder_terms(est, c(terms, colnames(p$X)))
   est$tab$event <- ev[match(est$tab$term, terms)]
   crit <- NA_real_
   if (sp$cband) {
@@ -131,5 +145,5 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   new_dd_fit("did_event", est$tab, est$reg$coef, est$vc$V, info, call,
              extra = list(ref = ref[ref %in% obs], window = window,
                           event_study = dd_es_spec(reference = ref[ref %in% obs]), crit = crit,
-                          cband = sp$cband))
+                          cband = sp$cband, path = est$path))
 }

@@ -174,6 +174,7 @@ dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL) {
     sc <- sc[order(key), , drop = FALSE]
   }
   S <- sc %*% reg$bread
+  colnames(S) <- colnames(reg$Xd)
   v0 <- colSums(S^2)
   cf <- diag(vc$V) / v0
   ok <- is.finite(cf) & v0 > 0

@@ -335,3 +335,22 @@ dd_panel_setup <- function(data, yname, idname, tname, role, xformla, weightsnam
   list(design = design, vtype = vtype, p = p, id = p$vals$idname, tt = tt, idc = idc, tc = tc,
        survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
 }
+
+# Puts the coefficients, the table rows and the covariance of a
+# dd_estimate() result in the order of `terms` (names not in `terms` keep
+# their order after them). The regression internals (Xd, bread, the
+# influence functions) keep theirs: they are used by name or as a whole.
+dd_reorder_terms <- function(est, terms) {
+  cn <- names(est$reg$coef)
+  o <- order(match(cn, terms, nomatch = length(terms) + seq_along(cn)))
+  if (identical(o, seq_along(cn))) return(est)
+  est$reg$coef <- est$reg$coef[o]
+  est$reg$keep <- est$reg$keep[o]
+  ot <- order(match(est$tab$term, names(est$reg$coef)))
+  est$tab <- est$tab[ot, , drop = FALSE]
+  rownames(est$tab) <- NULL
+  kt <- names(est$reg$coef)[est$reg$keep]
+  est$vc$V <- est$vc$V[kt, kt, drop = FALSE]
+  if (!is.null(est$ifs)) est$ifs <- est$ifs[, match(kt, colnames(est$ifs)), drop = FALSE]
+  est
+}

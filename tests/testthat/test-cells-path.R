@@ -91,3 +91,20 @@ test_that("did_gardner: cells and dense paths agree", {
   run <- function() did_gardner(d, "y", "id", "year", "first_treat", cluster = "state")
   cells_vs_dense(run(), dense(run()))
 })
+
+test_that("did_event: cells without extra fixed effects (and unweighted or unit-constant weights), dense otherwise", {
+  d <- cells_data()
+  for (args in list(list(), list(xformla = ~ x1), list(weightsname = "w"), list(cluster = "state"))) {
+    a <- do.call(did_event, c(list(d, "y", "id", "year", "first_treat"), args))
+    b <- dense(do.call(did_event, c(list(d, "y", "id", "year", "first_treat"), args)))
+    cells_vs_dense(a, b)
+    expect_equal(names(a$coefficients), names(b$coefficients))
+    expect_equal(dimnames(vcov(a)), dimnames(vcov(b)))
+  }
+  expect_identical(did_event(d, "y", "id", "year", "first_treat", weightsname = "wv")$path, "dense")
+  expect_identical(did_event(d, "y", "id", "year", "first_treat", fe = "state")$path, "dense")
+  # the wild bootstrap densifies the cells: same numbers as the dense path, same seed
+  set.seed(1); a <- did_event(d, "y", "id", "year", "first_treat", cluster = "state", nboot = 99)
+  set.seed(1); b <- dense(did_event(d, "y", "id", "year", "first_treat", cluster = "state", nboot = 99))
+  expect_equal(a$coeftable$boot.p.value, b$coeftable$boot.p.value)
+})
