@@ -7,7 +7,8 @@ set -euo pipefail
 # Debian packages: R packages built for the system R, plus pandoc.
 DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-rmarkdown r-cran-progressr r-cran-testthat r-cran-rcpp r-cran-sandwich
-  r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-mvtnorm r-cran-pkgbuild pandoc qpdf"
+  r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-mvtnorm r-cran-pkgbuild r-cran-callr
+  r-cran-tibble pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
 CRAN_PKGS="fixest did didimputation bacondecomp"
 
