@@ -220,6 +220,12 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
     Xu <- dd_period_dummies(tcu, tu, lead = if (k) X[u, , drop = FALSE])
   }
   reg <- dd_regress(y[u], Xu, list(unit = uc), wu, opts, cells = cells)
+  if (!is.null(cells) && is.null(reg$cells)) {
+    # dd_regress() fell back to dense columns (a rank decision the cells' Gram
+    # matrix cannot make): the period indicators are columns of Xd
+    Xu <- cbind(Xu, cells$D[cells$idx + 1L, , drop = FALSE])
+    cells <- NULL
+  }
   theta <- reg$coef
   theta[is.na(theta)] <- 0                       # collinear columns contribute nothing
   beta <- theta[seq_len(k)]

@@ -13,7 +13,12 @@ dd_fe_opts <- function(fe_tol = 1e-8, fe_maxit = 10000L, collin_tol = 1e-7) {
 # cells: optional regressors constant within cells (see dd_regress_cells()),
 # placed after the columns of X.
 dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = NULL) {
-  if (!is.null(cells)) return(dd_regress_cells(y, X, fe, w, opts, cells))
+  if (!is.null(cells)) {
+    r <- dd_regress_cells(y, X, fe, w, opts, cells)
+    if (!is.null(r)) return(r)
+    # near-collinear columns: the cell indicators as dense columns, QR's rank rule
+    X <- cbind(X, cells$D[cells$idx + 1L, , drop = FALSE])
+  }
   n <- length(y)
   storage.mode(X) <- "double"
   has_fe <- length(fe) > 0L
@@ -104,6 +109,7 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   p <- ncol(A)
   if (n <= p) dd_stop("the model has %d observations for %d coefficients; too few to estimate.", n, p)
   fit <- dd_gram_ols(A, b, c(dm$norms, dc$norms), opts$collin_tol)
+  if (is.null(fit)) return(NULL)        # a rank decision the Gram matrix cannot make: dense QR
   nm <- c(colnames(X), colnames(cells$D))
   names(fit$coef) <- nm
   kx <- ncol(X)
@@ -179,12 +185,20 @@ dd_gram_ols <- function(A, r, refnorm, tol) {
   p <- ncol(A)
   keep <- logical(p)
   R <- matrix(0, p, p)
+  # the Gram matrix resolves a column's residual norm only to about
+  # sqrt(p eps) times its norm (C_ols's QR to eps): a column whose residual
+  # is within a factor 100 of that resolution or of the threshold cannot be
+  # decided here (`ambiguous`; dd_regress() then refits with the QR rule)
+  res <- 100 * max(tol, sqrt(p * .Machine$double.eps))
+  ambiguous <- FALSE
   for (j in seq_len(p)) {
     k <- which(keep[seq_len(j - 1L)])
     rj <- if (length(k)) R[k, j] <- backsolve(R[k, k, drop = FALSE], A[k, j], transpose = TRUE) else numeric()
     d <- A[j, j] - sum(rj^2)
+    if (sqrt(max(d, 0)) <= res * refnorm[j]) ambiguous <- TRUE
     if (d > 0 && sqrt(d) > tol * refnorm[j]) { keep[j] <- TRUE; R[j, j] <- sqrt(d) }
   }
+  if (ambiguous) return(NULL)
   if (!any(keep)) dd_stop("every regressor is collinear with the fixed effects or the other regressors.")
   Rk <- R[keep, keep, drop = FALSE]
   coef <- rep(NA_real_, p)

@@ -108,3 +108,32 @@ test_that("did_event: cells without extra fixed effects (and unweighted or unit-
   set.seed(1); b <- dense(did_event(d, "y", "id", "year", "first_treat", cluster = "state", nboot = 99))
   expect_equal(a$coeftable$boot.p.value, b$coeftable$boot.p.value)
 })
+
+test_that("a rank decision the cells' Gram matrix cannot make falls back to the dense QR path", {
+  d <- cells_data()
+  # a covariate within 1e-9 of a cohort x period indicator: its residual is
+  # below the Gram matrix's resolution, so the cells path must not decide
+  set.seed(8)
+  d$xn <- as.numeric(d$first_treat == 2006 & d$year == 2007) + 1e-9 * rnorm(nrow(d))
+  # a covariate constant within units: absorbed by the unit effects (exactly collinear)
+  d$xu <- d$id %% 7
+  for (xf in list(~ xn, ~ xu, ~ x1 + xn)) {
+    a <- suppressMessages(did_sa(d, "y", "id", "year", "first_treat", xformla = xf))
+    b <- suppressMessages(dense(did_sa(d, "y", "id", "year", "first_treat", xformla = xf)))
+    expect_identical(a$path, "dense")
+    expect_identical(a$coeftable$term, b$coeftable$term)
+    expect_equal(a$coeftable$estimate, b$coeftable$estimate, tolerance = 1e-12)
+    expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-12)
+    a2 <- suppressMessages(did_bjs(d, "y", "id", "year", "first_treat", xformla = xf))
+    b2 <- suppressMessages(dense(did_bjs(d, "y", "id", "year", "first_treat", xformla = xf)))
+    # (did_bjs's first stage sees the untreated rows only, where xn is pure
+    # noise, well conditioned: it keeps the cells path there)
+    expect_identical(a2$path, if (identical(xf, ~ xu)) "dense" else "cells")
+    expect_equal(a2$coeftable$estimate, b2$coeftable$estimate, tolerance = 1e-10)
+  }
+  # a well-conditioned covariate keeps the cells path
+  expect_identical(did_sa(d, "y", "id", "year", "first_treat", xformla = ~ x1)$path, "cells")
+  g <- diffdiff:::dd_gram_ols(diag(c(4, 1)), c(1, 1), c(2, 1), 1e-7)
+  expect_equal(g$coef, c(0.25, 1))
+  expect_null(diffdiff:::dd_gram_ols(matrix(c(1, 1, 1, 1 + 1e-12), 2), c(1, 1), c(1, 1), 1e-7))
+})
