@@ -1,0 +1,185 @@
+# The methods every dd_fit shares: coef, vcov, nobs, confint, tidy, glance,
+# as.data.frame, print and summary (the constructor is in results.R).
+
+#' Methods for diffdiff fits
+#'
+#' Every estimator returns an object of class `c("did_<name>", "dd_fit")`. Its
+#' coefficient table (`tidy()` or `as.data.frame()`) has one row per estimated
+#' term with `term, estimate, std.error, statistic, p.value, conf.low,
+#' conf.high`, plus `event` for event-study terms and, when a wild bootstrap
+#' was run, `boot.p.value, boot.conf.low, boot.conf.high`. `coef()` returns
+#' all coefficients, with `NA` for terms dropped for collinearity (as `lm`);
+#' `vcov()` covers the estimated ones. Tests and intervals use the t
+#' distribution with the degrees of freedom stated in [dd_vcov_types].
+#'
+#' Event-study fits (`did_event`, `did_sa`, `did_bjs`, `did_gardner`,
+#' `did_stacked`, `aggregate(did_cs(...), type = "dynamic")`) also carry
+#' `event_study`, an object of class `dd_event_study`: the estimated event
+#' times (`event`, increasing), their table terms (`term`), `estimate`,
+#' `std.error`, covariance block (`vcov`), the reference period(s) normalised
+#' to zero and not estimated (`reference`), what the pre-period estimates are
+#' relative to (`base_period`: `"reference"`, `"varying"` for did_cs's
+#' varying base period, `"imputation"` for did_bjs) and the uniform band's
+#' critical value (`crit`, `NA` without a band). [honest_did()],
+#' [pretrends_power()], [plot.dd_fit()] and [plot_event_studies()] read it.
+#'
+#' @param object,x A `dd_fit`.
+#' @param parm Terms (names or positions); default all estimated terms.
+#' @param level Confidence level.
+#' @param conf.int,conf.level For `tidy()`: include intervals, and at which level.
+#' @param row.names,optional Ignored (for the generic).
+#' @param digits Significant digits to print.
+#' @param ... Ignored.
+#' @return `coef`: named numeric; `vcov`: matrix; `confint`: matrix with two
+#'   columns; `nobs`: integer; `tidy`, `as.data.frame`, `glance`: data frames;
+#'   `summary`: an object of class `summary.dd_fit`.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat")
+#' fit
+#' summary(fit)
+#' coef(fit)
+#' confint(fit, level = 0.9)
+#' tidy(fit)
+#' glance(fit)
+#' @name dd_fit-methods
+NULL
+
+#' @rdname dd_fit-methods
+#' @export
+coef.dd_fit <- function(object, ...) object$coefficients
+
+#' @rdname dd_fit-methods
+#' @export
+vcov.dd_fit <- function(object, ...) object$vcov
+
+#' @rdname dd_fit-methods
+#' @export
+nobs.dd_fit <- function(object, ...) object$nobs
+
+dd_parm <- function(object, parm) {
+  tab <- object$coeftable
+  if (missing(parm) || is.null(parm)) return(seq_len(nrow(tab)))
+  idx <- if (is.numeric(parm)) parm else match(parm, tab$term)
+  if (anyNA(idx) || any(idx < 1 | idx > nrow(tab)))
+    dd_stop("`parm` = %s does not name estimated terms; they are %s.", dd_show(parm), dd_show(tab$term))
+  idx
+}
+
+#' @rdname dd_fit-methods
+#' @export
+confint.dd_fit <- function(object, parm, level = 0.95, ...) {
+  if (!is.numeric(level) || length(level) != 1L || is.na(level) || level <= 0 || level >= 1)
+    dd_stop("`level` must be a number strictly between 0 and 1; got %s.", dd_show(level))
+  tab <- object$coeftable[dd_parm(object, if (missing(parm)) NULL else parm), , drop = FALSE]
+  crit <- stats::qt(1 - (1 - level) / 2, object$df)
+  out <- cbind(tab$estimate - crit * tab$std.error, tab$estimate + crit * tab$std.error)
+  a <- (1 - level) / 2
+  dimnames(out) <- list(tab$term, sprintf("%s %%", format(100 * c(a, 1 - a), trim = TRUE, digits = 3)))
+  out
+}
+
+#' @rdname dd_fit-methods
+#' @method tidy dd_fit
+#' @export
+tidy.dd_fit <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ...) {
+  tab <- x$coeftable
+  if (!isTRUE(all.equal(conf.level, 1 - x$alpha))) {
+    ci <- confint(x, level = conf.level)
+    tab$conf.low <- unname(ci[, 1]); tab$conf.high <- unname(ci[, 2])
+  }
+  if (!conf.int) tab$conf.low <- tab$conf.high <- NULL
+  rownames(tab) <- NULL
+  tab
+}
+
+#' @rdname dd_fit-methods
+#' @method glance dd_fit
+#' @export
+glance.dd_fit <- function(x, ...) {
+  data.frame(estimator = x$estimator, nobs = x$nobs, n_units = x$n_units %||% NA_integer_,
+             n_periods = x$n_periods %||% NA_integer_,
+             n_clusters = if (is.null(x$n_clusters)) NA_integer_ else min(x$n_clusters),
+             vcov = x$vcov_label, df = x$df, r.squared = x$r2 %||% NA_real_,
+             r.squared.within = x$r2_within %||% NA_real_, stringsAsFactors = FALSE)
+}
+
+#' @rdname dd_fit-methods
+#' @export
+as.data.frame.dd_fit <- function(x, row.names = NULL, optional = FALSE, ...) tidy(x)
+
+dd_fmt_int <- function(x) formatC(x, format = "d", big.mark = ",")
+
+dd_print_header <- function(x) {
+  cat(x$title, "\n", sep = "")
+  line <- sprintf("Outcome: %s   Observations: %s", x$yname, dd_fmt_int(x$nobs))
+  if (!is.null(x$n_units)) line <- paste0(line, sprintf("   Units: %s", dd_fmt_int(x$n_units)))
+  if (!is.null(x$n_periods)) line <- paste0(line, sprintf("   Periods: %s", dd_fmt_int(x$n_periods)))
+  cat(line, "\n", sep = "")
+  if (length(x$fe_names))
+    cat("Fixed effects: ", paste(sprintf("%s (%s)", x$fe_names, dd_fmt_int(x$fe_sizes)), collapse = ", "),
+        "\n", sep = "")
+  se <- x$vcov_label
+  if (!is.null(x$n_clusters)) se <- paste0(se, ", ", paste(dd_fmt_int(x$n_clusters), collapse = " & "), " clusters")
+  cat("Standard errors: ", se, "\n", sep = "")
+}
+
+dd_print_table <- function(tab, alpha, digits) {
+  # printCoefmat formats the last column as the p-value: the interval goes before it
+  m <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error, `t value` = tab$statistic,
+             tab$conf.low, tab$conf.high, `Pr(>|t|)` = tab$p.value)
+  colnames(m)[4:5] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
+  rownames(m) <- tab$term
+  stats::printCoefmat(m, digits = digits, P.values = TRUE, has.Pvalue = TRUE,
+                      cs.ind = c(1, 2), tst.ind = 3, signif.stars = FALSE)
+}
+
+#' @rdname dd_fit-methods
+#' @export
+print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  dd_print_header(x)
+  cat("\n")
+  tab <- x$coeftable[x$coeftable$term %in% x$main_terms, , drop = FALSE]
+  dd_print_table(tab, x$alpha, digits)
+  if (length(setdiff(x$coeftable$term, x$main_terms)))
+    cat("(covariates: see summary())\n")
+  if (!is.null(x$crit) && is.finite(x$crit))
+    cat(sprintf("Uniform band critical value: %.3f (sup-t, %g%%)\n", x$crit, 100 * (1 - x$alpha)))
+  invisible(x)
+}
+
+#' @rdname dd_fit-methods
+#' @export
+summary.dd_fit <- function(object, ...) {
+  structure(list(fit = object), class = "summary.dd_fit")
+}
+
+#' @rdname dd_fit-methods
+#' @export
+print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  f <- x$fit
+  dd_print_header(f)
+  cat(if (is.finite(f$df)) sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
+                                   format(f$df), 100 * (1 - f$alpha))
+      else sprintf("Inference: normal distribution, %g%% intervals\n", 100 * (1 - f$alpha)))
+  cat("\n")
+  dd_print_table(f$coeftable, f$alpha, digits)
+  if (length(f$dropped))
+    cat("Dropped for collinearity: ", paste(f$dropped, collapse = ", "), "\n", sep = "")
+  if (!is.null(f$r2))
+    cat(sprintf("R-squared: %.4f   Within R-squared: %s\n", f$r2,
+                if (is.null(f$r2_within)) "-" else sprintf("%.4f", f$r2_within)))
+  b <- f$coeftable
+  if ("boot.p.value" %in% names(b)) {
+    bb <- b[!is.na(b$boot.p.value), , drop = FALSE]
+    cat(sprintf("\nWild cluster bootstrap (null imposed, %s weights, %d replications, %s clusters):\n",
+                f$wild_boot$boot_weights, f$wild_boot$nboot, dd_fmt_int(f$wild_boot$G)))
+    m <- cbind(`p-value` = bb$boot.p.value, bb$boot.conf.low, bb$boot.conf.high)
+    colnames(m)[2:3] <- sprintf("%s %%", format(100 * c(f$alpha / 2, 1 - f$alpha / 2), trim = TRUE))
+    rownames(m) <- bb$term
+    print(signif(m, digits))
+    cat("(symmetric p-values; intervals by test inversion)\n")
+  }
+  if (length(f$notes)) cat(paste0("Note: ", f$notes, "\n"), sep = "")
+  invisible(x)
+}
