@@ -881,12 +881,15 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     error("internal error in cs.c: length mismatch; please report");
   /* rows by period (counting sort, rows in order within a period) */
   int T = 0;
+  /* period codes index the kept periods, which are periods of the rows:
+   * fewer than the rows (this also keeps T + 1 from overflowing) */
   for (int i = 0; i < NR; i++) {
-    if (tcol[i] < 0) error("internal error in %s: `tcol` out of range; please report", fn);
+    if (tcol[i] < 0 || tcol[i] >= NR) error("internal error in %s: `tcol` out of range; please report", fn);
     if (tcol[i] + 1 > T) T = tcol[i] + 1;
   }
   for (int c = 0; c < K; c++) {
-    if (cells[c + K] < 0 || cells[c + 2 * K] < 0) error("internal error in %s: cell periods out of range; please report", fn);
+    if (cells[c + K] < 0 || cells[c + 2 * K] < 0 || cells[c + K] >= NR || cells[c + 2 * K] >= NR)
+      error("internal error in %s: cell periods out of range; please report", fn);
     if (cells[c + K] + 1 > T) T = cells[c + K] + 1;
     if (cells[c + 2 * K] + 1 > T) T = cells[c + 2 * K] + 1;
   }
