@@ -459,6 +459,20 @@ dd_cs_rc_layout <- function(cells, prep, glist) {
   memb <- memb & (bp < 0 | outer(bp, cells$idx[, 2], "==") | outer(bp, cells$idx[, 3], "=="))
   memb <- matrix(memb, nb, K)
   memb[, cells$idx[, 2] == cells$idx[, 3]] <- FALSE   # reference cells: zero
+  bc <- dd_cs_block_cols(memb, bg, bnever, glist)
+  rows <- ord - 1L
+  if (!is.unsorted(rows)) rows <- NULL             # the blocks are contiguous
+  list(start = as.integer(start), pos = bc$pos, cols = bc$cols, extra = bc$extra, blk = as.integer(blk),
+       loc = as.integer(loc), rows = rows)
+}
+
+# The columns each block of rows stores, given its membership in the cells
+# (memb: blocks x cells): the cells it belongs to, then its cohort-share
+# column when the block is a treated cohort's; pos, the position of each
+# cell among its block's columns (-1: not stored); extra, the position of
+# the cohort-share column (-1: none). Shared by both layouts.
+dd_cs_block_cols <- function(memb, bg, bnever, glist) {
+  nb <- nrow(memb); K <- ncol(memb)
   pos <- matrix(-1L, nb, K)
   cols <- vector("list", nb); extra <- rep(-1L, nb)
   for (b in seq_len(nb)) {
@@ -468,10 +482,7 @@ dd_cs_rc_layout <- function(cells, prep, glist) {
     if (!is.na(gi)) extra[b] <- length(j)
     cols[[b]] <- as.integer(c(j - 1L, if (!is.na(gi)) K + gi - 1L))
   }
-  rows <- ord - 1L
-  if (!is.unsorted(rows)) rows <- NULL             # the blocks are contiguous
-  list(start = as.integer(start), pos = pos, cols = cols, extra = as.integer(extra), blk = as.integer(blk),
-       loc = as.integer(loc), rows = rows)
+  list(pos = pos, cols = cols, extra = as.integer(extra))
 }
 
 # Block layout of the panel engine's influence functions: block b (units of
@@ -486,15 +497,8 @@ dd_cs_layout <- function(cells, prep, glist) {
   memb <- matrix(memb, nb, K)
   ref <- cells$idx[, 2] == cells$idx[, 3]
   memb[, ref] <- FALSE
-  pos <- matrix(-1L, nb, K)
-  cols <- vector("list", nb); extra <- rep(-1L, nb)
-  for (b in seq_len(nb)) {
-    j <- which(memb[b, ])
-    pos[b, j] <- seq_along(j) - 1L
-    gi <- if (bnever[b]) NA else match(bval[b], glist)
-    if (!is.na(gi)) extra[b] <- length(j)
-    cols[[b]] <- as.integer(c(j - 1L, if (!is.na(gi)) K + gi - 1L))
-  }
+  bc <- dd_cs_block_cols(memb, bval, bnever, glist)
+  pos <- bc$pos; cols <- bc$cols; extra <- bc$extra
   varying <- (!is.null(prep$X) && dim(prep$X)[3] > 1L) || (!is.null(prep$W) && ncol(prep$W) > 1L)
   key <- paste(cells$g, apply(memb, 2, function(z) paste(which(z), collapse = ",")),
                if (varying) pmin(cells$idx[, 2], cells$idx[, 3]) else "")

@@ -405,6 +405,25 @@ static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *
  * Returns att (K), status, cell sizes, trimmed counts and, per block, the
  * n_b x bncol[b] influence-function matrix (did's scale: the estimate's
  * error is the mean over the N units). */
+/* The results of both cell engines: per cell the ATT, status, cell size,
+ * trimmed and treated counts, and the influence-function blocks (nb zeroed
+ * matrices of (bstart[b+1] - bstart[b]) x bncol[b]). PROTECTs its six
+ * vectors (the caller unprotects them) and returns the blocks' pointers. */
+static double **cs_results(int K, int nb, const int *bstart, const int *bncol, SEXP *att, SEXP *st, SEXP *nc,
+                           SEXP *ntr, SEXP *nt, SEXP *vals) {
+  *att = PROTECT(allocVector(REALSXP, K)); *st = PROTECT(allocVector(INTSXP, K));
+  *nc = PROTECT(allocVector(INTSXP, K)); *ntr = PROTECT(allocVector(INTSXP, K));
+  *nt = PROTECT(allocVector(INTSXP, K)); *vals = PROTECT(allocVector(VECSXP, nb));
+  double **V = (double **) R_alloc(nb > 0 ? nb : 1, sizeof(double *));
+  for (int b = 0; b < nb; b++) {
+    SEXP m = allocMatrix(REALSXP, bstart[b + 1] - bstart[b], bncol[b]);
+    SET_VECTOR_ELT(*vals, b, m);
+    V[b] = REAL(m);
+    memset(V[b], 0, sizeof(double) * (size_t) XLENGTH(m));
+  }
+  return V;
+}
+
 /* checks shared by the cell engines: cells (K x 3 integer: cohort row,
  * period column, base column), method 0..2, trim in (0, 1] */
 static void cs_check_cells(SEXP cells_, SEXP method_, SEXP trim_, const char *fn) {
@@ -466,17 +485,11 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
       LENGTH(bncol_) != nb || LENGTH(bextra_) != nb || (Tw != 1 && Tw != T) || (Tx != 1 && Tx != T) ||
       (w && XLENGTH(w_) != (R_xlen_t) N * Tw) || (X && XLENGTH(X_) != (R_xlen_t) N * kx * Tx))
     error("internal error in cs.c: length mismatch; please report");
-  SEXP att_ = PROTECT(allocVector(REALSXP, K)), st_ = PROTECT(allocVector(INTSXP, K));
-  SEXP nc_ = PROTECT(allocVector(INTSXP, K)), ntr_ = PROTECT(allocVector(INTSXP, K));
-  SEXP nt_ = PROTECT(allocVector(INTSXP, K)), vals_ = PROTECT(allocVector(VECSXP, nb));
+  SEXP att_, st_, nc_, ntr_, nt_, vals_;
+  double **V = cs_results(K, nb, bstart, bncol, &att_, &st_, &nc_, &ntr_, &nt_, &vals_);   /* 6 PROTECTs */
   double *att = REAL(att_);
   int *status = INTEGER(st_), *ncell = INTEGER(nc_), *ntrim = INTEGER(ntr_), *ntreat = INTEGER(nt_);
-  double **V = (double **) R_alloc(nb > 0 ? nb : 1, sizeof(double *));
   for (int b = 0; b < nb; b++) {
-    SEXP m = allocMatrix(REALSXP, bstart[b + 1] - bstart[b], bncol[b]);
-    SET_VECTOR_ELT(vals_, b, m);
-    V[b] = REAL(m);
-    memset(V[b], 0, sizeof(double) * (size_t) XLENGTH(m));
     if (bextra[b] >= 0) {
       double *col = V[b] + (R_xlen_t) bextra[b] * (bstart[b + 1] - bstart[b]);
       for (int i = bstart[b]; i < bstart[b + 1]; i++) col[i - bstart[b]] = w ? w[i] : 1.0;
@@ -902,18 +915,10 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     memcpy(fill, pstart, sizeof(int) * ((size_t) T + 1));
     for (int i = 0; i < NR; i++) prow[fill[tcol[i]]++] = i;
   }
-  SEXP att_ = PROTECT(allocVector(REALSXP, K)), st_ = PROTECT(allocVector(INTSXP, K));
-  SEXP nc_ = PROTECT(allocVector(INTSXP, K)), ntr_ = PROTECT(allocVector(INTSXP, K));
-  SEXP nt_ = PROTECT(allocVector(INTSXP, K)), vals_ = PROTECT(allocVector(VECSXP, nb));
+  SEXP att_, st_, nc_, ntr_, nt_, vals_;
+  double **V = cs_results(K, nb, bstart, bncol, &att_, &st_, &nc_, &ntr_, &nt_, &vals_);   /* 6 PROTECTs */
   double *att = REAL(att_);
   int *status = INTEGER(st_), *ncell = INTEGER(nc_), *ntrim = INTEGER(ntr_), *ntreat = INTEGER(nt_);
-  double **V = (double **) R_alloc(nb > 0 ? nb : 1, sizeof(double *));
-  for (int b = 0; b < nb; b++) {
-    SEXP m = allocMatrix(REALSXP, bstart[b + 1] - bstart[b], bncol[b]);
-    SET_VECTOR_ELT(vals_, b, m);
-    V[b] = REAL(m);
-    memset(V[b], 0, sizeof(double) * (size_t) XLENGTH(m));
-  }
   for (int u = 0; u < nu; u++) {
     const int b = ublk[u];
     if (bextra[b] >= 0) V[b][(R_xlen_t) bextra[b] * (bstart[b + 1] - bstart[b]) + uloc[u]] = uw[u];
