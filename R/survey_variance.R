@@ -44,7 +44,7 @@ dd_svy_vcov <- function(design, x) {
   x <- as.matrix(x)
   storage.mode(x) <- "double"
   dd_svy_stages(design, nrow(x), function(sg, s, mult, group, ng, lon)
-    .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult, group, ng, lon))
+    .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult, group, ng, lon, FALSE))
 }
 
 # Design-based totals and means of y (with their standard errors), the
@@ -261,21 +261,6 @@ dd_svy_if_rows <- function(design, unit_rows) {
   s1 <- design$stages[[1]]
   first <- dd_first_rows(structure(s1$clus, nlev = s1$nc))
   pstr <- s1$strata[first]                        # stratum of each PSU (0-based)
-  N <- s1$popsize
-  f <- ifelse(is.na(N) | !is.finite(N), 1, (N - s1$npsu) / N)
-  scale <- ifelse(s1$npsu > 1, f * s1$npsu / (s1$npsu - 1), f)
-  center <- rep(TRUE, s1$ns)
-  lonely <- s1$npsu == 1L & f >= 1e-7
-  ok <- rep(TRUE, s1$ns)
-  if (any(lonely)) {
-    rule <- design$lonely_psu
-    if (rule == "fail") dd_svy_lonely_stop(s1, 1L, which(lonely)[1])
-    if (rule %in% c("remove", "certainty")) scale[lonely] <- 0
-    if (rule == "adjust") center[lonely] <- FALSE
-    if (rule == "average") { scale[lonely] <- 0; ok[lonely] <- FALSE }
-  }
-  scale[f < 1e-7] <- 0
-  scale <- scale * sum(tabulate(pstr + 1L, s1$ns) > 0) / sum(ok & tabulate(pstr + 1L, s1$ns) > 0)
   upsu <- s1$clus[unit_rows]
   dd_check_nclusters(length(unique(upsu)), NULL, "survey")
   # PSUs numbered by stratum label, then by their first unit in the order of
@@ -290,8 +275,11 @@ dd_svy_if_rows <- function(design, unit_rows) {
   o <- order(slab, fpos, plab)
   newc <- integer(s1$nc); newc[o] <- seq_len(s1$nc) - 1L
   pstr <- pstr[o]
+  # the stratum rules (fpc, n_h / (n_h - 1), lonely PSUs) are those of the
+  # C kernel, applied to the PSU totals in dd_svy_rows_apply()
   structure(list(type = "taylor", psu = as.integer(newc[upsu + 1L]), G = s1$nc, pstr = as.integer(pstr),
-                 ns = s1$ns, sq = sqrt(scale[pstr + 1L]), center = center), class = "dd_svy_rows")
+                 stage = s1, lonely = match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L),
+            class = "dd_svy_rows")
 }
 
 dd_svy_rows_apply <- function(psi, s) {
@@ -301,12 +289,13 @@ dd_svy_rows_apply <- function(psi, s) {
     centre <- if (s$mse) colSums(D) else colMeans(T[s$rscales > 0, , drop = FALSE])
     return(dd_ifs_dense(sweep(T, 2, centre) * sqrt(s$scale * s$rscales)))
   }
+  # PSU totals (every PSU of the design, zero where no unit is used), then
+  # the kernel's centred and scaled rows, one per PSU in multiplier order
   Z <- .Call(C_ifs_rowsum, psi, s$psu, s$G)
-  cnt <- tabulate(s$pstr + 1L, s$ns)
-  M <- rowsum(Z, s$pstr, reorder = TRUE)             # stratum sums (strata with PSUs, sorted)
-  hs <- sort(unique(s$pstr))
-  means <- matrix(0, s$ns, ncol(Z))
-  means[hs + 1L, ] <- M / cnt[hs + 1L]
-  means[!s$center, ] <- 0
-  dd_ifs_dense((Z - means[s$pstr + 1L, , drop = FALSE]) * s$sq)
+  s1 <- s$stage
+  R <- .Call(C_svy_onestage, Z, s$pstr, seq_len(s$G) - 1L, s$G, as.integer(s1$npsu), s1$popsize,
+             rep(1, s1$ns), integer(s1$ns), 1L, s$lonely, TRUE)
+  if (attr(R, "lonely") > 0L && s$lonely == 0L) dd_svy_lonely_stop(s1, 1L, attr(R, "lonely"))
+  attr(R, "lonely") <- NULL
+  dd_ifs_dense(R)
 }

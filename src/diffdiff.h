@@ -92,7 +92,7 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 
 /* survey.c */
 SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
-                    SEXP ng, SEXP lonely);
+                    SEXP ng, SEXP lonely, SEXP rows);
 SEXP C_svy_rep_crossprod(SEXP W, SEXP M);
 SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize,
                   SEXP mult, SEXP lonely);

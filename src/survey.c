@@ -26,9 +26,13 @@ enum { LONELY_FAIL = 0, LONELY_REMOVE = 1, LONELY_CERTAINTY = 2, LONELY_ADJUST =
  * cluster (nc clusters, each inside one stratum); npsu, popsize (NA or Inf:
  * no fpc), mult, group (0-based, ng groups): per stratum. Returns the k x k
  * variance, with attribute "lonely" = first 1-based stratum with one PSU
- * (0 if none). */
+ * (0 if none). With rows = TRUE it returns instead the nc x k matrix R of
+ * the PSU totals centred within strata and scaled by the square roots of
+ * the stratum factors (the fpc, n_h / (n_h - 1), the lonely-PSU rule and the
+ * group's rescaling), so that R'R is that variance: the rows on which the
+ * multiplier bootstrap of survey designs draws one multiplier per PSU. */
 SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEXP popsize_,
-                    SEXP mult_, SEXP group_, SEXP ng_, SEXP lonely_) {
+                    SEXP mult_, SEXP group_, SEXP ng_, SEXP lonely_, SEXP rows_) {
   const char *fn = "C_svy_onestage";
   dd_chk_mat(x_, REALSXP, -1, -1, 0, fn, "x");
   dd_chk_type(npsu_, INTSXP, 0, fn, "npsu");
@@ -41,8 +45,10 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
     dd_chk_vec(popsize_, REALSXP, ns0, 0, fn, "popsize");
     dd_chk_vec(mult_, REALSXP, ns0, 0, fn, "mult");
     dd_chk_int(lonely_, 0, 4, fn, "lonely");
+    dd_chk_int(rows_, 0, 1, fn, "rows");
     if ((double) ng0 * ncols(x_) * ncols(x_) > 1e9) error("internal error in %s: `ng` too large; please report", fn);
   }
+  const int want_rows = asInteger(rows_);
   const int n = nrows(x_), k = ncols(x_), ns = LENGTH(npsu_), nc = asInteger(nc_), ng = asInteger(ng_);
   const int lonely = asInteger(lonely_);
   const double *x = REAL(x_), *popsize = REAL(popsize_), *mult = REAL(mult_);
@@ -97,6 +103,22 @@ SEXP C_svy_onestage(SEXP x_, SEXP strata_, SEXP clus_, SEXP nc_, SEXP npsu_, SEX
       if (lonely == LONELY_REMOVE || lonely == LONELY_CERTAINTY || lonely == LONELY_FAIL) { use[h] = 0; nok[g]++; continue; }
     }
     nok[g]++;
+  }
+  if (want_rows) {
+    SEXP out = PROTECT(allocMatrix(REALSXP, nc, k));
+    double *O = REAL(out);
+    memset(O, 0, sizeof(double) * (size_t) nc * k);
+    for (int c = 0; c < nc; c++) {
+      const int h = cs[c];
+      if (h < 0 || !use[h] || nok[group[h]] == 0) continue;
+      const double sq = sqrt(scale[h] * (double) nstr[group[h]] / nok[group[h]]);
+      for (int a = 0; a < k; a++)
+        O[c + (size_t) nc * a] = sq * (z[c + (size_t) nc * a] - (center[h] ? mean[h + (size_t) ns * a] : 0.0));
+    }
+    SEXP lonely_s = PROTECT(ScalarInteger(first_lonely));   /* protected: install() may allocate */
+    setAttrib(out, install("lonely"), lonely_s);
+    UNPROTECT(2);
+    return out;
   }
   for (int c = 0; c < nc; c++) {
     const int h = cs[c];

@@ -308,3 +308,33 @@ test_that("did_cs(panel = FALSE, survey = ): repeated cross-sections with a desi
                                    survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = cbind(d, x))))
   expect_lt(max(abs(s - f$coeftable$std.error) / s), 1e-8)
 })
+
+test_that("did_cs(survey = ) with lonely PSUs: each lonely_psu rule equals svytotal of the IF totals", {
+  need_peer("survey"); need_peer("did")
+  # the stratum rules of the influence-function rows come from the C kernel
+  # (C_svy_onestage(rows = TRUE)); strata 7 and 8 get one PSU each
+  data("mpdta", package = "did", envir = environment())
+  set.seed(4)
+  u <- unique(mpdta$countyreal)
+  ud <- data.frame(countyreal = u, str = sample(1:8, length(u), TRUE), w = runif(length(u), 1, 3))
+  ud$psu <- ud$str * 1000 + sample(1:12, length(u), TRUE)
+  ud$psu[ud$str == 7] <- 7001; ud$psu[ud$str == 8] <- 8001
+  d <- merge(mpdta, ud, by = "countyreal")
+  old <- options(survey.lonely.psu = "fail"); on.exit(options(old))
+  for (lp in c("remove", "certainty", "adjust", "average")) {
+    f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+                survey = survey_design(d, weights = ~w, strata = ~str, ids = ~psu, lonely_psu = lp))
+    K <- nrow(f$coeftable); n <- f$n
+    uu <- ud[match(f$units, ud$countyreal), ]
+    x <- as.matrix(f$inf)[, 1:K] / (n * uu$w)
+    colnames(x) <- paste0("v", seq_len(K))
+    options(survey.lonely.psu = lp)
+    s <- survey::SE(survey::svytotal(stats::as.formula(paste("~", paste(colnames(x), collapse = "+"))),
+                                     survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = cbind(uu, x))))
+    options(survey.lonely.psu = "fail")
+    expect_lt(max(abs(s - f$coeftable$std.error) / s), 1e-8)
+  }
+  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+                      survey = survey_design(d, weights = ~w, strata = ~str, ids = ~psu, lonely_psu = "fail")),
+               "Stratum \\(7\\) has only one PSU at stage 1")
+})
