@@ -3,7 +3,9 @@
 # under valgrind (memcheck) against a plain -O0 -g build in a private library.
 # Any invalid read/write, use of uninitialised values in diffdiff's code or
 # definite leak from it fails the run (R's own allocations are not counted).
-# Usage: tools/valgrind.sh [FILTER]   (FILTER: a testthat file filter; default all)
+# Usage: tools/valgrind.sh [FILTER]   (FILTER: a regular expression on test file names; default all)
+# VALGRIND_SHARDS=k splits the suite into k valgrind processes (default 2);
+# VALGRIND_BOUNDARY=0 skips the boundary cases.
 # Logs go to check-valgrind/ (kept apart from check/, which `make test` clears).
 set -u
 cd "$(dirname "$0")/.."
@@ -27,13 +29,28 @@ run() {  # $1: label, $2: R code
   echo "valgrind: $1: $n error block(s) in diffdiff code (log: $work/$1.vg)"
   [ "$n" -eq 0 ] || status=1
 }
+if [ "${VALGRIND_BOUNDARY:-1}" = 1 ]; then
 run boundary '
   .libPaths(c(Sys.getenv("R_LIBS"), .libPaths())); library(testthat); library(diffdiff)
   res <- as.data.frame(test_file("tests/testthat/test-sdid-boundary.R", reporter = "summary"))
   cat(sprintf("%d passed, %d failed\n", sum(res$passed), sum(res$failed) + sum(res$error)))'
-run suite "
+fi
+# the suite in VALGRIND_SHARDS (default 2: one per core) shards of test
+# files run side by side, each its own valgrind process and log
+shards="${VALGRIND_SHARDS:-2}"
+files=$(cd tests/testthat && ls test-*.R | sed 's/^test-//; s/[.]R$//')
+[ -n "$filter" ] && files=$(echo "$files" | grep -E "$filter")
+pids=()
+for k in $(seq 1 "$shards"); do
+  sel=$(echo "$files" | awk -v k="$k" -v m="$shards" 'NR % m == k % m' | paste -sd'|' -)
+  [ -z "$sel" ] && continue
+  ( run "suite-$k" "
   .libPaths(c(Sys.getenv('R_LIBS'), .libPaths())); library(testthat); library(diffdiff)
   res <- as.data.frame(test_dir('tests/testthat', reporter = 'summary', stop_on_failure = FALSE,
-                                load_package = 'none', filter = if (nzchar('$filter')) '$filter' else NULL))
+                                load_package = 'none', filter = '^($sel)\$'))
   cat(sprintf('%d passed, %d failed\n', sum(res\$passed), sum(res\$failed) + sum(res\$error)))"
+    exit $status ) &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
 exit $status
