@@ -58,7 +58,9 @@
 #'   multiplier bootstrap of the estimates' influence functions (the scores
 #'   of the variance above, one multiplier per cluster), scaled so that the
 #'   bootstrap variance converges to the analytic one; did's
-#'   interquartile-range rule. Not with a `survey` design (yet).
+#'   interquartile-range rule. With a `survey` design (Taylor
+#'   linearisation), one multiplier per PSU on the PSU totals centred within
+#'   strata; not with replicate weights.
 #' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
 #' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
 #'   estimates (columns `cband.low`, `cband.high`; critical value `fit$crit`).
@@ -166,12 +168,13 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
   alpha <- spec$alpha
   keep <- which(im$ok)
   terms <- names(est)
-  if (spec$nboot > 0L && !is.null(st$design))
-    dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a `survey` design yet; use nboot = 0.",
+  if (spec$nboot > 0L && !is.null(st$design) && st$design$replicate)
+    dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a replicate-weight `survey` design (its standard errors come from the replicates); use nboot = 0.",
             spec$nboot)
   psi <- attr(V, "ifs"); attr(V, "ifs") <- NULL
   band <- which(!is.na(event))
-  bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band, "clustered"))
+  bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band,
+                                                                       if (is.null(st$design)) "clustered" else "survey design's PSU"))
   tab <- bt$tab; V <- bt$V
   tab$event <- event
   p <- st$p

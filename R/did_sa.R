@@ -53,7 +53,9 @@
 #'   coefficients' influence functions (one multiplier per cluster; per
 #'   observation without clusters), scaled so that the bootstrap variance
 #'   converges to the analytic (CR1 / HC1) one; did's interquartile-range
-#'   rule. Not with `vcov = "iid"` or a `survey` design (yet).
+#'   rule. With a `survey` design (Taylor linearisation), one multiplier per
+#'   PSU on the PSU totals centred within strata (not with replicate weights,
+#'   and not yet for did_stacked); not with `vcov = "iid"`.
 #' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
 #' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
 #'   estimates: columns `cband.low`, `cband.high`; its critical value is

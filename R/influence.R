@@ -158,10 +158,24 @@ dd_if_vcov <- function(object) {
 # that sqrt(colSums(psi^2)) / n is the fit's analytic standard error (the
 # small-sample factor of CR1 / HC1 included): psi_g = n sqrt(c) B sum_{i in g}
 # w_i e_i xd_i. Bootstrap standard errors then converge to the analytic ones.
-dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL) {
+dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL, svy = NULL) {
   if (!is.null(reg$cells)) stop("internal error: regression influence functions need dense regressors; please report",
                                 call. = FALSE)
-  if (!vc$type %in% c("cluster", "hetero", "HC0"))
+  if (!is.null(svy)) {
+    # survey designs: the observations' scores w e x~ B, in the order of the
+    # key, turned into PSU rows centred within strata (dd_svy_if_rows, the C
+    # kernel's rules): one multiplier per PSU, as did_cs(survey = ) draws
+    if (svy$design$replicate)
+      dd_stop("the multiplier bootstrap (`nboot` > 0) is not available with a replicate-weight `survey` design (its standard errors come from the replicates); use nboot = 0.")
+    if (!is.null(svy$mult) || anyDuplicated(svy$rows))
+      dd_stop("the multiplier bootstrap (`nboot` > 0) is not available with a `survey` design for stacked data yet; use nboot = 0.")
+    sc <- ((if (is.null(reg$w)) 1 else reg$w) * reg$resid) * (reg$Xd %*% reg$bread)
+    o <- if (is.null(key)) seq_len(nrow(sc)) else order(key)
+    R <- as.matrix(dd_svy_rows_apply(dd_ifs_dense(sc[o, , drop = FALSE]), dd_svy_if_rows(svy$design, svy$rows[o])))
+    colnames(R) <- colnames(reg$Xd)
+    return(R * reg$n)
+  }
+  if (!vc$type %in% c("cluster", "hetero", "HC0", "survey"))
     dd_stop("the multiplier bootstrap (`nboot` > 0) needs heteroskedasticity-robust or clustered standard errors; got vcov = \"%s\".",
             vc$type)
   sc <- reg$Xd * ((if (is.null(reg$w)) 1 else reg$w) * reg$resid)
@@ -211,7 +225,8 @@ dd_ifs_boot <- function(psi, V, spec, band, what) {
 # influence functions (dd_reg_ifs)
 dd_reg_boot <- function(est, S, V, spec, band)
   dd_ifs_boot(est$ifs %*% t(S), V, spec, band,
-              if (est$vc$type == "cluster") sprintf("clustered (%s)", est$vc$label) else "robust")
+              switch(est$vc$type, cluster = sprintf("clustered (%s)", est$vc$label), survey = "survey design's PSU",
+                     "robust"))
 
 # A table with the multiplier bootstrap when spec$nboot > 0: bootstrap
 # standard errors, and the uniform band over the rows `band` (the event

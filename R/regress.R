@@ -298,10 +298,9 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   # functions for the multiplier bootstrap (influence.R)
   ifs <- NULL
   if (nboot > 0L && (!wild_available || isTRUE(spec$cband))) {
-    if (!is.null(survey))
-      dd_stop("the multiplier bootstrap (`nboot` = %d) is not available with a `survey` design yet; use nboot = 0.", nboot)
     key <- if (is.null(boot_key)) NULL else dd_row_ranks(lapply(boot_key, `[`, rows)) - 1L
-    ifs <- dd_reg_ifs(reg, vc, lapply(raw_clusters, identity), key)
+    svy <- if (is.null(survey)) NULL else list(design = survey$design, rows = survey$rows[rows], mult = survey$mult)
+    ifs <- dd_reg_ifs(reg, vc, lapply(raw_clusters, identity), key, svy)
   }
   wss <- function(v, c = 0) .Call(C_wss, as.double(v), w, as.double(c))
   ssr <- wss(reg$resid)

@@ -66,12 +66,14 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     psi <- matrix(0, n, K)
     for (b in blocks) psi[b$rows, b$cols] <- psi[b$rows, b$cols] + b$M
     used <- sort(unique(unlist(lapply(blocks, `[[`, "rows"))))
+    # observations in (unit, period) order, so that the multiplier bootstrap's
+    # rows (observations, or a survey design's PSUs in the order of their
+    # first unit) do not depend on the order of the rows of the data
+    used <- used[order(dd_row_ranks(list(st$id[used], st$tt[used])))]
     psi <- dd_ifs_dense(psi[used, , drop = FALSE])
-    V <- crossprod(as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$p$rows[used])
-                                              else if (!is.null(st$cl)) st$cl[used])))
-    # rows for the multiplier bootstrap: observations in (unit, period) order
-    if (is.null(st$design))
-      ifs <- as.matrix(psi)[order(dd_row_ranks(list(st$id[used], st$tt[used]))), , drop = FALSE]
+    R <- as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$p$rows[used])))
+    V <- crossprod(R)
+    if (is.null(st$design) || !st$design$replicate) ifs <- R
   } else {
     S <- matrix(0, attr(st$cl, "nlev"), K)
     for (b in blocks) {
@@ -85,6 +87,5 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     ifs <- S[order(cv), , drop = FALSE]
   }
   dimnames(V) <- list(names, names)
-  if (!is.null(st$design)) return(V)
   structure(V, ifs = ifs)
 }

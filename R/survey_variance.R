@@ -257,7 +257,7 @@ dd_svy_if_rows <- function(design, unit_rows) {
                           mse = design$mse, G = ncol(A)), class = "dd_svy_rows"))
   }
   if (design$fpc && length(design$stages) > 1L && any(!is.na(design$stages[[2]]$popsize)))
-    dd_stop("`survey`: a multistage design with a finite population correction at later stages is not supported by did_cs yet; give the first-stage design (ultimate clusters).")
+    dd_stop("`survey`: a multistage design with a finite population correction at later stages is not supported by the influence-function variance yet; give the first-stage design (ultimate clusters).")
   s1 <- design$stages[[1]]
   first <- dd_first_rows(structure(s1$clus, nlev = s1$nc))
   pstr <- s1$strata[first]                        # stratum of each PSU (0-based)

@@ -63,9 +63,8 @@ test_that("the regression bootstrap: same seed, same numbers for any row order; 
                "needs heteroskedasticity-robust or clustered standard errors; got vcov = \"iid\"")
   expect_error(did_sa(d, "y", "id", "year", "first_treat", nboot = 1e10), "`nboot` must be a whole number")
   expect_error(did_sa(d, "y", "id", "year", "first_treat", nboot = 9, boot_weights = "normal"), "boot_weights")
-  des <- survey_design(d, weights = ~ w, ids = ~ id)
-  expect_error(did_sa(d, "y", "id", "year", "first_treat", survey = des, nboot = 9),
-               "not available with a `survey` design yet")
+  rep <- survey::as.svrepdesign(survey::svydesign(ids = ~ id, weights = ~ w, data = d), type = "JK1")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", survey = rep, nboot = 9), "replicate-weight `survey` design")
 })
 
 test_that("did_event: a uniform band from the multiplier bootstrap next to the wild bootstrap's pointwise intervals", {
@@ -107,7 +106,29 @@ test_that("did_bjs and did_gardner: multiplier bootstrap of their influence func
     set.seed(6); b2 <- suppressWarnings(fits[[nm]](ds, nboot = 199, cband = TRUE))
     expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
     expect_equal(b2$crit, b1$crit, tolerance = 1e-12)
-    des <- survey_design(d, weights = ~ w, ids = ~ id)
-    expect_error(suppressWarnings(fits[[nm]](d, survey = des, nboot = 9)), "not available with a `survey` design yet")
   }
+})
+
+test_that("survey designs: one multiplier per PSU on the PSU rows; SEs approach the Taylor ones; row order", {
+  need_peer("survey")
+  d <- sim_panel()
+  ds <- d[sample(nrow(d)), ]
+  des <- function(dd) survey_design(dd, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE, lonely_psu = "adjust")
+  fits <- list(sa = function(dd, ...) did_sa(dd, "y", "id", "year", "first_treat", survey = des(dd), ...),
+               bjs = function(dd, ...) did_bjs(dd, "y", "id", "year", "first_treat", survey = des(dd), ...),
+               gardner = function(dd, ...) did_gardner(dd, "y", "id", "year", "first_treat", survey = des(dd), ...))
+  for (nm in names(fits)) {
+    a <- suppressWarnings(fits[[nm]](d))
+    set.seed(7)
+    b <- suppressWarnings(fits[[nm]](d, nboot = 20000, cband = TRUE))
+    expect_lt(max(abs(b$coeftable$std.error / a$coeftable$std.error - 1)), 0.03)
+    expect_match(b$vcov_label, "survey design's PSU influence functions", fixed = TRUE)
+    set.seed(8); b1 <- suppressWarnings(fits[[nm]](d, nboot = 199, cband = TRUE))
+    set.seed(8); b2 <- suppressWarnings(fits[[nm]](ds, nboot = 199, cband = TRUE))
+    expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
+    expect_equal(b2$crit, b1$crit, tolerance = 1e-12)
+  }
+  # stacked data with a design: not yet
+  expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 1, survey = des(d),
+                           nboot = 9), "for stacked data yet")
 })
