@@ -173,8 +173,10 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
             spec$nboot)
   psi <- attr(V, "ifs"); attr(V, "ifs") <- NULL
   band <- which(!is.na(event))
+  lab0 <- if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
+          else sprintf("%s, clustered (%s)", label, names(st$p$cluster)[1])
   bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band,
-                                                                       if (is.null(st$design)) "clustered" else "survey design's PSU"))
+                                                                       structure(lab0, psu = !is.null(st$design))))
   tab <- bt$tab; V <- bt$V
   tab$event <- event
   p <- st$p
@@ -183,8 +185,7 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
                n_units = nu, n_periods = nt,
                n_clusters = if (is.null(st$design) && !is.null(st$cl)) attr(dd_recode(st$cl, keep), "nlev"),
                vcov_type = if (!is.null(st$design)) "survey" else "cluster",
-               vcov_label = if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
-                            else sprintf("%s, clustered (%s)", label, names(p$cluster)[1]),
+               vcov_label = lab0,
                df = df, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
                fe_sizes = c(nu, nt), dropped = im$fs$dropped, notes = character())
   if (spec$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- bt$label }

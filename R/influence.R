@@ -217,16 +217,15 @@ dd_ifs_boot <- function(psi, V, spec, band, what) {
   se <- bt$se
   s <- se / sqrt(diag(V)); s[!is.finite(s)] <- NA_real_
   list(se = se, crit = if (spec$cband && length(band)) bt$crit else NA_real_, V = V * outer(s, s),
-       label = sprintf("Multiplier bootstrap (%d draws, %s) of the %s influence functions", spec$nboot,
-                       spec$boot_weights, what))
+       label = sprintf("%s; multiplier bootstrap of the influence functions (%d draws, %s%s)", what, spec$nboot,
+                       spec$boot_weights, if (identical(attr(what, "psu"), TRUE)) ", one per PSU" else ""))
 }
 
 # ... of regression aggregates S b (dd_lincom) from the coefficients'
 # influence functions (dd_reg_ifs)
 dd_reg_boot <- function(est, S, V, spec, band)
   dd_ifs_boot(est$ifs %*% t(S), V, spec, band,
-              switch(est$vc$type, cluster = sprintf("clustered (%s)", est$vc$label), survey = "survey design's PSU",
-                     "robust"))
+              structure(est$vc$label, psu = identical(est$vc$type, "survey")))
 
 # A table with the multiplier bootstrap when spec$nboot > 0: bootstrap
 # standard errors, and the uniform band over the rows `band` (the event

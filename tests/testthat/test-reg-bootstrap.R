@@ -45,7 +45,8 @@ test_that("did_sa and did_stacked bootstrap SEs approach the analytic ones; band
       expect_lt(b$crit, stats::qnorm(1 - 0.025 / sum(ev)))
       expect_equal(b$event_study$crit, b$crit)
       expect_equal(unname(sqrt(diag(vcov(b)))), b$coeftable$std.error, tolerance = 1e-12)
-      expect_match(b$vcov_label, sprintf("Multiplier bootstrap (20000 draws, %s)", bw), fixed = TRUE)
+      expect_match(b$vcov_label, sprintf("Clustered (id); multiplier bootstrap of the influence functions (20000 draws, %s)", bw),
+                   fixed = TRUE)
     }
   }
 })
@@ -122,7 +123,8 @@ test_that("survey designs: one multiplier per PSU on the PSU rows; SEs approach 
     set.seed(7)
     b <- suppressWarnings(fits[[nm]](d, nboot = 20000, cband = TRUE))
     expect_lt(max(abs(b$coeftable$std.error / a$coeftable$std.error - 1)), 0.03)
-    expect_match(b$vcov_label, "survey design's PSU influence functions", fixed = TRUE)
+    expect_match(b$vcov_label, "multiplier bootstrap of the influence functions (20000 draws, rademacher, one per PSU)",
+                 fixed = TRUE)
     set.seed(8); b1 <- suppressWarnings(fits[[nm]](d, nboot = 199, cband = TRUE))
     set.seed(8); b2 <- suppressWarnings(fits[[nm]](ds, nboot = 199, cband = TRUE))
     expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
