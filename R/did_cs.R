@@ -119,6 +119,10 @@
 #'   by identifier, whatever the order of the rows of `data`; the bootstrap
 #'   draws its multipliers in this order). A did_cs
 #'   standard error is `sqrt(colSums(as.matrix(fit$inf)^2))[k] / fit$n`.
+#'   `vcov(fit)` forms the K x K covariance on demand (n K^2 work, more than
+#'   the estimation itself with many cells), so `fit$vcov` is `NULL` (as for
+#'   the aggregations); the event study of `aggregate(type = "dynamic")`
+#'   stores its covariance in `$event_study$vcov`.
 #' @references Callaway, B. and Sant'Anna, P. H. C. (2021). Difference-in-
 #'   differences with multiple time periods. Journal of Econometrics 225(2).
 #'   Sant'Anna, P. H. C. and Zhao, J. (2020). Doubly robust
