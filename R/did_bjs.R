@@ -73,8 +73,9 @@
 #'   all treated observations); `vcov()` covers all of them. Besides the
 #'   fields of every fit ([dd_fit-methods]): `pretest`, the joint Wald test of
 #'   the leads (a data frame with `statistic`, `df1`, `df2`, `p.value`; `NULL`
-#'   without leads); `ref`, the reference lead (-1 with `pretrends = TRUE`,
-#'   else `NULL`); `n_treated` and `n_untreated`, the imputed treated and the
+#'   without leads); `event_study`, the typed event study (its `reference`
+#'   is -1 with `pretrends = TRUE`, else empty); `n_treated` and
+#'   `n_untreated`, the imputed treated and the
 #'   untreated observations; `first_stage`, the first-stage coefficients
 #'   (covariates, then period effects, whose names `period::k` carry internal
 #'   period codes rather than values of `tname`); `path`, `"cells"` when the
@@ -127,7 +128,7 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   pretest <- if (!is.null(pre)) dd_wald(pre$est, V[seq_along(pre$terms), seq_along(pre$terms), drop = FALSE], pre$df)
   dd_impute_result("did_bjs", "Imputation estimator of Borusyak, Jaravel and Spiess (did_bjs)",
                    "BJS conservative", est, V, c(pre$leads, im$hz, NA), Inf, st, im, yname, idname, tname,
-                   sp, call, list(ref = if (isTRUE(pretrends)) -1 else NULL, pretest = pretest,
+                   sp, call, list(pretest = pretest,
                                      event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
                                                               base_period = "imputation")))
 }

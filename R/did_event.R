@@ -143,7 +143,7 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
                       n_periods = attr(est$reg$fe_codes[[2]], "nlev"),
                       notes = notes)
   new_dd_fit("did_event", est$tab, est$reg$coef, est$vc$V, info, call,
-             extra = list(ref = ref[ref %in% obs], window = window,
+             extra = list(window = window,
                           event_study = dd_es_spec(reference = ref[ref %in% obs]), crit = crit,
                           cband = sp$cband, path = est$path))
 }

@@ -41,7 +41,7 @@
 #' @return An object of class `c("did_gardner", "dd_fit")` with rows
 #'   `event::h` (leads and horizons) and `ATT`; t tests with the second
 #'   stage's residual degrees of freedom (observations minus coefficients),
-#'   as did2s. Also `ref`, `n_treated`, `n_untreated`, `first_stage` and
+#'   as did2s. Also `event_study`, `n_treated`, `n_untreated`, `first_stage` and
 #'   `path` (`"cells"` or `"dense"`: how the first stage handled the period
 #'   indicators), as in [did_bjs()].
 #' @references Gardner, J. (2022). Two-stage differences in differences.
@@ -88,7 +88,6 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   df <- sum(im$ok) - (length(beta) - 1L)
   dd_impute_result("did_gardner", "Two-stage DiD of Gardner (did_gardner)", "GMM-corrected (did2s)", beta, V,
                    c(leads, im$hz, NA), df, st, im, yname, idname, tname, sp, call,
-                   list(ref = if (isTRUE(pretrends)) -1 else NULL,
-                        event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
+                   list(event_study = dd_es_spec(reference = if (isTRUE(pretrends)) -1 else numeric(),
                                                  base_period = "reference")))
 }

@@ -210,7 +210,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
-             list(cohort_coefs = full, vcov_full = V, shares = n_obs, ref = ref,
+             list(cohort_coefs = full, vcov_full = V, shares = n_obs,
                   cohort_ref = stats::setNames(refg, cg0), path = est$path,
                   event_study = dd_es_spec(reference = ref), crit = crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband))

@@ -29,7 +29,7 @@ test_that("plots draw for event studies and static fits", {
   plot(did_twfe(d, "y", "id", "year", "treat"))
   grDevices::dev.off()
   expect_gt(file.size(f), 1000)
-  expect_equal(es$ref, -1)
+  expect_equal(es$event_study$reference, -1)
   expect_true(all(es$coeftable$event != -1))
 })
 

@@ -26,7 +26,7 @@ test_that("static ATT, all horizons and all leads equal didimputation's (df_het)
   expect_identical(d, d0)
   bjs_check(bjs_peer(d, "dep_var", "g", "year", "unit"), f)
   bjs_check(bjs_peer(d, "dep_var", "g", "year", "unit", horizon = TRUE, pretrends = TRUE), f)
-  expect_equal(f$ref, -1)
+  expect_equal(f$event_study$reference, -1)
   expect_equal(sum(grepl("^event::-", f$coeftable$term)), 19)
 })
 

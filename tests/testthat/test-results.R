@@ -26,4 +26,8 @@ test_that("the wild bootstrap settings and did_cs's draws have different names",
   cs <- did_cs(d, "y", "year", "id", "first_treat", nboot = 99)
   expect_identical(dim(cs$boot_draws$draws)[1], 99L)
   expect_null(cs$boot)
+  # the reference period has one name: event_study$reference (no `ref` field)
+  e <- did_event(d, "y", "id", "year", "first_treat")
+  expect_null(e$ref)
+  expect_identical(e$event_study$reference, -1)
 })
