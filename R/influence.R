@@ -224,7 +224,7 @@ dd_ifs_boot <- function(psi, V, spec, band, what) {
 # ... of regression aggregates S b (dd_lincom) from the coefficients'
 # influence functions (dd_reg_ifs)
 dd_reg_boot <- function(est, S, V, spec, band)
-  dd_ifs_boot(est$ifs %*% t(S), V, spec, band,
+  dd_ifs_boot(dd_lincom(est$reg$coef[est$reg$keep], NULL, S, ifs = est$ifs)$ifs, V, spec, band,
               structure(est$vc$label, psu = identical(est$vc$type, "survey")))
 
 # A table with the multiplier bootstrap when spec$nboot > 0: bootstrap

@@ -13,6 +13,12 @@ test_that("dd_lincom gives S b and S V S' with names, and refuses non-conformabl
   expect_equal(lc$vcov["c", "b"], sum(V[, 3]) / 4)
   expect_identical(dimnames(lc$vcov), list(c("a", "b", "c"), c("a", "b", "c")))
   expect_error(diffdiff:::dd_lincom(b[-1], V, S), "non-conformable")
+  # with influence-function rows: psi S', whose crossproduct is S (psi'psi) S'
+  psi <- matrix(rnorm(40), 10, 4)
+  li <- diffdiff:::dd_lincom(b, crossprod(psi), S, c("a", "b", "c"), ifs = psi)
+  expect_equal(li$ifs, psi %*% t(S))
+  expect_equal(unname(crossprod(li$ifs)), unname(li$vcov))
+  expect_error(diffdiff:::dd_lincom(b, V, S, ifs = psi[, -1]), "non-conformable")
 })
 
 test_that("did_sa's event-time estimates are the share-weighted cohort coefficients", {
