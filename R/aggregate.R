@@ -192,16 +192,15 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   if (length(extra)) extra <- rbind(extra, stats::setNames(data.frame(NA), names(extra)))
   ctab <- dd_if_table(c(lab, "ATT"), est_all, se, alpha, crit, extra)
   if (!is.null(ctab$cband.low)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
-  info <- list(estimator = "did_cs_agg", title = sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type),
-               yname = x$yname, nobs = x$nobs, n_units = x$n_units, n_periods = x$n_periods,
-               n_clusters = x$n_clusters, vcov_type = if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic",
-               vcov_label = paste0(dd_cs_vcov_label(nboot, boot_weights, x$cluster, bootstrap_t),
-                                   if (is.null(x$survey_label)) "" else x$survey_label), df = Inf, alpha = alpha,
-               main_terms = c(lab, "ATT"), fe_names = NULL, dropped = character(),
-               type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
-               cband_method = cband_method, inf = x$inf, comb = comb, notes = character())
+  info <- dd_info("did_cs_agg", sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type), x$yname, x$nobs,
+                  if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic",
+                  paste0(dd_cs_vcov_label(nboot, boot_weights, x$cluster, bootstrap_t),
+                         if (is.null(x$survey_label)) "" else x$survey_label), Inf, alpha, c(lab, "ATT"),
+                  n_units = x$n_units, n_periods = x$n_periods, n_clusters = x$n_clusters,
+                  more = list(type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
+                              cband_method = cband_method, inf = x$inf, comb = comb, n = n, unit_cluster = cl,
+                              base_period = x$base_period))
   coefs <- stats::setNames(est_all, ctab$term)
-  info$n <- n; info$unit_cluster <- cl; info$base_period <- x$base_period
   extra <- list()
   if (type == "dynamic") {
     # the typed event study: the universal base period's reference event

@@ -182,13 +182,10 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
   tab$event <- event
   p <- st$p
   nu <- attr(dd_recode(st$idc, keep), "nlev"); nt <- attr(dd_recode(st$tc, keep), "nlev")
-  info <- list(estimator = estimator, title = title, yname = yname, nobs = length(keep),
-               n_units = nu, n_periods = nt,
-               n_clusters = if (is.null(st$design) && !is.null(st$cl)) attr(dd_recode(st$cl, keep), "nlev"),
-               vcov_type = if (!is.null(st$design)) "survey" else "cluster",
-               vcov_label = lab0,
-               df = df, alpha = alpha, main_terms = terms, fe_names = c(idname, tname),
-               fe_sizes = c(nu, nt), dropped = im$fs$dropped, notes = character())
+  info <- dd_info(estimator, title, yname, length(keep), if (!is.null(st$design)) "survey" else "cluster", lab0,
+                  df, alpha, terms, n_units = nu, n_periods = nt,
+                  n_clusters = if (is.null(st$design) && !is.null(st$cl)) attr(dd_recode(st$cl, keep), "nlev"),
+                  fe_names = c(idname, tname), dropped = im$fs$dropped, more = list(fe_sizes = c(nu, nt)))
   if (spec$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- bt$label }
   new_dd_fit(estimator, tab, est, V, info, call,
              c(extra, list(n_treated = length(im$tr), n_untreated = length(im$fs$untreated),

@@ -264,14 +264,12 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
     sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
     ", survey design (Taylor linearisation, PSUs within strata)"
   label <- paste0(dd_cs_vcov_label(nboot, boot_weights, cluster, bootstrap_t), svy_label)
-  info <- list(estimator = "did_cs", title = "Callaway-Sant'Anna group-time ATT (did_cs)",
-               yname = yname, nobs = prep$nobs, n_units = if (prep$panel || allow_unbalanced_panel) n else NULL,
-               n_periods = length(prep$tlist),
-               n_clusters = if (inherits(prep$unit_cluster, "dd_svy_rows")) prep$unit_cluster$G
-                            else if (is.null(cluster)) NULL else length(unique(prep$unit_cluster)),
-               vcov_type = if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic", vcov_label = label,
-               df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
-               notes = prep$notes)
+  info <- dd_info("did_cs", "Callaway-Sant'Anna group-time ATT (did_cs)", yname, prep$nobs,
+                  if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic", label, Inf, alpha, terms,
+                  n_units = if (prep$panel || allow_unbalanced_panel) n else NULL, n_periods = length(prep$tlist),
+                  n_clusters = if (inherits(prep$unit_cluster, "dd_svy_rows")) prep$unit_cluster$G
+                               else if (is.null(cluster)) NULL else length(unique(prep$unit_cluster)),
+                  notes = prep$notes)
   extra <- list(inf = inf, n = n, units = prep$units, survey_label = svy_label, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
                 pretest = pre, boot_draws = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,

@@ -136,16 +136,12 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
   }
   tab <- dd_if_table(terms, est, ses, alpha, NA_real_, extra_tab)
   dimnames(V) <- list(terms, terms)
-  info <- list(estimator = "did_sdid",
-               title = sprintf("Synthetic DiD (did_sdid, method = \"%s\")", method),
-               yname = yname, nobs = length(pan$Y), n_units = nrow(pan$Y), n_periods = ncol(pan$Y),
-               n_clusters = NULL, vcov_type = se,
-               vcov_label = switch(se, none = "none",
-                                   placebo = sprintf("placebo (%d replications)", nboot),
-                                   bootstrap = sprintf("bootstrap (%d replications)", nboot),
-                                   jackknife = "jackknife (fixed weights)"),
-               df = Inf, alpha = alpha, main_terms = terms, fe_names = NULL, dropped = character(),
-               notes = pan$notes)
+  info <- dd_info("did_sdid", sprintf("Synthetic DiD (did_sdid, method = \"%s\")", method), yname, length(pan$Y),
+                  se, switch(se, none = "none",
+                             placebo = sprintf("placebo (%d replications)", nboot),
+                             bootstrap = sprintf("bootstrap (%d replications)", nboot),
+                             jackknife = "jackknife (fixed weights)"),
+                  Inf, alpha, terms, n_units = nrow(pan$Y), n_periods = ncol(pan$Y), notes = pan$notes)
   extra <- list(method = method, se_method = se, nboot = nboot, Y = pan$Y, X = pan$X, N0 = pan$N0,
                 T0 = pan$T0, cohorts = pan$cohorts, cohort_of = pan$cohort_of, weights = weights,
                 fits = parts, replicates = rep$estimates, settings = settings,

@@ -315,14 +315,11 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
 dd_reg_info <- function(est, estimator, title, yname, alpha, main_terms, clusters, fe_names,
                         n_units = NULL, n_periods = NULL, notes = character()) {
   reg <- est$reg
-  list(estimator = estimator, title = title, yname = yname, nobs = reg$n,
-       n_units = n_units, n_periods = n_periods,
-       n_clusters = if (est$vc$type == "cluster") est$vc$G else NULL,
-       vcov_type = est$vc$type, vcov_label = est$vc$label, df = est$vc$df, alpha = alpha,
-       main_terms = main_terms, fe_names = fe_names,
-       fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev,
-       dropped = reg$dropped, r2 = est$r2, r2_within = est$r2w, wild_boot = est$boot,
-       n_singletons = est$n_singletons, fe_iter = reg$iter, notes = notes)
+  dd_info(estimator, title, yname, reg$n, est$vc$type, est$vc$label, est$vc$df, alpha, main_terms,
+          n_units = n_units, n_periods = n_periods, n_clusters = if (est$vc$type == "cluster") est$vc$G else NULL,
+          fe_names = fe_names, dropped = reg$dropped, notes = notes,
+          more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev, r2 = est$r2, r2_within = est$r2w,
+                      wild_boot = est$boot, n_singletons = est$n_singletons, fe_iter = reg$iter))
 }
 
 # The set-up shared by the panel regression front ends (did_twfe, did_event,

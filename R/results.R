@@ -23,6 +23,20 @@ dd_fit_fields <- list(
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
                "cohort_of", "fits", "replicates", "settings"))
 
+# The information every fit holds (the required fields above), with the
+# defaults of a fit without fixed effects, clusters or notes; `more` (a
+# list) adds optional fields (a list, not `...`, so that a field such as `n`
+# can never be matched partially to an argument). Every front end builds its
+# `info` here.
+dd_info <- function(estimator, title, yname, nobs, vcov_type, vcov_label, df, alpha, main_terms,
+                    n_units = NULL, n_periods = NULL, n_clusters = NULL, fe_names = NULL,
+                    dropped = character(), notes = character(), more = list())
+  c(list(estimator = estimator, title = title, yname = yname, nobs = nobs, n_units = n_units,
+         n_periods = n_periods, n_clusters = n_clusters, vcov_type = vcov_type, vcov_label = vcov_label,
+         df = df, alpha = alpha, main_terms = main_terms, fe_names = fe_names, dropped = dropped,
+         notes = notes),
+    more)
+
 new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extra = list()) {
   miss <- setdiff(dd_fit_required, names(info))
   if (length(miss))
