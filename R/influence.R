@@ -36,11 +36,9 @@ as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
 dd_if_rows <- function(psi, cluster) {
   if (is.null(cluster)) return(psi)
   if (inherits(cluster, "dd_svy_rows")) return(dd_svy_rows_apply(psi, cluster))   # survey designs
-  cl <- dd_codes(cluster)
-  # clusters in sorted order, as rowsum(reorder = TRUE)
-  o <- order(cluster[dd_first_rows(cl)])
-  cl2 <- match(seq_along(o), o)[cl + 1L] - 1L
-  dd_ifs_dense(.Call(C_ifs_rowsum, psi, as.integer(cl2), length(o)))
+  # clusters in sorted order of their values, as rowsum(reorder = TRUE)
+  cl <- dd_sorted_codes(cluster)
+  dd_ifs_dense(.Call(C_ifs_rowsum, psi, as.integer(cl), attr(cl, "nlev")))
 }
 
 # Analytic standard errors of estimates whose influence functions are the
@@ -89,14 +87,12 @@ dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, col
   if (is.null(cluster)) {
     rg <- group
   } else {
-    cl <- dd_codes(cluster)
-    o <- order(cluster[dd_first_rows(cl)])
-    cl2 <- match(seq_along(o), o)[cl + 1L]            # cluster rows in sorted order
+    cl2 <- dd_sorted_codes(cluster) + 1L               # cluster rows in sorted order (as dd_if_rows)
     ng <- tapply(group, cl2, function(z) length(unique(z)))
     if (any(ng > 1L))
       dd_stop("`cband_method` = \"bootstrap-t\" recentres the bootstrap within cohorts and needs each cluster inside one cohort; %d cluster(s) of `cluster` hold units of several cohorts. Use cband_method = \"sup-t\".",
               sum(ng > 1L))
-    rg <- group[match(seq_along(o), cl2)]
+    rg <- group[match(seq_len(attr(cl2, "nlev")), cl2)]
   }
   if (!is.null(comb)) {
     R <- dd_ifs_dense(.Call(C_ifs_combine, R, comb))

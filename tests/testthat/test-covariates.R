@@ -61,17 +61,13 @@ test_that("did_cs with a factor covariate: data.frame, data.table and tibble giv
   d <- sim_cs_panel(n = 200)
   d$xf <- ifelse(d$x2 == 1, "yes", "no")             # character: the general path
   ref <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
-  if (requireNamespace("data.table", quietly = TRUE)) {
-    dt <- data.table::as.data.table(d)
-    f <- did_cs(dt, "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
-    expect_identical(f$coeftable, ref$coeftable)
-    expect_identical(names(dt), names(d))
-  }
-  if (requireNamespace("tibble", quietly = TRUE)) {
-    f <- did_cs(tibble::as_tibble(d), "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
-    expect_identical(f$coeftable, ref$coeftable)
-  }
-  expect_true(TRUE)
+  dt <- data.table::as.data.table(d)                 # data.table: an Import
+  f <- did_cs(dt, "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
+  expect_identical(f$coeftable, ref$coeftable)
+  expect_identical(names(dt), names(d))
+  skip_if_not_installed("tibble")
+  f <- did_cs(tibble::as_tibble(d), "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
+  expect_identical(f$coeftable, ref$coeftable)
 })
 
 test_that("the general covariate path does not copy the columns it does not use", {
