@@ -48,17 +48,9 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
   if (is.null(treatname) == is.null(gname))
     dd_stop("give exactly one of `treatname` (a 0/1 treatment column) and `gname` (first treated period).")
   role <- if (!is.null(treatname)) c(treatname = treatname) else c(gname = gname)
-  p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla,
-                  na_ok = if (is.null(gname)) character() else "gname")
-  if (p$n_dropped) dd_stop("the decomposition needs a balanced panel without missing values; %d row(s) have NA in the variables used.", p$n_dropped)
-  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname)
-  idc <- dd_codes(p$vals$idname); tc <- dd_codes(tt)
-  dd_check_unique_codes(idc, tc, p$vals$idname, tt)
-  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
-  if (T < 2L) dd_check_periods(tt, tname)
-  if (length(tt) != N * T)
-    dd_stop("the Bacon decomposition needs a balanced panel (every unit in every period); the data have %d units, %d periods and %d rows.",
-            N, T, length(tt))
+  p <- dd_panel(data, yname, idname, tname, role, xformla, complete = "the Bacon decomposition")
+  tt <- as.double(p$tt); idc <- p$idc; tc <- p$tc
+  N <- p$n_units; T <- p$n_periods
   first <- dd_first_rows(idc)
   if (!is.null(treatname)) {
     d <- dd_check_numeric_col(p$vals$treatname, "treatname", treatname)
@@ -74,16 +66,13 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
     if (any(d == 0 & tt >= gt[idc + 1L]))
       dd_stop("`treatname` = \"%s\" must be absorbing (once 1, always 1 for the unit); it switches back to 0.", treatname)
   } else {
-    g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-    dd_check_constant_within(g, p$vals$idname, "gname", gname, code = idc)
-    gt <- g[first]
-    gt[dd_cohort_never(gt, tt, gname, tname)] <- Inf   # the cohort rule: never treated (in the panel)
+    gt <- p$g[first]
+    gt[p$never[first]] <- Inf                   # the cohort rule: never treated (in the panel)
     gt[gt < min(tt)] <- min(tt)                 # treated before the panel: always treated
     d <- as.double(tt >= gt[idc + 1L])
   }
   groups <- sort(unique(gt))
   t0 <- min(tt)
-  dd_check_units(idc, p$vals$idname, idname)
   if (all(is.infinite(groups)) || all(groups == t0 | is.infinite(groups)))
     dd_stop("`%s` = \"%s\": no unit changes treatment status within the panel; there is nothing to decompose (the TWFE coefficient is not identified).",
             names(role), role)

@@ -101,8 +101,10 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   alpha <- sp$alpha; opts <- sp$opts
-  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
-  p <- st$p
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
+  st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
+                                 NULL, sp$design), gname)
+  p <- st
   im <- dd_impute_setup(st, p, opts, horizon)
   fs <- im$fs; tr <- im$tr; Wt <- im$Wt; tau <- fs$adj[tr]
   # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt,
@@ -175,7 +177,7 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
   psi <- attr(V, "ifs"); attr(V, "ifs") <- NULL
   band <- which(!is.na(event))
   lab0 <- if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
-          else sprintf("%s, clustered (%s)", label, names(st$p$cluster)[1])
+          else sprintf("%s, clustered (%s)", label, names(st$cluster)[1])
   bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band,
                                                                        structure(lab0, psu = !is.null(st$design))))
   tab <- bt$tab; V <- bt$V

@@ -173,20 +173,13 @@ did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
   if (!is.null(design) && design$replicate && nboot > 0L)
     dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
             nboot)
-  p <- dd_prepare(data, yname, c(idname = idname, tname = tname, gname = gname), xformla,
-                  weightsname, cluster, na_ok = "gname", x_list = TRUE)
-  if (!is.null(design)) p$w <- design$weights[p$rows]
-  id <- p$vals$idname
-  tt <- dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE)
-  g <- dd_check_numeric_col(p$vals$gname, "gname", gname, convert = FALSE)
-  idc <- dd_codes(id); tc <- dd_codes(tt)
-  if (panel) dd_check_units(idc, id, idname)
-  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
-  if (panel) dd_check_unique_codes(idc, tc, id, tt)
-  dd_check_constant_within(g, id, "gname", gname, code = idc)
+  # repeated cross-sections: identifiers are not unit-period keys
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL, design,
+                x_list = TRUE, unique_rows = panel, anticipation = anticipation)
+  id <- p$id; tt <- p$tt; g <- p$g; idc <- p$idc; tc <- p$tc
   if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster, code = idc)
   nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, id = id, w = p$w, X = p$X, idc = idc, tc = tc,
+  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, never = p$never, id = id, w = p$w, X = p$X, idc = idc, tc = tc,
                         cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
                         gname = gname, tname = tname, anticipation = anticipation,
                         control_group = control_group, panel = panel,
@@ -300,9 +293,8 @@ dd_cs_crit_warn <- function(crit) {
 # period per entity (unit in a panel, row in repeated cross-sections).
 # Returns the entities and periods kept, the never-treated entities, the
 # treated cohorts to estimate (glist) and notes.
-dd_cs_cohorts <- function(g, tlist, anticipation, control_group, gname, tname, what) {
+dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
   notes <- character()
-  never <- dd_cohort_never(g, tlist, gname, tname, anticipation)
   first <- !never & g <= tlist[1] + anticipation
   if (any(first))
     warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", sum(first),
@@ -344,13 +336,13 @@ dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
 # The estimation sample. A balanced panel goes wide (N x T outcomes, units
 # sorted by cohort into blocks) with unit-level bookkeeping only; repeated
 # cross-sections and unbalanced panels stay long (rows) for the RC engine.
-dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipation,
+dd_cs_prepare <- function(y, tt, g, never, id, w, X, cl, nterm, gname, tname, anticipation,
                           control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
   tlev <- as.double(tt[dd_first_rows(tc)])    # period of each time code
   tlist <- sort(tlev)
   ef <- if (panel) dd_first_rows(idc) else NULL
-  eg <- as.double(if (panel) g[ef] else g)    # first treated period per entity
-  co <- dd_cs_cohorts(eg, tlist, anticipation, control_group, gname, tname,
+  eg <- as.double(if (panel) g[ef] else g)    # first treated period per entity (never treated: 0)
+  co <- dd_cs_cohorts(eg, if (panel) never[ef] else never, tlist, anticipation, control_group,
                       if (panel) "units" else "observations")
   tl <- tlist[co$tkeep]
   T <- length(tl)
@@ -363,7 +355,7 @@ dd_cs_prepare <- function(y, tt, g, id, w, X, cl, nterm, gname, tname, anticipat
     kept <- which(co$keep)
     kept <- kept[order(gkey[kept], id[ef][kept])]
     umap <- rep(-1L, length(eg)); umap[kept] <- seq_along(kept) - 1L
-    wide <- .Call(C_cs_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
+    wide <- .Call(C_panel_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
                   if (is.null(w)) NULL else as.double(w), X)
     miss <- if (anyNA(wide$Y)) rowSums(is.na(wide$Y)) > 0 else FALSE
     if (any(miss) && !allow_unbalanced) {

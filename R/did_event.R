@@ -71,12 +71,9 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
   if (!is.null(window) && (!is.numeric(window) || length(window) != 2L || anyNA(window) ||
                            any(window != round(window)) || window[1] > window[2]))
     dd_stop("`window` must be c(lo, hi) with whole numbers lo <= hi; got %s.", dd_show(window))
-  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, vcov,
-                       nboot, survey, fe, na_ok = "gname", numeric_t = TRUE)
-  p <- ps$p; vtype <- ps$vtype; id <- ps$id; tt <- ps$tt; idc <- ps$idc; tc <- ps$tc
-  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  dd_check_constant_within(g, id, "gname", gname, code = idc)
-  never <- dd_cohort_never(g, tt, gname, tname, unit = idc)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, fe, sp$design)
+  id <- p$id; tt <- p$tt; idc <- p$idc; tc <- p$tc; g <- p$g; never <- p$never
   if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf, NA or after the last period).", gname)
   rel <- ifelse(never, NA_real_, tt - g)
   if (any(!never & rel != round(rel)))
@@ -114,8 +111,8 @@ did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL
     colnames(D) <- terms
     X <- cbind(D, p$X)
   }
-  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), terms,
-                     survey = ps$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never,
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, terms,
+                     survey = p$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never,
                      cells = cellf)
   # the event-time coefficients first, then the covariates (the cells come last in the regression)
   est <- dd_reorder_terms(est, c(terms, colnames(p$X)))

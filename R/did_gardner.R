@@ -62,8 +62,10 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   alpha <- sp$alpha; opts <- sp$opts
-  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey)
-  p <- st$p
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
+  st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
+                                 NULL, sp$design), gname)
+  p <- st
   im <- dd_impute_setup(st, p, opts, horizon)
   fs <- im$fs; tr <- im$tr; u <- fs$untreated
   leads <- dd_leads(pretrends, st$ev[u])

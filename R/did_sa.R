@@ -93,14 +93,10 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   control <- dd_match_arg(control[1], c("auto", "never", "last"), "control")
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
-  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, vcov,
-                       0L, survey, na_ok = "gname", numeric_t = TRUE)
-  p <- ps$p; vtype <- ps$vtype; id <- ps$id; tt <- ps$tt; idc <- ps$idc; tc <- ps$tc
-  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  dd_check_constant_within(g, id, "gname", gname, code = idc)
-  periods <- sort(unique(tt))
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey)
   # the cohort rule of every estimator (0, Inf, NA, after the last period: never treated)
-  never <- dd_cohort_never(g, periods, gname, tname, unit = idc)
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, sp$design)
+  id <- p$id; tt <- p$tt; idc <- p$idc; tc <- p$tc; g <- p$g; never <- p$never
   if (all(never)) dd_stop("`gname` = \"%s\" has no cohort treated within the observed periods.", gname)
   rel <- ifelse(never, NA_real_, tt - g)
   # always-treated cohorts (no pre-period observed) are dropped, as sunab does
@@ -180,8 +176,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     X <- cbind(Xc, D[rows, , drop = FALSE])
     cellf <- NULL
   }
-  est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), dd_spec_vcov(sp, vtype), character(),
-                     survey = if (is.null(ps$survey)) NULL else list(design = ps$design, rows = p$rows[rows]),
+  est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), sp, character(),
+                     survey = if (is.null(p$survey)) NULL else list(design = p$design, rows = p$rows[rows]),
                      cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE,
                      boot_key = list(id[rows], tt[rows]))
   b <- est$reg$coef[est$reg$keep]

@@ -110,7 +110,8 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
     if (!is.null(v) && (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0))
       dd_stop("`%s` must be NULL or a number >= 0; got %s.", a, dd_show(v))
   }
-  pan <- dd_sdid_panel(data, yname, idname, tname, dname, xformla, staggered)
+  pan <- dd_sdid_matrices(dd_panel(data, yname, idname, tname, c(dname = dname), xformla,
+                                   complete = "synthetic DiD"), dname, staggered)
   settings <- list(method = method, zeta_omega = zeta_omega, zeta_lambda = zeta_lambda,
                    omega_intercept = omega_intercept, lambda_intercept = lambda_intercept,
                    min_decrease = min_decrease, max_iter = max_iter, sparsify = sparsify,
@@ -150,66 +151,22 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
   new_dd_fit("did_sdid", tab, stats::setNames(est, terms), V, info, call, extra)
 }
 
-# Long panel -> the matrices synthdid uses: Y (N x T), controls first then
-# treated (each by identifier as text, as panel.matrices()), periods sorted;
-# X (N x T x C) for covariates; adoption cohorts.
-dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered) {
-  for (a in c("yname", "idname", "tname", "dname")) {
-    v <- get(a)
-    dd_check_string(v, a)
-    dd_check_cols(data, v, a)
-  }
-  xformla <- dd_check_xformla(xformla, data)
-  dd_check_roles(data, list(yname = yname, idname = idname, tname = tname, dname = dname),
-                 list(xformla = if (!is.null(xformla)) all.vars(xformla)))
-  y <- dd_check_numeric_col(data[[yname]], "yname", yname)
-  id <- data[[idname]]
-  # periods as every estimator takes them: numeric, ordered by value
-  tt <- dd_check_numeric_col(data[[tname]], "tname", tname, convert = FALSE)
-  d <- dd_check_numeric_col(data[[dname]], "dname", dname)
-  for (v in list(list(y, "yname", yname), list(id, "idname", idname), list(tt, "tname", tname),
-                 list(d, "dname", dname))) {
-    bad <- which(is.na(v[[1]]))
-    if (length(bad))
-      dd_stop("`%s` = \"%s\" has %d missing value(s) (first in row %d); synthetic DiD needs a complete balanced panel.",
-              v[[2]], v[[3]], length(bad), bad[1])
-  }
-  if (any(!is.finite(y))) dd_stop("`yname` = \"%s\" has non-finite values (first in row %d).", yname,
-                                  which(!is.finite(y))[1])
-  if (any(!is.finite(tt))) dd_stop("`tname` = \"%s\" has non-finite values (first in row %d).", tname,
-                                   which(!is.finite(tt))[1])
+# The panel object (dd_panel: complete and balanced) -> the matrices
+# synthdid uses: Y (N x T), controls first then treated (each by identifier
+# as text, as panel.matrices()), periods sorted; X (N x T x C) for
+# covariates; adoption cohorts.
+dd_sdid_matrices <- function(pan, dname, staggered) {
+  d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
   nb <- .Call(C_first_not01, d)
   if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
-  X <- dd_covariates(xformla, data)
-  if (!is.null(X) && any(!is.finite(X)))
-    dd_stop("`xformla` covariates have missing or non-finite values (first in row %d).",
-            which(rowSums(!is.finite(X)) > 0)[1])
-  dd_prepared(list(y = y, X = X), yname)   # the checks every preparation route ends with
-  idc <- dd_codes(id); tc <- dd_codes(tt)
-  dd_check_units(idc, id, idname)
-  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
-  dd_check_unique_codes(idc, tc, id, tt)
-  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
-  ulev <- id[dd_first_rows(idc)]; tlev <- tt[dd_first_rows(tc)]
-  if (length(y) != N * T) {
-    cnt <- tabulate(idc + 1L, N)
-    u <- which(cnt < T)[1]
-    have <- tc[idc == u - 1L]
-    miss <- setdiff(seq_len(T) - 1L, have)[1]
-    dd_stop("the panel is unbalanced: unit %s has no row for period %s (synthetic DiD needs every unit in every period).",
-            dd_show(ulev[u]), dd_show(tlev[miss + 1L]))
-  }
-  tord <- order(tlev)
-  tmap <- match(seq_len(T), tord) - 1L                  # code -> column
-  wide <- function(v) {
-    m <- matrix(NA_real_, N, T)
-    m[cbind(idc + 1L, tmap[tc + 1L] + 1L)] <- v
-    m
-  }
-  Y <- wide(y); D <- wide(d)
+  N <- pan$n_units; T <- pan$n_periods
+  ulev <- pan$id[dd_first_rows(pan$idc)]
+  tlev <- sort(pan$tt[dd_first_rows(pan$tc)])
+  D <- dd_panel_wide(pan, d)
   # adoption: 0 ... 0 1 ... 1 within each unit
-  first1 <- apply(D, 1, function(r) { w <- which(r == 1); if (length(w)) w[1] else 0L })
-  rev_u <- which(vapply(seq_len(N), function(i) first1[i] > 0 && any(D[i, first1[i]:T] == 0), logical(1)))
+  first1 <- max.col(D == 1, ties.method = "first")
+  first1[rowSums(D) == 0] <- 0L
+  rev_u <- which(first1 > 0 & rowSums(D) != T - first1 + 1L)
   if (length(rev_u))
     dd_stop("`dname` = \"%s\" switches off again for unit %s; synthetic DiD needs treatment to stay on once adopted.",
             dname, dd_show(ulev[rev_u[1]]))
@@ -222,22 +179,23 @@ dd_sdid_panel <- function(data, yname, idname, tname, dname, xformla, staggered)
   adopt <- sort(unique(first1[treated]))
   if (length(adopt) > 1L && !staggered)
     dd_stop("treatment is not a block design: units adopt in periods %s; use staggered = TRUE for cohort-by-cohort synthetic DiD.",
-            paste(format(tlev[tord][adopt]), collapse = ", "))
+            paste(format(tlev[adopt]), collapse = ", "))
   if (adopt[1] == 1L)
     dd_stop("units are treated from the first period (%s): there are no pre-treatment periods.",
-            format(tlev[tord][1]))
+            format(tlev[1]))
   # synthdid's unit order: controls, then treated, each by identifier as text
   uo <- order(treated, as.character(ulev))
-  Y <- Y[uo, , drop = FALSE]
-  dimnames(Y) <- list(as.character(ulev[uo]), as.character(tlev[tord]))
+  umap <- integer(N); umap[uo] <- seq_len(N) - 1L
+  Y <- dd_panel_wide(pan, pan$y, umap)
+  dimnames(Y) <- list(as.character(ulev[uo]), as.character(tlev))
   Xa <- NULL
-  if (!is.null(X)) {
-    Xa <- array(NA_real_, c(N, T, ncol(X)), dimnames = list(NULL, NULL, colnames(X)))
-    for (k in seq_len(ncol(X))) Xa[, , k] <- wide(X[, k])[uo, , drop = FALSE]
+  if (!is.null(pan$X)) {
+    Xa <- array(NA_real_, c(N, T, ncol(pan$X)), dimnames = list(NULL, NULL, colnames(pan$X)))
+    for (k in seq_len(ncol(pan$X))) Xa[, , k] <- dd_panel_wide(pan, pan$X[, k], umap)
   }
   coh <- first1[uo]
-  list(Y = Y, X = Xa, N0 = N0, T0 = adopt[1] - 1L, cohorts = tlev[tord][adopt],
-       cohort_T0 = adopt - 1L, cohort_of = ifelse(coh > 0, tlev[tord][pmax(coh, 1L)], NA), notes = character())
+  list(Y = Y, X = Xa, N0 = N0, T0 = adopt[1] - 1L, cohorts = tlev[adopt],
+       cohort_T0 = adopt - 1L, cohort_of = ifelse(coh > 0, tlev[pmax(coh, 1L)], NA), notes = character())
 }
 
 # options vector for C (sdid.c: opts_get)

@@ -51,8 +51,8 @@
 #'   observation without clusters), scaled so that the bootstrap variance
 #'   converges to the analytic (CR1 / HC1) one; did's interquartile-range
 #'   rule. With a `survey` design (Taylor linearisation), one multiplier per
-#'   PSU on the PSU totals centred within strata (not with replicate weights,
-#'   and not yet for did_stacked); not with `vcov = "iid"`.
+#'   PSU on the PSU totals centred within strata (a unit's copies in several
+#'   sub-experiments add up in its PSU's total; not with replicate weights).
 #' @param boot_weights `"rademacher"` (default), `"mammen"` or `"webb"`.
 #' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
 #'   estimates: columns `cband.low`, `cband.high`; its critical value is
@@ -84,9 +84,10 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
   kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
   control_group <- dd_match_arg(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
-  st <- dd_stagger_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
-                         event_time = FALSE)
-  p <- st$p; g <- st$g; tt <- st$tt
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
+  st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
+                                 NULL, sp$design), gname)
+  p <- st; g <- st$g; tt <- st$tt
   fu <- dd_first_rows(st$idc)                     # one row per unit
   gu <- g[fu]; nu <- st$never[fu]
   tv <- as.double(tt[dd_first_rows(st$tc)])        # the period of each period code
@@ -149,7 +150,8 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   clusters <- if (length(p$cluster)) stats::setNames(list(st$cl[r]), names(p$cluster)) else list()
   est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, "cluster"), character(),
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
-                     cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE)
+                     cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE,
+                     boot_key = list(st$id[r], st$tt[r]))
   est_ev <- evs[paste0("event::", evs) %in% est$tab$term]
   terms <- paste0("event::", est_ev)
   b <- est$reg$coef[est$reg$keep]

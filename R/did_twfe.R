@@ -95,17 +95,18 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
                 drop_singletons = drop_singletons)
   alpha <- sp$alpha; nboot <- sp$nboot
-  ps <- dd_panel_setup(data, yname, idname, tname, c(dname = dname), xformla, weightsname, cluster, vcov,
-                       nboot, survey, fe)
-  p <- ps$p; vtype <- ps$vtype; idc <- ps$idc; tc <- ps$tc
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
+  p <- dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, sp$cluster, fe,
+                sp$design, numeric_t = FALSE)
+  idc <- p$idc; tc <- p$tc
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
   if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname)
   if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
-  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, dd_spec_vcov(sp, vtype), "ATT",
-                     survey = ps$survey, boot_key = list(ps$id, ps$tt), treated = d == 1,
+  est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, "ATT",
+                     survey = p$survey, boot_key = list(p$id, p$tt), treated = d == 1,
                      control = (rowsum(d, idc, reorder = TRUE)[, 1] == 0)[idc + 1L])
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,

@@ -160,11 +160,11 @@ dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL, svy = NULL) {
   if (!is.null(svy)) {
     # survey designs: the observations' scores w e x~ B, in the order of the
     # key, turned into PSU rows centred within strata (dd_svy_if_rows, the C
-    # kernel's rules): one multiplier per PSU, as did_cs(survey = ) draws
+    # kernel's rules): one multiplier per PSU, as did_cs(survey = ) draws.
+    # Stacked data use a design row more than once (rows repeat): its
+    # copies' scores add up in its PSU's total, as in dd_svy_reg_vcov().
     if (svy$design$replicate)
       dd_stop("the multiplier bootstrap (`nboot` > 0) is not available with a replicate-weight `survey` design (its standard errors come from the replicates); use nboot = 0.")
-    if (!is.null(svy$mult) || anyDuplicated(svy$rows))
-      dd_stop("the multiplier bootstrap (`nboot` > 0) is not available with a `survey` design for stacked data yet; use nboot = 0.")
     sc <- ((if (is.null(reg$w)) 1 else reg$w) * reg$resid) * (reg$Xd %*% reg$bread)
     o <- if (is.null(key)) seq_len(nrow(sc)) else order(key)
     R <- as.matrix(dd_svy_rows_apply(dd_ifs_dense(sc[o, , drop = FALSE]), dd_svy_if_rows(svy$design, svy$rows[o])))

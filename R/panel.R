@@ -1,5 +1,95 @@
-# Panel indexing for C: 0-based integer codes for fixed effects and clusters,
-# singleton removal, and nesting of fixed effects in clusters.
+# The panel object and panel indexing for C.
+#
+# dd_panel() is the one route from a data frame to the estimators: every
+# front end that takes unit and period columns (did_twfe, did_event, did_sa,
+# did_bjs, did_gardner, did_stacked, did_cs, did_sdid, bacon_decomp) builds
+# one, and nothing else reads the caller's columns. It holds the estimation
+# rows (dd_prepare: checks, covariates, dropped rows), the unit and period
+# codes, balance, the survey design's weights, and -- when the role `gname`
+# is given -- the cohorts under the one never-treated rule (dd_cohort_never;
+# documented in ?diffdiff, "Cohort coding"). What each estimator does with
+# units treated before the data start is its peer's rule, applied by the
+# estimator to `pan$g` and `pan$never`, and listed in that same section.
+# dd_panel_wide() reshapes any row vector to units x periods in C.
+
+# The panel object (class "dd_panel"): the fields of dd_prepare() (y, X, w,
+# vals, cluster, fe, n_dropped, rows: kept rows among the data's rows) and
+#  id, tt        unit identifiers and periods of the kept rows
+#  idc, tc       their dd_codes() (0-based, levels in order of appearance)
+#  cl            dd_codes() of the first clustering variable (NULL: none)
+#  n_units, n_periods, balanced (every unit in every period, one row each)
+#  design, survey  the survey design (or NULL) and list(design, rows) for the
+#                regression layer; its weights replace `w`
+#  g, never      with role gname: first treated period per row, 0 for the
+#                never treated (0, Inf, NA, or after the last period plus
+#                `anticipation`), and the never-treated indicator
+# Arguments: `role` as dd_prepare's roles besides idname/tname (gname, dname,
+# treatname); `numeric_t` asks for numeric periods (every estimator but
+# did_twfe, whose periods may be labels); `unique_rows = FALSE` for repeated
+# cross-sections (unit identifiers are not unit-period keys); `complete` (the
+# method's name) makes missing values and an unbalanced panel errors.
+dd_panel <- function(data, yname, idname, tname, role = character(), xformla = NULL, weightsname = NULL,
+                     cluster = NULL, fe = NULL, design = NULL, x_list = FALSE, numeric_t = TRUE,
+                     unique_rows = TRUE, complete = NULL, anticipation = 0) {
+  dd_check_string(idname, "idname")
+  gname <- if ("gname" %in% names(role)) role[["gname"]] else NULL
+  p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
+                  na_ok = if (is.null(gname)) character() else "gname", x_list = x_list, complete = complete)
+  if (!is.null(design)) p$w <- design$weights[p$rows]
+  id <- p$vals$idname
+  tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  if (unique_rows) dd_check_units(idc, id, idname)
+  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
+  if (unique_rows) dd_check_unique_codes(idc, tc, id, tt)
+  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
+  balanced <- unique_rows && length(tt) == (as.double(N) * T)
+  if (!is.null(complete) && !balanced) {
+    u <- which(tabulate(idc + 1L, N) < T)[1]
+    miss <- setdiff(seq_len(T) - 1L, tc[idc == u - 1L])[1]
+    dd_stop("the panel is unbalanced: unit %s has no row for period %s; %s needs a balanced panel (every unit in every period).",
+            dd_show(id[dd_first_rows(idc)][u]), dd_show(tt[dd_first_rows(tc)][miss + 1L]), complete)
+  }
+  cl <- if (!length(p$cluster)) NULL else if (identical(names(p$cluster)[1], idname)) idc
+        else dd_codes(p$cluster[[1]])
+  pan <- c(p, list(id = id, tt = tt, idc = idc, tc = tc, cl = cl, n_units = N, n_periods = T, balanced = balanced,
+                   design = design, survey = if (is.null(design)) NULL else list(design = design, rows = p$rows)))
+  if (!is.null(gname)) {
+    g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+    dd_check_constant_within(g, id, "gname", gname, code = idc)
+    never <- dd_cohort_never(g, tt, gname, tname, anticipation, unit = if (unique_rows) idc)
+    if (any(never)) g[never] <- 0
+    pan$g <- g; pan$never <- never
+  }
+  structure(pan, class = "dd_panel")
+}
+
+# Treatment and event time of each row from the cohorts (staggered
+# adoption): D = 1 when t >= g (never treated: 0), event time t - g (NA for
+# the never treated); errors when no row, or every row, is treated.
+dd_panel_timing <- function(pan, gname) {
+  tm <- .Call(C_stagger, pan$g, pan$tt)
+  if (!any(tm$D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
+  if (all(tm$D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
+  pan$D <- tm$D; pan$ev <- tm$ev
+  pan
+}
+
+# Units x periods matrix of the row values `v` (NA where a unit has no row).
+# `umap`: the row of each unit code (-1: left out), `tmap`: the column of each
+# period code (-1: left out); default: units in order of appearance, periods
+# in increasing order. The reshape is C_panel_wide, which also gives did_cs
+# its weights and covariates by unit.
+dd_panel_wide <- function(pan, v, umap = seq_len(pan$n_units) - 1L, tmap = dd_period_cols(pan)) {
+  .Call(C_panel_wide, pan$idc, pan$tc, umap, tmap, sum(umap >= 0L), sum(tmap >= 0L), as.double(v), NULL, NULL)$Y
+}
+
+# the column of each period code when periods are sorted by value
+dd_period_cols <- function(pan) {
+  tlev <- pan$tt[dd_first_rows(pan$tc)]
+  match(seq_along(tlev), order(tlev)) - 1L
+}
+
 
 # 0-based codes, levels in order of first appearance, with attribute nlev.
 # Whole numbers in a compact range: direct addressing in C; otherwise hashing.
@@ -70,3 +160,34 @@ dd_check_unique_codes <- function(idc, tc, id, t) {
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# The one cohort rule of every estimator that takes `gname` (documented once,
+# in ?diffdiff, section "Cohort coding"): 0, Inf and NA mean never treated; a
+# value after the last period (plus `anticipation`) means not treated within
+# the data, so never treated too (with a message); a value before the first
+# period means treated before the data start (always treated); any other
+# value must be a period of `tname`; negative values are an error.
+# g: first treated period per row (or entity); periods: the periods of the
+# data; unit: optional codes per element of g, to count units in the message.
+# Returns the logical vector `never`.
+dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, unit = NULL) {
+  never <- is.na(g) | g == 0 | g == Inf
+  neg <- which(!never & g < 0)
+  if (length(neg))
+    dd_stop("`gname` = \"%s\" has the negative value %s; first treated periods are periods of `tname` = \"%s\", and never-treated units are coded 0, Inf or NA.",
+            gname, format(g[neg[1]]), tname)
+  periods <- sort(unique(periods))
+  late <- !never & g > periods[length(periods)] + anticipation
+  off <- which(!never & !late & g >= periods[1] & !(g %in% periods))
+  if (length(off))
+    dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA (never treated), a value after the last period (not treated in the data) or before the first (treated throughout) may lie outside.",
+            gname, format(g[off[1]]), tname,
+            paste0(paste(format(utils::head(periods, 12), trim = TRUE), collapse = ", "),
+                   if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""))
+  if (any(late)) {
+    k <- if (is.null(unit)) sum(late) else length(unique(unit[late]))
+    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.", k))
+    never <- never | late
+  }
+  never
+}

@@ -322,30 +322,6 @@ dd_reg_info <- function(est, estimator, title, yname, alpha, main_terms, cluster
                       wild_boot = est$boot, n_singletons = est$n_singletons, fe_iter = reg$iter))
 }
 
-# The set-up shared by the panel regression front ends (did_twfe, did_event,
-# did_sa): the survey design (if any), the default clustering by unit, the
-# variance type, the estimation rows (dd_prepare, design weights), and the
-# unit and period codes with the one-row-per-unit-period check.
-dd_panel_setup <- function(data, yname, idname, tname, role, xformla, weightsname, cluster, vcov, nboot,
-                           survey, fe = NULL, na_ok = character(), numeric_t = FALSE) {
-  dd_check_string(idname, "idname")
-  cluster <- dd_cluster_names(cluster, data)
-  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
-  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
-  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
-  p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
-                  na_ok = na_ok)
-  if (!is.null(design)) p$w <- design$weights[p$rows]
-  tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
-  idc <- dd_codes(p$vals$idname); tc <- dd_codes(tt)
-  dd_check_units(idc, p$vals$idname, idname)
-  if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
-  dd_check_unique_codes(idc, tc, p$vals$idname, tt)
-  list(design = design, vtype = vtype, p = p, id = p$vals$idname, tt = tt, idc = idc, tc = tc,
-       survey = if (is.null(design)) NULL else list(design = design, rows = p$rows))
-}
-
 # Puts the coefficients, the table rows and the covariance of a
 # dd_estimate() result in the order of `terms` (names not in `terms` keep
 # their order after them). The regression internals (Xd, bread, the

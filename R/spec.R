@@ -12,8 +12,8 @@
 #   cband, cband_method   uniform band and its critical value
 #   fe_tol, fe_maxit      fixed-effect absorption (-> opts)
 #   drop_singletons       fixed-effect singletons
-#   vcov_type      the regression variance (set by the panel layer from
-#                  `vcov`, `cluster` and `survey`)
+#   vcov_type, design   the regression variance and the survey design (set
+#                  by dd_spec_variance() from `vcov`, `cluster` and `survey`)
 #   dots, aliases, fun    a peer's spellings in `...` (did's `alp`,
 #                  `bstrap`, `biters`, `clustervars`), mapped onto the names
 #                  above; `cluster` is returned when `clustervars` is used.
@@ -32,11 +32,36 @@ dd_spec <- function(alpha = 0.05, nboot = 0L, boot_weights = "rademacher", cband
                  cband_method = dd_match_arg(cband_method[1], c("sup-t", "bootstrap-t"), "cband_method"),
                  opts = dd_fe_opts(fe_tol, fe_maxit),
                  drop_singletons = dd_check_flag(drop_singletons, "drop_singletons"),
-                 cluster = cluster, vcov_type = NULL),
+                 cluster = cluster, vcov_type = NULL, design = NULL),
             class = "dd_spec")
 }
 
-# the spec with the regression variance set (dd_panel_setup's `vtype`)
+# The variance of the panel regressions (did_twfe, did_event, did_sa,
+# did_bjs, did_gardner, did_stacked), set on the spec: the survey design if
+# `survey` is given (converted and checked against the data); otherwise
+# clustering by unit unless `cluster` or `vcov` says otherwise. Adds
+# `vcov_type`, `cluster` (columns to cluster on, or NULL) and `design`.
+# `wild`: the estimator's `nboot` is a wild bootstrap (did_twfe, did_event),
+# which a survey design rules out; `one_way`: one clustering variable at most.
+dd_spec_variance <- function(spec, data, idname, weightsname, cluster, vcov, survey, wild = FALSE,
+                             one_way = FALSE) {
+  dd_check_data(data)
+  dd_check_string(idname, "idname")
+  cluster <- dd_cluster_names(cluster, data)
+  if (one_way && length(cluster) > 1L)
+    dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(cluster))
+  design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, if (wild) spec$nboot else 0L)
+  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
+  if (vtype != "cluster") cluster <- NULL
+  spec$vcov_type <- vtype
+  spec$cluster <- cluster
+  spec$design <- design
+  spec
+}
+
+# the spec with the regression variance set directly (did_2x2, whose rows are
+# not a panel; did_stacked, clustered by construction)
 dd_spec_vcov <- function(spec, vcov_type) {
   spec$vcov_type <- vcov_type
   spec

@@ -1,30 +1,3 @@
-# Set-up shared by the staggered-adoption estimators did_bjs(), did_gardner()
-# and did_stacked(): the panel set-up of the regression front ends (survey
-# design, default clustering by unit, estimation rows, unit and period codes),
-# then the cohort of each row, the treatment indicator and event time.
-#  never treated: as dd_cohort_never() (0, Inf, NA or after the last period)
-#  treated (D = 1): t >= g;   event time: t - g (NA for never-treated units)
-dd_stagger_setup <- function(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey,
-                             one_cluster = TRUE, event_time = TRUE) {
-  dd_check_data(data)
-  ps <- dd_panel_setup(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL,
-                       0L, survey, na_ok = "gname", numeric_t = TRUE)
-  p <- ps$p
-  if (one_cluster && length(p$cluster) > 1L)
-    dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(names(p$cluster)))
-  g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-  dd_check_constant_within(g, ps$id, "gname", gname, code = ps$idc)
-  # the cohort rule of every estimator; never-treated units carry g = 0 from here on
-  nev <- dd_cohort_never(g, ps$tt, gname, tname, unit = ps$idc)
-  if (any(nev)) { g <- as.double(g); g[nev] <- 0 }
-  tm <- .Call(C_stagger, g, ps$tt)
-  never <- tm$never; D <- tm$D
-  if (!any(D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
-  if (all(D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
-  cl <- if (!length(p$cluster)) NULL else if (identical(names(p$cluster), idname)) ps$idc else dd_codes(p$cluster[[1]])
-  c(ps, list(g = g, never = never, D = D, ev = if (event_time) tm$ev, cl = cl))
-}
-
 # Event-time horizons to report: `horizon` (NULL: every horizon >= 0 with
 # treated observations) checked against those present; absent ones dropped
 # with a message.
@@ -59,7 +32,7 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
   K <- length(names)
   if (is.null(st$design) && !is.null(st$cl)) {
     used <- unique(unlist(lapply(blocks, `[[`, "rows")))
-    dd_check_nclusters(length(unique(st$cl[used])), names(st$p$cluster)[1])
+    dd_check_nclusters(length(unique(st$cl[used])), names(st$cluster)[1])
   }
   ifs <- NULL
   if (!is.null(st$design) || is.null(st$cl)) {
@@ -71,7 +44,7 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     # first unit) do not depend on the order of the rows of the data
     used <- used[order(dd_row_ranks(list(st$id[used], st$tt[used])))]
     psi <- dd_ifs_dense(psi[used, , drop = FALSE])
-    R <- as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$p$rows[used])))
+    R <- as.matrix(dd_if_rows(psi, if (!is.null(st$design)) dd_svy_if_rows(st$design, st$rows[used])))
     V <- crossprod(R)
     if (is.null(st$design) || !st$design$replicate) ifs <- R
   } else {
@@ -83,7 +56,7 @@ dd_lin_vcov_blocks <- function(blocks, names, n, st) {
     }
     V <- crossprod(S)
     # rows for the multiplier bootstrap: clusters in sorted order of their values
-    cv <- st$p$cluster[[1]][dd_first_rows(st$cl)]
+    cv <- st$cluster[[1]][dd_first_rows(st$cl)]
     ifs <- S[order(cv), , drop = FALSE]
   }
   dimnames(V) <- list(names, names)

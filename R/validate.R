@@ -144,6 +144,19 @@ dd_check_numeric_col <- function(x, arg, col, convert = TRUE) {
   if (convert || !(is.integer(x) || is.double(x))) as.double(x) else x
 }
 
+# For methods that need complete data (`what`, e.g. "synthetic DiD"): the
+# first argument of `bad_list` (as dd_drop_rows takes it) with a missing or
+# non-finite value, as an error giving the count and the first row.
+dd_stop_incomplete <- function(bad_list, what) {
+  for (nm in names(bad_list)) {
+    b <- which(bad_list[[nm]])
+    if (!length(b)) next
+    lab <- sub("^(`[^`]+`) \\((.*)\\)$", "\\1 = \\2", nm)
+    dd_stop("%s has %d missing or non-finite value(s) (first in row %d); %s needs a complete balanced panel without missing values.",
+            lab, length(b), b[1], what)
+  }
+}
+
 # Rows to drop for NA/NaN/Inf; reports counts by argument in one message.
 dd_drop_rows <- function(bad_list, n) {
   drop <- logical(n)
@@ -329,13 +342,17 @@ dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
   invisible(TRUE)
 }
 
-# Shared data preparation for the front ends: checks the columns, builds the
-# covariate matrix, drops rows with NA/NaN/Inf (one message with the counts)
-# and zero weights, and returns plain vectors. `roles` is a named character
-# vector argument -> column (e.g. c(idname = "id")); `na_ok` names roles whose
-# NA values are meaningful (gname: never treated) and kept.
+# The row layer under dd_panel() (and the whole preparation of the
+# cross-sectional did_2x2): checks the columns, builds the covariate matrix,
+# drops rows with NA/NaN/Inf (one message with the counts) and zero weights,
+# and returns plain vectors. `roles` is a named character vector argument ->
+# column (e.g. c(idname = "id")); `na_ok` names roles whose NA values are
+# meaningful (gname: never treated) and kept. `complete` (NULL, or the name
+# of a method that needs complete data, e.g. "synthetic DiD"): a missing or
+# non-finite value is then an error naming the argument and the first row,
+# instead of a dropped row.
 dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
-                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE) {
+                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL) {
   dd_check_data(data)
   dd_check_string(yname, "yname")
   dd_check_cols(data, yname, "yname")
@@ -371,6 +388,7 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   }
   for (nm in names(cl)) bad[[sprintf("`cluster` (\"%s\")", nm)]] <- is.na(cl[[nm]])
   for (nm in names(fel)) bad[[sprintf("`fe` (\"%s\")", nm)]] <- is.na(fel[[nm]])
+  if (!is.null(complete)) dd_stop_incomplete(bad, complete)
   drop <- dd_drop_rows(bad, n)
   if (!is.null(w)) {
     zero <- !drop & w == 0
@@ -420,35 +438,4 @@ dd_did_aliases <- function(dots, allowed, fun) {
     dd_stop("`%s()` has no argument %s; did-style aliases accepted here: %s.", fun,
             paste0("`", bad, "`", collapse = ", "), paste0("`", allowed, "`", collapse = ", "))
   dots
-}
-
-# The one cohort rule of every estimator that takes `gname` (documented once,
-# in ?diffdiff, section "Cohort coding"): 0, Inf and NA mean never treated; a
-# value after the last period (plus `anticipation`) means not treated within
-# the data, so never treated too (with a message); a value before the first
-# period means treated before the data start (always treated); any other
-# value must be a period of `tname`; negative values are an error.
-# g: first treated period per row (or entity); periods: the periods of the
-# data; unit: optional codes per element of g, to count units in the message.
-# Returns the logical vector `never`.
-dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, unit = NULL) {
-  never <- is.na(g) | g == 0 | g == Inf
-  neg <- which(!never & g < 0)
-  if (length(neg))
-    dd_stop("`gname` = \"%s\" has the negative value %s; first treated periods are periods of `tname` = \"%s\", and never-treated units are coded 0, Inf or NA.",
-            gname, format(g[neg[1]]), tname)
-  periods <- sort(unique(periods))
-  late <- !never & g > periods[length(periods)] + anticipation
-  off <- which(!never & !late & g >= periods[1] & !(g %in% periods))
-  if (length(off))
-    dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA (never treated), a value after the last period (not treated in the data) or before the first (treated throughout) may lie outside.",
-            gname, format(g[off[1]]), tname,
-            paste0(paste(format(utils::head(periods, 12), trim = TRUE), collapse = ", "),
-                   if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""))
-  if (any(late)) {
-    k <- if (is.null(unit)) sum(late) else length(unique(unit[late]))
-    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.", k))
-    never <- never | late
-  }
-  never
 }

@@ -93,63 +93,6 @@ static void crossprod_w(int n, int k, const double *X, const double *wt, const d
   for (int a = 0; a < k; a++) for (int c = a + 1; c < k; c++) A[a + c * k] = A[c + a * k];
 }
 
-/* Small dense kernels in plain C: the cells run inside parallel regions,
- * where no BLAS/LAPACK routine is called (an OpenMP-threaded or
- * non-reentrant BLAS could oversubscribe or deadlock there).
- * chol_lower: A = L L' in place (lower triangle, column-major k x k);
- * returns 0 when a pivot is not positive (as dpotrf's info > 0). */
-static int chol_lower(int k, double *L) {
-  for (int j = 0; j < k; j++) {
-    double d = L[j + (size_t) j * k];
-    for (int p = 0; p < j; p++) d -= L[j + (size_t) p * k] * L[j + (size_t) p * k];
-    if (!(d > 0.0)) return 0;
-    d = sqrt(d);
-    L[j + (size_t) j * k] = d;
-    for (int i = j + 1; i < k; i++) {
-      double s = L[i + (size_t) j * k];
-      for (int p = 0; p < j; p++) s -= L[i + (size_t) p * k] * L[j + (size_t) p * k];
-      L[i + (size_t) j * k] = s / d;
-    }
-  }
-  return 1;
-}
-
-/* b <- (L L')^{-1} b */
-static void chol_solve(int k, const double *L, double *b) {
-  for (int i = 0; i < k; i++) {
-    double s = b[i];
-    for (int p = 0; p < i; p++) s -= L[i + (size_t) p * k] * b[p];
-    b[i] = s / L[i + (size_t) i * k];
-  }
-  for (int i = k - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int p = i + 1; p < k; p++) s -= L[p + (size_t) i * k] * b[p];
-    b[i] = s / L[i + (size_t) i * k];
-  }
-}
-
-/* Cholesky of A into L; returns 0 when A is not (numerically) positive
- * definite, judged like DRDID's rcond(A) < eps check: the reciprocal
- * 1-norm condition number, here exact (k solves; LAPACK's dpocon estimates
- * the same quantity from below). work4k: 4k doubles. */
-static int chol_ok(int k, const double *A, double *L, double *work4k, int *iwork) {
-  (void) iwork;
-  memcpy(L, A, sizeof(double) * k * k);
-  if (!chol_lower(k, L)) return 0;
-  double anorm = 0.0, ainv = 0.0;
-  for (int c = 0; c < k; c++) { double s = 0.0; for (int a = 0; a < k; a++) s += fabs(A[a + c * k]); if (s > anorm) anorm = s; }
-  double *e = work4k;
-  for (int c = 0; c < k; c++) {
-    for (int a = 0; a < k; a++) e[a] = a == c ? 1.0 : 0.0;
-    chol_solve(k, L, e);
-    double s = 0.0;
-    for (int a = 0; a < k; a++) s += fabs(e[a]);
-    if (s > ainv) ainv = s;
-  }
-  const double rcond = (anorm > 0.0 && ainv > 0.0 && R_FINITE(ainv)) ? 1.0 / anorm / ainv : 0.0;
-  return rcond >= DBL_EPSILON;
-}
-
 static void xbeta(int n, int k, const double *X, const double *beta, double *out) {
   for (int i = 0; i < n; i++) out[i] = 0.0;
   for (int a = 0; a < k; a++) { const double *xa = X + (R_xlen_t) a * n; double b = beta[a]; for (int i = 0; i < n; i++) out[i] += b * xa[i]; }
@@ -175,8 +118,8 @@ static int logit_fit(int n, int k, const double *X, const double *y, const doubl
     memcpy(bprev, beta, sizeof(double) * k);
     crossprod_w(n, k, X, wt, z, W->A, beta);
     memcpy(W->L, W->A, sizeof(double) * k * k);
-    if (!chol_lower(k, W->L)) { *ok = 0; return 0; }
-    chol_solve(k, W->L, beta);
+    if (!dd_chol_lower(k, W->L)) { *ok = 0; return 0; }
+    dd_chol_solve(k, W->L, beta);
     xbeta(n, k, X, beta, eta);
     for (int i = 0; i < n; i++) mu[i] = logit_linkinv(eta[i]);
     devold = dev;
@@ -247,7 +190,7 @@ static int cs_task_setup(int method, int n, int k, cs_work *W, double trim_level
     double *wc = W->wt;
     for (int i = 0; i < n; i++) wc[i] = w[i] * (1.0 - D[i]);
     crossprod_w(n, k, X, wc, NULL, W->A, NULL);
-    if (!chol_ok(k, W->A, W->Lor, work4k, iwork)) return CS_SINGULAR_OR;
+    if (!dd_chol_ok(k, W->A, W->Lor, work4k, iwork)) return CS_SINGULAR_OR;
   }
   double mt = 0.0, mc = 0.0;
   double *wtr = W->wtr, *wco = W->wco;
@@ -273,7 +216,7 @@ static int cs_task_setup(int method, int n, int k, cs_work *W, double trim_level
       if (method == 0) M[a] = -(s2 / n) / mc;
       else M[a] = -(s1 / n) / mt + (s2 / n) / mc;
     }
-    chol_solve(k, W->Lor, M);               /* (X'W0X)^{-1} M */
+    dd_chol_solve(k, W->Lor, M);               /* (X'W0X)^{-1} M */
     for (int a = 0; a < k; a++) M[a] *= n;  /* (X'W0X / n)^{-1} M */
   }
   /* the propensity score's Hessian X' diag(ps (1 - ps) w) X */
@@ -281,7 +224,7 @@ static int cs_task_setup(int method, int n, int k, cs_work *W, double trim_level
     double *Wps = W->wt;
     for (int i = 0; i < n; i++) Wps[i] = ps[i] * (1.0 - ps[i]) * w[i];
     crossprod_w(n, k, X, Wps, NULL, W->A, NULL);
-    if (!chol_ok(k, W->A, W->Lps, work4k, iwork)) return CS_SINGULAR_PS;
+    if (!dd_chol_ok(k, W->A, W->Lps, work4k, iwork)) return CS_SINGULAR_PS;
   }
   return status;
 }
@@ -302,7 +245,7 @@ static void cs_cell_compute(int method, int n, int k, cs_work *W, double *att) {
       if (wi == 0.0) continue;
       for (int a = 0; a < k; a++) b[a] += (wi * X[i + (R_xlen_t) a * n]) * dy[i];
     }
-    chol_solve(k, W->Lor, b);
+    dd_chol_solve(k, W->Lor, b);
     xbeta(n, k, X, b, od);
   }
   double et = 0.0, ec = 0.0;
@@ -341,7 +284,7 @@ static void cs_cell_compute(int method, int n, int k, cs_work *W, double *att) {
       }
       M2[a] = -(s / n) / mc;                 /* enters inf.control with + sign */
     }
-    chol_solve(k, W->Lps, M2);
+    dd_chol_solve(k, W->Lps, M2);
     for (int a = 0; a < k; a++) M2[a] *= n;
     for (int i = 0; i < n; i++) {
       double xm = 0.0;
@@ -381,7 +324,7 @@ static int cs_guards(int method, int n, int k, cs_work *W, double *work4k, int *
     if (nc == 0) return CS_SINGULAR_OR;
     if (k > 1) {
       crossprod_w(n, k, W->X, wc, NULL, W->A, NULL);
-      if (!chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_OR;
+      if (!dd_chol_ok(k, W->A, W->L, work4k, iwork)) return CS_SINGULAR_OR;
     }
   }
   return CS_OK;
@@ -616,8 +559,8 @@ static int rc_ols(int n, int k, const double *X, const double *y, const double *
                   double *wtmp, double *A, double *L, double *gam, double *mu, double *work4k, int *iwork) {
   for (int i = 0; i < n; i++) wtmp[i] = w[i] * sel[i];
   crossprod_w(n, k, X, wtmp, y, A, gam);
-  if (!chol_ok(k, A, L, work4k, iwork)) return 0;
-  chol_solve(k, L, gam);
+  if (!dd_chol_ok(k, A, L, work4k, iwork)) return 0;
+  dd_chol_solve(k, L, gam);
   xbeta(n, k, X, gam, mu);
   return 1;
 }
@@ -627,7 +570,7 @@ static int rc_ols(int n, int k, const double *X, const double *y, const double *
 static void rc_add_psi(int n, int k, const double *X, const double *y, const double *w, const double *sel,
                        const double *mu, const double *L, const double *M, double coef, double *v, double *inf) {
   memcpy(v, M, sizeof(double) * k);
-  chol_solve(k, L, v);
+  dd_chol_solve(k, L, v);
   for (int a = 0; a < k; a++) v[a] *= n * coef;
   for (int i = 0; i < n; i++) {
     if (sel[i] == 0.0) continue;
@@ -702,7 +645,7 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
     }
     for (int i = 0; i < n; i++) R->wt[i] = ps[i] * (1.0 - ps[i]) * w[i];
     crossprod_w(n, k, X, R->wt, NULL, R->A, NULL);
-    if (!chol_ok(k, R->A, R->Lps, R->work4k, iwork)) return CS_SINGULAR_PS;
+    if (!dd_chol_ok(k, R->A, R->Lps, R->work4k, iwork)) return CS_SINGULAR_PS;
   }
   /* outcome regressions: reg needs 0pre, 0post; dr all four */
   int nreg = method == 0 ? 2 : (method == 2 ? 4 : 0);
@@ -764,7 +707,7 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
       }
       M[a] = -((sp / n) / m[1] - (sq / n) / m[0]);
     }
-    chol_solve(k, R->Lps, M);
+    dd_chol_solve(k, R->Lps, M);
     for (int a = 0; a < k; a++) M[a] *= n;
     for (int i = 0; i < n; i++) {
       double xm = 0.0;
@@ -1025,130 +968,3 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   return out;
 }
 
-/* One pass from long to wide. Row i goes to unit umap[idc[i]] and column
- * tmap[tc[i]] (0-based; -1 drops the row): Y (N x T, NA where a unit misses a
- * period); the weights w (NULL for equal weights) divided by their mean over
- * the kept rows (R's two-pass mean, as w / mean(w)); covariates X (rows x kx
- * matrix or NULL). Weights and covariates that do not vary within unit come
- * back as N x 1 and N x kx x 1 (what the engine needs, without T copies);
- * otherwise N x T and N x kx x T with NA for missing periods. */
-SEXP C_cs_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
-  const char *fn = "C_cs_wide";
-  dd_chk_type(y_, REALSXP, 0, fn, "y");
-  const R_xlen_t n = XLENGTH(y_);
-  const int nmax = n > 0 ? (int) n : 1;
-  const int N = dd_chk_int(N_, 0, nmax, fn, "N"), T = dd_chk_int(T_, 0, nmax, fn, "T");
-  if ((double) N * T > 4e9) error("internal error in %s: `N` x `T` too large; please report", fn);
-  dd_chk_vec(idc_, INTSXP, n, 0, fn, "idc");
-  dd_chk_vec(tc_, INTSXP, n, 0, fn, "tc");
-  dd_chk_type(umap_, INTSXP, 0, fn, "umap");
-  dd_chk_type(tmap_, INTSXP, 0, fn, "tmap");
-  dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
-  if (!isNull(X_) && TYPEOF(X_) != VECSXP) dd_chk_mat(X_, REALSXP, (int) n, -1, 0, fn, "X");
-  for (int u = 0; u < LENGTH(umap_); u++)
-    if (INTEGER(umap_)[u] < -1 || INTEGER(umap_)[u] >= N) error("internal error in %s: `umap` out of range; please report", fn);
-  for (int u = 0; u < LENGTH(tmap_); u++)
-    if (INTEGER(tmap_)[u] < -1 || INTEGER(tmap_)[u] >= T) error("internal error in %s: `tmap` out of range; please report", fn);
-  /* X: a rows x kx matrix or a list of kx columns */
-  const int xlist = TYPEOF(X_) == VECSXP;
-  const int kx = isNull(X_) ? 0 : (xlist ? LENGTH(X_) : ncols(X_));
-  if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || (!isNull(w_) && XLENGTH(w_) != n) ||
-      (!isNull(X_) && !xlist && nrows(X_) != n))
-    error("internal error in cs.c: length mismatch; please report");
-  /* columns: double, or integer/logical (read without a copy) */
-  const double **xc = (const double **) R_alloc(kx > 0 ? kx : 1, sizeof(double *));
-  const int **xi = (const int **) R_alloc(kx > 0 ? kx : 1, sizeof(int *));
-  for (int a = 0; a < kx; a++) {
-    xc[a] = NULL; xi[a] = NULL;
-    if (xlist) {
-      SEXP col = VECTOR_ELT(X_, a);
-      if (XLENGTH(col) != n) error("internal error in cs.c: covariate column; please report");
-      if (TYPEOF(col) == REALSXP) xc[a] = REAL(col);
-      else if (TYPEOF(col) == INTSXP || TYPEOF(col) == LGLSXP) xi[a] = INTEGER(col);
-      else error("internal error in cs.c: covariate column type; please report");
-    } else xc[a] = REAL(X_) + (R_xlen_t) a * n;
-  }
-#define XVAL(a, i) (xc[a] ? xc[a][i] : (double) xi[a][i])
-  const int *idc = INTEGER(idc_), *tc = INTEGER(tc_), *umap = INTEGER(umap_), *tmap = INTEGER(tmap_);
-  const int nu = LENGTH(umap_), nt = LENGTH(tmap_);
-  const double *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_);
-  const int X = kx > 0;
-  const R_xlen_t NT = (R_xlen_t) N * T;
-  SEXP Y = PROTECT(allocMatrix(REALSXP, N, T));
-  double *py = REAL(Y);
-  for (R_xlen_t j = 0; j < NT; j++) py[j] = NA_REAL;
-  char *seen = (char *) R_alloc(N > 0 ? N : 1, 1);
-  memset(seen, 0, N);
-  double *w1 = w ? (double *) R_alloc(N > 0 ? N : 1, sizeof(double)) : NULL;
-  SEXP Xc = R_NilValue;
-  double *x1 = NULL;
-  if (X) {
-    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, 1));
-    x1 = REAL(Xc);
-    for (R_xlen_t j = 0; j < (R_xlen_t) N * kx; j++) x1[j] = NA_REAL;
-  } else PROTECT(Xc);
-  int winv = 1, xinv = 1;
-  long double ws = 0.0;
-  R_xlen_t nkept = 0;
-  for (R_xlen_t i = 0; i < n; i++) {
-    const int ui = idc[i], ti = tc[i];
-    if (ui < 0 || ui >= nu || ti < 0 || ti >= nt) error("internal error in cs.c: code out of range; please report");
-    const int u = umap[ui], col = tmap[ti];
-    if (u < 0 || col < 0) continue;
-    py[u + (R_xlen_t) N * col] = y[i];
-    nkept++;
-    if (w) {
-      ws += w[i];
-      if (!seen[u]) w1[u] = w[i]; else if (w[i] != w1[u]) winv = 0;
-    }
-    if (X) {
-      for (int a = 0; a < kx; a++) {
-        const double v = XVAL(a, i);
-        if (!seen[u]) x1[u + (R_xlen_t) a * N] = v; else if (v != x1[u + (R_xlen_t) a * N]) xinv = 0;
-      }
-    }
-    seen[u] = 1;
-  }
-  SEXP W = R_NilValue;
-  if (w) {
-    /* R's mean: long double sum, then one refinement pass */
-    long double m = nkept > 0 ? ws / nkept : 1.0, t = 0.0;
-    if (R_FINITE((double) m)) {
-      for (R_xlen_t i = 0; i < n; i++) {
-        const int u = umap[idc[i]], col = tmap[tc[i]];
-        if (u >= 0 && col >= 0) t += (w[i] - m);
-      }
-      m += t / nkept;
-    }
-    const double mean = (double) m;
-    if (winv) {
-      W = PROTECT(allocMatrix(REALSXP, N, 1));
-      double *pw = REAL(W);
-      for (int u = 0; u < N; u++) pw[u] = w1[u] / mean;
-    } else {
-      W = PROTECT(allocMatrix(REALSXP, N, T));
-      double *pw = REAL(W);
-      for (R_xlen_t j = 0; j < NT; j++) pw[j] = NA_REAL;
-      for (R_xlen_t i = 0; i < n; i++) {
-        const int u = umap[idc[i]], col = tmap[tc[i]];
-        if (u >= 0 && col >= 0) pw[u + (R_xlen_t) N * col] = w[i] / mean;
-      }
-    }
-  } else PROTECT(W);
-  if (X && !xinv) {
-    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, T));
-    double *px = REAL(Xc);
-    for (R_xlen_t j = 0; j < NT * kx; j++) px[j] = NA_REAL;
-    for (R_xlen_t i = 0; i < n; i++) {
-      const int u = umap[idc[i]], col = tmap[tc[i]];
-      if (u < 0 || col < 0) continue;
-      for (int a = 0; a < kx; a++) px[u + (R_xlen_t) a * N + (R_xlen_t) N * kx * col] = XVAL(a, i);
-    }
-  } else PROTECT(Xc);
-  const char *nm[3] = {"Y", "W", "X"};
-  SEXP vals[3] = {Y, W, Xc};
-  SEXP out = dd_named_list(3, nm, vals);
-  UNPROTECT(4);
-  return out;
-}
-#undef XVAL

@@ -76,7 +76,6 @@ SEXP C_boot_weights(SEXP G, SEXP B, SEXP type);
 /* cs.c */
 SEXP C_cs_panel(SEXP Y, SEXP bstart, SEXP bval, SEXP bnever, SEXP w, SEXP X, SEXP cells,
                 SEXP gcell, SEXP pos, SEXP task, SEXP bncol, SEXP bextra, SEXP method, SEXP trim);
-SEXP C_cs_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 SEXP C_cs_rc(SEXP y, SEXP tcol, SEXP gval, SEXP never, SEXP w, SEXP X, SEXP cells, SEXP gcell,
              SEXP thr, SEXP method, SEXP trim, SEXP unit, SEXP nunit, SEXP lay, SEXP uw);
 
@@ -105,6 +104,9 @@ SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP 
 
 /* linalg.c */
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
+int dd_chol_lower(int k, double *L);
+void dd_chol_solve(int k, const double *L, double *b);
+int dd_chol_ok(int k, const double *A, double *L, double *work4k, int *iwork);
 
 /* demean.c */
 #define DD_FE_MAX 32   /* fixed-effect dimensions at most (the kernels keep fixed arrays of this size) */
@@ -142,6 +144,7 @@ SEXP C_stagger(SEXP g, SEXP t);
 SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
 SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
+SEXP C_panel_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);

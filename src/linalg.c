@@ -1,4 +1,9 @@
-/* Weighted least squares through LAPACK's pivoted QR (dgeqp3).
+/* The package's dense linear algebra: least squares with the one rank rule
+ * (C_ols, below; the Gram-matrix path of regress.R applies the same rule and
+ * falls back to C_ols near its tolerance), and the small Cholesky kernels of
+ * did_cs's cell regressions (dd_chol_*, at the end).
+ *
+ * Weighted least squares through LAPACK's pivoted QR (dgeqp3).
  *
  * Rank deficiency is resolved the way lm() resolves it: columns are visited in
  * their original order and a column whose residual norm, after projection on
@@ -9,6 +14,7 @@
  * single n x p factorisation, so the data are factorised only once. */
 #include "diffdiff.h"
 #include <math.h>
+#include <float.h>
 #include <string.h>
 
 static int lwork_query_geqp3(int n, int p, double *A, int *jpvt, double *tau) {
@@ -120,4 +126,64 @@ SEXP C_ols(SEXP X_, SEXP y_, SEXP w_, SEXP refnorm_, SEXP tol_) {
   SEXP out = dd_named_list(5, nm, vals);
   UNPROTECT(5);
   return out;
+}
+
+/* Small dense kernels in plain C: the cells run inside parallel regions,
+ * where no BLAS/LAPACK routine is called (an OpenMP-threaded or
+ * non-reentrant BLAS could oversubscribe or deadlock there). They solve
+ * systems the peer (DRDID) solves, with its rule: a singular system makes the
+ * cell not estimable (dd_chol_ok's rcond test) instead of dropping columns,
+ * so they do not apply C_ols's rank rule by design.
+ * dd_chol_lower: A = L L' in place (lower triangle, column-major k x k);
+ * returns 0 when a pivot is not positive (as dpotrf's info > 0). */
+int dd_chol_lower(int k, double *L) {
+  for (int j = 0; j < k; j++) {
+    double d = L[j + (size_t) j * k];
+    for (int p = 0; p < j; p++) d -= L[j + (size_t) p * k] * L[j + (size_t) p * k];
+    if (!(d > 0.0)) return 0;
+    d = sqrt(d);
+    L[j + (size_t) j * k] = d;
+    for (int i = j + 1; i < k; i++) {
+      double s = L[i + (size_t) j * k];
+      for (int p = 0; p < j; p++) s -= L[i + (size_t) p * k] * L[j + (size_t) p * k];
+      L[i + (size_t) j * k] = s / d;
+    }
+  }
+  return 1;
+}
+
+/* b <- (L L')^{-1} b */
+void dd_chol_solve(int k, const double *L, double *b) {
+  for (int i = 0; i < k; i++) {
+    double s = b[i];
+    for (int p = 0; p < i; p++) s -= L[i + (size_t) p * k] * b[p];
+    b[i] = s / L[i + (size_t) i * k];
+  }
+  for (int i = k - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int p = i + 1; p < k; p++) s -= L[p + (size_t) i * k] * b[p];
+    b[i] = s / L[i + (size_t) i * k];
+  }
+}
+
+/* Cholesky of A into L; returns 0 when A is not (numerically) positive
+ * definite, judged like DRDID's rcond(A) < eps check: the reciprocal
+ * 1-norm condition number, here exact (k solves; LAPACK's dpocon estimates
+ * the same quantity from below). work4k: 4k doubles. */
+int dd_chol_ok(int k, const double *A, double *L, double *work4k, int *iwork) {
+  (void) iwork;
+  memcpy(L, A, sizeof(double) * k * k);
+  if (!dd_chol_lower(k, L)) return 0;
+  double anorm = 0.0, ainv = 0.0;
+  for (int c = 0; c < k; c++) { double s = 0.0; for (int a = 0; a < k; a++) s += fabs(A[a + c * k]); if (s > anorm) anorm = s; }
+  double *e = work4k;
+  for (int c = 0; c < k; c++) {
+    for (int a = 0; a < k; a++) e[a] = a == c ? 1.0 : 0.0;
+    dd_chol_solve(k, L, e);
+    double s = 0.0;
+    for (int a = 0; a < k; a++) s += fabs(e[a]);
+    if (s > ainv) ainv = s;
+  }
+  const double rcond = (anorm > 0.0 && ainv > 0.0 && R_FINITE(ainv)) ? 1.0 / anorm / ainv : 0.0;
+  return rcond >= DBL_EPSILON;
 }

@@ -1,5 +1,6 @@
 /* Panel indexing: 0-based group codes, nesting of one grouping in another,
- * duplicated (unit, period) pairs. Integer-valued inputs with a compact range
+ * duplicated (unit, period) pairs, treatment timing, and the panel object's
+ * long-to-wide reshape. Integer-valued inputs with a compact range
  * are coded by direct addressing in O(n); anything else returns NULL and R
  * falls back to hashing (match/unique). */
 #include "diffdiff.h"
@@ -406,3 +407,132 @@ SEXP C_cell_sums(SEXP X_, SEXP w_, SEXP idx_, SEXP nc_) {
   UNPROTECT(1);
   return out;
 }
+
+/* The panel object's long-to-wide reshape (dd_panel_wide; did_cs and
+ * did_sdid). One pass from long to wide. Row i goes to unit umap[idc[i]] and column
+ * tmap[tc[i]] (0-based; -1 drops the row): Y (N x T, NA where a unit misses a
+ * period); the weights w (NULL for equal weights) divided by their mean over
+ * the kept rows (R's two-pass mean, as w / mean(w)); covariates X (rows x kx
+ * matrix or NULL). Weights and covariates that do not vary within unit come
+ * back as N x 1 and N x kx x 1 (what the engine needs, without T copies);
+ * otherwise N x T and N x kx x T with NA for missing periods. */
+SEXP C_panel_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_, SEXP y_, SEXP w_, SEXP X_) {
+  const char *fn = "C_panel_wide";
+  dd_chk_type(y_, REALSXP, 0, fn, "y");
+  const R_xlen_t n = XLENGTH(y_);
+  const int nmax = n > 0 ? (int) n : 1;
+  const int N = dd_chk_int(N_, 0, nmax, fn, "N"), T = dd_chk_int(T_, 0, nmax, fn, "T");
+  if ((double) N * T > 4e9) error("internal error in %s: `N` x `T` too large; please report", fn);
+  dd_chk_vec(idc_, INTSXP, n, 0, fn, "idc");
+  dd_chk_vec(tc_, INTSXP, n, 0, fn, "tc");
+  dd_chk_type(umap_, INTSXP, 0, fn, "umap");
+  dd_chk_type(tmap_, INTSXP, 0, fn, "tmap");
+  dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
+  if (!isNull(X_) && TYPEOF(X_) != VECSXP) dd_chk_mat(X_, REALSXP, (int) n, -1, 0, fn, "X");
+  for (int u = 0; u < LENGTH(umap_); u++)
+    if (INTEGER(umap_)[u] < -1 || INTEGER(umap_)[u] >= N) error("internal error in %s: `umap` out of range; please report", fn);
+  for (int u = 0; u < LENGTH(tmap_); u++)
+    if (INTEGER(tmap_)[u] < -1 || INTEGER(tmap_)[u] >= T) error("internal error in %s: `tmap` out of range; please report", fn);
+  /* X: a rows x kx matrix or a list of kx columns */
+  const int xlist = TYPEOF(X_) == VECSXP;
+  const int kx = isNull(X_) ? 0 : (xlist ? LENGTH(X_) : ncols(X_));
+  if (XLENGTH(idc_) != n || XLENGTH(tc_) != n || (!isNull(w_) && XLENGTH(w_) != n) ||
+      (!isNull(X_) && !xlist && nrows(X_) != n))
+    error("internal error in panel.c: length mismatch; please report");
+  /* columns: double, or integer/logical (read without a copy) */
+  const double **xc = (const double **) R_alloc(kx > 0 ? kx : 1, sizeof(double *));
+  const int **xi = (const int **) R_alloc(kx > 0 ? kx : 1, sizeof(int *));
+  for (int a = 0; a < kx; a++) {
+    xc[a] = NULL; xi[a] = NULL;
+    if (xlist) {
+      SEXP col = VECTOR_ELT(X_, a);
+      if (XLENGTH(col) != n) error("internal error in panel.c: covariate column; please report");
+      if (TYPEOF(col) == REALSXP) xc[a] = REAL(col);
+      else if (TYPEOF(col) == INTSXP || TYPEOF(col) == LGLSXP) xi[a] = INTEGER(col);
+      else error("internal error in panel.c: covariate column type; please report");
+    } else xc[a] = REAL(X_) + (R_xlen_t) a * n;
+  }
+#define XVAL(a, i) (xc[a] ? xc[a][i] : (double) xi[a][i])
+  const int *idc = INTEGER(idc_), *tc = INTEGER(tc_), *umap = INTEGER(umap_), *tmap = INTEGER(tmap_);
+  const int nu = LENGTH(umap_), nt = LENGTH(tmap_);
+  const double *y = REAL(y_), *w = isNull(w_) ? NULL : REAL(w_);
+  const int X = kx > 0;
+  const R_xlen_t NT = (R_xlen_t) N * T;
+  SEXP Y = PROTECT(allocMatrix(REALSXP, N, T));
+  double *py = REAL(Y);
+  for (R_xlen_t j = 0; j < NT; j++) py[j] = NA_REAL;
+  char *seen = (char *) R_alloc(N > 0 ? N : 1, 1);
+  memset(seen, 0, N);
+  double *w1 = w ? (double *) R_alloc(N > 0 ? N : 1, sizeof(double)) : NULL;
+  SEXP Xc = R_NilValue;
+  double *x1 = NULL;
+  if (X) {
+    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, 1));
+    x1 = REAL(Xc);
+    for (R_xlen_t j = 0; j < (R_xlen_t) N * kx; j++) x1[j] = NA_REAL;
+  } else PROTECT(Xc);
+  int winv = 1, xinv = 1;
+  long double ws = 0.0;
+  R_xlen_t nkept = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const int ui = idc[i], ti = tc[i];
+    if (ui < 0 || ui >= nu || ti < 0 || ti >= nt) error("internal error in panel.c: code out of range; please report");
+    const int u = umap[ui], col = tmap[ti];
+    if (u < 0 || col < 0) continue;
+    py[u + (R_xlen_t) N * col] = y[i];
+    nkept++;
+    if (w) {
+      ws += w[i];
+      if (!seen[u]) w1[u] = w[i]; else if (w[i] != w1[u]) winv = 0;
+    }
+    if (X) {
+      for (int a = 0; a < kx; a++) {
+        const double v = XVAL(a, i);
+        if (!seen[u]) x1[u + (R_xlen_t) a * N] = v; else if (v != x1[u + (R_xlen_t) a * N]) xinv = 0;
+      }
+    }
+    seen[u] = 1;
+  }
+  SEXP W = R_NilValue;
+  if (w) {
+    /* R's mean: long double sum, then one refinement pass */
+    long double m = nkept > 0 ? ws / nkept : 1.0, t = 0.0;
+    if (R_FINITE((double) m)) {
+      for (R_xlen_t i = 0; i < n; i++) {
+        const int u = umap[idc[i]], col = tmap[tc[i]];
+        if (u >= 0 && col >= 0) t += (w[i] - m);
+      }
+      m += t / nkept;
+    }
+    const double mean = (double) m;
+    if (winv) {
+      W = PROTECT(allocMatrix(REALSXP, N, 1));
+      double *pw = REAL(W);
+      for (int u = 0; u < N; u++) pw[u] = w1[u] / mean;
+    } else {
+      W = PROTECT(allocMatrix(REALSXP, N, T));
+      double *pw = REAL(W);
+      for (R_xlen_t j = 0; j < NT; j++) pw[j] = NA_REAL;
+      for (R_xlen_t i = 0; i < n; i++) {
+        const int u = umap[idc[i]], col = tmap[tc[i]];
+        if (u >= 0 && col >= 0) pw[u + (R_xlen_t) N * col] = w[i] / mean;
+      }
+    }
+  } else PROTECT(W);
+  if (X && !xinv) {
+    Xc = PROTECT(alloc3DArray(REALSXP, N, kx, T));
+    double *px = REAL(Xc);
+    for (R_xlen_t j = 0; j < NT * kx; j++) px[j] = NA_REAL;
+    for (R_xlen_t i = 0; i < n; i++) {
+      const int u = umap[idc[i]], col = tmap[tc[i]];
+      if (u < 0 || col < 0) continue;
+      for (int a = 0; a < kx; a++) px[u + (R_xlen_t) a * N + (R_xlen_t) N * kx * col] = XVAL(a, i);
+    }
+  } else PROTECT(Xc);
+  const char *nm[3] = {"Y", "W", "X"};
+  SEXP vals[3] = {Y, W, Xc};
+  SEXP out = dd_named_list(3, nm, vals);
+  UNPROTECT(4);
+  return out;
+}
+#undef XVAL

@@ -65,7 +65,7 @@ bad <- list(
   list(name = "character outcome", data = function(d) { d$y <- as.character(d$y); d },
        expect = c(default = "error:`yname` = \"y\" must be a numeric column")),
   list(name = "NA in the outcome", data = function(d) { d$y[c(3, 40)] <- NA; d },
-       expect = c(default = "ok", did_sdid = "error:`yname` = \"y\" has 2 missing value",
+       expect = c(default = "ok", did_sdid = "error:`yname` = \"y\" has 2 missing or non-finite value",
                   bacon_decomp = "error:balanced panel without missing values",
                   did_cs = "warning:2 units are missing in some periods")),
   list(name = "gname varying within a unit", data = function(d) { d$g[d$id == 2][2] <- 5; d },

@@ -117,7 +117,10 @@ test_that("survey designs: one multiplier per PSU on the PSU rows; SEs approach 
   des <- function(dd) survey_design(dd, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE, lonely_psu = "adjust")
   fits <- list(sa = function(dd, ...) did_sa(dd, "y", "id", "year", "first_treat", survey = des(dd), ...),
                bjs = function(dd, ...) did_bjs(dd, "y", "id", "year", "first_treat", survey = des(dd), ...),
-               gardner = function(dd, ...) did_gardner(dd, "y", "id", "year", "first_treat", survey = des(dd), ...))
+               gardner = function(dd, ...) did_gardner(dd, "y", "id", "year", "first_treat", survey = des(dd), ...),
+               # stacked data: a unit's copies in several sub-experiments add up in its PSU
+               stacked = function(dd, ...) did_stacked(dd, "y", "id", "year", "first_treat", kappa_pre = 2,
+                                                       kappa_post = 1, survey = des(dd), ...))
   for (nm in names(fits)) {
     a <- suppressWarnings(fits[[nm]](d))
     set.seed(7)
@@ -130,7 +133,4 @@ test_that("survey designs: one multiplier per PSU on the PSU rows; SEs approach 
     expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
     expect_equal(b2$crit, b1$crit, tolerance = 1e-12)
   }
-  # stacked data with a design: not yet
-  expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 1, survey = des(d),
-                           nboot = 9), "for stacked data yet")
 })

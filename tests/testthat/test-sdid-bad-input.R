@@ -18,7 +18,7 @@ test_that("design errors", {
   expect_error(run(s, se = "placebo"), "more control units than treated units \\(2 controls, 2 treated\\).*bootstrap")
   expect_error(run(d[-5, ]), "unbalanced: unit \"u05\" has no row for period 2001")
   s <- d; s$y[7] <- NA
-  expect_error(run(s), "`yname` = \"y\" has 1 missing value\\(s\\) \\(first in row 7\\)")
+  expect_error(run(s), "`yname` = \"y\" has 1 missing or non-finite value\\(s\\) \\(first in row 7\\)")
   s <- d; s$treat[3] <- 2
   expect_error(run(s), "`dname` = \"treat\" must be 0/1; row 3 has 2")
   s <- d; s$treat[s$unit == "u10" & s$time == 2008] <- 0
