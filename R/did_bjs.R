@@ -101,11 +101,8 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   alpha <- sp$alpha; opts <- sp$opts
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
-  st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
-                                 NULL, sp$design), gname)
-  p <- st
-  im <- dd_impute_setup(st, p, opts, horizon)
+  im <- dd_impute_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, sp, horizon)
+  st <- p <- im$st; sp <- im$spec
   fs <- im$fs; tr <- im$tr; Wt <- im$Wt; tau <- fs$adj[tr]
   # imputation weights of the untreated rows, v0 = -W Z0 (Z0'W Z0)^- Z1' Wt,
   # times their residuals
@@ -135,12 +132,18 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
                                                               base_period = "imputation")))
 }
 
-# Shared by did_bjs() and did_gardner(): the first stage on the untreated
-# rows (dd_impute_fit), rows that cannot be imputed, the horizons, and the
+# Shared by did_bjs() and did_gardner(): the variance set-up (one-way
+# clustering by unit by default, or the survey design) and the panel with
+# treatment timing (`st`), the first stage on the untreated rows
+# (dd_impute_fit), rows that cannot be imputed, the horizons, and the
 # estimand weights on the treated rows (columns: horizons, then the ATT;
 # each column sums to one, proportional to the observation weights).
-dd_impute_setup <- function(st, p, opts, horizon) {
-  fs <- dd_impute_fit(p$y, p$X, st$idc, st$tc, st$D, p$w, opts)
+dd_impute_setup <- function(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, spec,
+                            horizon) {
+  spec <- dd_spec_variance(spec, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
+  st <- p <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname,
+                                      spec$cluster, NULL, spec$design), gname)
+  fs <- dd_impute_fit(p$y, p$X, st$idc, st$tc, st$D, p$w, spec$opts)
   ok <- !is.na(fs$adj)
   if (!all(ok)) {
     message(sprintf(paste0("diffdiff: %d treated observation(s) removed: their unit or period has no ",
@@ -152,7 +155,7 @@ dd_impute_setup <- function(st, p, opts, horizon) {
     dd_warn_few_clusters(st$D[ok], st$never[ok], st$cl[ok], names(p$cluster)[1])
   hz <- dd_horizons(horizon, st$ev[tr])
   Wt <- dd_group_weights(st$ev[tr], hz, if (is.null(p$w)) NULL else p$w[tr], all = TRUE)
-  list(fs = fs, ok = ok, tr = tr, hz = hz, Wt = Wt)
+  list(st = st, spec = spec, fs = fs, ok = ok, tr = tr, hz = hz, Wt = Wt)
 }
 
 # Columns: for each value h of `at`, weights w 1(e == h) / sum; with

@@ -61,12 +61,9 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
   call <- match.call()
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
-  alpha <- sp$alpha; opts <- sp$opts
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
-  st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
-                                 NULL, sp$design), gname)
-  p <- st
-  im <- dd_impute_setup(st, p, opts, horizon)
+  alpha <- sp$alpha
+  im <- dd_impute_setup(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, sp, horizon)
+  st <- p <- im$st; sp <- im$spec
   fs <- im$fs; tr <- im$tr; u <- fs$untreated
   leads <- dd_leads(pretrends, st$ev[u])
   Wl <- dd_group_weights(st$ev[u], leads, if (is.null(p$w)) NULL else p$w[u])
