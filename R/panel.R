@@ -57,7 +57,12 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   if (!is.null(gname)) {
     g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
     dd_check_constant_within(g, id, "gname", gname, code = idc)
-    never <- dd_cohort_never(g, tt, gname, tname, anticipation, unit = if (unique_rows) idc)
+    # the rule on one value per unit (gname is constant within units), or per
+    # row in repeated cross-sections
+    tlev <- tt[dd_first_rows(tc)]
+    if (unique_rows) {
+      never <- dd_cohort_never(g[dd_first_rows(idc)], tlev, gname, tname, anticipation)[idc + 1L]
+    } else never <- dd_cohort_never(g, tlev, gname, tname, anticipation)
     if (any(never)) g[never] <- 0
     pan$g <- g; pan$never <- never
   }
