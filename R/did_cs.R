@@ -289,50 +289,6 @@ dd_cs_crit_warn <- function(crit) {
             call. = FALSE)
 }
 
-# did's rules for cohorts and periods (pre_process_did2), on one first-treated
-# period per entity (unit in a panel, row in repeated cross-sections).
-# Returns the entities and periods kept, the never-treated entities, the
-# treated cohorts to estimate (glist) and notes.
-dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
-  notes <- character()
-  first <- !never & g <= tlist[1] + anticipation
-  if (any(first))
-    warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", sum(first),
-                    what), call. = FALSE)
-  keep <- !first
-  tkeep <- rep(TRUE, length(tlist))
-  if (!any(never & keep)) {
-    if (control_group == "nevertreated")
-      dd_stop("there are no never-treated units (`gname` 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".")
-    latest <- max(g[keep])
-    tkeep <- tlist < latest - anticipation
-    notes <- c(notes, sprintf("no never-treated units: periods from %s on dropped; cohort %s serves only as a comparison group.",
-                              format(latest - anticipation), format(latest)))
-  }
-  tl <- tlist[tkeep]
-  glev <- sort(unique(g[keep & !never]))
-  glist <- glev[glev > tl[1] + anticipation & glev <= max(tl) + anticipation]
-  if (!any(never & keep)) glist <- setdiff(glist, latest)
-  if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
-  list(never = never, keep = keep, tkeep = tkeep, glist = glist, notes = notes)
-}
-
-# did's small-group check: cohorts with fewer than 5 + (number of covariate
-# terms) units; gz: the cohort of each unit (0 = never treated), cnt_div: rows
-# per unit (1 in a panel, the number of periods in cross-sections)
-dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
-  gnm <- sort(unique(gz))
-  tab <- tabulate(match(gz, gnm), length(gnm)) / cnt_div
-  small <- gnm[tab < nterm + 5]
-  if (!length(small)) return(invisible(NULL))
-  if (0 %in% small && control_group == "nevertreated")
-    dd_stop("the never-treated group is too small (%s units) for `control_group` = \"nevertreated\" with these covariates; use \"notyettreated\".",
-            format(as.numeric(tab[gnm == 0])))
-  small[small == 0] <- Inf
-  warning(sprintf("small cohort(s) %s; some ATT(g,t) may be imprecise or not estimable.",
-                  paste(small, collapse = ", ")), call. = FALSE)
-}
-
 # The estimation sample. A balanced panel goes wide (N x T outcomes, units
 # sorted by cohort into blocks) with unit-level bookkeeping only; repeated
 # cross-sections and unbalanced panels stay long (rows) for the RC engine.
@@ -499,25 +455,6 @@ dd_cs_layout <- function(cells, prep, glist) {
   task <- match(key, unique(key[!ref])) - 1L
   task[ref] <- -1L
   list(start = prep$bstart, pos = pos, task = as.integer(task), cols = cols, extra = as.integer(extra))
-}
-# The (g,t) cells: 0-based (unused, t, base) columns, group, period, threshold
-# for not-yet-treated comparison units.
-dd_cs_cells <- function(tlist, glist, anticipation, base_period, control_group) {
-  T <- length(tlist)
-  out <- list()
-  for (g in glist) {
-    bg <- max(which(tlist + anticipation < g))
-    tis <- if (base_period == "varying") 2:T else 1:T
-    for (ti in tis) {
-      t <- tlist[ti]
-      b <- if (base_period == "universal" || g <= t) bg else ti - 1L
-      thr <- if (control_group == "nevertreated") Inf else tlist[max(ti, b)] + anticipation
-      out[[length(out) + 1L]] <- c(g, t, ti - 1L, b - 1L, thr)
-    }
-  }
-  m <- do.call(rbind, out)
-  idx <- cbind(0L, as.integer(m[, 3]), as.integer(m[, 4]))
-  list(g = m[, 1], t = m[, 2], idx = idx, thr = m[, 5], base = tlist[m[, 4] + 1])
 }
 
 # Warnings for cells did warns about, with counts.

@@ -219,3 +219,15 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
        t_star = (na - h0 * nz) / sqrt(pmax(Saa - 2 * h0 * Saz + h0^2 * Szz, 0)),
        t_stat = (beta - h0) / se0)
 }
+
+# Joint Wald test that the coefficients b (covariance V) are all zero:
+# F = b' V^- b / q with (q, df) degrees of freedom (chi-squared when df = Inf).
+dd_wald <- function(b, V, df = Inf) {
+  q <- length(b)
+  e <- eigen((V + t(V)) / 2, symmetric = TRUE)
+  pos <- e$values > max(e$values) * 1e-12
+  stat <- sum((crossprod(e$vectors[, pos, drop = FALSE], b))^2 / e$values[pos]) / sum(pos)
+  q <- sum(pos)
+  p <- if (is.finite(df)) stats::pf(stat, q, df, lower.tail = FALSE) else stats::pchisq(stat * q, q, lower.tail = FALSE)
+  data.frame(statistic = stat, df1 = q, df2 = df, p.value = p)
+}

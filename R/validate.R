@@ -144,39 +144,6 @@ dd_check_numeric_col <- function(x, arg, col, convert = TRUE) {
   if (convert || !(is.integer(x) || is.double(x))) as.double(x) else x
 }
 
-# For methods that need complete data (`what`, e.g. "synthetic DiD"): the
-# first argument of `bad_list` (as dd_drop_rows takes it) with a missing or
-# non-finite value, as an error giving the count and the first row.
-dd_stop_incomplete <- function(bad_list, what) {
-  for (nm in names(bad_list)) {
-    b <- which(bad_list[[nm]])
-    if (!length(b)) next
-    lab <- sub("^(`[^`]+`) \\((.*)\\)$", "\\1 = \\2", nm)
-    dd_stop("%s has %d missing or non-finite value(s) (first in row %d); %s needs a complete balanced panel without missing values.",
-            lab, length(b), b[1], what)
-  }
-}
-
-# Rows to drop for NA/NaN/Inf; reports counts by argument in one message.
-dd_drop_rows <- function(bad_list, n) {
-  drop <- logical(n)
-  parts <- character(0)
-  for (nm in names(bad_list)) {
-    b <- bad_list[[nm]]
-    if (is.null(b)) next
-    k <- sum(b & !drop)
-    if (k > 0L) parts <- c(parts, sprintf("%d in %s", k, nm))
-    drop <- drop | b
-  }
-  if (any(drop)) {
-    if (all(drop)) dd_stop("every row of `data` has a missing or non-finite value (%s).",
-                           paste(parts, collapse = ", "))
-    message(sprintf("diffdiff: %d observation%s removed because of NA/NaN/Inf values (%s).",
-                    sum(drop), if (sum(drop) > 1) "s" else "", paste(parts, collapse = ", ")))
-  }
-  drop
-}
-
 dd_check_weights <- function(w, col) {
   w <- dd_check_numeric_col(w, "weightsname", col)
   neg <- which(!is.na(w) & w < 0)
@@ -192,7 +159,6 @@ dd_check_binary <- function(d, arg, col) {
     dd_stop("`%s` = \"%s\" must be a 0/1 indicator; row %d has %s.", arg, col, bad[1], format(d[bad[1]]))
   invisible(TRUE)
 }
-
 
 dd_check_constant_within <- function(g, id, arg, col, what = "unit", code = dd_codes(id)) {
   x <- if (is.double(g) || is.integer(g)) g else if (is.numeric(g)) as.double(g) else dd_codes(g)
@@ -340,89 +306,6 @@ dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
                   else "The wild cluster bootstrap of did_2x2(), did_twfe() and did_event() (`nboot` > 0) is the safer of the two; read either with caution."),
           call. = FALSE)
   invisible(TRUE)
-}
-
-# The row layer under dd_panel() (and the whole preparation of the
-# cross-sectional did_2x2): checks the columns, builds the covariate matrix,
-# drops rows with NA/NaN/Inf (one message with the counts) and zero weights,
-# and returns plain vectors. `roles` is a named character vector argument ->
-# column (e.g. c(idname = "id")); `na_ok` names roles whose NA values are
-# meaningful (gname: never treated) and kept. `complete` (NULL, or the name
-# of a method that needs complete data, e.g. "synthetic DiD"): a missing or
-# non-finite value is then an error naming the argument and the first row,
-# instead of a dropped row.
-dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
-                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL) {
-  dd_check_data(data)
-  dd_check_string(yname, "yname")
-  dd_check_cols(data, yname, "yname")
-  for (r in names(roles)) { dd_check_string(roles[[r]], r); dd_check_cols(data, roles[[r]], r) }
-  dd_check_string(weightsname, "weightsname", null_ok = TRUE)
-  dd_check_cols(data, weightsname, "weightsname")
-  dd_check_cols(data, fe, "fe")
-  xformla <- dd_check_xformla(xformla, data)
-  dd_check_roles(data, c(list(yname = yname), as.list(roles), list(weightsname = weightsname, cluster = cluster)),
-                 list(xformla = if (!is.null(xformla)) all.vars(xformla), fe = fe))
-  n <- nrow(data)
-  y <- dd_check_numeric_col(data[[yname]], "yname", yname)
-  X <- dd_covariates(xformla, data, as_list = x_list)   # a matrix, or (x_list) possibly a list of columns
-  w <- if (is.null(weightsname)) NULL else dd_check_weights(data[[weightsname]], weightsname)
-  vals <- lapply(roles, function(col) data[[col]])
-  cl <- lapply(stats::setNames(cluster, cluster), function(col) data[[col]])
-  fel <- lapply(stats::setNames(fe, fe), function(col) data[[col]])
-  # cheap count first: masks are built only when something is missing
-  counts <- .Call(C_count_bad, c(list(y), if (is.list(X)) X else list(X), list(w),
-                                 vals[setdiff(names(vals), na_ok)], cl, fel))
-  if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
-    return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                            rows = seq_len(n)), yname, weightsname))
-  }
-  bad <- list()
-  bad[[sprintf("`yname` (\"%s\")", yname)]] <- !is.finite(y)
-  if (!is.null(X)) bad[["`xformla`"]] <- if (is.list(X)) Reduce(`|`, lapply(X, function(v) !is.finite(v)))
-                                         else rowSums(!is.finite(X)) > 0
-  if (!is.null(w)) bad[[sprintf("`weightsname` (\"%s\")", weightsname)]] <- !is.finite(w)
-  for (r in setdiff(names(roles), na_ok)) {
-    v <- vals[[r]]
-    bad[[sprintf("`%s` (\"%s\")", r, roles[[r]])]] <- if (is.numeric(v)) is.na(v) | is.infinite(v) else is.na(v)
-  }
-  for (nm in names(cl)) bad[[sprintf("`cluster` (\"%s\")", nm)]] <- is.na(cl[[nm]])
-  for (nm in names(fel)) bad[[sprintf("`fe` (\"%s\")", nm)]] <- is.na(fel[[nm]])
-  if (!is.null(complete)) dd_stop_incomplete(bad, complete)
-  drop <- dd_drop_rows(bad, n)
-  if (!is.null(w)) {
-    zero <- !drop & w == 0
-    if (any(zero)) {
-      if (all(zero | drop)) dd_stop("`weightsname` = \"%s\" is zero for every usable row.", weightsname)
-      message(sprintf("diffdiff: %d observation%s removed because of zero weight.", sum(zero),
-                      if (sum(zero) > 1) "s" else ""))
-      drop <- drop | zero
-    }
-  }
-  if (!any(drop)) {
-    return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                            rows = seq_len(n)), yname, weightsname))
-  }
-  keep <- which(!drop)
-  sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[keep, , drop = FALSE] else v[keep]
-  dd_prepared(list(y = y[keep], X = if (is.list(X)) lapply(X, sub) else sub(X), w = sub(w), vals = lapply(vals, sub),
-                   cluster = lapply(cl, sub), fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep),
-              yname, weightsname)
-}
-
-# The checks on the estimation rows that every preparation route ends with:
-# the outcome varies and no numeric input overflows.
-dd_prepared <- function(p, yname, weightsname = NULL) {
-  dd_check_outcome(p$y, yname)
-  if (!is.null(p$X)) {
-    if (is.list(p$X) && !is.matrix(p$X)) for (v in names(p$X)) dd_check_scale(p$X[[v]], sprintf("`xformla` variable \"%s\"", v))
-    else if (length(p$X)) {
-      j <- which.max(apply(abs(p$X), 2, max))
-      dd_check_scale(p$X[, j], sprintf("`xformla` variable \"%s\"", colnames(p$X)[j]))
-    }
-  }
-  if (!is.null(p$w)) dd_check_scale(p$w, sprintf("`weightsname` = \"%s\"", weightsname))
-  p
 }
 
 # did's spellings of the inference arguments, so that a working did call runs

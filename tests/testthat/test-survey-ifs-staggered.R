@@ -19,8 +19,11 @@
 #   built here, weighted LS with weights Q w, score Q w e x~ (X~'W X~)^-1 of
 #   each stacked row, summed over the copies of each original row.
 
-svy_setup <- function() {
+# w_varies = TRUE: survey weights that vary within units (so that did_bjs
+# and did_gardner take their dense path instead of the cells path)
+svy_setup <- function(w_varies = FALSE) {
   d <- sim_panel()
+  if (w_varies) d$w <- d$w * (1 + 0.25 * (d$year %% 3))
   list(d = d,
        des = survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE, lonely_psu = "adjust"),
        design_fun = function(dd) survey::svydesign(ids = ~ id, strata = ~ state, weights = ~ w, data = dd, nest = TRUE))
@@ -62,48 +65,53 @@ impute_first_stage <- function(d) {
 
 test_that("did_bjs survey SEs: svytotal of the imputation weights times the residuals (Theorem 3)", {
   need_peer("fixest"); need_peer("survey")
-  s <- svy_setup(); d <- s$d
-  f <- did_bjs(d, "y", "id", "year", "first_treat", pretrends = FALSE, survey = s$des)
-  fs <- impute_first_stage(d)
-  Wt <- fs$Wt; tr <- fs$tr; u <- fs$u; tau <- fs$tau
-  est <- colSums(Wt * tau)
-  expect_equal(names(coef(f)), names(est))
-  expect_lt(rel_diff(coef(f), est), 1e-8)
-  # untreated rows: v0 = -w0 z0' (Z0'W0 Z0)^-1 Z1' w_k, times the residual
-  v0 <- -fs$w * (fs$Z %*% solve(fs$A, crossprod(fs$Z[tr, ], Wt[tr, ])))
-  psi <- matrix(0, nrow(d), ncol(Wt), dimnames = list(NULL, colnames(Wt)))
-  psi[u, ] <- v0[u, ] * tau[u]
-  # treated rows: w_k (tau - tbar_k), tbar_k the mean of tau weighted by
-  # w_k^2 (v^2) within the row's cohort x horizon cell
-  cell <- paste(d$first_treat, fs$h)[tr]
-  for (k in seq_len(ncol(Wt))) {
-    v2 <- Wt[tr, k]^2
-    tb <- tapply(v2 * tau[tr], cell, sum) / tapply(v2, cell, sum)
-    tb[!is.finite(tb)] <- 0                       # cells outside column k (weights 0)
-    psi[tr, k] <- Wt[tr, k] * (tau[tr] - tb[cell])
+  for (wv in c(FALSE, TRUE)) {
+    s <- svy_setup(wv); d <- s$d
+    f <- did_bjs(d, "y", "id", "year", "first_treat", pretrends = FALSE, survey = s$des)
+    expect_identical(f$path, if (wv) "dense" else "cells")
+    fs <- impute_first_stage(d)
+    Wt <- fs$Wt; tr <- fs$tr; u <- fs$u; tau <- fs$tau
+    est <- colSums(Wt * tau)
+    expect_equal(names(coef(f)), names(est))
+    expect_lt(rel_diff(coef(f), est), 1e-8)
+    # untreated rows: v0 = -w0 z0' (Z0'W0 Z0)^-1 Z1' w_k, times the residual
+    v0 <- -fs$w * (fs$Z %*% solve(fs$A, crossprod(fs$Z[tr, ], Wt[tr, ])))
+    psi <- matrix(0, nrow(d), ncol(Wt), dimnames = list(NULL, colnames(Wt)))
+    psi[u, ] <- v0[u, ] * tau[u]
+    # treated rows: w_k (tau - tbar_k), tbar_k the mean of tau weighted by
+    # w_k^2 (v^2) within the row's cohort x horizon cell
+    cell <- paste(d$first_treat, fs$h)[tr]
+    for (k in seq_len(ncol(Wt))) {
+      v2 <- Wt[tr, k]^2
+      tb <- tapply(v2 * tau[tr], cell, sum) / tapply(v2, cell, sum)
+      tb[!is.finite(tb)] <- 0                       # cells outside column k (weights 0)
+      psi[tr, k] <- Wt[tr, k] * (tau[tr] - tb[cell])
   }
   V <- svy_total_vcov(d, psi, s$design_fun)
   expect_lt(rel_diff(sqrt(diag(vcov(f))), sqrt(diag(V))), 1e-8)
   expect_lt(rel_diff(f$coeftable$std.error, sqrt(diag(V))), 1e-8)
   expect_lt(max(abs(vcov(f) - V)) / max(abs(V)), 1e-8)           # off-diagonals too
+  }
 })
 
 test_that("did_gardner survey SEs: svytotal of the GMM scores (second stage minus the first-stage correction)", {
   need_peer("fixest"); need_peer("survey")
-  s <- svy_setup(); d <- s$d
-  f <- did_gardner(d, "y", "id", "year", "first_treat", pretrends = FALSE, survey = s$des)
-  fs <- impute_first_stage(d)
-  w <- fs$w; u <- fs$u; Z <- fs$Z; X2 <- fs$X2; tau <- fs$tau
-  # two second stages over all rows: horizon indicators (event study), the
-  # treatment indicator (ATT); no intercept
-  psi_of <- function(X) {
-    B2 <- solve(crossprod(X, w * X))
-    beta <- drop(B2 %*% crossprod(X, w * tau))
-    e2 <- drop(tau - X %*% beta)
-    score <- (X * (w * e2)) %*% B2
-    gamma <- solve(fs$A, crossprod(Z, w * X))      # (Z0'W0 Z0)^-1 Z'W X2
-    corr <- (Z * (u * w * tau)) %*% gamma %*% B2    # z w0 e0 (first-stage residual on untreated rows)
-    list(beta = beta, psi = score - corr)
+  for (wv in c(FALSE, TRUE)) {
+    s <- svy_setup(wv); d <- s$d
+    f <- did_gardner(d, "y", "id", "year", "first_treat", pretrends = FALSE, survey = s$des)
+    expect_identical(f$path, if (wv) "dense" else "cells")
+    fs <- impute_first_stage(d)
+    w <- fs$w; u <- fs$u; Z <- fs$Z; X2 <- fs$X2; tau <- fs$tau
+    # two second stages over all rows: horizon indicators (event study), the
+    # treatment indicator (ATT); no intercept
+    psi_of <- function(X) {
+      B2 <- solve(crossprod(X, w * X))
+      beta <- drop(B2 %*% crossprod(X, w * tau))
+      e2 <- drop(tau - X %*% beta)
+      score <- (X * (w * e2)) %*% B2
+      gamma <- solve(fs$A, crossprod(Z, w * X))      # (Z0'W0 Z0)^-1 Z'W X2
+      corr <- (Z * (u * w * tau)) %*% gamma %*% B2    # z w0 e0 (first-stage residual on untreated rows)
+      list(beta = beta, psi = score - corr)
   }
   ev <- psi_of(X2[, -ncol(X2), drop = FALSE]); at <- psi_of(X2[, "ATT", drop = FALSE])
   est <- c(ev$beta, at$beta)
@@ -114,6 +122,7 @@ test_that("did_gardner survey SEs: svytotal of the GMM scores (second stage minu
   V <- svy_total_vcov(d, psi, s$design_fun)
   expect_lt(rel_diff(f$coeftable$std.error, sqrt(diag(V))), 1e-8)
   expect_lt(max(abs(vcov(f) - V)) / max(abs(V)), 1e-8)
+  }
 })
 
 test_that("did_stacked survey SEs: svytotal of the stacked scores summed over each row's copies", {
