@@ -13,13 +13,15 @@
 #'
 #' @param data A data frame: a balanced panel (the decomposition needs one).
 #' @param yname Outcome column.
-#' @param tname Period column (numeric).
 #' @param idname Unit column.
-#' @param treatname Binary treatment column (0/1, absorbing: once treated a
-#'   unit stays treated); or give `gname`.
+#' @param tname Period column (numeric).
 #' @param gname First treated period of each unit: 0, `Inf` or `NA` mean never
 #'   treated; see section "Cohort coding" for the one rule every estimator applies.
-#'   Alternative to `treatname`.
+#'   Give `gname` or `dname`.
+#' @param dname Binary treatment column (0/1, absorbing: once treated a
+#'   unit stays treated); the alternative to `gname`. `treatname`, its former
+#'   name, is accepted.
+#' @param treatname Former name of `dname` (accepted as an alias).
 #' @param xformla One-sided formula of time-varying covariates (`~ x1 + x2`):
 #'   the controlled decomposition of Goodman-Bacon (2021, Section 5) as
 #'   bacondecomp computes it. The TWFE coefficient then splits into a
@@ -42,19 +44,24 @@
 #' plot(b)
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
-bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = NULL, xformla = NULL) {
+bacon_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NULL, dname = NULL, treatname = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname"))
   dd_check_data(data)
-  if (is.null(treatname) == is.null(gname))
-    dd_stop("give exactly one of `treatname` (a 0/1 treatment column) and `gname` (first treated period).")
-  role <- if (!is.null(treatname)) c(treatname = treatname) else c(gname = gname)
+  if (!is.null(treatname)) {
+    if (!is.null(dname)) dd_stop("`dname` and `treatname` (its former name) are both given; give `dname` only.")
+    dname <- treatname
+  }
+  if (is.null(dname) == is.null(gname))
+    dd_stop("give exactly one of `dname` (a 0/1 treatment column) and `gname` (first treated period).")
+  role <- if (!is.null(dname)) c(dname = dname) else c(gname = gname)
   p <- dd_panel(data, yname, idname, tname, role, xformla, complete = "the Bacon decomposition")
   tt <- as.double(p$tt); idc <- p$idc; tc <- p$tc
   N <- p$n_units; T <- p$n_periods
   first <- dd_first_rows(idc)
-  if (!is.null(treatname)) {
-    d <- dd_check_numeric_col(p$vals$treatname, "treatname", treatname)
-    dd_check_binary(d, "treatname", treatname)
+  if (!is.null(dname)) {
+    d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
+    dd_check_binary(d, "dname", dname)
     # first treated period per unit; treatment must be absorbing
     gt <- rep(Inf, N)
     on <- which(d == 1)
@@ -64,7 +71,7 @@ bacon_decomp <- function(data, yname, tname, idname, treatname = NULL, gname = N
       gt[idc[o] + 1L] <- tt[o]
     }
     if (any(d == 0 & tt >= gt[idc + 1L]))
-      dd_stop("`treatname` = \"%s\" must be absorbing (once 1, always 1 for the unit); it switches back to 0.", treatname)
+      dd_stop("`dname` = \"%s\" must be absorbing (once 1, always 1 for the unit); it switches back to 0.", dname)
   } else {
     gt <- p$g[first]
     gt[p$never[first]] <- Inf                   # the cohort rule: never treated (in the panel)

@@ -36,6 +36,7 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
                     cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
                     boot_weights = c("rademacher", "mammen", "webb"), survey = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "treatname", "postname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights)
   alpha <- sp$alpha; nboot <- sp$nboot

@@ -76,8 +76,10 @@
 #'
 #' @param data A long data frame (data.frame, data.table or tibble); never
 #'   modified.
-#' @param yname,tname,idname,gname Outcome, period (numeric), unit identifier
-#'   and first-treated-period columns.
+#' @param yname,idname,tname,gname Outcome, unit identifier, period (numeric)
+#'   and first-treated-period columns, in the package's one positional order
+#'   (did's `att_gt()` takes `tname` before `idname`: name the arguments, or
+#'   swap them, when moving a positional did call).
 #' @param xformla Optional one-sided covariate formula (did's `xformla`).
 #' @param control_group `"nevertreated"` (default) or `"notyettreated"`.
 #' @param anticipation Number of periods of anticipation (default 0).
@@ -109,7 +111,10 @@
 #'   Intervals stay normal, as survey's `confint()` for totals. Not combined
 #'   with `weightsname` or `cluster`; multistage designs with a finite
 #'   population correction below the first stage are not supported yet.
-#' @param ... did's spellings: `alp`, `bstrap`, `biters`, `clustervars`.
+#' @param ... did's spellings: `alp`, `bstrap`, `biters`, `clustervars`; and
+#'   did's `print_details`, `pl` and `cores`, accepted and ignored (diffdiff
+#'   prints nothing while it runs and sets its threads with [dd_threads()]),
+#'   so that an `att_gt()` call runs after renaming the function.
 #' @return An object of class `c("did_cs", "dd_fit")` with one row per
 #'   ATT(g,t) (columns `group`, `time`, `event`), the pre-test (`pretest`),
 #'   and the influence functions `inf`, stored block-sparse (each cell is
@@ -138,21 +143,22 @@
 #'        data = d, bstrap = FALSE, alp = 0.1)
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
-did_cs <- function(data, yname, tname, idname, gname, xformla = NULL,
+did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
                    control_group = c("nevertreated", "notyettreated"), anticipation = 0,
                    base_period = c("varying", "universal"), est_method = c("dr", "ipw", "reg"),
                    weightsname = NULL, panel = TRUE, allow_unbalanced_panel = FALSE,
                    cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
                    cband = TRUE, cband_method = c("sup-t", "bootstrap-t"), alpha = 0.05, survey = NULL, ...) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
   # the shared settings and did's spellings (alp, bstrap, biters, clustervars)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 cband_method = cband_method, cluster = cluster, dots = list(...),
-                aliases = c("alp", "bstrap", "biters", "clustervars"), fun = "did_cs")
+                aliases = c("alp", "bstrap", "biters", "clustervars", "print_details", "pl", "cores"), fun = "did_cs")
   alpha <- sp$alpha; nboot <- sp$nboot; boot_weights <- sp$boot_weights; cband <- sp$cband
   cband_method <- sp$cband_method; cluster <- sp$cluster
   dd_check_data(data)
-  control_group <- dd_match_arg(control_group[1], c("nevertreated", "notyettreated"), "control_group")
+  control_group <- dd_match_vocab(control_group[1], c("nevertreated", "notyettreated"), "control_group")
   base_period <- dd_match_arg(base_period[1], c("varying", "universal"), "base_period")
   est_method <- dd_match_arg(est_method[1], c("dr", "ipw", "reg"), "est_method")
   anticipation <- dd_check_count(anticipation, "anticipation")

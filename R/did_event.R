@@ -54,12 +54,13 @@
 #'           window = c(-3, 2))
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
-did_event <- function(data, yname, idname, tname, gname, ref = -1, window = NULL,
-                      xformla = NULL, weightsname = NULL, fe = NULL, cluster = NULL,
+did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -1, window = NULL,
+                      weightsname = NULL, fe = NULL, cluster = NULL,
                       vcov = NULL, alpha = 0.05, nboot = 0,
                       boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                       fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit, drop_singletons = drop_singletons)

@@ -59,6 +59,7 @@ did_gardner <- function(data, yname, idname, tname, gname, xformla = NULL, weigh
                         nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                         fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   alpha <- sp$alpha

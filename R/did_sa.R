@@ -17,9 +17,9 @@
 #' `aggregate()` / `summary(agg = "ATT")`), with standard errors by the delta
 #' method from the full variance matrix.
 #'
-#' Without never-treated units (or with `control = "last"`), the last-treated
+#' Without never-treated units (or with `control_group = "last"`), the last-treated
 #' cohort is a control cohort, as Sun and Abraham propose (with
-#' `control = "last"` the never-treated units, if any, remain controls too):
+#' `control_group = "last"` the never-treated units, if any, remain controls too):
 #' the observations of every unit from the last cohort's first treated period
 #' on are dropped and the cohort gets no indicators, so the effects are
 #' identified from the periods before it is treated.
@@ -60,9 +60,12 @@
 #' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
 #'   estimates: columns `cband.low`, `cband.high`; its critical value is
 #'   `fit$crit` and `fit$event_study$crit`.
-#' @param control Control cohort: `"auto"` (default; never-treated units when
+#' @param control_group Control cohort: `"auto"` (default; never-treated units when
 #'   there are any, else the last-treated cohort, with a message), `"never"`
-#'   or `"last"`.
+#'   or `"last"`; the other estimators' spellings (`"nevertreated"`,
+#'   `"never_treated"`, `"lasttreated"`, ...) are accepted (see "Vocabulary"
+#'   in ?diffdiff).
+#' @param control Former name of `control_group` (accepted as an alias).
 #' @return An object of class `c("did_sa", "dd_fit")`: the table has one row
 #'   per relative period (`event`) and a last row `"ATT"`; `cohort_coefs`
 #'   holds the cohort x period coefficients (fixest's `summary(agg = FALSE)`),
@@ -82,15 +85,20 @@
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
-                   control = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
+                   control_group = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
                    nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
-                   fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+                   fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, control = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   alpha <- sp$alpha
-  control <- dd_match_arg(control[1], c("auto", "never", "last"), "control")
+  if (!is.null(control)) {
+    if (!missing(control_group)) dd_stop("`control_group` and `control` (its former name) are both given; give `control_group` only.")
+    control_group <- control
+  }
+  control <- dd_match_vocab(control_group[1], c("auto", "never", "last"), "control_group")
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
   sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey)
@@ -107,14 +115,14 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                     sum(always), paste(sort(unique(g[always])), collapse = ", ")))
   if (control == "auto") {
     control <- if (any(never[keep])) "never" else "last"
-    if (control == "last") message("diffdiff: no never-treated units; the last-treated cohort is the control (control = \"last\").")
+    if (control == "last") message("diffdiff: no never-treated units; the last-treated cohort is the control (control_group = \"last\").")
   }
   if (control == "never" && !any(never[keep]))
-    dd_stop("there are no never-treated units (`gname` outside the observed periods); use `control` = \"last\" for the last-treated cohort as control.")
+    dd_stop("there are no never-treated units (`gname` outside the observed periods); use `control_group` = \"last\" for the last-treated cohort as control.")
   if (control == "last") {
     coh <- sort(unique(g[!never & keep]))
     if (length(coh) < 2L)
-      dd_stop("`control` = \"last\" needs at least two treated cohorts (the last one is the control); `gname` = \"%s\" has %s.",
+      dd_stop("`control_group` = \"last\" needs at least two treated cohorts (the last one is the control); `gname` = \"%s\" has %s.",
               gname, dd_show(coh))
     glast <- coh[length(coh)]
     # the last cohort's periods from its treatment on leave the sample; it becomes the control
@@ -123,7 +131,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     never <- never | (!is.na(g) & g == glast)
     rel[never] <- NA_real_
     if (!any(!never[keep] & rel[keep] >= 0))
-      dd_stop("`control` = \"last\": no treated observation is left before the last cohort (%s) is treated.", format(glast))
+      dd_stop("`control_group` = \"last\": no treated observation is left before the last cohort (%s) is treated.", format(glast))
   }
   # the omitted (reference) relative period of each cohort: `ref`, or, for a
   # cohort never observed at `ref` (irregular periods), its observed relative

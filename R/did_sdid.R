@@ -93,6 +93,7 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
                      max_iter = 10000, sparsify = TRUE, max_iter_pre_sparsify = 100,
                      noise_level = NULL, alpha = 0.05) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
   method <- dd_match_arg(method[1], c("sdid", "sc", "did"), "method")
   se <- dd_match_arg(se[1], c("placebo", "bootstrap", "jackknife", "none"), "se")

@@ -71,11 +71,12 @@
 #' plot(st)
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
-did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post, xformla = NULL,
+did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa_pre, kappa_post,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
                         cluster = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                         cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit, drop_singletons = FALSE)
   alpha <- sp$alpha
@@ -83,7 +84,7 @@ did_stacked <- function(data, yname, idname, tname, gname, kappa_pre, kappa_post
   if (missing(kappa_post)) dd_stop("`kappa_post` (periods after adoption in each window) must be given.")
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
   kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
-  control_group <- dd_match_arg(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
+  control_group <- dd_match_vocab(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
   sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
   st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
                                  NULL, sp$design), gname)

@@ -91,6 +91,7 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
                      boot_weights = c("rademacher", "mammen", "webb"),
                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
                 drop_singletons = drop_singletons)

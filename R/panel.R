@@ -39,6 +39,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   id <- p$vals$idname
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
   idc <- dd_codes(id); tc <- dd_codes(tt)
+  if (unique_rows) dd_check_swapped(id, tt, idc, tc, idname, tname, if (!is.null(gname)) p$vals$gname)
   if (unique_rows) dd_check_units(idc, id, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)
   if (unique_rows) dd_check_unique_codes(idc, tc, id, tt)
@@ -56,6 +57,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
                    design = design, survey = if (is.null(design)) NULL else list(design = design, rows = p$rows)))
   if (!is.null(gname)) {
     g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
+    dd_check_not_indicator(g, idc, tt, gname)
     dd_check_constant_within(g, id, "gname", gname, code = idc)
     # the rule on one value per unit (gname is constant within units), or per
     # row in repeated cross-sections
@@ -67,6 +69,46 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
     pan$g <- g; pan$never <- never
   }
   structure(pan, class = "dd_panel")
+}
+
+# Unit and period columns given the wrong way round (did's att_gt() takes
+# tname before idname): the "unit" column has fewer distinct values than the
+# "period" column, they look like periods (dates, or whole numbers between
+# 1800 and 2200) and the period column's do not. With first treated periods
+# (g), which must be values of the true period column, the swap is certain
+# when they are all values of the "unit" column: an error; without them, a
+# warning.
+dd_check_swapped <- function(id, tt, idc, tc, idname, tname, g = NULL) {
+  nu <- attr(idc, "nlev"); nt <- attr(tc, "nlev")
+  if (nu >= nt) return(invisible(FALSE))
+  yearlike <- function(v) inherits(v, "Date") ||
+    (is.numeric(v) && all(is.finite(v)) && all(v == round(v)) && all(v >= 1800 & v <= 2200))
+  ul <- id[dd_first_rows(idc)]
+  if (!yearlike(ul) || yearlike(tt[dd_first_rows(tc)])) return(invisible(FALSE))
+  msg <- sprintf(paste0("`idname` = \"%s\" and `tname` = \"%s\" look swapped: \"%s\" has %d distinct values that look ",
+                        "like periods (%s) and \"%s\" has %d. Every diffdiff function takes (data, yname, idname, ",
+                        "tname, ...); did's att_gt() takes tname before idname, so name the arguments (idname = , ",
+                        "tname = ) when moving a positional did call."),
+                 idname, tname, idname, nu, paste(format(utils::head(sort(ul), 3)), collapse = ", "), tname, nt)
+  if (!is.null(g) && is.numeric(g)) {
+    gv <- unique(g[is.finite(g) & g != 0])
+    if (length(gv) && all(gv %in% ul)) dd_stop("%s", msg)
+    return(invisible(FALSE))
+  }
+  warning(msg, call. = FALSE)
+  invisible(TRUE)
+}
+
+# A 0/1 treatment indicator passed as `gname`: only the values 0 and 1 (and
+# NA), where 1 is not a period of the data or the values vary within units.
+dd_check_not_indicator <- function(g, idc, tt, gname) {
+  r <- suppressWarnings(range(g, na.rm = TRUE))       # cheap: no hashing unless the range is [0, 1]
+  if (!isTRUE(r[1] >= 0 && r[2] == 1) || !all(g[!is.na(g)] %in% c(0, 1))) return(invisible(FALSE))
+  if (1 %in% tt && .Call(C_first_varying, idc, attr(idc, "nlev"), as.double(g)) == 0) return(invisible(FALSE))
+  dd_stop(paste0("`gname` = \"%s\" has only the values 0 and 1: it looks like a 0/1 treatment indicator. `gname` must ",
+                 "be each unit's first treated period (e.g. 2004; 0 or NA for never treated). Pass a 0/1 indicator ",
+                 "as `dname` (did_twfe(), did_sdid(), bacon_decomp()), or build the first treated period from it: ",
+                 "for each unit, the first period in which the indicator is 1."), gname)
 }
 
 # Treatment and event time of each row from the cohorts (staggered

@@ -29,6 +29,9 @@ dd_check_data <- function(data) {
 
 dd_check_string <- function(x, arg, null_ok = FALSE) {
   if (is.null(x) && null_ok) return(invisible(NULL))
+  if (inherits(x, "formula") && length(all.vars(x)) == 1L)
+    dd_stop("`%s` must be a column name (a string), not a formula; write %s = \"%s\" instead of %s = %s.",
+            arg, arg, all.vars(x), arg, paste(deparse(x), collapse = " "))
   if (!is.character(x) || length(x) != 1L || is.na(x) || !nzchar(x))
     dd_stop("`%s` must be a single column name (a string); got %s.", arg, dd_show(x))
   invisible(x)
@@ -40,8 +43,38 @@ dd_check_cols <- function(data, cols, arg) {
     dd_stop("`%s` must be column names (strings); got %s.", arg, dd_show(cols))
   miss <- setdiff(cols, names(data))
   if (length(miss))
-    dd_stop("`%s` = %s is not a column of `data`.", arg, dd_show(miss))
+    dd_stop("`%s` = %s is not a column of `data`%s", arg, dd_show(miss),
+            if (nzchar(h <- dd_did_you_mean(miss[1], names(data)))) h else ".")
   invisible(cols)
+}
+
+# "; did you mean 'first.treat'?" for a misspelt column name (closest names
+# by edit distance, ignoring case and punctuation), or ""
+dd_did_you_mean <- function(x, names) {
+  if (!length(names)) return("")
+  key <- function(s) gsub("[^a-z0-9]", "", tolower(s))
+  hit <- names[key(names) == key(x)]
+  if (!length(hit)) {
+    d <- utils::adist(x, names, ignore.case = TRUE)[1, ]
+    ok <- d <= max(1, floor(nchar(x) / 3))
+    hit <- names[ok][order(d[ok])]
+  }
+  if (!length(hit)) return("")
+  sprintf("; did you mean %s?", paste0("'", utils::head(hit, 3), "'", collapse = " or "))
+}
+
+# Required arguments of the calling front end that were not given: an error
+# naming the first and what it holds (instead of R's "argument is missing,
+# with no default" at its first use).
+dd_required <- function(args, env = parent.frame()) {
+  what <- c(data = "the data frame", yname = "the outcome column", idname = "the unit identifier column",
+            tname = "the period column",
+            gname = "the column with each unit's first treated period, e.g. 2004; 0 or NA for never treated",
+            dname = "the 0/1 treatment column", treatname = "the 0/1 treated-group column",
+            postname = "the 0/1 post-period column")
+  for (a in args)
+    if (eval(call("missing", as.name(a)), env)) dd_stop("`%s` (%s) is missing.", a, what[[a]])
+  invisible(TRUE)
 }
 
 # formula or character -> character vector of column names
@@ -77,6 +110,26 @@ dd_check_positive <- function(x, arg) {
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || x <= 0)
     dd_stop("`%s` must be a positive number; got %s.", arg, dd_show(x))
   as.double(x)
+}
+
+# The one vocabulary of control groups: the spellings of each idea across
+# the estimators and their peers (did's "nevertreated", the stacked recipe's
+# "never_treated", fixest/Sun-Abraham's "never", ...), documented in one table
+# on ?diffdiff ("Vocabulary"). dd_match_vocab() maps any of them onto the
+# spelling an estimator uses (its `values`); other values must match exactly.
+dd_vocab <- list(never = c("nevertreated", "never_treated", "never"),
+                 notyet = c("notyettreated", "not_yet_treated", "notyet"),
+                 last = c("last", "lasttreated", "last_treated", "lastcohort", "last_cohort"))
+
+dd_match_vocab <- function(x, values, arg) {
+  if (is.character(x) && length(x) == 1L && !is.na(x) && !(x %in% values)) {
+    key <- function(s) gsub("[^a-z]", "", tolower(s))
+    for (v in values) {
+      set <- Filter(function(s) key(v) %in% key(s), dd_vocab)
+      if (length(set) && key(x) %in% key(set[[1]])) return(v)
+    }
+  }
+  dd_match_arg(x, values, arg)
 }
 
 dd_match_arg <- function(x, choices, arg) {

@@ -55,6 +55,25 @@
 #' }
 #' `gname` must be constant within each unit.
 #'
+#' @section Vocabulary:
+#' Every function takes its columns in one positional order, `(data, yname,
+#' idname, tname, gname | dname, xformla, ...)` (did's `att_gt()` takes
+#' `tname` before `idname`: name the arguments when moving a positional did
+#' call; unit and period columns that look swapped are an error naming
+#' them). One idea has one name, and the peers' spellings are accepted:
+#' \tabular{lll}{
+#'   \strong{idea} \tab \strong{diffdiff} \tab \strong{also accepted} \cr
+#'   first treated period \tab `gname` \tab -- \cr
+#'   0/1 treatment column \tab `dname` \tab `treatname` ([bacon_decomp()]) \cr
+#'   never-treated controls \tab `control_group = "nevertreated"` ([did_cs()]), `"never_treated"` ([did_stacked()]), `"never"` ([did_sa()]) \tab any of the three spellings, in every estimator \cr
+#'   not-yet-treated controls \tab `"notyettreated"` ([did_cs()]), `"not_yet_treated"` ([did_stacked()]) \tab either spelling, and `"notyet"` \cr
+#'   last-treated cohort as control \tab `control_group = "last"` ([did_sa()]) \tab `"lasttreated"`, `"last_treated"`, `"lastcohort"`; `control =` (former name) \cr
+#'   event window \tab `window = c(lo, hi)` ([did_event()], binned ends), `horizon` ([did_bjs()], [did_gardner()]), `kappa_pre`, `kappa_post` ([did_stacked()]) \tab -- \cr
+#'   bootstrap draws \tab `nboot` (0: analytic; default 0, except [did_cs()] 1000 as did, [did_sdid()] 200 as synthdid) \tab `biters`, `bstrap` ([did_cs()], as did) \cr
+#'   significance level \tab `alpha` \tab `alp` ([did_cs()]) \cr
+#'   cluster variable \tab `cluster` \tab `clustervars` ([did_cs()]) \cr
+#' }
+#'
 #' @keywords internal
 #' @useDynLib diffdiff, .registration = TRUE, .fixes = "C_"
 #' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate

@@ -30,7 +30,7 @@ run_did <- function(d, xf, boot) {
   list(m = m, a = aggte(m, type = "dynamic", bstrap = boot, biters = 999, cband = boot))
 }
 run_dd <- function(d, xf, boot) {
-  f <- did_cs(d, "y", "t", "id", "g", xformla = xf, nboot = if (boot) 999 else 0, cband = boot)
+  f <- did_cs(d, "y", "id", "t", "g", xformla = xf, nboot = if (boot) 999 else 0, cband = boot)
   list(f = f, a = aggregate(f, type = "dynamic"))
 }
 timeit <- function(f, k) median(vapply(seq_len(k), function(i) { gc(); system.time(f())[["elapsed"]] }, numeric(1)))
@@ -50,7 +50,7 @@ peak_mb <- function(rds, which, xf, boot) {
       m <- att_gt("y", "t", "id", "g", xformla = xf, data = d, bstrap = boot, biters = 999, cband = boot)
       a <- aggte(m, type = "dynamic", bstrap = boot, biters = 999, cband = boot)
     } else {
-      f <- did_cs(d, "y", "t", "id", "g", xformla = xf, nboot = if (boot) 999 else 0, cband = boot)
+      f <- did_cs(d, "y", "id", "t", "g", xformla = xf, nboot = if (boot) 999 else 0, cband = boot)
       a <- aggregate(f, type = "dynamic")
     }
     (rss("VmHWM") - base) / 1024

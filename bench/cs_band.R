@@ -31,7 +31,7 @@ run <- function(which, d) {
     m <- suppressWarnings(att_gt("y", "t", "id", "g", data = d, bstrap = TRUE, biters = 999, cband = TRUE))
     list(m = m, a = suppressWarnings(aggte(m, type = "dynamic", bstrap = TRUE, biters = 999, cband = TRUE)))
   } else {
-    f <- did_cs(d, "y", "t", "id", "g", nboot = 999, cband = TRUE, cband_method = which)
+    f <- did_cs(d, "y", "id", "t", "g", nboot = 999, cband = TRUE, cband_method = which)
     list(f = f, a = aggregate(f, type = "dynamic"))
   }
 }
@@ -47,7 +47,7 @@ dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 P <- run("did", d)
 S <- run("sup-t", d)
 Q <- run("bootstrap-t", d)
-an <- did_cs(d, "y", "t", "id", "g", nboot = 0)
+an <- did_cs(d, "y", "id", "t", "g", nboot = 0)
 d_att <- max(abs(Q$f$coeftable$estimate - P$m$att) / abs(P$m$att))
 d_dyn <- max(abs(Q$a$coeftable$estimate - c(P$a$att.egt, P$a$overall.att)) / abs(c(P$a$att.egt, P$a$overall.att)))
 d_se <- max(abs(Q$f$coeftable$std.error / an$coeftable$std.error - 1))

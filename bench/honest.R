@@ -68,7 +68,7 @@ runners <- list(
       data.frame(treated = r$treated, untreated = r$untreated, estimate = r$estimate, weight = r$weight)
     },
     dd = function(x) {
-      r <- diffdiff::bacon_decomp(x$castle, "l_homicide", "year", "state", treatname = "post")$two_by_twos
+      r <- diffdiff::bacon_decomp(x$castle, "l_homicide", "state", "year", treatname = "post")$two_by_twos
       r$untreated[!is.finite(r$untreated)] <- 99999     # bacondecomp's code for never treated
       data.frame(treated = r$treated, untreated = r$untreated, estimate = r$estimate, weight = r$weight)
     }))

@@ -10,6 +10,8 @@
 # (C-LF) over 4 values of Mbar; bacon: bacon_decomp on the panel.
 # The peers' times do not change with a refactor of diffdiff, so the ratio
 # of two builds' times carries the benchmark ratios of bench/*.R over.
+# (Arguments are named so that builds before and after the change of
+# did_cs()'s and bacon_decomp()'s positional order run the same call.)
 # Results: bench/results/one_fit.md.
 args <- commandArgs(TRUE); which <- args[1]
 suppressPackageStartupMessages(library(diffdiff)); dd_threads(2)
@@ -45,7 +47,7 @@ f <- switch(which,
   bjs = did_bjs(panel(), "y", "id", "t", "g", xformla = ~ x1, weightsname = "w"),
   gardner = did_gardner(panel(), "y", "id", "t", "g", xformla = ~ x1),
   stacked = did_stacked(panel(), "y", "id", "t", "g", kappa_pre = 2, kappa_post = 2),
-  cs = did_cs(panel(), "y", "t", "id", "g", nboot = 999),
+  cs = did_cs(panel(), yname = "y", idname = "id", tname = "t", gname = "g", nboot = 999),
   survey = { d <- panel()
              did_sa(d, "y", "id", "t", "g", survey = survey_design(d, weights = ~ w, strata = ~ stratum, ids = ~ id,
                                                                    nest = TRUE)) },
@@ -54,6 +56,6 @@ f <- switch(which,
              r <- honest_did(betahat = lw$b, sigma = lw$S, num_pre = lw$K, type = "RM", Mbar = c(0.5, 1, 1.5, 2),
                              breakdown = FALSE)$results
              list(coeftable = data.frame(estimate = c(r$lb, r$ub))) },
-  bacon = { b <- bacon_decomp(panel(), "y", "t", "id", gname = "g")
+  bacon = { b <- bacon_decomp(panel(), yname = "y", idname = "id", tname = "t", gname = "g")
             list(coeftable = data.frame(estimate = b$beta_twfe)) })
 cat(which, format(sum(f$coeftable$estimate), digits = 15), "\n")

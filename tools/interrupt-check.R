@@ -30,14 +30,14 @@ run <- switch(case,
   },
   cs_bootstrap = {
     d <- panel(100000, 8, 4:7)
-    function() did_cs(d, "y", "t", "id", "g", nboot = 2e5, cband = TRUE)
+    function() did_cs(d, "y", "id", "t", "g", nboot = 2e5, cband = TRUE)
   },
   cs_cells = {
     # few cells on many units: the time is in the cell kernel (many cells
     # would put it in the pre-test's solve() of their covariance instead)
     d <- panel(400000, 8, 3:7, x = TRUE)
     for (j in 2:6) d[[paste0("x", j)]] <- rnorm(400000)[d$id]
-    function() for (i in 1:20) did_cs(d, "y", "t", "id", "g", xformla = ~ x + x2 + x3 + x4 + x5 + x6,
+    function() for (i in 1:20) did_cs(d, "y", "id", "t", "g", xformla = ~ x + x2 + x3 + x4 + x5 + x6,
                                       est_method = "dr", nboot = 0)
   },
   wild_bootstrap = {

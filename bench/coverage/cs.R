@@ -48,7 +48,7 @@ agg_truth <- function(type, terms, tab, w, tau) {
 one_draw <- function(r) {
   d <- draw_stagger(design, r)
   sh <- cohort_shares(d); tau <- attr(d, "tau")
-  fit <- did_cs(d, "y", "t", "id", "g", nboot = NBOOT, cband = TRUE)
+  fit <- did_cs(d, "y", "id", "t", "g", nboot = NBOOT, cband = TRUE)
   tab <- fit$coeftable
   K <- nrow(tab)
   truth <- ifelse(tab$event >= 0, tau[cbind(match(tab$group, sh$cohorts), pmax(tab$event, 0) + 1L)], 0)

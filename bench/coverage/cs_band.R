@@ -82,13 +82,13 @@ one_design <- function(name) function(r) {
   d <- band_data(name, r)
   tau <- attr(d, "tau")
   coh <- as.numeric(rownames(tau))
-  fit <- did_cs(d, "y", "t", "id", "g", nboot = B, cband = TRUE)
+  fit <- did_cs(d, "y", "id", "t", "g", nboot = B, cband = TRUE)
   tab <- fit$coeftable
   K <- nrow(tab)
   truth <- ifelse(tab$event >= 0, tau[cbind(match(tab$group, coh), pmax(tab$event, 0) + 1L)], 0)
   est <- tab$estimate
-  fit10 <- did_cs(d, "y", "t", "id", "g", nboot = 10 * B, cband = TRUE)
-  fit_bt <- did_cs(d, "y", "t", "id", "g", nboot = B, cband = TRUE, cband_method = "bootstrap-t")
+  fit10 <- did_cs(d, "y", "id", "t", "g", nboot = 10 * B, cband = TRUE)
+  fit_bt <- did_cs(d, "y", "id", "t", "g", nboot = B, cband = TRUE, cband_method = "bootstrap-t")
   psi <- as.matrix(fit$inf)[, seq_len(K), drop = FALSE]
   n <- fit$n
   gu <- d$g[d$t == 1][match(fit$units, d$id[d$t == 1])]

@@ -23,7 +23,7 @@ cs_pair <- function(data, y, t, id, g, xformla = NULL, ...) {
                                                      xformla = xformla, data = data, bstrap = FALSE,
                                                      cband = FALSE, ...)))
   if (!is.null(args$clustervars)) { args$cluster <- args$clustervars; args$clustervars <- NULL }
-  f <- suppressWarnings(suppressMessages(do.call(did_cs, c(list(data, y, t, id, g, xformla = xformla,
+  f <- suppressWarnings(suppressMessages(do.call(did_cs, c(list(data, y, id, t, g, xformla = xformla,
                                                                nboot = 0), args))))
   list(m = m, f = f)
 }

@@ -15,7 +15,7 @@ test_that("castle: 2x2 estimates, weights and types equal bacondecomp's; sum = T
   need_peer("bacondecomp")
   data("castle", package = "bacondecomp", envir = environment())
   c0 <- castle
-  f <- bacon_decomp(castle, "l_homicide", "year", "state", treatname = "post")
+  f <- bacon_decomp(castle, "l_homicide", "state", "year", treatname = "post")
   expect_identical(castle, c0)
   bacon_check(bacondecomp::bacon(l_homicide ~ post, data = castle, id_var = "state", time_var = "year",
                                  quietly = TRUE), f)
@@ -23,7 +23,7 @@ test_that("castle: 2x2 estimates, weights and types equal bacondecomp's; sum = T
   expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
   # the row order of the data does not matter
   set.seed(4)
-  g <- bacon_decomp(castle[sample(nrow(castle)), ], "l_homicide", "year", "state", treatname = "post")
+  g <- bacon_decomp(castle[sample(nrow(castle)), ], "l_homicide", "state", "year", dname = "post")
   expect_equal(g$two_by_twos, f$two_by_twos, tolerance = 1e-12)
   s <- summary(f)
   expect_equal(sum(s$weight), 1, tolerance = 1e-12)
@@ -34,7 +34,7 @@ test_that("divorce (with always-treated states): equal to bacondecomp; gname giv
   need_peer("bacondecomp")
   data("divorce", package = "bacondecomp", envir = environment())
   dv <- divorce[divorce$sex == 2, c("st", "year", "suiciderate_elast_jag", "unilateral")]
-  f <- bacon_decomp(dv, "suiciderate_elast_jag", "year", "st", treatname = "unilateral")
+  f <- bacon_decomp(dv, "suiciderate_elast_jag", "st", "year", dname = "unilateral")
   bacon_check(bacondecomp::bacon(suiciderate_elast_jag ~ unilateral, data = dv, id_var = "st", time_var = "year",
                                  quietly = TRUE), f)
   expect_true("Later vs Always Treated" %in% f$two_by_twos$type)
@@ -42,7 +42,7 @@ test_that("divorce (with always-treated states): equal to bacondecomp; gname giv
   expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
   first <- tapply(ifelse(dv$unilateral == 1, dv$year, Inf), dv$st, min)
   dv$g <- first[dv$st]
-  g <- bacon_decomp(dv, "suiciderate_elast_jag", "year", "st", gname = "g")
+  g <- bacon_decomp(dv, "suiciderate_elast_jag", "st", "year", gname = "g")
   expect_equal(g$two_by_twos, f$two_by_twos)
 })
 
@@ -51,7 +51,7 @@ test_that("with covariates: the controlled decomposition equals bacondecomp's (c
   data("castle", package = "bacondecomp", envir = environment())
   ref <- bacondecomp::bacon(l_homicide ~ post + l_pop + l_income, data = castle, id_var = "state",
                             time_var = "year", quietly = TRUE)
-  f <- bacon_decomp(castle, "l_homicide", "year", "state", treatname = "post", xformla = ~ l_pop + l_income)
+  f <- bacon_decomp(castle, "l_homicide", "state", "year", dname = "post", xformla = ~ l_pop + l_income)
   bacon_check(ref$two_by_twos, f)
   expect_equal(f$Omega, ref$Omega, tolerance = 1e-10)
   expect_equal(f$beta_hat_w, ref$beta_hat_w, tolerance = 1e-10)
@@ -59,7 +59,7 @@ test_that("with covariates: the controlled decomposition equals bacondecomp's (c
   expect_equal(f$beta_twfe, tw, tolerance = 1e-10)
   d <- sim_panel()
   ref <- bacondecomp::bacon(y ~ treat + x1, data = d, id_var = "id", time_var = "year", quietly = TRUE)
-  f <- bacon_decomp(d, "y", "year", "id", treatname = "treat", xformla = ~ x1)
+  f <- bacon_decomp(d, "y", "id", "year", dname = "treat", xformla = ~ x1)
   bacon_check(ref$two_by_twos, f)
   expect_equal(f$Omega, ref$Omega, tolerance = 1e-10)
   tw <- unname(coef(lm(y ~ treat + x1 + factor(id) + factor(year), d))["treat"])
@@ -68,14 +68,15 @@ test_that("with covariates: the controlled decomposition equals bacondecomp's (c
 
 test_that("bacon_decomp bad input", {
   d <- sim_panel()
-  expect_error(bacon_decomp(d[-5, ], "y", "year", "id", gname = "first_treat"), "balanced panel")
-  expect_error(bacon_decomp(d, "y", "year", "id"), "exactly one of `treatname`")
-  expect_error(bacon_decomp(d, "y", "year", "id", treatname = "treat", gname = "first_treat"), "exactly one")
+  expect_error(bacon_decomp(d[-5, ], "y", "id", "year", gname = "first_treat"), "balanced panel")
+  expect_error(bacon_decomp(d, "y", "id", "year"), "exactly one of `dname`")
+  expect_error(bacon_decomp(d, "y", "id", "year", dname = "treat", gname = "first_treat"), "exactly one")
+  expect_error(bacon_decomp(d, "y", "id", "year", dname = "treat", treatname = "treat"), "former name")
   d2 <- d; d2$treat[d2$id == d2$id[d2$treat == 1][1] & d2$year == 2010] <- 0
-  expect_error(bacon_decomp(d2, "y", "year", "id", treatname = "treat"), "`treatname` = \"treat\" must be absorbing")
+  expect_error(bacon_decomp(d2, "y", "id", "year", dname = "treat"), "`dname` = \"treat\" must be absorbing")
   d3 <- d; d3$first_treat <- 0
-  expect_error(bacon_decomp(d3, "y", "year", "id", gname = "first_treat"), "nothing to decompose")
+  expect_error(bacon_decomp(d3, "y", "id", "year", gname = "first_treat"), "nothing to decompose")
   d4 <- d; d4$y[3] <- NA
-  expect_error(suppressMessages(bacon_decomp(d4, "y", "year", "id", gname = "first_treat")), "balanced panel without missing")
-  expect_s3_class(plot(bacon_decomp(d, "y", "year", "id", gname = "first_treat")), "bacon_decomp")
+  expect_error(suppressMessages(bacon_decomp(d4, "y", "id", "year", gname = "first_treat")), "balanced panel without missing")
+  expect_s3_class(plot(bacon_decomp(d, "y", "id", "year", gname = "first_treat")), "bacon_decomp")
 })

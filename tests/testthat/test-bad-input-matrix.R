@@ -35,7 +35,7 @@ est <- list(
   did_2x2 = function(d, a) do.call(did_2x2, c(list(d, a$y, a$tr, a$post, weightsname = a$w, cluster = a$cl), a$extra)),
   did_twfe = function(d, a) do.call(did_twfe, c(list(d, a$y, a$id, a$t, a$dn, weightsname = a$w, cluster = a$cl), a$extra)),
   did_event = function(d, a) do.call(did_event, c(list(d, a$y, a$id, a$t, a$g, weightsname = a$w, cluster = a$cl), a$extra)),
-  did_cs = function(d, a) do.call(did_cs, c(list(d, a$y, a$t, a$id, a$g, weightsname = a$w, cluster = a$cl),
+  did_cs = function(d, a) do.call(did_cs, c(list(d, a$y, a$id, a$t, a$g, weightsname = a$w, cluster = a$cl),
                                             utils::modifyList(list(nboot = 0), a$extra))),
   did_sdid = function(d, a) do.call(did_sdid, c(list(d, a$y, a$id, a$t, a$dn, staggered = TRUE, se = "none"), a$extra)),
   did_sa = function(d, a) do.call(did_sa, c(list(d, a$y, a$id, a$t, a$g, weightsname = a$w, cluster = a$cl), a$extra)),
@@ -44,7 +44,7 @@ est <- list(
                                                       a$extra)),
   did_stacked = function(d, a) do.call(did_stacked, c(list(d, a$y, a$id, a$t, a$g, kappa_pre = 1, kappa_post = 1,
                                                            weightsname = a$w, cluster = a$cl), a$extra)),
-  bacon_decomp = function(d, a) do.call(bacon_decomp, c(list(d, a$y, a$t, a$id, gname = a$g), a$extra))
+  bacon_decomp = function(d, a) do.call(bacon_decomp, c(list(d, a$y, a$id, a$t, gname = a$g), a$extra))
 )
 has_w <- setdiff(names(est), c("did_sdid", "bacon_decomp"))       # take weightsname and cluster
 has_g <- c("did_event", "did_cs", "did_sa", "did_bjs", "did_gardner", "did_stacked", "bacon_decomp")
@@ -204,7 +204,7 @@ test_that("survey designs: zero weights and zero-weight domains are errors, data
   des2 <- survey_design(d2, weights = ~ w, ids = ~ psu)
   d2$y[d2$psu == 2] <- NA
   for (f in list(function() did_twfe(d2, "y", "id", "t", "d", survey = des2),
-                 function() did_cs(d2, "y", "t", "id", "g", survey = des2, nboot = 0),
+                 function() did_cs(d2, "y", "id", "t", "g", survey = des2, nboot = 0),
                  function() did_bjs(d2, "y", "id", "t", "g", survey = des2)))
     expect_error(suppressMessages(f()), "`survey` has a single primary sampling unit")
   expect_identical(d, before)

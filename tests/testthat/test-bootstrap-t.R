@@ -51,8 +51,8 @@ test_that("did_cs bootstrap-t: analytic SE, critical value as the R reference, r
   d <- sim_panel()
   B <- 199L
   set.seed(11)
-  fit <- did_cs(d, "y", "year", "id", "first_treat", nboot = B, cband_method = "bootstrap-t")
-  an <- did_cs(d, "y", "year", "id", "first_treat", nboot = 0)
+  fit <- did_cs(d, "y", "id", "year", "first_treat", nboot = B, cband_method = "bootstrap-t")
+  an <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0)
   expect_equal(fit$coeftable$std.error, an$coeftable$std.error, tolerance = 1e-14)
   expect_identical(fit$vcov_type, "analytic")
   expect_match(fit$vcov_label, "wild bootstrap-t (199 draws, rademacher)", fixed = TRUE)
@@ -64,18 +64,18 @@ test_that("did_cs bootstrap-t: analytic SE, critical value as the R reference, r
   expect_equal(fit$coeftable$cband.high - fit$coeftable$estimate, crit * an$coeftable$std.error, tolerance = 1e-12)
   # the sup-t band with the same draws has a smaller critical value here
   set.seed(11)
-  st <- did_cs(d, "y", "year", "id", "first_treat", nboot = B)
+  st <- did_cs(d, "y", "id", "year", "first_treat", nboot = B)
   expect_gt(fit$crit, st$crit)
   # the same seed gives the same band for any order of the rows
   ds <- d[sample(nrow(d)), ]
   set.seed(11)
-  sh <- did_cs(ds, "y", "year", "id", "first_treat", nboot = B, cband_method = "bootstrap-t")
+  sh <- did_cs(ds, "y", "id", "year", "first_treat", nboot = B, cband_method = "bootstrap-t")
   expect_equal(sh$crit, fit$crit, tolerance = 1e-13)
 })
 
 test_that("aggregate() bootstrap-t: the band of the event study from the aggregated influence functions", {
   d <- sim_panel()
-  fit <- did_cs(d, "y", "year", "id", "first_treat", nboot = 0)
+  fit <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0)
   set.seed(3)
   es <- aggregate(fit, type = "dynamic", nboot = 149, cband = TRUE, cband_method = "bootstrap-t")
   an <- aggregate(fit, type = "dynamic", nboot = 0, cband = FALSE)
@@ -88,7 +88,7 @@ test_that("aggregate() bootstrap-t: the band of the event study from the aggrega
                crit * an$coeftable$std.error[seq_len(m)], tolerance = 1e-12)
   # the fit's method is the default of aggregate()
   set.seed(3)
-  fb <- did_cs(d, "y", "year", "id", "first_treat", nboot = 149, cband_method = "bootstrap-t")
+  fb <- did_cs(d, "y", "id", "year", "first_treat", nboot = 149, cband_method = "bootstrap-t")
   set.seed(3)
   eb <- aggregate(fb, type = "dynamic")
   expect_equal(eb$crit, crit, tolerance = 1e-12)
@@ -99,7 +99,7 @@ test_that("bootstrap-t with clusters nested in cohorts works on cluster sums; ot
   # a cluster variable nested in cohorts: cohort x (id %% 7)
   d$cl <- d$first_treat * 100 + d$id %% 7
   set.seed(4)
-  fit <- did_cs(d, "y", "year", "id", "first_treat", cluster = "cl", nboot = 99, cband_method = "bootstrap-t")
+  fit <- did_cs(d, "y", "id", "year", "first_treat", cluster = "cl", nboot = 99, cband_method = "bootstrap-t")
   K <- nrow(fit$coeftable)
   psi <- as.matrix(fit$inf)[, seq_len(K)]
   cl <- fit$unit_cluster
@@ -107,23 +107,23 @@ test_that("bootstrap-t with clusters nested in cohorts works on cluster sums; ot
   P <- rowsum(psi, match(cl, lev))
   grp <- fit$unit_group[match(seq_along(lev), match(cl, lev))]
   expect_equal(fit$crit, ref_crit(multipliers(4, length(lev), 99L), P, grp), tolerance = 1e-12)
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", cluster = "state", nboot = 99,
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", cluster = "state", nboot = 99,
                       cband_method = "bootstrap-t"), "cband_method.*cluster\\(s\\) of `cluster`")
 })
 
 test_that("bootstrap-t bad input: named argument and value", {
   d <- sim_panel()
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", nboot = 0, cband_method = "bootstrap-t"),
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", nboot = 0, cband_method = "bootstrap-t"),
                "`cband_method`.*`nboot` is 0")
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", nboot = 0, cband_method = "boot"), "cband_method")
-  fit <- did_cs(d, "y", "year", "id", "first_treat", nboot = 0)
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", nboot = 0, cband_method = "boot"), "cband_method")
+  fit <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0)
   expect_error(aggregate(fit, type = "dynamic", cband = TRUE, cband_method = "bootstrap-t"), "`nboot` is 0")
   expect_error(aggregate(fit, cband_method = "t"), "cband_method")
   des <- survey_design(d, weights = ~ w, ids = ~ id)
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", nboot = 99, survey = des, cband_method = "bootstrap-t"),
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", nboot = 99, survey = des, cband_method = "bootstrap-t"),
                "bootstrap-t.*survey")
   # cband = FALSE: no band, nothing drawn, no error even with nboot = 0
-  nb <- did_cs(d, "y", "year", "id", "first_treat", nboot = 0, cband = FALSE, cband_method = "bootstrap-t")
+  nb <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0, cband = FALSE, cband_method = "bootstrap-t")
   expect_null(nb$coeftable$cband.low)
 })
 
@@ -132,7 +132,7 @@ test_that("bootstrap-t on repeated cross-sections and unbalanced panels (one mul
   for (args in list(list(panel = FALSE), list(allow_unbalanced_panel = TRUE))) {
     dd <- if (isTRUE(args$allow_unbalanced_panel)) d[-c(5, 77, 300), ] else d
     set.seed(8)
-    fit <- do.call(did_cs, c(list(dd, "y", "year", "id", "first_treat", nboot = 99, cband_method = "bootstrap-t"), args))
+    fit <- do.call(did_cs, c(list(dd, "y", "id", "year", "first_treat", nboot = 99, cband_method = "bootstrap-t"), args))
     K <- nrow(fit$coeftable)
     psi <- as.matrix(fit$inf)[, seq_len(K)]
     expect_equal(nrow(psi), length(fit$unit_group))

@@ -14,8 +14,8 @@ test_that("nboot above the integer range is an error naming nboot in every estim
   expect_error(did_twfe(d, "y", "id", "year", "treat", nboot = 1e10), big("nboot"))
   expect_error(did_event(d, "y", "id", "year", "first_treat", nboot = 1e10), big("nboot"))
   dc <- sim_cs_panel(n = 200)
-  expect_error(did_cs(dc, "y", "t", "id", "g", nboot = 1e10), big("nboot"))
-  expect_error(did_cs(dc, "y", "t", "id", "g", biters = 1e10), big("nboot"))
+  expect_error(did_cs(dc, "y", "id", "t", "g", nboot = 1e10), big("nboot"))
+  expect_error(did_cs(dc, "y", "id", "t", "g", biters = 1e10), big("nboot"))
   ds <- sim_sdid_panel(N0 = 8, N1 = 2, T0 = 5, T1 = 3)
   expect_error(did_sdid(ds, "y", "unit", "time", "treat", nboot = 1e10), big("nboot", 2))
   # Inf and 2^31 are just outside as well
@@ -26,7 +26,7 @@ test_that("nboot above the integer range is an error naming nboot in every estim
 })
 
 test_that("nboot and biters of aggregate() above the integer range name nboot", {
-  fit <- did_cs(sim_cs_panel(n = 200), "y", "t", "id", "g", nboot = 0)
+  fit <- did_cs(sim_cs_panel(n = 200), "y", "id", "t", "g", nboot = 0)
   expect_error(aggregate(fit, "simple", nboot = 1e10), big("nboot"))
   expect_error(aggregate(fit, "simple", bstrap = TRUE, biters = 1e10), big("nboot"))
 })
@@ -45,7 +45,7 @@ test_that("fe_maxit above the integer range is an error naming fe_maxit, not an 
 test_that("the other counts above the integer range name their argument", {
   d <- sim_panel()
   dc <- sim_cs_panel(n = 200)
-  expect_error(did_cs(dc, "y", "t", "id", "g", nboot = 0, anticipation = 1e10), big("anticipation"))
+  expect_error(did_cs(dc, "y", "id", "t", "g", nboot = 0, anticipation = 1e10), big("anticipation"))
   expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 1e10, kappa_post = 1),
                big("kappa_pre", 1))
   expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 1, kappa_post = 1e10),

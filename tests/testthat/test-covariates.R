@@ -60,13 +60,13 @@ test_that("tibble input: the same covariates, the caller's tibble untouched", {
 test_that("did_cs with a factor covariate: data.frame, data.table and tibble give the same fit", {
   d <- sim_cs_panel(n = 200)
   d$xf <- ifelse(d$x2 == 1, "yes", "no")             # character: the general path
-  ref <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
+  ref <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1 + xf, nboot = 0)
   dt <- data.table::as.data.table(d)                 # data.table: an Import
-  f <- did_cs(dt, "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
+  f <- did_cs(dt, "y", "id", "t", "g", xformla = ~ x1 + xf, nboot = 0)
   expect_identical(f$coeftable, ref$coeftable)
   expect_identical(names(dt), names(d))
   skip_if_not_installed("tibble")
-  f <- did_cs(tibble::as_tibble(d), "y", "t", "id", "g", xformla = ~ x1 + xf, nboot = 0)
+  f <- did_cs(tibble::as_tibble(d), "y", "id", "t", "g", xformla = ~ x1 + xf, nboot = 0)
   expect_identical(f$coeftable, ref$coeftable)
 })
 

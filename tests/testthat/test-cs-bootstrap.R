@@ -17,7 +17,7 @@ test_that("bootstrap draws have the analytic variance; reported SEs match did's 
   mb <- did::att_gt("lemp", "year", "countyreal", "first.treat", xformla = ~lpop, data = mpdta,
                     biters = 20000)
   set.seed(42)
-  f <- did_cs(mpdta, "lemp", "year", "countyreal", "first.treat", xformla = ~lpop, nboot = 20000)
+  f <- did_cs(mpdta, "lemp", "countyreal", "year", "first.treat", xformla = ~lpop, nboot = 20000)
   K <- nrow(f$coeftable)
   draws <- .Call(diffdiff:::C_ifs_boot, f$inf, seq_len(K) - 1L, 20000L, 1L, NULL, NULL)
   sd_boot <- apply(draws, 2, stats::sd) / sqrt(f$n)
@@ -37,7 +37,7 @@ test_that("uniform-band critical values are within 3% of did's at equal draws", 
   set.seed(7)
   m <- did::att_gt("lemp", "year", "countyreal", "first.treat", data = mpdta, biters = 20000)
   set.seed(8)
-  f <- did_cs(mpdta, "lemp", "year", "countyreal", "first.treat", nboot = 20000)
+  f <- did_cs(mpdta, "lemp", "countyreal", "year", "first.treat", nboot = 20000)
   expect_lt(abs(f$crit / m$c - 1), 0.03)
   set.seed(9)
   a <- did::aggte(m, type = "dynamic", biters = 20000)
@@ -48,7 +48,7 @@ test_that("uniform-band critical values are within 3% of did's at equal draws", 
 
 test_that("bootstrap is reproducible under set.seed and identical for 1 and 2 threads", {
   d <- sim_cs_panel(n = 300)
-  run <- function() { set.seed(3); f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, nboot = 499)
+  run <- function() { set.seed(3); f <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1, nboot = 499)
                       list(f$coeftable, aggregate(f, type = "dynamic")$coeftable) }
   old <- dd_threads()
   on.exit(dd_threads(old, throttle = 65536))
@@ -61,7 +61,7 @@ test_that("bootstrap is reproducible under set.seed and identical for 1 and 2 th
 
 test_that("each bootstrap weight type has draws with the analytic variance", {
   d <- sim_cs_panel(n = 400)
-  f0 <- did_cs(d, "y", "t", "id", "g", nboot = 0)
+  f0 <- did_cs(d, "y", "id", "t", "g", nboot = 0)
   for (type in 1:3) {
     set.seed(1)
     draws <- .Call(diffdiff:::C_ifs_boot, f0$inf, seq_len(nrow(f0$coeftable)) - 1L, 10000L, type, NULL, NULL)

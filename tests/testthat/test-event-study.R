@@ -31,14 +31,14 @@ test_that("each event-study estimator states its event study; static fits have n
   check_es(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 3, kappa_post = 2), -1, "reference")
   check_es(suppressWarnings(did_bjs(d, "y", "id", "year", "first_treat", horizon = TRUE)), -1, "imputation")
   check_es(did_gardner(d, "y", "id", "year", "first_treat", horizon = TRUE), -1, "reference")
-  cu <- did_cs(d, "y", "year", "id", "first_treat", base_period = "universal", nboot = 0)
+  cu <- did_cs(d, "y", "id", "year", "first_treat", base_period = "universal", nboot = 0)
   es <- check_es(aggregate(cu, type = "dynamic"), -1, "reference")
   # the universal base period's reference row is in the table (estimate 0) but not estimated
   ag <- aggregate(cu, type = "dynamic")
   expect_equal(ag$coeftable$estimate[ag$coeftable$term == "event::-1"], 0)
-  cv <- did_cs(d, "y", "year", "id", "first_treat", nboot = 0)
+  cv <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0)
   check_es(aggregate(cv, type = "dynamic"), numeric(), "varying")
-  ca <- did_cs(d, "y", "year", "id", "first_treat", base_period = "universal", anticipation = 1, nboot = 0)
+  ca <- did_cs(d, "y", "id", "year", "first_treat", base_period = "universal", anticipation = 1, nboot = 0)
   check_es(aggregate(ca, type = "dynamic"), -2, "reference")
   expect_null(aggregate(cv, type = "group")$event_study)
   expect_null(did_twfe(d, "y", "id", "year", "treat")$event_study)
@@ -51,7 +51,7 @@ test_that("each event-study estimator states its event study; static fits have n
 test_that("the bootstrap covariance of a did_cs event study matches its bootstrap standard errors", {
   d <- sim_panel()
   set.seed(1)
-  cu <- did_cs(d, "y", "year", "id", "first_treat", base_period = "universal", nboot = 199)
+  cu <- did_cs(d, "y", "id", "year", "first_treat", base_period = "universal", nboot = 199)
   ag <- aggregate(cu, type = "dynamic")
   es <- ag$event_study
   expect_equal(sqrt(diag(es$vcov)), es$std.error, ignore_attr = TRUE, tolerance = 1e-12)

@@ -72,7 +72,7 @@ test_that("bootstrap summaries equal did's quantile definitions", {
 
 test_that("did_cs influence functions: block layout, unit order and aggregates", {
   d <- sim_cs_panel(n = 300)
-  f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, control_group = "notyettreated", nboot = 0)
+  f <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1, control_group = "notyettreated", nboot = 0)
   K <- nrow(f$coeftable)
   D <- as.matrix(f$inf)
   expect_equal(dim(D), c(300L, K + 2L))               # cells, then the two cohort-share columns
@@ -95,8 +95,8 @@ test_that("integer time, cohort and covariate columns give the same fit as doubl
   di$t <- as.integer(di$t); di$g <- as.integer(di$g); di$x2 <- as.integer(di$x2)
   dd <- d
   dd$t <- as.double(dd$t); dd$g <- as.double(dd$g); dd$x2 <- as.double(dd$x2)
-  a <- did_cs(di, "y", "t", "id", "g", xformla = ~ x1 + x2, nboot = 0)
-  b <- did_cs(dd, "y", "t", "id", "g", xformla = ~ x1 + x2, nboot = 0)
+  a <- did_cs(di, "y", "id", "t", "g", xformla = ~ x1 + x2, nboot = 0)
+  b <- did_cs(dd, "y", "id", "t", "g", xformla = ~ x1 + x2, nboot = 0)
   expect_identical(a$coeftable, b$coeftable)
   expect_identical(di$t, as.integer(d$t))               # the caller's data untouched
 })
@@ -155,7 +155,7 @@ test_that("did_cs(panel = FALSE) stores block-sparse influence functions in row 
   d <- sim_cs_panel(n = 300)
   set.seed(2)
   d <- d[sample(nrow(d)), ]
-  f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, panel = FALSE, nboot = 0)
+  f <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1, panel = FALSE, nboot = 0)
   K <- nrow(f$coeftable); n <- f$n
   expect_identical(n, nrow(d))
   stored <- sum(lengths(f$inf$vals))
@@ -183,7 +183,7 @@ test_that("did_cs(panel = FALSE) stores block-sparse influence functions in row 
   # unbalanced panels: units in cohort blocks, fewer values than dense
   u <- sim_cs_panel(n = 300)
   u <- u[-seq(1, nrow(u), by = 7), ]
-  fu <- did_cs(u, "y", "t", "id", "g", xformla = ~ x1, allow_unbalanced_panel = TRUE, nboot = 0)
+  fu <- did_cs(u, "y", "id", "t", "g", xformla = ~ x1, allow_unbalanced_panel = TRUE, nboot = 0)
   Ku <- nrow(fu$coeftable)
   expect_lt(sum(lengths(fu$inf$vals)), fu$n * (Ku + 2L))
   Du <- as.matrix(fu$inf)

@@ -91,7 +91,7 @@ test_that("did's argument spellings run unchanged", {
                    data = mpdta, bstrap = FALSE, cband = FALSE, alp = 0.1, est_method = "reg")
   expect_equal(f$alpha, 0.1)
   expect_lt(rel_na(f$coeftable$std.error, m$se), 1e-6)
-  expect_error(did_cs(mpdta, "lemp", "year", "countyreal", "first.treat", biter = 10), "`biter`")
+  expect_error(did_cs(mpdta, "lemp", "countyreal", "year", "first.treat", biter = 10), "`biter`")
 })
 
 test_that("time-varying covariates and weights: each cell uses the earlier period's values, as did", {

@@ -95,10 +95,10 @@ test_that("last-treated cohort as control equals fixest on the periods before it
 test_that("did_sa bad input", {
   d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
   s <- d[d$first_treat != 0, ]
-  expect_error(did_sa(s, "y", "id", "year", "first_treat", control = "never"), "no never-treated units.*`control`")
-  expect_error(did_sa(d, "y", "id", "year", "first_treat", control = "first"), "`control`.*first")
+  expect_error(did_sa(s, "y", "id", "year", "first_treat", control_group = "never"), "no never-treated units.*`control_group`")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", control_group = "first"), "`control_group`.*first")
   s1 <- d[d$first_treat %in% c(0, 2006), ]
-  expect_error(did_sa(s1, "y", "id", "year", "first_treat", control = "last"), "at least two treated cohorts")
+  expect_error(did_sa(s1, "y", "id", "year", "first_treat", control_group = "last"), "at least two treated cohorts")
   expect_error(did_sa(d, "y", "id", "year", "first_treat", ref = 0.5), "`ref` must be one whole number \\(a relative period\\); got 0.5")
   s <- d; s$first_treat[s$id == 1] <- 2001     # treated in the first period: always treated
   expect_message(did_sa(s, "y", "id", "year", "first_treat"), "always-treated cohort\\(s\\) 2001 removed")

@@ -49,7 +49,7 @@ test_that("balanced panel: event study and ATT equal the hand-made stack in feol
   s <- stack_by_hand(d, 3, 2)
   stacked_check(fixest::feols(y ~ i(e, D, ref = -1) | D + e, s, weights = ~ Q, cluster = ~ id), f)
   expect_equal(f$cohorts$kept, c(TRUE, TRUE, TRUE))
-  expect_message(f3 <- did_stacked(d, "y", "id", "year", "first_treat", 3, 3), "2008 trimmed")
+  expect_message(f3 <- did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 3, kappa_post = 3), "2008 trimmed")
   expect_equal(f3$cohorts$kept, c(TRUE, TRUE, FALSE))
   # never-treated and strict clean controls; clustering by state
   for (rule in c("never_treated", "strict")) {

@@ -23,7 +23,7 @@ test_that("the wild bootstrap settings and did_cs's draws have different names",
   expect_identical(f$wild_boot$nboot, 99L)
   expect_null(f$boot)
   set.seed(1)
-  cs <- did_cs(d, "y", "year", "id", "first_treat", nboot = 99)
+  cs <- did_cs(d, "y", "id", "year", "first_treat", nboot = 99)
   expect_identical(dim(cs$boot_draws$draws)[1], 99L)
   expect_null(cs$boot)
   # the reference period has one name: event_study$reference (no `ref` field)

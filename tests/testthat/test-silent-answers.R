@@ -18,10 +18,10 @@ fits <- list(
   did_gardner = function(d, y = "y", ...) did_gardner(d, y, "id", "year", "first_treat", ...),
   did_stacked = function(d, y = "y", ...) did_stacked(d, y, "id", "year", "first_treat", kappa_pre = 2,
                                                       kappa_post = 1, ...),
-  did_cs = function(d, y = "y", ...) did_cs(d, y, "year", "id", "first_treat", nboot = 0, ...),
+  did_cs = function(d, y = "y", ...) did_cs(d, y, "id", "year", "first_treat", nboot = 0, ...),
   did_sdid = function(d, y = "y", ...) did_sdid(d[d$first_treat %in% c(0, 2006), ], y, "id", "year", "treat",
                                                 se = "none", ...),
-  bacon_decomp = function(d, y = "y", ...) bacon_decomp(d, y, "year", "id", gname = "first_treat", ...)
+  bacon_decomp = function(d, y = "y", ...) bacon_decomp(d, y, "id", "year", gname = "first_treat", ...)
 )
 with_2x2_cols <- function(d) {
   d$treated <- as.integer(d$first_treat == 2006); d$post <- as.integer(d$year == 2007)
@@ -46,8 +46,8 @@ test_that("item 2: a single cluster is the same error in every estimator, also w
   msg <- '`cluster` = "one" has a single cluster in the estimation sample'
   expect_error(did_gardner(d, "y", "id", "year", "first_treat", cluster = "one"), msg)
   expect_error(did_bjs(d, "y", "id", "year", "first_treat", cluster = "one"), msg)
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", cluster = "one", nboot = 0), msg)
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", cluster = "one", nboot = 99), msg)
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", cluster = "one", nboot = 0), msg)
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", cluster = "one", nboot = 99), msg)
   expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 1, cluster = "one"), msg)
   expect_error(did_sa(d, "y", "id", "year", "first_treat", cluster = "one"), msg)
   expect_error(did_twfe(d, "y", "id", "year", "treat", cluster = "one"), msg)
@@ -57,7 +57,7 @@ test_that("item 2: a single cluster is the same error in every estimator, also w
   d$y[d$psu == 2] <- NA
   smsg <- "`survey` has a single primary sampling unit in the estimation sample"
   expect_error(quiet(did_twfe(d, "y", "id", "year", "treat", survey = des)), smsg)
-  expect_error(quiet(did_cs(d, "y", "year", "id", "first_treat", survey = des, nboot = 0)), smsg)
+  expect_error(quiet(did_cs(d, "y", "id", "year", "first_treat", survey = des, nboot = 0)), smsg)
   expect_error(quiet(did_gardner(d, "y", "id", "year", "first_treat", survey = des)), smsg)
 })
 
@@ -65,7 +65,7 @@ test_that("item 3: one column in two roles, and duplicated column names, are err
   d <- with_2x2_cols(d0)
   expect_error(did_twfe(d, "id", "id", "year", "treat"), '`yname` and `idname` both name the column "id"')
   expect_error(did_event(d, "y", "id", "year", "year"), '`tname` and `gname` both name the column "year"')
-  expect_error(did_cs(d, "y", "year", "id", "first_treat", weightsname = "y"),
+  expect_error(did_cs(d, "y", "id", "year", "first_treat", weightsname = "y"),
                '`yname` and `weightsname` both name the column "y"')
   expect_error(did_2x2(d, "y", "treated", "treated"), '`treatname` and `postname` both name the column "treated"')
   expect_error(did_sdid(d, "treat", "id", "year", "treat"), '`yname` and `dname` both name the column "treat"')
@@ -153,12 +153,12 @@ test_that("item 6: did_sa warns when a cohort has no period at `ref` and says wh
 })
 
 test_that("item 7: bacon_decomp says when the TWFE coefficient is not identified", {
-  expect_error(bacon_decomp(d0[d0$id == 1, ], "y", "year", "id", gname = "first_treat"),
+  expect_error(bacon_decomp(d0[d0$id == 1, ], "y", "id", "year", gname = "first_treat"),
                "single unit .*not identified")
   d <- d0[d0$first_treat == 2006, ]
-  expect_error(bacon_decomp(d, "y", "year", "id", gname = "first_treat"),
+  expect_error(bacon_decomp(d, "y", "id", "year", gname = "first_treat"),
                "`gname` = \"first_treat\" gives every unit the same treatment timing \\(first treated in 2006\\).*not identified")
-  expect_error(bacon_decomp(d, "y", "year", "id", gname = "first_treat", xformla = ~ x1), "not identified")
+  expect_error(bacon_decomp(d, "y", "id", "year", gname = "first_treat", xformla = ~ x1), "not identified")
   expect_error(diffdiff:::dd_bacon_identified(c(0, 0), c(2004, Inf)), "no 2x2 comparison has positive weight")
 })
 
@@ -174,7 +174,7 @@ test_that("item 8: all-zero survey weights, and a zero-weight domain, are errors
 })
 
 test_that("item 9: did_cs with a single period names `tname`", {
-  expect_error(did_cs(d0[d0$year == 2006, ], "y", "year", "id", "first_treat", nboot = 0),
+  expect_error(did_cs(d0[d0$year == 2006, ], "y", "id", "year", "first_treat", nboot = 0),
                '`tname` = "year" must have at least two periods; the data have only 2006')
 })
 
@@ -219,7 +219,7 @@ test_that("item 12: bootstrap results do not depend on the order of the rows", {
   set.seed(99)
   s <- d0[sample(nrow(d0)), ]
   cs <- function(d, ...) {
-    set.seed(1); f <- did_cs(d, "y", "year", "id", "first_treat", nboot = 199, ...)
+    set.seed(1); f <- did_cs(d, "y", "id", "year", "first_treat", nboot = 199, ...)
     set.seed(2); a <- aggregate(f, type = "dynamic", nboot = 199)
     list(f$coeftable$std.error, f$crit, a$coeftable$std.error, a$crit, f$coeftable$cband.low,
          aggregate(f, type = "group")$coeftable$std.error)
@@ -231,7 +231,7 @@ test_that("item 12: bootstrap results do not depend on the order of the rows", {
   expect_equal(cs(us, allow_unbalanced_panel = TRUE), cs(u, allow_unbalanced_panel = TRUE), tolerance = 1e-12)
   svy <- function(d) {
     des <- survey_design(d, weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE, lonely_psu = "adjust")
-    set.seed(1); did_cs(d, "y", "year", "id", "first_treat", nboot = 199, survey = des)$coeftable$std.error
+    set.seed(1); did_cs(d, "y", "id", "year", "first_treat", nboot = 199, survey = des)$coeftable$std.error
   }
   expect_equal(svy(s), svy(d0), tolerance = 1e-12)
   wild <- function(d, ...) {
@@ -282,13 +282,13 @@ test_that("item 14: few treated (or untreated) clusters: a warning in every esti
   expect_warning(did_gardner(few, "y", "id", "year", "first_treat", cluster = "cl10"), msg)
   expect_warning(suppressMessages(did_stacked(few, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 1,
                                               cluster = "cl10")), msg)
-  expect_warning(muffle(did_cs(few, "y", "year", "id", "first_treat", cluster = "cl10", nboot = 0), "small cohort"), msg)
+  expect_warning(muffle(did_cs(few, "y", "id", "year", "first_treat", cluster = "cl10", nboot = 0), "small cohort"), msg)
   # few untreated clusters
   fewc <- d[d$first_treat > 0 | d$cl10 %in% c(0, 1, 2), ]
   expect_warning(did_twfe(fewc, "y", "id", "year", "treat", cluster = "cl10"), ": 10 clusters with treated observations and 3 with untreated")
   # few treated units under the default (unit) clustering, did_cs included
   tiny <- d[d$first_treat == 0 | d$id %in% c(1, 3, 4), ]
-  expect_warning(muffle(did_cs(tiny, "y", "year", "id", "first_treat", nboot = 0), "small cohort"),
+  expect_warning(muffle(did_cs(tiny, "y", "id", "year", "first_treat", nboot = 0), "small cohort"),
                  "The units \\(`idname` = \"id\", the clusters of the variance\\): 3 clusters with treated")
   # no warning with many treated and untreated clusters, or treatment varying within clusters
   expect_warning(did_twfe(d, "y", "id", "year", "treat", cluster = "state"), NA)

@@ -241,8 +241,8 @@ test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = s
   ud$psu <- ud$str * 1000 + sample(1:12, length(u), TRUE)
   d <- merge(mpdta, ud, by = "countyreal")
   des <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = d)
-  f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, survey = des)
-  f0 <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, weightsname = "w")
+  f <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0, survey = des)
+  f0 <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0, weightsname = "w")
   expect_equal(coef(f), coef(f0), tolerance = 1e-12)
   K <- nrow(f$coeftable); n <- f$n
   uu <- ud[match(f$units, ud$countyreal), ]
@@ -262,30 +262,30 @@ test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = s
   # with a finite population correction (PSU counts per stratum)
   d$Npsu <- 30
   desf <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, fpc = ~Npsu, data = d)
-  ff <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, survey = desf)
+  ff <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0, survey = desf)
   uu$Npsu <- 30
   s <- tot_se(as.matrix(f$inf)[, 1:K] / (n * uu$w),
               function(du) survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, fpc = ~Npsu, data = du))
   expect_lt(max(abs(s - ff$coeftable$std.error) / s), 1e-8)
   expect_true(all(ff$coeftable$std.error < f$coeftable$std.error, na.rm = TRUE))
   # replicate weights (JKn from the same design)
-  fr <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+  fr <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0,
                survey = survey::as.svrepdesign(des, type = "JKn"))
   s <- tot_se(as.matrix(f$inf)[, 1:K] / (n * uu$w), function(du) survey::as.svrepdesign(tsl(du), type = "JKn"))
   expect_lt(max(abs(s - fr$coeftable$std.error) / s), 1e-8)
   # the PSU-level multiplier bootstrap has the Taylor variance
   set.seed(1)
-  fb <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 20000, survey = des)
+  fb <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 20000, survey = des)
   draws <- .Call(diffdiff:::C_ifs_boot, diffdiff:::dd_if_rows(f$inf, f$unit_cluster), seq_len(K) - 1L, 20000L, 1L, NULL, NULL)
   expect_lt(max(abs(apply(draws, 2, stats::sd) * sqrt(f$unit_cluster$G) / n / f$coeftable$std.error - 1)), 0.03)
   # reported (IQR) bootstrap SEs near the analytic ones (IQR of a sum over ~90 PSUs)
   expect_lt(max(abs(fb$coeftable$std.error / f$coeftable$std.error - 1), na.rm = TRUE), 0.1)
-  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", weightsname = "w", survey = des),
+  expect_error(did_cs(d, "lemp", "countyreal", "year", "first.treat", weightsname = "w", survey = des),
                "`weightsname` = \"w\" and `survey` both give weights")
-  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 99,
+  expect_error(did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 99,
                       survey = survey::as.svrepdesign(des, type = "JKn")), "`nboot` = 99: with a replicate-weight")
   dd <- d; dd$psu[dd$year == 2007] <- dd$psu[dd$year == 2007] + 1
-  expect_error(did_cs(dd, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+  expect_error(did_cs(dd, "lemp", "countyreal", "year", "first.treat", nboot = 0,
                       survey = survey_design(dd, weights = ~w, strata = ~str, ids = ~psu)),
                "units \\(`idname` = \"countyreal\"\\) must lie within one PSU")
 })
@@ -298,8 +298,8 @@ test_that("did_cs(panel = FALSE, survey = ): repeated cross-sections with a desi
   d$str <- sample(1:8, nrow(d), TRUE); d$w <- runif(nrow(d), 1, 3)
   d$psu <- d$str * 1000 + sample(1:12, nrow(d), TRUE)
   des <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = d)
-  f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, panel = FALSE, survey = des)
-  f0 <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0, panel = FALSE, weightsname = "w")
+  f <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0, panel = FALSE, survey = des)
+  f0 <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0, panel = FALSE, weightsname = "w")
   expect_equal(coef(f), coef(f0), tolerance = 1e-12)
   K <- nrow(f$coeftable)
   x <- as.matrix(f$inf)[, 1:K] / (f$n * d$w)        # rows are the observations, in data order here
@@ -322,7 +322,7 @@ test_that("did_cs(survey = ) with lonely PSUs: each lonely_psu rule equals svyto
   d <- merge(mpdta, ud, by = "countyreal")
   old <- options(survey.lonely.psu = "fail"); on.exit(options(old))
   for (lp in c("remove", "certainty", "adjust", "average")) {
-    f <- did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+    f <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0,
                 survey = survey_design(d, weights = ~w, strata = ~str, ids = ~psu, lonely_psu = lp))
     K <- nrow(f$coeftable); n <- f$n
     uu <- ud[match(f$units, ud$countyreal), ]
@@ -334,7 +334,7 @@ test_that("did_cs(survey = ) with lonely PSUs: each lonely_psu rule equals svyto
     options(survey.lonely.psu = "fail")
     expect_lt(max(abs(s - f$coeftable$std.error) / s), 1e-8)
   }
-  expect_error(did_cs(d, "lemp", "year", "countyreal", "first.treat", nboot = 0,
+  expect_error(did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 0,
                       survey = survey_design(d, weights = ~w, strata = ~str, ids = ~psu, lonely_psu = "fail")),
                "Stratum \\(7\\) has only one PSU at stage 1")
 })

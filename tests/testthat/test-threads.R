@@ -43,10 +43,10 @@ test_that("mclapply over did_cs fits works after a threaded call", {
   on.exit(dd_threads(old, throttle = 65536))
   dd_threads(2, throttle = 1)
   set.seed(3)
-  ref <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, nboot = 200)   # threaded in the parent
+  ref <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1, nboot = 200)   # threaded in the parent
   job <- parallel::mcparallel(parallel::mclapply(1:2, function(i) {
     set.seed(3)
-    f <- did_cs(d, "y", "t", "id", "g", xformla = ~ x1, nboot = 200)
+    f <- did_cs(d, "y", "id", "t", "g", xformla = ~ x1, nboot = 200)
     list(threads = dd_threads(), coef = coef(f), se = f$coeftable$std.error)
   }, mc.cores = 2))
   res <- parallel::mccollect(job, wait = FALSE, timeout = 120)
