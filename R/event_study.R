@@ -78,6 +78,9 @@ dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = N
     if (inherits(fit, "did_cs_agg") && !identical(fit$type, "dynamic"))
       dd_stop("`fit` is a did_cs aggregation of type \"%s\"; an event study needs type = \"dynamic\".", fit$type)
     es <- fit$event_study
+    if (is.null(es) && inherits(fit, "did_cs"))
+      dd_stop("`fit` holds did_cs's group-time effects ATT(g,t), not an event study; pass its event-study aggregation: %s(aggregate(fit, type = \"dynamic\")) (best with did_cs(base_period = \"universal\")).",
+              fun)
     if (is.null(es))
       dd_stop("`fit` (class %s) is not an event study (it has no event-time estimates).", class(fit)[1])
     if (identical(es$base_period, "varying"))

@@ -92,3 +92,24 @@ test_that("did's remaining att_gt() arguments are accepted, so a did call runs a
   expect_identical(a$coeftable, b$coeftable)
   expect_error(did_cs(d, "y", "id", "year", "first_treat", nboot = 0, faster_mode = TRUE), "has no argument `faster_mode`")
 })
+
+test_that("honest_did / pretrends_power on did_cs group-time effects point to the dynamic aggregation", {
+  d <- sim_panel()
+  cs <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0, base_period = "universal")
+  expect_error(honest_did(cs), 'honest_did\\(aggregate\\(fit, type = "dynamic"\\)\\)')
+  expect_error(pretrends_power(cs), 'aggregate\\(fit, type = "dynamic"\\)')
+  expect_s3_class(honest_did(aggregate(cs, type = "dynamic"), type = "SD", M = 0.01), "honest_did")
+})
+
+test_that("periods are numeric in every estimator: character, factor and Date periods are errors naming tname", {
+  d <- sim_panel()
+  d$yc <- as.character(d$year); d$yf <- factor(d$year); d$yd <- as.Date(paste0(d$year, "-01-01"))
+  for (tn in c("yc", "yf", "yd")) {
+    expect_error(did_sdid(d, "y", "id", tn, "treat"), sprintf('`tname` = "%s" must be a numeric column', tn))
+    expect_error(did_cs(d, "y", "id", tn, "first_treat", nboot = 0), sprintf('`tname` = "%s" must be a numeric column', tn))
+    expect_error(did_event(d, "y", "id", tn, "first_treat"), sprintf('`tname` = "%s" must be a numeric column', tn))
+  }
+  # did_twfe's periods are labels (fixed-effect levels): any type works
+  a <- did_twfe(d, "y", "id", "year", "treat"); b <- did_twfe(d, "y", "id", "yd", "treat")
+  expect_equal(coef(a), coef(b), tolerance = 1e-12)
+})
