@@ -26,7 +26,15 @@ dd_ifs_dense <- function(psi) {
   dd_ifs(nrow(psi), ncol(psi), c(0L, nrow(psi)), list(seq_len(ncol(psi)) - 1L), list(psi))
 }
 
-#' @rdname did_cs
+#' Influence functions as a dense matrix
+#'
+#' `as.matrix(fit$ifs)` expands the block-sparse influence functions that
+#' [did_cs()] stores (units x estimates) into a dense matrix.
+#' @param x A `dd_ifs` object (`fit$ifs` of a [did_cs()] fit).
+#' @param ... Ignored.
+#' @return A numeric matrix, one row per unit (observation in repeated
+#'   cross-sections) and one column per estimate.
+#' @keywords internal
 #' @method as.matrix dd_ifs
 #' @export
 as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)

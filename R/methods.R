@@ -27,12 +27,18 @@
 #' @param parm Terms (names or positions); default all estimated terms.
 #' @param level Confidence level.
 #' @param conf.int,conf.level For `tidy()`: include intervals, and at which level.
+#' @param ref For `tidy()` of an event study: add the reference period(s) as
+#'   rows (`estimate` 0 by normalisation, no standard error), in event-time
+#'   order, for plots of one's own. Default `FALSE`.
 #' @param row.names,optional Ignored (for the generic).
 #' @param digits Significant digits to print.
 #' @param ... Ignored.
 #' @return `coef`: named numeric; `vcov`: matrix; `confint`: matrix with two
 #'   columns; `nobs`: integer; `tidy`, `as.data.frame`, `glance`: data frames;
-#'   `summary`: an object of class `summary.dd_fit`.
+#'   `summary`: an object of class `summary.dd_fit`. `glance()` has one row:
+#'   `estimator`, `nobs`, `n.units`, `n.periods`, `n.clusters` (the smaller
+#'   count with two-way clustering), `vcov.type`, `df`, `r.squared`,
+#'   `r.squared.within`.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' fit <- did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat")
@@ -82,25 +88,39 @@ confint.dd_fit <- function(object, parm, level = 0.95, ...) {
 #' @rdname dd_fit-methods
 #' @method tidy dd_fit
 #' @export
-tidy.dd_fit <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ...) {
+tidy.dd_fit <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE, ...) {
   tab <- x$coeftable
   if (!isTRUE(all.equal(conf.level, 1 - x$alpha))) {
     ci <- confint(x, level = conf.level)
     tab$conf.low <- unname(ci[, 1]); tab$conf.high <- unname(ci[, 2])
   }
   if (!conf.int) tab$conf.low <- tab$conf.high <- NULL
-  rownames(tab) <- NULL
-  tab
+  if (!isTRUE(dd_check_flag(ref, "ref")) || is.null(x$event_study) || !length(x$event_study$reference) ||
+      is.null(tab$event)) {
+    rownames(tab) <- NULL
+    return(tab)
+  }
+  # the reference period(s) as rows: estimate 0 by normalisation, no
+  # standard error; event-time rows in event order, other rows (an overall
+  # ATT) after them
+  r <- setdiff(x$event_study$reference, tab$event)
+  add <- tab[rep(NA_integer_, length(r)), , drop = FALSE]
+  add$term <- paste0("event::", r); add$event <- r; add$estimate <- 0
+  out <- rbind(tab, add)
+  ev <- !is.na(out$event)
+  out <- out[c(which(ev)[order(out$event[ev])], which(!ev)), , drop = FALSE]
+  rownames(out) <- NULL
+  out
 }
 
 #' @rdname dd_fit-methods
 #' @method glance dd_fit
 #' @export
 glance.dd_fit <- function(x, ...) {
-  data.frame(estimator = x$estimator, nobs = x$nobs, n_units = x$n_units %||% NA_integer_,
-             n_periods = x$n_periods %||% NA_integer_,
-             n_clusters = if (is.null(x$n_clusters)) NA_integer_ else min(x$n_clusters),
-             vcov = x$vcov_label, df = x$df, r.squared = x$r2 %||% NA_real_,
+  data.frame(estimator = x$estimator, nobs = x$nobs, n.units = x$n_units %||% NA_integer_,
+             n.periods = x$n_periods %||% NA_integer_,
+             n.clusters = if (is.null(x$n_clusters)) NA_integer_ else min(x$n_clusters),
+             vcov.type = x$vcov_label, df = x$df, r.squared = x$r2 %||% NA_real_,
              r.squared.within = x$r2_within %||% NA_real_, stringsAsFactors = FALSE)
 }
 

@@ -13,7 +13,9 @@ test_that("dd_fit methods agree with each other", {
   expect_equal(nobs(fit), 3000L)
   expect_equal(as.data.frame(fit), tab)
   g <- glance(fit)
-  expect_equal(g$nobs, 3000L); expect_equal(g$n_clusters, 300L); expect_equal(g$n_units, 300L)
+  expect_equal(g$nobs, 3000L); expect_equal(g$n.clusters, 300L); expect_equal(g$n.units, 300L)
+  expect_named(g, c("estimator", "nobs", "n.units", "n.periods", "n.clusters", "vcov.type", "df", "r.squared",
+                    "r.squared.within"))
   expect_output(print(fit), "ATT")
   expect_output(print(summary(fit)), "x1")
   expect_error(confint(fit, "nope"), "`parm`")
@@ -51,4 +53,21 @@ test_that("print shows negative interval bounds as numbers (p-value column last)
   # term, estimate, se, t, lower, upper, p: both bounds print as negative numbers
   expect_true(all(as.numeric(tok[5:6]) < 0))
   expect_match(out[grep("Estimate", out)], "Pr\\(>\\|t\\|\\) *$")
+})
+
+test_that("tidy(ref = TRUE) adds the reference period(s) as rows, in event order", {
+  d <- sim_panel()
+  e <- did_event(d, "y", "id", "year", "first_treat", ref = c(-1, -3))
+  a <- tidy(e); b <- tidy(e, ref = TRUE)
+  expect_false(any(a$event %in% c(-1, -3)))                     # not by default
+  expect_equal(nrow(b), nrow(a) + 2L)
+  r <- b[b$event %in% c(-1, -3), ]
+  expect_equal(r$estimate, c(0, 0)); expect_true(all(is.na(r$std.error))); expect_equal(r$term, c("event::-3", "event::-1"))
+  expect_false(is.unsorted(b$event[!is.na(b$event)]))
+  expect_equal(b[!(b$event %in% c(-1, -3)), names(a)], a[order(a$event), ], ignore_attr = TRUE)
+  s <- did_sa(d, "y", "id", "year", "first_treat")
+  t <- tidy(s, ref = TRUE)
+  expect_identical(t$term[nrow(t)], "ATT")                      # the overall row stays last
+  expect_identical(tidy(did_twfe(d, "y", "id", "year", "treat"), ref = TRUE)$term, "ATT")   # nothing to add
+  expect_error(tidy(e, ref = NA), "`ref` must be TRUE or FALSE")
 })
