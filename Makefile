@@ -1,5 +1,7 @@
 # diffdiff developer targets. `make demo` and `make test` work on a fresh
-# Debian machine with R: both install what is missing first.
+# Debian machine with R: both install what is missing first (`make demo`
+# only the package's own dependencies, `make test` also the peers it is
+# checked against).
 PKG      := diffdiff
 VERSION  := $(shell sed -n 's/^Version: *//p' DESCRIPTION)
 TARBALL  := $(PKG)_$(VERSION).tar.gz
@@ -16,8 +18,13 @@ CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false 
 deps:
 	@bash tools/install-deps.sh
 
-install: deps
-	R CMD INSTALL --preclean --no-multiarch .
+# the package with its vignettes, from a built tarball; needs only the
+# Imports (and knitr/rmarkdown for the vignettes), not the test-only peers
+install:
+	@bash tools/install-deps.sh --minimal
+	rm -f $(TARBALL)
+	R CMD build --no-manual .
+	R CMD INSTALL --no-multiarch $(TARBALL)
 
 demo: install
 	@$(RSCRIPT) tools/demo.R

@@ -2,7 +2,17 @@
 # Install every dependency diffdiff needs on a fresh Debian machine with R.
 # Debian r-cran-* binaries where they exist (fast), CRAN for the rest, pandoc for
 # vignettes. Idempotent: a second run installs nothing.
+# --minimal: only what installing diffdiff with its vignettes needs (the
+# Imports, knitr, rmarkdown, pandoc; Debian binaries, no compilation), for
+# `make install` and `make demo`; the test-only peers come with `make test`.
 set -euo pipefail
+
+if [ "${1:-}" = "--minimal" ]; then
+  bash "$(dirname "$0")/apt-install.sh" install-deps r-cran-data.table r-cran-generics r-cran-knitr \
+    r-cran-rmarkdown pandoc
+  echo "install-deps: the packages diffdiff needs to install are present"
+  exit 0
+fi
 
 # Debian packages: R packages built for the system R, plus pandoc.
 DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
