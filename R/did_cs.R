@@ -494,11 +494,8 @@ dd_cs_pretest <- function(att, inf, n, cluster, cells, se) {
   list(W = W, df = length(P), p.value = stats::pchisq(W, length(P), lower.tail = FALSE), note = NULL)
 }
 
-#' @rdname did_cs
-#' @param x A `did_cs` fit.
-#' @method print did_cs
-#' @export
-print.did_cs <- function(x, ...) {
+# print() and summary(): after the table, the pre-test and the settings
+dd_footer.did_cs <- function(x) {
   NextMethod()
   pt <- x$pretest
   if (!is.na(pt$W))

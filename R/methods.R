@@ -144,14 +144,31 @@ dd_print_header <- function(x) {
   cat("Standard errors: ", se, "\n", sep = "")
 }
 
-dd_print_table <- function(tab, alpha, digits) {
+# The coefficient table: z / Pr(>|z|) headers under normal inference (df =
+# Inf), t / Pr(>|t|) otherwise; the interval ends formatted like the
+# estimates (fixed notation, no 1e-05 in an interval column).
+dd_print_table <- function(tab, alpha, digits, df = Inf) {
+  z <- !is.finite(df)
   # printCoefmat formats the last column as the p-value: the interval goes before it
-  m <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error, `t value` = tab$statistic,
-             tab$conf.low, tab$conf.high, `Pr(>|t|)` = tab$p.value)
+  m <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error, stat = tab$statistic,
+             tab$conf.low, tab$conf.high, p = tab$p.value)
+  colnames(m)[c(3, 6)] <- if (z) c("z value", "Pr(>|z|)") else c("t value", "Pr(>|t|)")
   colnames(m)[4:5] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
   rownames(m) <- tab$term
   stats::printCoefmat(m, digits = digits, P.values = TRUE, has.Pvalue = TRUE,
-                      cs.ind = c(1, 2), tst.ind = 3, signif.stars = FALSE)
+                      cs.ind = c(1, 2, 4, 5), tst.ind = 3, signif.stars = FALSE)
+}
+
+# Lines after the table that print() and summary() both show: the uniform
+# band's critical value, and what a subclass adds (did_cs: the pre-test and
+# its settings).
+dd_footer <- function(x) UseMethod("dd_footer")
+
+dd_footer.default <- function(x) {
+  if (!is.null(x$crit) && is.finite(x$crit))
+    cat(sprintf("Uniform band critical value: %.3f (%s, %g%%)\n", x$crit,
+                if (identical(x$cband_method, "bootstrap-t")) "bootstrap-t" else "sup-t", 100 * (1 - x$alpha)))
+  invisible(x)
 }
 
 #' @rdname dd_fit-methods
@@ -160,11 +177,10 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   dd_print_header(x)
   cat("\n")
   tab <- x$coeftable[x$coeftable$term %in% x$main_terms, , drop = FALSE]
-  dd_print_table(tab, x$alpha, digits)
+  dd_print_table(tab, x$alpha, digits, x$df)
   if (length(setdiff(x$coeftable$term, x$main_terms)))
     cat("(covariates: see summary())\n")
-  if (!is.null(x$crit) && is.finite(x$crit))
-    cat(sprintf("Uniform band critical value: %.3f (sup-t, %g%%)\n", x$crit, 100 * (1 - x$alpha)))
+  dd_footer(x)
   invisible(x)
 }
 
@@ -183,7 +199,8 @@ print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), 
                                    format(f$df), 100 * (1 - f$alpha))
       else sprintf("Inference: normal distribution, %g%% intervals\n", 100 * (1 - f$alpha)))
   cat("\n")
-  dd_print_table(f$coeftable, f$alpha, digits)
+  dd_print_table(f$coeftable, f$alpha, digits, f$df)
+  dd_footer(f)
   if (length(f$dropped))
     cat("Dropped for collinearity: ", paste(f$dropped, collapse = ", "), "\n", sep = "")
   if (!is.null(f$r2))

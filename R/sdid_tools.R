@@ -168,8 +168,10 @@ print.summary.did_sdid <- function(x, ...) {
                 if (any(p$lambda != 0)) 1 / sum(p$lambda^2) else NA_real_, ncol(p$Y) - p$T0))
     cat(sprintf("noise level %.5g; zeta_omega %.5g; zeta_lambda %.5g\n", p$noise_level, p$zeta_omega, p$zeta_lambda))
     w <- sdid_weights(f, co, mass = 0.9)
-    cat("Largest unit weights (90% of the mass):\n")
-    print(w$omega, row.names = FALSE, digits = 4)
+    k <- nrow(w$omega)
+    cat(sprintf("Largest unit weights (90%% of the mass: %d unit%s%s):\n", k, if (k == 1L) "" else "s",
+                if (k > 10L) "; the 10 largest shown, all in sdid_weights()" else ""))
+    print(utils::head(w$omega, 10L), row.names = FALSE, digits = 4)
     lw <- w$lambda[w$lambda$weight > 0, , drop = FALSE]
     if (nrow(lw)) { cat("Positive time weights:\n"); print(lw, row.names = FALSE, digits = 4) }
   }

@@ -71,3 +71,23 @@ test_that("tidy(ref = TRUE) adds the reference period(s) as rows, in event order
   expect_identical(tidy(did_twfe(d, "y", "id", "year", "treat"), ref = TRUE)$term, "ATT")   # nothing to add
   expect_error(tidy(e, ref = NA), "`ref` must be TRUE or FALSE")
 })
+
+test_that("summary() shows what print() shows; z headers under normal inference; no scientific interval columns", {
+  d <- sim_panel()
+  cs <- did_cs(d, "y", "id", "year", "first_treat", nboot = 199)
+  p <- capture.output(print(cs)); s <- capture.output(print(summary(cs)))
+  for (rx in c("Uniform band critical value", "Pre-test of parallel trends", "Control group: nevertreated"))
+    expect_true(any(grepl(rx, p)) && any(grepl(rx, s)), info = rx)
+  b <- capture.output(print(did_bjs(d, "y", "id", "year", "first_treat")))
+  expect_true(any(grepl("z value", b)) && any(grepl("Pr(>|z|)", b, fixed = TRUE)))
+  t <- capture.output(print(did_twfe(d, "y", "id", "year", "treat")))
+  expect_true(any(grepl("t value", t)) && any(grepl("Pr(>|t|)", t, fixed = TRUE)))
+  # an interval end near zero is formatted with the estimates (fixed
+  # notation here), not on its own in scientific notation
+  tab <- data.frame(term = c("a", "b"), estimate = c(0.5, 1.25), std.error = c(0.2551, 0.3),
+                    statistic = c(1.96, 4.17), conf.low = c(1.2e-05, 0.66), conf.high = c(0.99999, 1.84),
+                    p.value = c(0.04999, 3e-05))
+  out <- capture.output(diffdiff:::dd_print_table(tab, 0.05, 4, Inf))
+  expect_false(any(grepl("1.2e-05", out, fixed = TRUE)))
+  expect_true(any(grepl("0.00001", out, fixed = TRUE)))
+})
