@@ -82,6 +82,9 @@
 #' @import data.table
 "_PACKAGE"
 
+# ggplot2's data pronoun in the autoplot() methods (aes(.data$x))
+utils::globalVariables(".data")
+
 .onLoad <- function(libname, pkgname) {
   dd_threads(dd_default_threads())
   invisible(NULL)

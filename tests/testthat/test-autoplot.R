@@ -1,0 +1,44 @@
+# autoplot() methods: each returns a ggplot with the layers that carry the
+# information of the base plot (intervals, uniform band, reference period,
+# TWFE line, breakdown line), and it renders.
+
+layer_geoms <- function(p) vapply(p$layers, function(l) class(l$geom)[1], "")
+
+test_that("event studies: pointwise intervals, the uniform band and the reference period", {
+  skip_if_not_installed("ggplot2")
+  d <- sim_panel()
+  set.seed(1)
+  es <- did_sa(d, "y", "id", "year", "first_treat", nboot = 99, cband = TRUE)
+  p <- ggplot2::autoplot(es)
+  expect_s3_class(p, "ggplot")
+  g <- layer_geoms(p)
+  expect_identical(sum(g == "GeomLinerange"), 2L)          # band + pointwise intervals
+  expect_identical(sum(g == "GeomPoint"), 2L)              # estimates + the reference period
+  expect_equal(p$layers[[which(g == "GeomPoint")[2]]]$data$event, -1)
+  expect_true(all(c("cband.low", "cband.high") %in% names(p$data)))
+  # without a band: one interval layer
+  g2 <- layer_geoms(ggplot2::autoplot(did_event(d, "y", "id", "year", "first_treat")))
+  expect_identical(sum(g2 == "GeomLinerange"), 1L)
+  # a static fit: the coefficients with intervals
+  g3 <- layer_geoms(ggplot2::autoplot(did_twfe(d, "y", "id", "year", "treat")))
+  expect_true(all(c("GeomErrorbar", "GeomPoint") %in% g3))
+  f <- tempfile(fileext = ".png")
+  ggplot2::ggsave(f, ggplot2::autoplot(es), width = 6, height = 4, dpi = 72)
+  expect_gt(file.size(f), 1000)
+})
+
+test_that("bacon_decomp and honest_did autoplots", {
+  skip_if_not_installed("ggplot2")
+  d <- sim_panel()
+  b <- bacon_decomp(d, "y", "id", "year", gname = "first_treat")
+  p <- ggplot2::autoplot(b)
+  expect_s3_class(p, "ggplot")
+  expect_equal(ggplot2::layer_data(p, 1)$yintercept[1], b$beta_twfe)       # the TWFE line
+  h <- honest_did(did_event(d, "y", "id", "year", "first_treat"), type = "SD", M = c(0, 0.05, 0.1, 0.5, 1))
+  ph <- ggplot2::autoplot(h)
+  expect_s3_class(ph, "ggplot")
+  g <- layer_geoms(ph)
+  expect_true("GeomErrorbar" %in% g)
+  if (is.finite(h$breakdown)) expect_true(all(c("GeomVline", "GeomText") %in% g))
+  expect_identical(nrow(ggplot2::layer_data(ph, which(g == "GeomErrorbar"))), nrow(h$results) + 1L)
+})
