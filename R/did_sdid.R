@@ -251,14 +251,18 @@ dd_sdid_se <- function(fit, se, nboot) {
               N0, N1)
     idx <- vapply(seq_len(nboot), function(b) sample.int(N0), integer(N0))
     idx <- matrix(idx, N0, nboot)
-    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 1L, idx, NULL, NULL)
+    est <- dd_progress_batches(nboot, function(b) .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X,
+                                                        fit$opts, fit$lambda, fit$omega, 1L, idx[, b, drop = FALSE],
+                                                        NULL, NULL),
+                               "synthetic DiD placebo replications")
   } else if (se == "bootstrap") {
     if (N1 < 2L)
       dd_stop("se = \"bootstrap\" needs at least two treated units (there is %d); use se = \"placebo\".", N1)
     idx <- matrix(unlist(dd_sdid_boot_draws(N, N0, nboot)), N, nboot)
-    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 2L, idx, NULL, NULL)
+    est <- dd_progress_batches(nboot, function(b) .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X,
+                                                        fit$opts, fit$lambda, fit$omega, 2L, idx[, b, drop = FALSE],
+                                                        NULL, NULL),
+                               "synthetic DiD bootstrap replications")
   } else {
     if (N1 < 2L || sum(fit$omega != 0) == 1L) {
       warning(sprintf("the jackknife standard error is undefined with %s; it is NA (use se = \"placebo\").",
@@ -303,8 +307,10 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
     idx <- matrix(1L, max(lens), B)
     for (b in seq_len(B)) idx[seq_len(lens[b]), b] <- rowlists[[b]]
     f <- fits[[g]]
-    .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts, unname(f$lambda),
-          unname(f$omega), 4L, idx, as.integer(lens), as.integer(n0s))
+    dd_progress_batches(B, function(b) .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
+                                             unname(f$lambda), unname(f$omega), 4L, idx[, b, drop = FALSE],
+                                             as.integer(lens[b]), as.integer(n0s[b])),
+                        sprintf("synthetic DiD replications, cohort %s", format(pan$cohorts[g])))
   }
   # position of a unit of cohort g in that cohort's sub-panel
   subpos <- function(g, units) N0 + match(units, members[[g]])
