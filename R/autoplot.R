@@ -45,7 +45,7 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   x <- object
-  tab <- tidy(x, conf.level = level)
+  tab <- dd_tidy(x, conf.level = level)
   es <- x$event_study
   col <- c(pre = "#1B6CA8", post = "#C0392B")
   if (is.null(es)) {

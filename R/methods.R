@@ -23,6 +23,13 @@
 #' critical value (`crit`, `NA` without a band). [honest_did()],
 #' [pretrends_power()], [plot.dd_fit()] and [plot_event_studies()] read it.
 #'
+#' In `tidy()` (and so in modelsummary tables) the overall effect's row is
+#' labelled by its estimand, since the estimators' overall effects differ:
+#' `"ATT (2x2)"`, `"ATT (TWFE)"`, `"ATT (SA, cohort shares, e >= 0)"`,
+#' `"ATT (all treated obs.)"` (did_bjs, did_gardner), `"ATT (stacked, mean
+#' over e >= 0)"`, `"ATT (SDiD)"`, `"ATT (CS simple)"`, `"ATT (CS dynamic,
+#' mean over e >= 0)"`, ...; `coef()` and the printed table keep `"ATT"`.
+#'
 #' @param object,x A `dd_fit`.
 #' @param parm Terms (names or positions); default all estimated terms.
 #' @param level Confidence level.
@@ -89,6 +96,31 @@ confint.dd_fit <- function(object, parm, level = 0.95, ...) {
 #' @method tidy dd_fit
 #' @export
 tidy.dd_fit <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE, ...) {
+  tab <- dd_tidy(x, conf.int, conf.level, ref)
+  tab$term[tab$term == "ATT"] <- dd_estimand_label(x)
+  tab
+}
+
+# The overall effect of each estimator is a different estimand; in tables
+# (tidy(), hence modelsummary) its row says which, so that fits of different
+# estimators never share an "ATT" row. coef() and the printed table keep
+# "ATT".
+dd_estimand_label <- function(x) {
+  switch(x$estimator,
+         did_2x2 = "ATT (2x2)",
+         did_twfe = "ATT (TWFE)",
+         did_sa = "ATT (SA, cohort shares, e >= 0)",
+         did_bjs = , did_gardner = "ATT (all treated obs.)",
+         did_stacked = "ATT (stacked, mean over e >= 0)",
+         did_sdid = sprintf("ATT (%s)", c(sdid = "SDiD", sc = "SC", did = "DiD")[[x$method %||% "sdid"]]),
+         did_cs_agg = sprintf("ATT (CS %s)", c(simple = "simple", dynamic = "dynamic, mean over e >= 0",
+                                               group = "group, mean over cohorts",
+                                               calendar = "calendar, mean over periods")[[x$type]]),
+         "ATT")
+}
+
+# tidy() without the estimand labels (the plots match terms to main_terms)
+dd_tidy <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE) {
   tab <- x$coeftable
   if (!isTRUE(all.equal(conf.level, 1 - x$alpha))) {
     ci <- confint(x, level = conf.level)

@@ -67,8 +67,8 @@ test_that("tidy(ref = TRUE) adds the reference period(s) as rows, in event order
   expect_equal(b[!(b$event %in% c(-1, -3)), names(a)], a[order(a$event), ], ignore_attr = TRUE)
   s <- did_sa(d, "y", "id", "year", "first_treat")
   t <- tidy(s, ref = TRUE)
-  expect_identical(t$term[nrow(t)], "ATT")                      # the overall row stays last
-  expect_identical(tidy(did_twfe(d, "y", "id", "year", "treat"), ref = TRUE)$term, "ATT")   # nothing to add
+  expect_identical(t$term[nrow(t)], "ATT (SA, cohort shares, e >= 0)")   # the overall row stays last
+  expect_identical(tidy(did_twfe(d, "y", "id", "year", "treat"), ref = TRUE)$term, "ATT (TWFE)")   # nothing to add
   expect_error(tidy(e, ref = NA), "`ref` must be TRUE or FALSE")
 })
 
