@@ -135,10 +135,15 @@ dd_tidy <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE) {
   # the reference period(s) as rows: estimate 0 by normalisation, no
   # standard error; event-time rows in event order, other rows (an overall
   # ATT) after them
+  # (did_cs's dynamic aggregation with a universal base period already has
+  # its reference row)
   r <- setdiff(x$event_study$reference, tab$event)
-  add <- tab[rep(NA_integer_, length(r)), , drop = FALSE]
-  add$term <- paste0("event::", r); add$event <- r; add$estimate <- 0
-  out <- rbind(tab, add)
+  out <- tab
+  if (length(r)) {
+    add <- tab[rep(NA_integer_, length(r)), , drop = FALSE]
+    add$term <- paste0("event::", r); add$event <- r; add$estimate <- rep(0, length(r))
+    out <- rbind(tab, add)
+  }
   ev <- !is.na(out$event)
   out <- out[c(which(ev)[order(out$event[ev])], which(!ev)), , drop = FALSE]
   rownames(out) <- NULL

@@ -70,6 +70,12 @@ test_that("tidy(ref = TRUE) adds the reference period(s) as rows, in event order
   expect_identical(t$term[nrow(t)], "ATT (SA, cohort shares, e >= 0)")   # the overall row stays last
   expect_identical(tidy(did_twfe(d, "y", "id", "year", "treat"), ref = TRUE)$term, "ATT (TWFE)")   # nothing to add
   expect_error(tidy(e, ref = NA), "`ref` must be TRUE or FALSE")
+  # did_cs's dynamic aggregation with a universal base period already has its reference row
+  cs <- aggregate(did_cs(d, "y", "id", "year", "first_treat", nboot = 0, base_period = "universal"), type = "dynamic")
+  tc <- tidy(cs, ref = TRUE)
+  expect_identical(sum(tc$event == -1, na.rm = TRUE), 1L)
+  expect_equal(tc$estimate[which(tc$event == -1)], 0)
+  expect_identical(nrow(tc), nrow(tidy(cs)))
 })
 
 test_that("summary() shows what print() shows; z headers under normal inference; no scientific interval columns", {
