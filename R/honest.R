@@ -585,27 +585,48 @@ as.data.frame.honest_did <- function(x, ...) {
   rbind(orig, x$results)
 }
 
+#' @rdname honest_did
+#' @param x An `honest_did` result (`plot`: the robust intervals against `M`
+#'   or `Mbar`, the original interval at the left, the breakdown value as a
+#'   labelled dotted line).
+#' @param main,xlab,ylab Plot titles.
+#' @param legend Draw the legend (default `TRUE`).
+#' @param legend_pos Where: a keyword of [graphics::legend()] (default
+#'   `"topleft"`).
+#' @param ... Passed to [graphics::plot()].
 #' @export
-plot.honest_did <- function(x, main = NULL, xlab = NULL, ylab = "Robust confidence interval", ...) {
+plot.honest_did <- function(x, main = NULL, xlab = NULL, ylab = "Robust confidence interval", legend = TRUE,
+                            legend_pos = "topleft", ...) {
+  legend <- dd_check_flag(legend, "legend")
   lab <- if (x$type == "SD") "M" else "Mbar"
   r <- x$results
   Mv <- r[[lab]]
-  step <- if (length(Mv) > 1) min(diff(sort(unique(Mv)))) else max(abs(Mv), 1) / 4
-  if (!is.finite(step) || step <= 0) step <- 1
-  xo <- min(Mv) - step
+  # the original interval to the left of the grid, labelled on the axis
+  # (no tick at a made-up value of M)
+  rng <- diff(range(Mv)); if (!is.finite(rng) || rng <= 0) rng <- max(abs(Mv), 1)
+  xo <- min(Mv) - 0.1 * rng
   yl <- range(c(r$lb, r$ub, x$original, 0), na.rm = TRUE)
   if (is.null(main)) main <- sprintf("Sensitivity: %s (%s)", r$delta[1], x$method)
   if (is.null(xlab)) xlab <- lab
-  graphics::plot(range(c(xo, Mv)) + c(-step, step) / 2, yl, type = "n", main = main, xlab = xlab,
-                 ylab = ylab, ...)
+  op <- graphics::par(las = 1, mar = c(4.2, 4.6, 3, 1)); on.exit(graphics::par(op))
+  graphics::plot(c(xo, max(Mv)) + c(-0.04, 0.04) * rng, yl, type = "n", main = main, xlab = xlab,
+                 ylab = "", xaxt = "n", ...)
+  graphics::title(ylab = ylab, line = 3.4)
+  at <- pretty(Mv); at <- at[at >= min(Mv) - 1e-12 & at <= max(Mv) + 1e-12]
+  graphics::axis(1, at = at)
+  graphics::axis(1, at = xo, labels = "original", tick = FALSE)
   graphics::abline(h = 0, lty = 2, col = "grey50")
   graphics::segments(xo, x$original[1], xo, x$original[2], lwd = 2, col = "firebrick")
   graphics::points(xo, mean(x$original), pch = 16, col = "firebrick")
   ok <- !is.na(r$lb)
   graphics::segments(Mv[ok], r$lb[ok], Mv[ok], r$ub[ok], lwd = 2, col = "steelblue")
   graphics::points(Mv[ok], (r$lb[ok] + r$ub[ok]) / 2, pch = 16, col = "steelblue")
-  if (!is.null(x$breakdown) && !is.na(x$breakdown)) graphics::abline(v = x$breakdown, lty = 3)
-  graphics::legend("topleft", legend = c("Original", "Robust"), col = c("firebrick", "steelblue"),
-                   lwd = 2, bty = "n")
+  if (!is.null(x$breakdown) && !is.na(x$breakdown)) {
+    graphics::abline(v = x$breakdown, lty = 3)
+    graphics::text(x$breakdown, yl[2], sprintf(" breakdown %s = %.3g", lab, x$breakdown), adj = c(0, 1), cex = 0.8)
+  }
+  if (legend)
+    graphics::legend(legend_pos, legend = c("Original", "Robust"), col = c("firebrick", "steelblue"),
+                     lwd = 2, bty = "n", cex = 0.85)
   invisible(x)
 }

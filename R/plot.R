@@ -12,6 +12,10 @@
 #'   fit).
 #' @param main,xlab,ylab Titles.
 #' @param col Colours for pre- and post-treatment periods.
+#' @param legend Draw the legend (default `TRUE`).
+#' @param legend_pos Where: `"auto"` (default: the corner with the fewest
+#'   estimates and intervals in it) or a keyword of [graphics::legend()]
+#'   (`"topleft"`, `"bottomright"`, ...).
 #' @param ... Passed to [graphics::plot.default()].
 #' @return `x`, invisibly.
 #' @examples
@@ -20,7 +24,8 @@
 #' plot(es)
 #' @export
 plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab = NULL,
-                        col = c("#1B6CA8", "#C0392B"), ...) {
+                        col = c("#1B6CA8", "#C0392B"), legend = TRUE, legend_pos = "auto", ...) {
+  legend <- dd_check_flag(legend, "legend")
   tab <- x$coeftable
   ci <- confint(x, level = level)
   tab$lo <- ci[, 1]; tab$hi <- ci[, 2]
@@ -39,7 +44,7 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     graphics::plot.default(ev, est, type = "n", ylim = yl,
                            main = main %||% paste("Event study:", x$yname),
                            xlab = xlab %||% "Periods relative to treatment",
-                           ylab = ylab %||% "Estimate", xaxt = "n", ...)
+                           ylab = ylab %||% paste("Effect on", x$yname), xaxt = "n", ...)
     graphics::axis(1, at = sort(unique(ev)))
     graphics::abline(h = 0, col = "grey50")
     graphics::abline(v = -0.5, lty = 2, col = "grey50")
@@ -52,7 +57,9 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     leg <- c("pre-treatment", "post-treatment"); pch <- c(15, 16); lc <- col; lw <- c(NA, NA)
     if (length(ref)) { leg <- c(leg, "reference (0)"); pch <- c(pch, 1); lc <- c(lc, "grey30"); lw <- c(lw, NA) }
     if (band) { leg <- c(leg, "uniform band"); pch <- c(pch, NA); lc <- c(lc, grDevices::adjustcolor("grey30", 0.35)); lw <- c(lw, 6) }
-    graphics::legend("topleft", bty = "n", pch = pch, col = lc, lwd = lw, legend = leg, cex = 0.85)
+    if (legend)
+      graphics::legend(dd_legend_pos(legend_pos, c(ev, ev, ev), c(est, lo, hi), range(ev), yl), bty = "n",
+                       pch = pch, col = lc, lwd = lw, legend = leg, cex = 0.85)
   } else {
     tab <- tab[tab$term %in% x$main_terms, , drop = FALSE]
     k <- nrow(tab)
@@ -186,4 +193,19 @@ plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event stu
   graphics::legend(legend_pos, legend = nm, col = col, pch = 16, lwd = 1.6, bty = "n", cex = 0.85)
   rownames(all) <- NULL
   invisible(all[, c("estimator", "event", "estimate", "conf.low", "conf.high")])
+}
+
+# The legend's corner: `pos` as given, or ("auto") the corner of the plot
+# region with the fewest of the points (x, y) in its quarter (ties: top left,
+# top right, bottom left, bottom right).
+dd_legend_pos <- function(pos, x, y, xlim, ylim) {
+  corners <- c("topleft", "topright", "bottomleft", "bottomright")
+  if (!is.character(pos) || length(pos) != 1L || !(pos %in% c("auto", corners, "top", "bottom", "left", "right",
+                                                                "center")))
+    dd_stop("`legend_pos` must be \"auto\" or a legend() keyword such as \"topleft\"; got %s.", dd_show(pos))
+  if (pos != "auto") return(pos)
+  ok <- is.finite(x) & is.finite(y)
+  fx <- (x[ok] - xlim[1]) / max(diff(xlim), 1e-12); fy <- (y[ok] - ylim[1]) / max(diff(ylim), 1e-12)
+  n <- c(sum(fx < 0.4 & fy > 0.6), sum(fx > 0.6 & fy > 0.6), sum(fx < 0.4 & fy < 0.4), sum(fx > 0.6 & fy < 0.4))
+  corners[which.min(n)]
 }

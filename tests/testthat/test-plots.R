@@ -1,0 +1,21 @@
+# Base plots: legend control on plot.dd_fit and plot.honest_did, the legend
+# placed in the emptiest corner by default, errors naming the argument.
+
+test_that("legend = FALSE / legend_pos; the automatic corner avoids the data", {
+  d <- sim_panel()
+  e <- did_event(d, "y", "id", "year", "first_treat")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_invisible(plot(e, legend = FALSE))
+  expect_invisible(plot(e, legend_pos = "bottomright"))
+  expect_error(plot(e, legend_pos = "somewhere"), "`legend_pos` must be \"auto\"")
+  expect_error(plot(e, legend = "yes"), "`legend` must be TRUE or FALSE")
+  h <- honest_did(e, type = "SD", M = c(0, 0.05, 0.1))
+  expect_invisible(plot(h, legend = FALSE))
+  expect_invisible(plot(h, legend_pos = "bottomleft"))
+  # rising estimates leave the top left empty; falling ones fill it (pre-periods at 0)
+  up <- diffdiff:::dd_legend_pos("auto", x = -3:5, y = c(0, 0, 0, 0, 1, 2, 3, 4, 5), xlim = c(-3, 5), ylim = c(0, 5))
+  down <- diffdiff:::dd_legend_pos("auto", x = -3:5, y = -c(0, 0, 0, 0, 1, 2, 3, 4, 5), xlim = c(-3, 5), ylim = c(-5, 0))
+  expect_identical(up, "topleft"); expect_identical(down, "topright")    # the first empty corner in reading order
+  expect_identical(diffdiff:::dd_legend_pos("topright", 1, 1, c(0, 1), c(0, 1)), "topright")
+})
