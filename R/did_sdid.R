@@ -144,7 +144,7 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
                              bootstrap = sprintf("bootstrap (%d replications)", nboot),
                              jackknife = "jackknife (fixed weights)"),
                   Inf, alpha, terms, n_units = nrow(pan$Y), n_periods = ncol(pan$Y), notes = pan$notes)
-  extra <- list(method = method, se_method = se, nboot = nboot, Y = pan$Y, X = pan$X, N0 = pan$N0,
+  extra <- list(method = method, se_method = se, nboot = nboot, tname = tname, Y = pan$Y, X = pan$X, N0 = pan$N0,
                 T0 = pan$T0, cohorts = pan$cohorts, cohort_of = pan$cohort_of, weights = weights,
                 fits = parts, replicates = rep$estimates, settings = settings,
                 omega = if (length(pan$cohorts) == 1L) weights$omega else NULL,

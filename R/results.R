@@ -21,7 +21,7 @@ dd_fit_fields <- list(
   did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
                  "unit_cluster", "base_period"),
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
-               "cohort_of", "fits", "replicates", "settings"))
+               "cohort_of", "fits", "replicates", "settings", "tname"))
 
 # The information every fit holds (the required fields above), with the
 # defaults of a fit without fixed effects, clusters or notes; `more` (a

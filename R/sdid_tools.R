@@ -185,11 +185,19 @@ print.summary.did_sdid <- function(x, ...) {
 #'   the largest unit weights.
 #' @param cohort For staggered fits, the cohort to plot.
 #' @param n_units Number of unit weights shown.
+#' @param legend,legend_pos Draw the trajectory plot's legend (default
+#'   `TRUE`), and where: `"auto"` (default; the corner with the least of the
+#'   curves and the time weights in it) or a keyword of [graphics::legend()].
 #' @param ... Further arguments to the plotting function (`plot` or `barplot`); ignored by `summary`.
 #' @method plot did_sdid
 #' @export
-plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n_units = 15, ...) {
+plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n_units = 15, legend = TRUE,
+                          legend_pos = "auto", ...) {
   type <- dd_match_arg(type[1], c("trajectory", "weights"), "type")
+  legend <- dd_check_flag(legend, "legend")
+  dd_legend_pos(legend_pos, 0, 0, c(0, 1), c(0, 1))      # checks the value
+  # staggered fits: every title names the cohort shown
+  coh <- if (length(x$fits) > 1L) sprintf(" (cohort %s)", format(cohort %||% x$cohorts[1])) else ""
   if (is.null(cohort) && length(x$fits) > 1L) cohort <- x$cohorts[1]
   f <- dd_sdid_part(x, cohort)
   Y <- f$Y; N0 <- f$N0; T0 <- f$T0; T <- ncol(Y)
@@ -199,7 +207,8 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
     w <- utils::head(w[w$weight > 0, , drop = FALSE], dd_check_count(n_units, "n_units", min = 1))
     op <- graphics::par(mar = c(4, 8, 2, 1)); on.exit(graphics::par(op))
     graphics::barplot(rev(w$weight), names.arg = rev(w$unit), horiz = TRUE, las = 1, col = "grey40",
-                      border = NA, xlab = "unit weight (omega)", main = "Synthetic DiD unit weights", ...)
+                      xlim = c(0, 1.05 * max(w$weight)),
+                      border = NA, xlab = "unit weight (omega)", main = paste0("Synthetic DiD unit weights", coh), ...)
     return(invisible(w))
   }
   per <- suppressWarnings(as.numeric(colnames(Y)))
@@ -211,15 +220,18 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
   if (sum(la) > 0) sc <- sc + sum(la * (tr[seq_len(T0)] - sc[seq_len(T0)]))
   rng <- range(c(tr, sc))
   base <- rng[1] - 0.15 * diff(rng)
-  graphics::plot(per, tr, type = "l", lwd = 2, ylim = c(base, rng[2]), xlab = "period", ylab = x$yname,
-                 main = "Treated units and synthetic control", ...)
+  op <- graphics::par(las = 1); on.exit(graphics::par(op))
+  graphics::plot(per, tr, type = "l", lwd = 2, ylim = c(base, rng[2]), xlab = x$tname %||% "period", ylab = x$yname,
+                 main = paste0("Treated units and synthetic control", coh), ...)
   graphics::lines(per, sc, lwd = 2, lty = 2, col = "grey35")
   graphics::abline(v = (per[T0] + per[T0 + 1]) / 2, col = "grey60")
   if (sum(la) > 0) {
     h <- 0.12 * diff(rng) * la / max(la)
     graphics::rect(per[seq_len(T0)] - 0.4, base, per[seq_len(T0)] + 0.4, base + h, col = "grey80", border = NA)
   }
-  graphics::legend("bottomleft", c("treated", "synthetic control", "time weights"), lty = c(1, 2, NA),
-                   lwd = c(2, 2, NA), pch = c(NA, NA, 15), col = c("black", "grey35", "grey80"), bty = "n")
+  if (legend)
+    graphics::legend(dd_legend_pos(legend_pos, c(per, per, per[seq_len(T0)]), c(tr, sc, rep(base, T0)),
+                                   range(per), c(base, rng[2])), c("treated", "synthetic control", "time weights"), lty = c(1, 2, NA),
+                     lwd = c(2, 2, NA), pch = c(NA, NA, 15), col = c("black", "grey35", "grey80"), bty = "n")
   invisible(data.frame(period = per, treated = tr, synthetic = sc))
 }

@@ -19,3 +19,17 @@ test_that("legend = FALSE / legend_pos; the automatic corner avoids the data", {
   expect_identical(up, "topleft"); expect_identical(down, "topright")    # the first empty corner in reading order
   expect_identical(diffdiff:::dd_legend_pos("topright", 1, 1, c(0, 1), c(0, 1)), "topright")
 })
+
+test_that("did_sdid plots: legend control; staggered fits plot any cohort", {
+  d <- sim_panel()
+  d$d <- as.integer(d$first_treat > 0 & d$year >= d$first_treat)
+  f <- suppressWarnings(did_sdid(d, "y", "id", "year", "d", staggered = TRUE, se = "none"))
+  expect_identical(f$tname, "year")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  tr <- plot(f, cohort = 2006, legend = FALSE)
+  expect_named(tr, c("period", "treated", "synthetic"))
+  expect_equal(tr$period, 2001:2010)
+  expect_s3_class(plot(f, type = "weights", cohort = 2008), "data.frame")
+  expect_error(plot(f, legend_pos = 3), "`legend_pos`")
+})
