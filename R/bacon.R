@@ -135,6 +135,9 @@ bacon_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NUL
 
 #' @rdname bacon_decomp
 #' @param x,object A `bacon_decomp` object.
+#' @param legend,legend_pos For `plot`: draw the legend (default `TRUE`), and
+#'   where: `"auto"` (default: the emptiest corner) or a keyword of
+#'   [graphics::legend()].
 #' @param ... Ignored (`plot`: passed to [graphics::plot.default()]).
 #' @export
 print.bacon_decomp <- function(x, ...) {
@@ -163,7 +166,8 @@ summary.bacon_decomp <- function(object, ...) {
 
 #' @rdname bacon_decomp
 #' @export
-plot.bacon_decomp <- function(x, ...) {
+plot.bacon_decomp <- function(x, legend = TRUE, legend_pos = "auto", ...) {
+  legend <- dd_check_flag(legend, "legend")
   tb <- x$two_by_twos
   types <- c("Earlier vs Later Treated", "Later vs Earlier Treated", "Treated vs Untreated", "Later vs Always Treated")
   col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD")[match(tb$type, types)]
@@ -174,9 +178,13 @@ plot.bacon_decomp <- function(x, ...) {
                          main = paste("Goodman-Bacon decomposition:", x$yname), ...)
   graphics::abline(h = x$beta_twfe, lty = 2, col = "grey40")
   present <- types %in% tb$type
-  graphics::legend("topright", legend = c(types[present], "TWFE estimate"), bty = "n", cex = 0.85,
-                   col = c(c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD")[present], "grey40"),
-                   pch = c(c(16, 17, 15, 18)[present], NA), lty = c(rep(NA, sum(present)), 2))
+  if (legend)
+    graphics::legend(dd_legend_pos(legend_pos, c(tb$weight, graphics::par("usr")[1:2]),
+                                   c(tb$estimate, rep(x$beta_twfe, 2)), graphics::par("usr")[1:2],
+                                   graphics::par("usr")[3:4]),
+                     legend = c(types[present], "TWFE estimate"), bty = "n", cex = 0.85,
+                     col = c(c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD")[present], "grey40"),
+                     pch = c(c(16, 17, 15, 18)[present], NA), lty = c(rep(NA, sum(present)), 2))
   invisible(x)
 }
 

@@ -136,7 +136,9 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
 #' @param level Confidence level of the intervals.
 #' @param col Colours, one per fit.
 #' @param main,xlab,ylab Titles.
-#' @param legend_pos Position of the legend ([graphics::legend()]).
+#' @param legend Draw the legend (default `TRUE`).
+#' @param legend_pos Where: `"auto"` (default: the corner with the fewest
+#'   estimates and intervals) or a keyword of [graphics::legend()].
 #' @param ... Passed to [graphics::plot.default()].
 #' @return A data frame of what was drawn (estimator, event, estimate,
 #'   conf.low, conf.high), invisibly.
@@ -149,7 +151,8 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
 #' plot_event_studies(fits)
 #' @export
 plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event studies", xlab = NULL,
-                               ylab = "Estimate", legend_pos = "topleft", ...) {
+                               ylab = "Estimate", legend = TRUE, legend_pos = "auto", ...) {
+  legend <- dd_check_flag(legend, "legend")
   if (!is.list(fits) || inherits(fits, "dd_fit") || !length(fits))
     dd_stop("`fits` must be a non-empty named list of event-study fits; got %s.", class(fits)[1])
   nm <- names(fits)
@@ -190,7 +193,10 @@ plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event stu
     graphics::segments(x, r$conf.low, x, r$conf.high, col = col[k], lwd = 1.6)
     graphics::points(x, r$estimate, pch = ifelse(r$ref, 1, 16), col = col[k], cex = 0.9)
   }
-  graphics::legend(legend_pos, legend = nm, col = col, pch = 16, lwd = 1.6, bty = "n", cex = 0.85)
+  if (legend)
+    graphics::legend(dd_legend_pos(legend_pos, rep(all$event, 3), c(all$estimate, all$conf.low, all$conf.high),
+                                   range(all$event) + c(-0.5, 0.5), range(c(all$conf.low, all$conf.high, 0), finite = TRUE)),
+                     legend = nm, col = col, pch = 16, lwd = 1.6, bty = "n", cex = 0.85)
   rownames(all) <- NULL
   invisible(all[, c("estimator", "event", "estimate", "conf.low", "conf.high")])
 }

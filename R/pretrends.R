@@ -357,16 +357,21 @@ as.data.frame.dd_pretrends <- function(x, row.names = NULL, optional = FALSE, ..
 #' @param main,xlab,ylab Plot titles.
 #' @param col Colours of the estimates, the hypothesised trend and the
 #'   expectation after pre-testing.
+#' @param legend Draw the legend (default `TRUE`).
+#' @param legend_pos Where: `"auto"` (default: the emptiest corner) or a
+#'   keyword of [graphics::legend()].
 #' @export
 plot.dd_pretrends <- function(x, main = "Event study, hypothesised trend and expectation after pre-testing",
                               xlab = "Event time", ylab = "Estimate",
-                              col = c("black", "#C0392B", "#1B6CA8"), ...) {
+                              col = c("black", "#C0392B", "#1B6CA8"), legend = TRUE, legend_pos = "auto", ...) {
+  legend <- dd_check_flag(legend, "legend")
   tab <- x$table[x$table$type != "l_vec", , drop = FALSE]
   z <- stats::qnorm(1 - x$alpha / 2)
   lo <- tab$estimate - z * tab$std.error; hi <- tab$estimate + z * tab$std.error
   ev <- c(tab$event, x$ref); o <- order(ev)
   tr <- c(tab$delta, 0)[o]; mp <- c(tab$mean_pass, 0)[o]
   yl <- range(c(lo, hi, tr, mp, 0), na.rm = TRUE)
+  op <- graphics::par(las = 1, mar = c(4.2, 4.2, 3, 1)); on.exit(graphics::par(op))
   graphics::plot.default(tab$event, tab$estimate, type = "n", ylim = yl, xlim = range(ev),
                          main = main, xlab = xlab, ylab = ylab, xaxt = "n", ...)
   graphics::axis(1, at = sort(ev))
@@ -378,7 +383,10 @@ plot.dd_pretrends <- function(x, main = "Event study, hypothesised trend and exp
   graphics::points(ev[o], tr, pch = 17, col = col[2])
   graphics::lines(ev[o], mp, col = col[3], lwd = 2, lty = 2)
   graphics::points(ev[o], mp, pch = 15, col = col[3])
-  graphics::legend("topleft", bty = "n", col = col, pch = c(19, 17, 15), lty = c(NA, 1, 2),
-                   legend = c("Estimate", "Hypothesised trend", "Expectation after pre-testing"))
+  if (legend)
+    graphics::legend(dd_legend_pos(legend_pos, c(tab$event, tab$event, tab$event, ev[o], ev[o]), c(tab$estimate, lo, hi, tr, mp),
+                                   range(ev), yl),
+                     bty = "n", col = col, pch = c(19, 17, 15), lty = c(NA, 1, 2),
+                     legend = c("Estimate", "Hypothesised trend", "Expectation after pre-testing"))
   invisible(x)
 }

@@ -33,3 +33,17 @@ test_that("did_sdid plots: legend control; staggered fits plot any cohort", {
   expect_s3_class(plot(f, type = "weights", cohort = 2008), "data.frame")
   expect_error(plot(f, legend_pos = 3), "`legend_pos`")
 })
+
+test_that("bacon_decomp, plot_event_studies and pretrends plots take legend and legend_pos", {
+  d <- sim_panel()
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  b <- bacon_decomp(d, "y", "id", "year", gname = "first_treat")
+  expect_invisible(plot(b, legend = FALSE)); expect_invisible(plot(b, legend_pos = "topleft"))
+  fits <- list(SA = did_sa(d, "y", "id", "year", "first_treat"), BJS = did_bjs(d, "y", "id", "year", "first_treat"))
+  expect_s3_class(plot_event_studies(fits, legend = FALSE), "data.frame")
+  expect_error(plot_event_studies(fits, legend_pos = "nowhere"), "`legend_pos`")
+  p <- pretrends_power(did_event(d, "y", "id", "year", "first_treat"), power = 0.5)
+  expect_invisible(plot(p, legend_pos = "bottomright"))
+  expect_error(plot(p, legend = NA), "`legend` must be TRUE or FALSE")
+})
