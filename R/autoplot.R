@@ -24,7 +24,15 @@ dd_need_ggplot <- function() {
 #'   type, with the TWFE coefficient as a horizontal line.
 #' * [honest_did()]: the robust intervals against `M` (or `Mbar`), the
 #'   original interval first, the breakdown value as a labelled vertical line.
-#' @param object A `dd_fit`, `bacon_decomp` or `honest_did` object.
+#' * [did_cs()]: ATT(g,t) against the period, one panel per cohort, with
+#'   pointwise intervals and the uniform band.
+#' * [did_sdid()]: the treated units' average and the synthetic control over
+#'   time (the cohort named for staggered fits), the time weights as bars.
+#' * [pretrends_power()]: the event study, the hypothesised trend and the
+#'   expectation after pre-testing.
+#' @param object A `dd_fit`, `bacon_decomp`, `honest_did` or `dd_pretrends`
+#'   object.
+#' @param cohort For staggered [did_sdid()] fits, the cohort to plot.
 #' @param level Confidence level of the pointwise intervals (fits).
 #' @param ... Ignored.
 #' @return A `ggplot` object.
@@ -122,4 +130,86 @@ autoplot.honest_did <- function(object, ...) {
       gg$annotate("text", x = object$breakdown, y = max(a$conf.high, na.rm = TRUE), hjust = -0.05, vjust = 1,
                   label = sprintf("breakdown %s = %.3g", lab, object$breakdown), size = 3.2)
   p
+}
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  tab <- dd_tidy(object, conf.level = level)
+  tab <- tab[!is.na(tab$group), , drop = FALSE]
+  tab$period <- factor(ifelse(tab$time < tab$group, "pre", "post"), levels = c("pre", "post"))
+  tab$cohort <- factor(paste("Cohort", tab$group), levels = paste("Cohort", sort(unique(tab$group))))
+  col <- c(pre = "#1B6CA8", post = "#C0392B")
+  p <- gg$ggplot(tab, gg$aes(x = .data$time, y = .data$estimate, colour = .data$period)) +
+    gg$geom_hline(yintercept = 0, colour = "grey50") +
+    gg$geom_vline(data = data.frame(cohort = levels(tab$cohort), g = sort(unique(tab$group)) - 0.5),
+                  gg$aes(xintercept = .data$g), linetype = 2, colour = "grey50")
+  if (!is.null(tab$cband.low))
+    p <- p + gg$geom_linerange(gg$aes(ymin = .data$cband.low, ymax = .data$cband.high), linewidth = 2.2,
+                               alpha = 0.35)
+  p + gg$geom_linerange(gg$aes(ymin = .data$conf.low, ymax = .data$conf.high), linewidth = 0.7) +
+    gg$geom_point(size = 1.8) +
+    gg$facet_wrap(~cohort, ncol = 1) +
+    gg$scale_colour_manual(values = col, labels = c(pre = "pre-treatment", post = "post-treatment"), name = NULL,
+                           drop = FALSE) +
+    gg$labs(x = "Period", y = "ATT(g,t)", title = paste("Group-time average treatment effects:", object$yname)) +
+    gg$theme(legend.position = "bottom")
+}
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.did_sdid <- function(object, cohort = NULL, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  # the curves plot.did_sdid() draws (it returns them), drawn off screen
+  grDevices::pdf(NULL)
+  tr <- tryCatch(plot(object, cohort = cohort, legend = FALSE), finally = grDevices::dev.off())
+  f <- dd_sdid_part(object, if (is.null(cohort) && length(object$fits) > 1L) object$cohorts[1] else cohort)
+  long <- rbind(data.frame(period = tr$period, value = tr$treated, curve = "treated"),
+                data.frame(period = tr$period, value = tr$synthetic, curve = "synthetic control"))
+  long$curve <- factor(long$curve, levels = c("treated", "synthetic control"))
+  rng <- range(long$value); base <- rng[1] - 0.15 * diff(rng)
+  la <- f$lambda
+  w <- data.frame(period = tr$period[seq_along(la)], h = if (any(la > 0)) 0.12 * diff(rng) * la / max(la) else 0)
+  coh <- if (length(object$fits) > 1L) sprintf(" (cohort %s)", format(cohort %||% object$cohorts[1])) else ""
+  gg$ggplot(long, gg$aes(x = .data$period, y = .data$value)) +
+    gg$geom_rect(data = w, gg$aes(xmin = .data$period - 0.4, xmax = .data$period + 0.4, ymin = base,
+                                  ymax = base + .data$h), inherit.aes = FALSE, fill = "grey80") +
+    gg$geom_vline(xintercept = mean(tr$period[length(la) + 0:1]), colour = "grey60") +
+    gg$geom_line(gg$aes(linetype = .data$curve), linewidth = 0.9) +
+    gg$scale_linetype_manual(values = c(1, 2), name = NULL) +
+    gg$labs(x = object$tname %||% "period", y = object$yname,
+            title = paste0("Treated units and synthetic control", coh),
+            caption = "Grey bars: the time weights (lambda) of the pre-period") +
+    gg$theme(legend.position = "bottom")
+}
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.dd_pretrends <- function(object, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  x <- object
+  tab <- x$table[x$table$type != "l_vec", , drop = FALSE]
+  z <- stats::qnorm(1 - x$alpha / 2)
+  est <- data.frame(event = c(tab$event, x$ref), estimate = c(tab$estimate, 0),
+                    lo = c(tab$estimate - z * tab$std.error, 0), hi = c(tab$estimate + z * tab$std.error, 0))
+  lines <- rbind(data.frame(event = c(tab$event, x$ref), value = c(tab$delta, 0), what = "hypothesised trend"),
+                 data.frame(event = c(tab$event, x$ref), value = c(tab$mean_pass, 0),
+                            what = "expectation after pre-testing"))
+  lines <- lines[order(lines$what, lines$event), ]
+  gg$ggplot(est, gg$aes(x = .data$event, y = .data$estimate)) +
+    gg$geom_hline(yintercept = 0, colour = "grey60", linetype = 3) +
+    gg$geom_linerange(gg$aes(ymin = .data$lo, ymax = .data$hi)) +
+    gg$geom_point() +
+    gg$geom_line(data = lines, gg$aes(y = .data$value, colour = .data$what, linetype = .data$what), linewidth = 0.9) +
+    gg$scale_colour_manual(values = c("hypothesised trend" = "#C0392B", "expectation after pre-testing" = "#1B6CA8"),
+                           name = NULL) +
+    gg$scale_linetype_manual(values = c("hypothesised trend" = 1, "expectation after pre-testing" = 2), name = NULL) +
+    gg$scale_x_continuous(breaks = sort(unique(est$event))) +
+    gg$labs(x = "Event time", y = "Estimate", title = "Event study, hypothesised trend and expectation after pre-testing",
+            caption = sprintf("Power of the pre-test: %.2f", x$power)) +
+    gg$theme(legend.position = "bottom")
 }
