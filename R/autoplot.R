@@ -154,7 +154,8 @@ autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
     gg$facet_wrap(~cohort, ncol = 1) +
     gg$scale_colour_manual(values = col, labels = c(pre = "pre-treatment", post = "post-treatment"), name = NULL,
                            drop = FALSE) +
-    gg$labs(x = "Period", y = "ATT(g,t)", title = paste("Group-time average treatment effects:", object$yname)) +
+    gg$labs(x = object$tname %||% "Period", y = "ATT(g,t)",
+            title = paste("Group-time average treatment effects:", object$yname)) +
     gg$theme(legend.position = "bottom")
 }
 

@@ -273,6 +273,7 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
                 pretest = pre, boot_draws = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
                 cband_method = cband_method, control_group = control_group, anticipation = anticipation, base_period = base_period,
+                tname = tname,
                 est_method = est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status)
   # the K x K variance is formed on demand by vcov() (it is n K^2 work)
   new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), NULL, info, call, extra)

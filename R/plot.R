@@ -101,7 +101,7 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
   groups <- unique(tab$group)
   k <- length(groups)
   nc <- if (k <= 3) 1L else 2L
-  op <- graphics::par(mfrow = c(ceiling(k / nc), nc), mar = c(3.2, 4, 2.2, 1), las = 1, oma = c(0, 0, 1.5, 0))
+  op <- graphics::par(mfrow = c(ceiling(k / nc), nc), mar = c(3.2, 4, 2.2, 1), las = 1, oma = c(1.5, 0, 1.5, 0))
   on.exit(graphics::par(op))
   band <- !is.null(tab$cband.low)
   yl <- range(c(tab$lo, tab$hi, 0, if (band) c(tab$cband.low, tab$cband.high)), finite = TRUE)
@@ -119,6 +119,7 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
     graphics::points(s$time, s$estimate, pch = ifelse(s$time < g, 15, 16), col = cc)
   }
   graphics::mtext(paste("Group-time average treatment effects:", x$yname), outer = TRUE, font = 2)
+  graphics::mtext(x$tname %||% "Period", side = 1, outer = TRUE, line = 0.3)
   invisible(x)
 }
 

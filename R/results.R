@@ -17,7 +17,7 @@ dd_fit_fields <- list(
   did_gardner = c("n_treated", "n_untreated", "first_stage"),
   did_cs = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
              "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
-             "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status"),
+             "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname"),
   did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
                  "unit_cluster", "base_period"),
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
