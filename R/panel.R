@@ -57,13 +57,14 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
                    design = design, survey = if (is.null(design)) NULL else list(design = design, rows = p$rows)))
   if (!is.null(gname)) {
     g <- dd_check_numeric_col(p$vals$gname, "gname", gname)
-    dd_check_not_indicator(g, idc, tt, gname)
-    dd_check_constant_within(g, id, "gname", gname, code = idc)
-    # the rule on one value per unit (gname is constant within units), or per
-    # row in repeated cross-sections
+    # the checks and the cohort rule on one value per unit (gname must be
+    # constant within units), or per row in repeated cross-sections
     tlev <- tt[dd_first_rows(tc)]
+    gu <- if (unique_rows) g[dd_first_rows(idc)] else g
+    dd_check_not_indicator(gu, tlev, gname)
+    dd_check_constant_within(g, id, "gname", gname, code = idc)
     if (unique_rows) {
-      never <- dd_cohort_never(g[dd_first_rows(idc)], tlev, gname, tname, anticipation)[idc + 1L]
+      never <- dd_cohort_never(gu, tlev, gname, tname, anticipation)[idc + 1L]
     } else never <- dd_cohort_never(g, tlev, gname, tname, anticipation)
     if (any(never)) g[never] <- 0
     pan$g <- g; pan$never <- never
@@ -100,12 +101,16 @@ dd_check_swapped <- function(id, tt, idc, tc, idname, tname, g = NULL) {
 }
 
 # A 0/1 treatment indicator passed as `gname`: only the values 0 and 1 (and
-# NA), where 1 is not a period of the data or the values vary within units.
-dd_check_not_indicator <- function(g, idc, tt, gname) {
-  r <- suppressWarnings(range(g, na.rm = TRUE))       # cheap: no hashing unless the range is [0, 1]
-  if (!isTRUE(r[1] >= 0 && r[2] == 1) || !all(g[!is.na(g)] %in% c(0, 1))) return(invisible(FALSE))
-  if (1 %in% tt && .Call(C_first_varying, idc, attr(idc, "nlev"), as.double(g)) == 0) return(invisible(FALSE))
-  dd_stop(paste0("`gname` = \"%s\" has only the values 0 and 1: it looks like a 0/1 treatment indicator. `gname` must ",
+# NA) when 1 is not a period of the data. g: one value per unit (an
+# indicator that varies within units fails dd_check_constant_within, whose
+# message then says the same); periods: the distinct periods.
+dd_check_not_indicator <- function(g, periods, gname) {
+  if (1 %in% periods || !any(g == 1, na.rm = TRUE) || !all(g[!is.na(g)] %in% c(0, 1))) return(invisible(FALSE))
+  dd_stop(dd_indicator_msg(gname))
+}
+
+dd_indicator_msg <- function(gname) {
+  sprintf(paste0("`gname` = \"%s\" has only the values 0 and 1: it looks like a 0/1 treatment indicator. `gname` must ",
                  "be each unit's first treated period (e.g. 2004; 0 or NA for never treated). Pass a 0/1 indicator ",
                  "as `dname` (did_twfe(), did_sdid(), bacon_decomp()), or build the first treated period from it: ",
                  "for each unit, the first period in which the indicator is 1."), gname)

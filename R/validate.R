@@ -219,8 +219,9 @@ dd_check_constant_within <- function(g, id, arg, col, what = "unit", code = dd_c
   if (bad > 0) {
     u <- id[bad]
     vals <- sort(unique(g[id == u]), na.last = TRUE)
-    dd_stop("`%s` = \"%s\" must be constant within each %s; %s %s has values %s.",
-            arg, col, what, what, dd_show(u), paste(format(vals), collapse = " and "))
+    dd_stop("`%s` = \"%s\" must be constant within each %s; %s %s has values %s.%s",
+            arg, col, what, what, dd_show(u), paste(format(vals), collapse = " and "),
+            if (arg == "gname" && is.numeric(g) && all(vals %in% c(0, 1))) paste0(" ", dd_indicator_msg(col)) else "")
   }
   invisible(TRUE)
 }
