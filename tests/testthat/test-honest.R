@@ -336,11 +336,20 @@ test_that("C_flci_bias allocates its scratch once, not once per bisection step",
   root <- sqrt(sum(a * solve(H, a)))
   f <- tempfile(); on.exit(unlink(f))
   allocs <- function(r) {
+    # a garbage collection first: finalizers of objects left by earlier tests
+    # (run by a collection during the call) would log allocations of their own
+    invisible(gc())
     Rprofmem(f, threshold = 0)
     res <- .Call(diffdiff:::C_flci_bias, H, a, r)
     Rprofmem(NULL)
     expect_identical(res[n + 2], 0)   # status: solved
-    length(readLines(f))
+    # the vectors allocated (scratch and result); "new page" lines are R
+    # taking a page for small vectors, which depends on the state of its
+    # memory pools, not on this call. (The test failed once in a full check,
+    # 2 distinct counts instead of 1; not reproduced in 300 repetitions;
+    # these two guards are for the likely causes.)
+    l <- readLines(f)
+    sum(!grepl("^new page", l))
   }
   # radii inside (0, root): the bisection runs, a different number of steps for each
   k <- vapply(root * c(0.05, 0.3, 0.6, 0.9), allocs, numeric(1))
