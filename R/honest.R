@@ -188,7 +188,8 @@ honest_did <- function(fit = NULL, type = c("SD", "RM", "SDRM"), M = NULL, Mbar 
   ctx <- list(b = b, S = S, K = K, P = P, l = l_vec, type = type, method = method, sign = sign,
               mono = monotonicity, alpha = alpha, n = as.integer(grid_points), glb = grid_lb,
               gub = grid_ub, sd_theta = sd_theta)
-  ci <- lapply(Mv, function(m) dd_honest_ci(ctx, m, warn = TRUE))
+  ci <- dd_progress_lapply(Mv, function(m) dd_honest_ci(ctx, m, warn = TRUE),
+                           sprintf("honest_did: %s intervals", type))
   gr <- t(vapply(ci, function(x) { g <- attr(x, "grid"); if (is.null(g)) rep(NA_real_, 4) else g }, numeric(4)))
   grids <- data.frame(M = Mv, start_lb = gr[, 1], start_ub = gr[, 2], lb = gr[, 3], ub = gr[, 4])
   if (type != "SD") names(grids)[1] <- "Mbar"

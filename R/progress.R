@@ -19,3 +19,17 @@ dd_progress_batches <- function(n, fun, label) {
     r
   }), use.names = FALSE)
 }
+
+# lapply() with a progress update after each element (deterministic work,
+# e.g. honest_did()'s interval at each M): the same results with or without
+# progress.
+dd_progress_lapply <- function(X, FUN, label) {
+  if (length(X) < 2L || isFALSE(getOption("diffdiff.progress")) || !requireNamespace("progressr", quietly = TRUE))
+    return(lapply(X, FUN))
+  p <- progressr::progressor(steps = length(X), label = label)
+  lapply(X, function(x) {
+    r <- FUN(x)
+    p()
+    r
+  })
+}

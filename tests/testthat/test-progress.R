@@ -57,3 +57,15 @@ test_that("did_sdid bootstrap (one cohort) reports progress, same numbers", {
   expect_gt(a$n, 5L); expect_identical(b$n, 0L)
   expect_identical(a$value$replicates, b$value$replicates)
 })
+
+test_that("honest_did reports one progress step per M value, same intervals", {
+  skip_if_not_installed("progressr")
+  d <- sim_panel()
+  e <- did_event(d, "y", "id", "year", "first_treat")
+  a <- progress_count(honest_did(e, type = "SD", M = c(0, 0.02, 0.05), breakdown = FALSE))
+  op <- options(diffdiff.progress = FALSE)
+  b <- progress_count(honest_did(e, type = "SD", M = c(0, 0.02, 0.05), breakdown = FALSE))
+  options(op)
+  expect_gte(a$n, 3L); expect_identical(b$n, 0L)
+  expect_identical(a$value$results, b$value$results)
+})
