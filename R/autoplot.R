@@ -164,23 +164,24 @@ autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
 autoplot.did_sdid <- function(object, cohort = NULL, ...) {
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
-  # the curves plot.did_sdid() draws (it returns them), drawn off screen
-  grDevices::pdf(NULL)
-  tr <- tryCatch(plot(object, cohort = cohort, legend = FALSE), finally = grDevices::dev.off())
-  f <- dd_sdid_part(object, if (is.null(cohort) && length(object$fits) > 1L) object$cohorts[1] else cohort)
+  # the curves plot.did_sdid() draws
+  pp <- dd_sdid_plot_part(object, cohort)
+  f <- pp$f
+  tr <- dd_sdid_curves(f, pp$Y)
   long <- rbind(data.frame(period = tr$period, value = tr$treated, curve = "treated"),
                 data.frame(period = tr$period, value = tr$synthetic, curve = "synthetic control"))
   long$curve <- factor(long$curve, levels = c("treated", "synthetic control"))
   rng <- range(long$value); base <- rng[1] - 0.15 * diff(rng)
   la <- f$lambda
   w <- data.frame(period = tr$period[seq_along(la)], h = if (any(la > 0)) 0.12 * diff(rng) * la / max(la) else 0)
-  coh <- if (length(object$fits) > 1L) sprintf(" (cohort %s)", format(cohort %||% object$cohorts[1])) else ""
+  coh <- pp$label
   gg$ggplot(long, gg$aes(x = .data$period, y = .data$value)) +
     gg$geom_rect(data = w, gg$aes(xmin = .data$period - 0.4, xmax = .data$period + 0.4, ymin = base,
                                   ymax = base + .data$h), inherit.aes = FALSE, fill = "grey80") +
     gg$geom_vline(xintercept = mean(tr$period[length(la) + 0:1]), colour = "grey60") +
     gg$geom_line(gg$aes(linetype = .data$curve), linewidth = 0.9) +
     gg$scale_linetype_manual(values = c(1, 2), name = NULL) +
+    gg$scale_x_continuous(breaks = function(l) unique(round(pretty(l)))) +
     gg$labs(x = object$tname %||% "period", y = object$yname,
             title = paste0("Treated units and synthetic control", coh),
             caption = "Grey bars: the time weights (lambda) of the pre-period") +

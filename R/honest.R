@@ -592,7 +592,7 @@ as.data.frame.honest_did <- function(x, ...) {
 #'   labelled dotted line).
 #' @param main,xlab,ylab Plot titles.
 #' @param legend Draw the legend (default `TRUE`).
-#' @param legend_pos Where: a keyword of [graphics::legend()] (default
+#' @param legend_pos Where: `"auto"` (the emptiest corner) or a keyword of [graphics::legend()] (default
 #'   `"topleft"`).
 #' @param ... Passed to [graphics::plot()].
 #' @export
@@ -627,7 +627,11 @@ plot.honest_did <- function(x, main = NULL, xlab = NULL, ylab = "Robust confiden
     graphics::text(x$breakdown, yl[2], sprintf(" breakdown %s = %.3g", lab, x$breakdown), adj = c(0, 1), cex = 0.8)
   }
   if (legend)
-    graphics::legend(legend_pos, legend = c("Original", "Robust"), col = c("firebrick", "steelblue"),
+    # (points along each interval, for the automatic corner)
+    graphics::legend(dd_legend_pos(legend_pos, rep(c(xo, Mv[ok]), each = 5),
+                                   unlist(Map(seq, c(x$original[1], r$lb[ok]), c(x$original[2], r$ub[ok]),
+                                              length.out = 5)), c(xo, max(Mv)), yl),
+                     legend = c("Original", "Robust"), col = c("firebrick", "steelblue"),
                      lwd = 2, bty = "n", cex = 0.85)
   invisible(x)
 }

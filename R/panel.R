@@ -220,9 +220,9 @@ dd_check_unique_codes <- function(idc, tc, id, t) {
 # period means treated before the data start (always treated); any other
 # value must be a period of `tname`; negative values are an error.
 # g: first treated period per row (or entity); periods: the periods of the
-# data; unit: optional codes per element of g, to count units in the message.
-# Returns the logical vector `never`.
-dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, unit = NULL) {
+# data (one value per unit, so the message counts units). Returns the logical
+# vector `never`.
+dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
   never <- is.na(g) | g == 0 | g == Inf
   neg <- which(!never & g < 0)
   if (length(neg))
@@ -237,8 +237,8 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, unit = N
             paste0(paste(format(utils::head(periods, 12), trim = TRUE), collapse = ", "),
                    if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""))
   if (any(late)) {
-    k <- if (is.null(unit)) sum(late) else length(unique(unit[late]))
-    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.", k))
+    message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.",
+                    sum(late)))
     never <- never | late
   }
   never

@@ -178,6 +178,32 @@ print.summary.did_sdid <- function(x, ...) {
   invisible(x)
 }
 
+# The curves of the trajectory plots (plot and autoplot of did_sdid): the
+# treated units' average and the synthetic control, shifted to match the
+# treated units over the lambda-weighted pre-period. f: dd_sdid_part();
+# Y: its outcomes net of the covariates' effect.
+dd_sdid_curves <- function(f, Y) {
+  N0 <- f$N0; T0 <- f$T0
+  per <- suppressWarnings(as.numeric(colnames(Y)))
+  if (anyNA(per)) per <- seq_len(ncol(Y))
+  tr <- colMeans(Y[(N0 + 1):nrow(Y), , drop = FALSE])
+  sc <- colSums(f$omega * Y[seq_len(N0), , drop = FALSE])
+  la <- f$lambda
+  if (sum(la) > 0) sc <- sc + sum(la * (tr[seq_len(T0)] - sc[seq_len(T0)]))
+  data.frame(period = per, treated = tr, synthetic = sc, row.names = NULL)
+}
+
+# the did_sdid part of a cohort (NULL: the only one, or the first cohort)
+# and its outcomes net of the covariates' effect
+dd_sdid_plot_part <- function(x, cohort) {
+  if (is.null(cohort) && length(x$fits) > 1L) cohort <- x$cohorts[1]
+  f <- dd_sdid_part(x, cohort)
+  Y <- f$Y
+  if (!is.null(f$X) && length(f$beta)) for (k in seq_along(f$beta)) Y <- Y - f$beta[k] * f$X[, , k]
+  list(f = f, Y = Y, cohort = cohort,
+       label = if (length(x$fits) > 1L) sprintf(" (cohort %s)", format(cohort)) else "")
+}
+
 #' @rdname did_sdid
 #' @param x A `did_sdid` fit.
 #' @param type `"trajectory"`: the treated average and the synthetic control
@@ -197,11 +223,8 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
   legend <- dd_check_flag(legend, "legend")
   dd_legend_pos(legend_pos, 0, 0, c(0, 1), c(0, 1))      # checks the value
   # staggered fits: every title names the cohort shown
-  coh <- if (length(x$fits) > 1L) sprintf(" (cohort %s)", format(cohort %||% x$cohorts[1])) else ""
-  if (is.null(cohort) && length(x$fits) > 1L) cohort <- x$cohorts[1]
-  f <- dd_sdid_part(x, cohort)
-  Y <- f$Y; N0 <- f$N0; T0 <- f$T0; T <- ncol(Y)
-  if (!is.null(f$X) && length(f$beta)) for (k in seq_along(f$beta)) Y <- Y - f$beta[k] * f$X[, , k]
+  pp <- dd_sdid_plot_part(x, cohort)
+  f <- pp$f; Y <- pp$Y; cohort <- pp$cohort; coh <- pp$label; T0 <- f$T0
   if (type == "weights") {
     w <- sdid_weights(x, cohort)$omega
     w <- utils::head(w[w$weight > 0, , drop = FALSE], dd_check_count(n_units, "n_units", min = 1))
@@ -211,13 +234,8 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
                       border = NA, xlab = "unit weight (omega)", main = paste0("Synthetic DiD unit weights", coh), ...)
     return(invisible(w))
   }
-  per <- suppressWarnings(as.numeric(colnames(Y)))
-  if (anyNA(per)) per <- seq_len(T)
-  tr <- colMeans(Y[(N0 + 1):nrow(Y), , drop = FALSE])
-  sc <- colSums(f$omega * Y[seq_len(N0), , drop = FALSE])
-  la <- f$lambda
-  # synthetic control shifted to match the treated units over the lambda-weighted pre-period
-  if (sum(la) > 0) sc <- sc + sum(la * (tr[seq_len(T0)] - sc[seq_len(T0)]))
+  cv <- dd_sdid_curves(f, Y)
+  per <- cv$period; tr <- cv$treated; sc <- cv$synthetic; la <- f$lambda
   rng <- range(c(tr, sc))
   base <- rng[1] - 0.15 * diff(rng)
   op <- graphics::par(las = 1); on.exit(graphics::par(op))
@@ -233,5 +251,5 @@ plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n
     graphics::legend(dd_legend_pos(legend_pos, c(per, per, per[seq_len(T0)]), c(tr, sc, rep(base, T0)),
                                    range(per), c(base, rng[2])), c("treated", "synthetic control", "time weights"), lty = c(1, 2, NA),
                      lwd = c(2, 2, NA), pch = c(NA, NA, 15), col = c("black", "grey35", "grey80"), bty = "n")
-  invisible(data.frame(period = per, treated = tr, synthetic = sc))
+  invisible(cv)
 }
