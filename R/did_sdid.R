@@ -269,13 +269,22 @@ dd_sdid_se <- function(fit, se, nboot) {
                       if (N1 < 2L) "one treated unit" else "a single control with positive weight"), call. = FALSE)
       return(list(se = NA_real_, estimates = NULL))
     }
-    est <- .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X, fit$opts, fit$lambda,
-                 fit$omega, 3L, NULL, NULL, NULL)
+    est <- dd_sdid_jackknife(fit, N0)
     n <- length(est)
     return(list(se = sqrt(((n - 1) / n) * (n - 1) * stats::var(est)), estimates = est))
   }
   B <- length(est)
   list(se = sqrt((B - 1) / B) * stats::sd(est), estimates = est)
+}
+
+# The jackknife's leave-one-unit-out estimates (fixed weights). Without
+# covariates they have closed forms (one call); with covariates each
+# re-solves beta, in batches with progress.
+dd_sdid_jackknife <- function(f, N0, what = "") {
+  one <- function(units) .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
+                               unname(f$lambda), unname(f$omega), 3L, units, NULL, NULL)
+  if (is.null(f$X)) return(one(NULL))
+  dd_progress_batches(nrow(f$Y), function(b) one(as.integer(b)), paste0("synthetic DiD jackknife", what))
 }
 
 # Staggered adoption: one SDiD per cohort against the never-treated units,
@@ -349,8 +358,7 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
       f <- fits[[g]]
       if (sum(f$omega != 0) == 1L) dd_stop("the jackknife is undefined for cohort %s: a single control has positive weight; use se = \"placebo\".",
                                            format(pan$cohorts[g]))
-      suppressWarnings(.Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
-                             unname(f$lambda), unname(f$omega), 3L, NULL, NULL, NULL))
+      suppressWarnings(dd_sdid_jackknife(f, N0, sprintf(", cohort %s", format(pan$cohorts[g]))))
     })
     R <- matrix(NA_real_, N, G)
     for (i in seq_len(N)) for (g in seq_len(G)) {

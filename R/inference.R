@@ -157,10 +157,13 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
     nested <- !is.null(cl) && all(vapply(reg$fe_codes, dd_nested, logical(1), cl = codes))
     if (!nested) fe_codes <- fe$codes
   }
-  out <- .Call(C_wild_boot, as.double(z), as.double(a), Xd, reg$bread, w,
-               as.integer(codes), as.integer(G), fe_codes, if (is.null(fe)) NULL else fe$nlev,
-               c(reg$opts$fe_tol, reg$opts$fe_maxit), as.integer(nboot),
-               dd_boot_types[[boot_weights]])
+  z <- as.double(z); a <- as.double(a); codes <- as.integer(codes)
+  seed <- dd_boot_seed()
+  out <- dd_progress_batches(nboot, function(b) .Call(C_wild_boot, z, a, Xd, reg$bread, w, codes, as.integer(G),
+                                                      fe_codes, if (is.null(fe)) NULL else fe$nlev,
+                                                      c(reg$opts$fe_tol, reg$opts$fe_maxit), length(b),
+                                                      dd_boot_types[[boot_weights]], seed, dd_batch_first(b)),
+                             sprintf("wild bootstrap: %s", term), combine = dd_rbind_batches)
   if (attr(out, "not_converged") > 0L)
     warning(sprintf("fixed-effect absorption did not converge in %d bootstrap replicate(s).",
                     attr(out, "not_converged")), call. = FALSE)

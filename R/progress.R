@@ -2,23 +2,54 @@
 # user asks for it (progressr::with_progress(), or
 # progressr::handlers(global = TRUE)).
 #
-# dd_progress_batches(n, fun, label): fun(b) computes the tasks b (an integer
-# vector of task numbers) and returns one value per task. The tasks run in
-# at most 20 batches with a progress update after each. A task's result does
-# not depend on the batching (tasks are independent and their draws are made
-# before), so the numbers are the same with or without progress; the option
-# diffdiff.progress = FALSE runs one batch (no progress).
-dd_progress_batches <- function(n, fun, label) {
+# dd_progress_batches(n, fun, label, combine): fun(b) computes the tasks b
+# (consecutive task numbers) and returns their values (a vector, or a matrix
+# or list of matrices with one row per task: pass combine = dd_rbind_batches).
+# The tasks run in 20 batches with a progress update after each, but only
+# when the first batch suggests the loop will take at least
+# getOption("diffdiff.progress_after", 1) seconds; otherwise the rest runs
+# in one more call, silently. A task's result does not depend on the
+# batching (tasks are independent and their random draws are fixed before:
+# the SDiD resamples are drawn in R, the multiplier and wild bootstraps take
+# one seed and their first replicate), so the numbers are the same with or
+# without progress; the option diffdiff.progress = FALSE runs one batch.
+dd_progress_batches <- function(n, fun, label, combine = function(r) unlist(r, use.names = FALSE)) {
   if (n < 40L || isFALSE(getOption("diffdiff.progress")) || !requireNamespace("progressr", quietly = TRUE))
     return(fun(seq_len(n)))
   batches <- split(seq_len(n), ceiling(seq_len(n) * 20 / n))
+  t0 <- proc.time()[["elapsed"]]
+  first <- fun(batches[[1]])
+  after <- getOption("diffdiff.progress_after", 1)
+  if ((proc.time()[["elapsed"]] - t0) * length(batches) < after)
+    return(combine(list(first, fun(unlist(batches[-1], use.names = FALSE)))))
   p <- progressr::progressor(steps = n, label = label)
-  unlist(lapply(batches, function(b) {
+  p(amount = length(batches[[1]]))
+  combine(c(list(first), lapply(batches[-1], function(b) {
     r <- fun(b)
     p(amount = length(b))
     r
-  }), use.names = FALSE)
+  })))
 }
+
+# batches of matrices (or of lists of matrices, element by element) stacked
+# by rows; the numeric attribute "not_converged" (a count) is summed
+dd_rbind_batches <- function(r) {
+  if (length(r) == 1L) return(r[[1]])
+  nc <- sum(vapply(r, function(x) as.numeric(attr(x, "not_converged") %||% 0), numeric(1)))
+  out <- if (is.list(r[[1]])) {
+    stats::setNames(lapply(seq_along(r[[1]]), function(k) do.call(rbind, lapply(r, `[[`, k))), names(r[[1]]))
+  } else do.call(rbind, r)
+  if (!is.null(attr(r[[1]], "not_converged"))) attr(out, "not_converged") <- as.integer(nc)
+  out
+}
+
+# The seed of a C bootstrap (rng.c, dd_seed_arg): two whole numbers in
+# [0, 2^32) from R's generator, the very draws the C code makes itself when
+# it is given no seed; drawn once for all the batches of one bootstrap.
+dd_boot_seed <- function() floor(stats::runif(2L) * 4294967296)
+
+# the 0-based first replicate of a batch of replicate numbers
+dd_batch_first <- function(b) if (length(b)) b[[1]] - 1L else 0L
 
 # lapply() with a progress update after each element (deterministic work,
 # e.g. honest_did()'s interval at each M): the same results with or without

@@ -160,10 +160,6 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
       message("diffdiff: the wild bootstrap uses heteroskedasticity-robust t statistics, whatever `vcov`.")
     tab$boot.p.value <- tab$boot.conf.low <- tab$boot.conf.high <- NA_real_
     bterms <- intersect(main_terms, tab$term)
-    # progress through progressr when installed: silent unless the user asks
-    # (progressr::handlers() / with_progress())
-    tick <- if (requireNamespace("progressr", quietly = TRUE))
-      progressr::progressor(steps = length(bterms)) else function(...) NULL
     # multipliers drawn per cluster in sorted order of the cluster values (per
     # row in the order of boot_key without clusters): the same seed gives the
     # same numbers for any order of the rows
@@ -176,7 +172,6 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
     }
     if (!is.null(bcl)) dd_warn_same_weight(attr(bcl, "nlev"), boot_weights, alpha)
     for (term in bterms) {
-      tick(sprintf("wild bootstrap: %s", term))
       wb <- dd_wild(reg, term, bcl, nboot, boot_weights, alpha, obs_codes = okey)
       i <- match(term, tab$term)
       tab$boot.p.value[i] <- wb$p.value

@@ -206,7 +206,9 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
       # all replicates' X'W_rX and X'W_r y from two products with the weights
       Xd <- reg$Xd
       ij <- which(upper.tri(diag(p), diag = TRUE), arr.ind = TRUE)
-      GB <- .Call(C_svy_rep_crossprod, Wr, cbind(Xd[, ij[, 1], drop = FALSE] * Xd[, ij[, 2], drop = FALSE], Xd * y))
+      M <- cbind(Xd[, ij[, 1], drop = FALSE] * Xd[, ij[, 2], drop = FALSE], Xd * y)
+      GB <- dd_progress_batches(ncol(Wr), function(b) .Call(C_svy_rep_crossprod, Wr[, b, drop = FALSE], M),
+                                "replicate weights", combine = dd_rbind_batches)
       G <- GB[, seq_len(nrow(ij)), drop = FALSE]
       Bv <- GB[, nrow(ij) + seq_len(p), drop = FALSE]
       function(r) {
@@ -220,7 +222,10 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
       fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
       fr$coef[keep]
     }
-    thetas <- t(vapply(seq_len(ncol(Wr)), refit, numeric(p)))
+    # (with fixed effects each refit is a full regression: progress per refit)
+    th <- if (!length(fe)) lapply(seq_len(ncol(Wr)), refit)
+          else dd_progress_lapply(seq_len(ncol(Wr)), refit, "replicate refits")
+    thetas <- t(vapply(th, identity, numeric(p)))
     thetas <- matrix(thetas, ncol(Wr), p)
     bad <- rowSums(is.na(thetas)) > 0
     if (any(bad)) {

@@ -74,6 +74,19 @@
 #'   cluster variable \tab `cluster` \tab `clustervars` ([did_cs()]) \cr
 #' }
 #'
+#' @section Progress:
+#' Loops that can run long report progress through the progressr package
+#' (in Suggests): the synthetic DiD placebo, bootstrap and jackknife
+#' replications, the multiplier bootstrap (and the bootstrap-t of uniform
+#' bands), the wild cluster bootstrap, replicate-weight refits and
+#' [honest_did()]'s grid of `M` values. Nothing is shown unless asked for,
+#' with `progressr::with_progress(...)` or `progressr::handlers(global =
+#' TRUE)`. A loop reports only when its first twentieth suggests it will
+#' take at least `getOption("diffdiff.progress_after", 1)` seconds, and
+#' `options(diffdiff.progress = FALSE)` turns reporting off. The numbers are
+#' the same bit for bit either way: the replications run in batches whose
+#' random draws are fixed beforehand.
+#'
 #' @keywords internal
 #' @useDynLib diffdiff, .registration = TRUE, .fixes = "C_"
 #' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate

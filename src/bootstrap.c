@@ -15,13 +15,16 @@
  * M_D is applied by re-absorbing the fixed effects (demean.c), unless every FE dimension
  * is nested in the clusters, where v u is already orthogonal to D.
  * Replicates run in parallel; each is computed by one thread from its own
- * random stream, so the output does not depend on the thread count. */
+ * random stream, so the output does not depend on the thread count. With
+ * seed (two numbers, see dd_seed_arg) and first, the call computes replicates
+ * first, ..., first + B - 1 of that seed: a bootstrap run in batches gives
+ * the same replicates as one call. */
 #include "diffdiff.h"
 #include <math.h>
 #include <string.h>
 
 SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP G_,
-                 SEXP fe_, SEXP nlev_, SEXP feopt_, SEXP B_, SEXP type_) {
+                 SEXP fe_, SEXP nlev_, SEXP feopt_, SEXP B_, SEXP type_, SEXP seed_, SEXP first_) {
   const char *fn = "C_wild_boot";
   dd_chk_mat(X_, REALSXP, -1, -1, 0, fn, "X");
   const int n = nrows(X_), k = ncols(X_);
@@ -31,6 +34,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   dd_chk_vec(w_, REALSXP, n, 1, fn, "w");
   const int G = dd_chk_int(G_, 1, n > 0 ? n : 1, fn, "G"), B = dd_chk_int(B_, 0, DD_INT_MAX, fn, "B");
   const int type = dd_chk_int(type_, 1, 3, fn, "type");
+  const int first = dd_chk_int(first_, 0, DD_INT_MAX - B, fn, "first");
   dd_chk_codes(cl_, n, G, fn, "cl");
   if (!isNull(fe_)) dd_fe_check(fe_, nlev_, n, fn);
   dd_chk_vec(feopt_, REALSXP, 2, 0, fn, "feopt");
@@ -57,9 +61,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
   const int nth = dd_nthreads(B, (double) B * n * (demean ? 8 : 1));
   double *scratch = (double *) R_alloc(per * nth, sizeof(double));
 
-  GetRNGstate();
-  uint64_t seed = dd_seed_from_R();
-  PutRNGstate();
+  const uint64_t seed = dd_seed_arg(seed_, fn);
 
   SEXP out = PROTECT(allocMatrix(REALSXP, B, 5));
   double *O = REAL(out);
@@ -80,7 +82,7 @@ SEXP C_wild_boot(SEXP z_, SEXP a_, SEXP X_, SEXP bread_, SEXP w_, SEXP cl_, SEXP
     double *v = s + 4 * (size_t) n, *sa = v + G, *sz = sa + G;
     double *ta = sz + G, *tz = ta + k, *fs = tz + k;
     dd_rng g;
-    dd_rng_init(&g, seed, (uint64_t) b);
+    dd_rng_init(&g, seed, (uint64_t) first + (uint64_t) b);
     dd_boot_weights(&g, type, v, G);
     double na = 0.0, nz = 0.0;
     for (int i = 0; i < n; i++) {

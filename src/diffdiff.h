@@ -67,6 +67,7 @@ void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream);
 uint64_t dd_rng_next(dd_rng *g);
 double dd_rng_unif(dd_rng *g);
 uint64_t dd_seed_from_R(void);
+uint64_t dd_seed_arg(SEXP seed_, const char *fn);
 void dd_boot_weights(dd_rng *g, int type, double *v, int G);
 typedef struct { dd_rng g; uint64_t bits; int type; long pos; } dd_wstream;
 void dd_wstream_init(dd_wstream *s, uint64_t seed, uint64_t stream, int type);
@@ -86,7 +87,7 @@ SEXP C_ifs_combine(SEXP s, SEXP A);
 SEXP C_ifs_comb_cross(SEXP s, SEXP A, SEXP diag);
 SEXP C_ifs_rowsum(SEXP s, SEXP cl, SEXP G);
 SEXP C_ifs_dense(SEXP s);
-SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type, SEXP grp, SEXP H);
+SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type, SEXP grp, SEXP H, SEXP seed, SEXP first);
 SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 
 /* survey.c */
@@ -151,7 +152,7 @@ SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM)
 
 /* bootstrap.c */
 SEXP C_wild_boot(SEXP z, SEXP a, SEXP X, SEXP bread, SEXP w, SEXP cl, SEXP G,
-                 SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type);
+                 SEXP fe, SEXP nlev, SEXP feopt, SEXP B, SEXP type, SEXP seed, SEXP first);
 
 /* honest.c: Rambachan-Roth sensitivity (LP, box QP, critical values) */
 SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP flci_g, SEXP skip,

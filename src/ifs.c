@@ -420,13 +420,16 @@ static inline void boot_weights_at(const dd_rng *g0, int nb, int type, uint64_t 
  * the squared standard error (times N^2) that replicate b would report: the
  * studentisation of the wild bootstrap-t. The multipliers are the same as
  * without groups; the draws differ from them by rounding only (the group
- * sums are added up at the end). */
-SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
+ * sums are added up at the end). With seed (two numbers, see dd_seed_arg)
+ * and first, the rows are replicates first, ..., first + B - 1 of that seed:
+ * batches of calls reproduce one call. */
+SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_, SEXP seed_, SEXP first_) {
   dd_ifs f;
   ifs_get(s, &f);
   int *map = ifs_selmap(&f, sel_);
   const int m = LENGTH(sel_), B = dd_chk_int(B_, 0, DD_INT_MAX, "C_ifs_boot", "B");
   const int type = dd_chk_int(type_, 1, 3, "C_ifs_boot", "type");
+  const int first = dd_chk_int(first_, 0, DD_INT_MAX - B, "C_ifs_boot", "first");
   if ((double) B * m > 2e9) error("internal error in C_ifs_boot: `B` x columns too large; please report");
   const int grouped = !isNull(grp_);
   int H = 1;
@@ -472,9 +475,7 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
   uint64_t *bitsall = (uint64_t *) R_alloc((size_t) BOOT_NB * nth, sizeof(uint64_t));
   int *ppall = (int *) R_alloc((size_t) maxq * nth, sizeof(int));
   const double **xsall = (const double **) R_alloc((size_t) maxq * nth, sizeof(double *));
-  GetRNGstate();
-  uint64_t seed = dd_seed_from_R();
-  PutRNGstate();
+  const uint64_t seed = dd_seed_arg(seed_, "C_ifs_boot");
   SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
   SEXP ssout = PROTECT(grouped ? allocMatrix(REALSXP, B, m) : allocVector(REALSXP, 0));
   double *O = REAL(out), *SS = REAL(ssout);
@@ -498,7 +499,7 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_) {
     const int b0 = task * BOOT_NB, nb = (b0 + BOOT_NB <= B) ? BOOT_NB : B - b0;
     dd_rng *g0 = g0all + (size_t) BOOT_NB * tid;
     long word = -1;
-    for (int b = 0; b < nb; b++) { dd_wstream_init(ws + b, seed, (uint64_t) (b0 + b), type); g0[b] = ws[b].g; }
+    for (int b = 0; b < nb; b++) { dd_wstream_init(ws + b, seed, (uint64_t) first + (uint64_t) (b0 + b), type); g0[b] = ws[b].g; }
     memset(acc, 0, sizeof(double) * (per - 8 * BOOT_NB));
     for (int blk = 0; blk < f.nb; blk++) {
       const int r0 = f.start[blk], nr = f.start[blk + 1] - r0;

@@ -26,6 +26,26 @@ uint64_t dd_seed_from_R(void) {
   return (hi << 32) ^ lo;
 }
 
+/* The bootstrap seed: drawn from R's RNG as dd_seed_from_R() when seed_ is
+ * NULL, otherwise given as c(hi, lo), two whole numbers in [0, 2^32) (what R
+ * computes as floor(runif(2) * 2^32): the same seed, so a bootstrap run in
+ * batches -- each call given the seed and its first replicate -- reproduces
+ * one call replicate for replicate). */
+uint64_t dd_seed_arg(SEXP seed_, const char *fn) {
+  if (isNull(seed_)) {
+    GetRNGstate();
+    uint64_t s = dd_seed_from_R();
+    PutRNGstate();
+    return s;
+  }
+  if (TYPEOF(seed_) != REALSXP || XLENGTH(seed_) != 2) error("internal error in %s: `seed` must be NULL or two numbers; please report", fn);
+  const double *v = REAL(seed_);
+  for (int i = 0; i < 2; i++)
+    if (ISNAN(v[i]) || v[i] != floor(v[i]) || v[i] < 0 || v[i] >= 4294967296.0)
+      error("internal error in %s: `seed` must hold whole numbers in [0, 2^32); please report", fn);
+  return ((uint64_t) v[0] << 32) ^ (uint64_t) v[1];
+}
+
 /* Bootstrap weights with mean 0 and variance 1.
  * type 1 Rademacher: +-1 with probability 1/2;
  * type 2 Mammen: -(sqrt5-1)/2 w.p. (sqrt5+1)/(2 sqrt5), else (sqrt5+1)/2;

@@ -592,9 +592,10 @@ SEXP C_sdid_fit(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda0_,
  * are placebo-treated; weights re-solved from the fitted ones (omega
  * renormalised on the kept controls). type 2 bootstrap: each column of idx
  * (N x B) is a sorted resample of all units; controls are those <= N0.
- * type 3 jackknife (idx unused): unit i left out, weights fixed at the fitted
- * ones (omega renormalised), re-solved only for beta with covariates.
- * Returns the B (or N) estimates. */
+ * type 3 jackknife: unit i left out, weights fixed at the fitted ones (omega
+ * renormalised), re-solved only for beta with covariates; for every unit
+ * (idx NULL) or for the units in idx (an integer vector, 1-based), so that
+ * the jackknife can run in batches. Returns the B (or N) estimates. */
 SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_, SEXP omega_,
                  SEXP type_, SEXP idx_, SEXP lens_, SEXP n0s_) {
   const char *fn = "C_sdid_reps";
@@ -604,6 +605,12 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     dd_chk_vec(lambda_, REALSXP, asInteger(T0_), 0, fn, "lambda");
     dd_chk_vec(omega_, REALSXP, N0c, 0, fn, "omega");
     if (tp == 1 && N0c - (N_ - N0c) < 1) error("internal error in %s: placebo needs more controls than treated; please report", fn);
+    if (tp == 3 && !isNull(idx_)) {
+      dd_chk_type(idx_, INTSXP, 0, fn, "idx");
+      const int *ix = INTEGER(idx_);
+      for (R_xlen_t b = 0; b < XLENGTH(idx_); b++)
+        if (ix[b] < 1 || ix[b] > N_) error("internal error in %s: `idx` out of range; please report", fn);
+    }
     if (tp != 3) {
       dd_chk_mat(idx_, INTSXP, -1, -1, 0, fn, "idx");
       const int nr = nrows(idx_), nb = ncols(idx_), *ix = INTEGER(idx_);
@@ -634,11 +641,13 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   /* type 4: column b of idx (padded) lists lens[b] rows, the first n0s[b]
    * of them controls */
   const int len = type == 1 ? N0 : (type == 2 ? N : (type == 3 ? N - 1 : nrows(idx_)));
-  const int B = type == 3 ? N : ncols(idx_);
+  const int B = type == 3 ? (isNull(idx_) ? N : LENGTH(idx_)) : ncols(idx_);
   if (type != 3 && nrows(idx_) != len) error("internal error in sdid.c: replication indices; please report");
   if (type == 4 && (LENGTH(lens_) != B || LENGTH(n0s_) != B)) error("internal error in sdid.c: replication sizes; please report");
   const int *lens = type == 4 ? INTEGER(lens_) : NULL, *n0s = type == 4 ? INTEGER(n0s_) : NULL;
-  const int *idx = type == 3 ? NULL : INTEGER(idx_);
+  const int *idx = isNull(idx_) ? NULL : INTEGER(idx_);
+  /* type 3: the unit left out by replicate b (0-based) */
+#define JK_UNIT(b) (idx ? idx[b] - 1 : (b))
   SEXP out = PROTECT(allocVector(REALSXP, B));
   double *est = REAL(out);
   /* jackknife without covariates: fixed weights give closed forms */
@@ -653,17 +662,18 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
     long double S = 0.0, Ct = 0.0, W = 0.0;
     for (int i = 0; i < N0; i++) { S += om[i] * c[i]; W += om[i]; }
     for (int i = N0; i < N; i++) Ct += c[i];
-    for (int i = 0; i < N; i++) {
+    for (int b = 0; b < B; b++) {
+      const int i = JK_UNIT(b);
       if (i < N0) {
         const long double w = W - om[i];
-        est[i] = (double) (Ct / N1 - (w != 0.0 ? (S - om[i] * c[i]) / w : 0.0));
+        est[b] = (double) (Ct / N1 - (w != 0.0 ? (S - om[i] * c[i]) / w : 0.0));
         if (w == 0.0) {        /* sum_normalize of zeros: uniform over the other controls */
           long double u = 0.0;
           for (int j = 0; j < N0; j++) if (j != i) u += c[j];
-          est[i] = (double) (Ct / N1 - u / (N0 - 1));
+          est[b] = (double) (Ct / N1 - u / (N0 - 1));
         }
       } else {
-        est[i] = (double) ((Ct - c[i]) / (N1 - 1) - S / W);
+        est[b] = (double) ((Ct - c[i]) / (N1 - 1) - S / W);
       }
     }
     UNPROTECT(1);
@@ -696,7 +706,8 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
       for (int i = 0; i < n; i++) { rows[i] = idx[i + (R_xlen_t) b * len] - 1; n0 += rows[i] < N0; }
     } else if (type == 3) {
       n = N - 1; n0 = 0;
-      for (int i = 0, q = 0; i < N; i++) if (i != b) { rows[q++] = i; n0 += i < N0; }
+      const int left = JK_UNIT(b);
+      for (int i = 0, q = 0; i < N; i++) if (i != left) { rows[q++] = i; n0 += i < N0; }
     } else {
       n = lens[b]; n0 = n0s[b];
       for (int i = 0; i < n; i++) rows[i] = idx[i + (R_xlen_t) b * len] - 1;
@@ -722,4 +733,5 @@ SEXP C_sdid_reps(SEXP Y_, SEXP N0_, SEXP T0_, SEXP X_, SEXP opts_, SEXP lambda_,
   if (short_work) error("internal error in sdid.c: replicate workspace too small; please report");
   UNPROTECT(1);
   return out;
+#undef JK_UNIT
 }
