@@ -37,4 +37,16 @@ if (length(need)) {
   if (length(still)) stop("install-deps: could not install ", paste(still, collapse = " "))
 }
 ' "$CRAN_PKGS"
+# modelsummary's default output (tinytable) needs knitr >= 1.43 (it calls
+# knitr's record_print); Debian bookworm ships 1.42. Newer knitr needs a
+# newer xfun, so the four are updated together from the configured
+# repositories.
+Rscript --no-save --no-restore --no-init-file --no-environ -e '
+if (utils::packageVersion("knitr") < "1.43") {
+  message("install-deps: CRAN install knitr xfun evaluate highr (knitr ", utils::packageVersion("knitr"), " < 1.43)")
+  install.packages(c("knitr", "xfun", "evaluate", "highr"), lib = .libPaths()[1], repos = getOption("repos"),
+                   Ncpus = 2L, quiet = TRUE)
+  if (utils::packageVersion("knitr", lib.loc = .libPaths()[1]) < "1.43") stop("install-deps: could not update knitr")
+}
+'
 echo "install-deps: all dependencies present"

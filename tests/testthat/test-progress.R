@@ -22,6 +22,14 @@ with_and_without <- function(fit, seed = 1) {
   list(a = a, b = b)
 }
 
+# the never treated and the 2006 cohort of sim_panel(), with a 0/1 treatment
+one_cohort <- function() {
+  d <- sim_panel()
+  d <- d[d$first_treat %in% c(0, 2006), ]
+  d$d <- as.integer(d$first_treat > 0 & d$year >= d$first_treat)
+  d
+}
+
 test_that("did_sdid placebo replications report progress and give the same numbers without it", {
   skip_if_not_installed("progressr")
   p <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
@@ -45,9 +53,7 @@ test_that("staggered did_sdid bootstrap reports per cohort, same numbers", {
 
 test_that("did_sdid bootstrap (one cohort) reports progress, same numbers", {
   skip_if_not_installed("progressr")
-  d <- sim_panel()
-  d <- d[d$first_treat %in% c(0, 2006), ]
-  d$d <- as.integer(d$first_treat > 0 & d$year >= d$first_treat)
+  d <- one_cohort()
   r <- with_and_without(function() did_sdid(d, "y", "id", "year", "d", se = "bootstrap", nboot = 45), 5)
   expect_gt(r$a$n, 5L); expect_identical(r$b$n, 0L)
   expect_identical(r$a$value$replicates, r$b$value$replicates)
@@ -91,9 +97,7 @@ test_that("the wild cluster bootstrap reports progress per coefficient, same int
 
 test_that("the SDiD jackknife with covariates reports progress, same estimates", {
   skip_if_not_installed("progressr")
-  d <- sim_panel()
-  d <- d[d$first_treat %in% c(0, 2006), ]
-  d$d <- as.integer(d$first_treat > 0 & d$year >= d$first_treat)
+  d <- one_cohort()
   r <- with_and_without(function() did_sdid(d, "y", "id", "year", "d", se = "jackknife", xformla = ~ x1), 8)
   expect_gte(r$a$n, 20L); expect_identical(r$b$n, 0L)
   expect_identical(r$a$value$replicates, r$b$value$replicates)
@@ -116,9 +120,7 @@ test_that("replicate-weight refits with fixed effects report progress, same SEs"
 
 test_that("C_sdid_reps leaves out the listed units only (the jackknife's batches)", {
   ns <- asNamespace("diffdiff")
-  d <- sim_panel()
-  d <- d[d$first_treat %in% c(0, 2006), ]
-  d$d <- as.integer(d$first_treat > 0 & d$year >= d$first_treat)
+  d <- one_cohort()
   for (xf in list(NULL, ~ x1)) {
     f <- did_sdid(d, "y", "id", "year", "d", se = "none", xformla = xf)
     p <- f$fits[[1]]
