@@ -23,10 +23,10 @@ dd_progress_batches <- function(n, fun, label, combine = function(r) unlist(r, u
   if ((proc.time()[["elapsed"]] - t0) * length(batches) < after)
     return(combine(list(first, fun(unlist(batches[-1], use.names = FALSE)))))
   p <- progressr::progressor(steps = n, label = label)
-  p(amount = length(batches[[1]]))
+  p(message = label, amount = length(batches[[1]]))
   combine(c(list(first), lapply(batches[-1], function(b) {
     r <- fun(b)
-    p(amount = length(b))
+    p(message = label, amount = length(b))
     r
   })))
 }
@@ -60,7 +60,7 @@ dd_progress_lapply <- function(X, FUN, label) {
   p <- progressr::progressor(steps = length(X), label = label)
   lapply(X, function(x) {
     r <- FUN(x)
-    p()
+    p(message = label)
     r
   })
 }
