@@ -20,7 +20,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-mvtnorm r-cran-pkgbuild r-cran-callr
   r-cran-tibble r-cran-broom pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
-CRAN_PKGS="fixest did didimputation bacondecomp modelsummary"
+CRAN_PKGS="fixest did didimputation bacondecomp modelsummary TwoWayFEWeights"
 
 bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 
