@@ -63,12 +63,12 @@ twfe_weights <- function(data, yname, idname, tname, dname, type = c("feTR", "fe
   if (type == "fdTR" && !is.null(xformla))
     dd_stop("`xformla` is not available with type = \"fdTR\" (use \"feTR\", \"feS\" or \"fdS\").")
   p <- dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, unique_rows = FALSE)
-  if (type != "feTR" && anyDuplicated(cbind(p$idc, p$tc)))
+  cell <- dd_codes(p$idc * as.double(attr(p$tc, "nlev")) + p$tc)   # 0-based cell codes
+  if (type != "feTR" && attr(cell, "nlev") < length(cell))
     dd_stop("type = \"%s\" needs one row per group and period (`idname` = \"%s\", `tname` = \"%s\"); average the observations within cells first, or use type = \"feTR\".",
             type, idname, tname)
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   w <- if (is.null(p$w)) rep(1, length(p$y)) else p$w
-  cell <- p$idc * as.double(attr(p$tc, "nlev")) + p$tc
   # treatment and controls constant within cells: their unweighted cell means
   d <- dd_tw_cellmean(d, cell, "dname", dname)
   X <- p$X
@@ -87,17 +87,25 @@ twfe_weights <- function(data, yname, idname, tname, dname, type = c("feTR", "fe
   if (type == "feTR") {
     mean_d <- sum(P * d)
     denom <- sum(P * eps * d)
-    first <- !duplicated(cell)                 # one row per cell (cell totals of P)
-    Pc <- rowsum(P, cell, reorder = FALSE)[, 1]
-    W <- eps[first] * mean_d / denom
-    nat <- Pc * d[first] / mean_d
-    rows <- which(first)
+    if (attr(cell, "nlev") == length(cell)) {  # one row per cell
+      rows <- seq_along(cell); Pc <- P
+    } else {                                    # the cells' first rows and their totals of P
+      rows <- dd_first_rows(cell)
+      Pc <- rowsum(P, cell, reorder = TRUE)[, 1]
+    }
+    W <- eps[rows] * mean_d / denom
+    nat <- Pc * d[rows] / mean_d
   } else {                                      # feS: one row per cell
     o <- order(p$idc, p$tc)
     g <- p$idc[o]; tcode <- p$tc[o]
     ew <- (eps * w)[o]; wo <- w[o]
     # means of eps over the group's periods at or after t (weighted)
-    rcs <- function(v) rev(ave(rev(v), rev(g), FUN = cumsum))
+    last <- c(g[-1] != g[-length(g)], TRUE)    # the group's last row (rows sorted by group, period)
+    rcs <- function(v) {                        # sums over the group's rows at or after each row
+      cs <- cumsum(v)
+      tot <- cs[last][cumsum(c(TRUE, last[-length(last)]))]
+      tot - cs + v
+    }
     e_ge <- rcs(ew) / rcs(wo)
     prev <- c(FALSE, g[-1] == g[-length(g)] & tcode[-1] == tcode[-length(tcode)] + 1L)
     keep <- which(prev)
@@ -116,7 +124,9 @@ twfe_weights <- function(data, yname, idname, tname, dname, type = c("feTR", "fe
 # unweighted cell means of a cell-level variable that varies within cells
 # (with a message), as TwoWayFEWeights
 dd_tw_cellmean <- function(v, cell, arg, col) {
-  m <- ave(v, cell)
+  nc <- attr(cell, "nlev")
+  if (nc == length(v)) return(v)               # one observation per cell
+  m <- (rowsum(v, cell, reorder = TRUE)[, 1] / tabulate(cell + 1L, nc))[cell + 1L]
   if (any(abs(v - m) > 1e-12 * pmax(1, abs(m)))) {
     message(sprintf("diffdiff: `%s` = \"%s\" varies within some group-period cells; it is replaced by its cell mean (the decomposition applies to cell-level variables).",
                     arg, col))
@@ -219,13 +229,15 @@ dd_tw_result <- function(p, rows, W, nat, beta, type, call, nm) {
     Ws <- Ws[o2]; Pk <- Pk[o2]; Sk <- Sk[o2]; Tk <- Tk[o2]
     n <- length(Ws)
     v <- Tk + Sk^2 / (1 - Pk)                  # the last cell: Pk = 1 (up to rounding)
-    meas <- ifelse(v >= 0, abs(beta) / sqrt(pmax(v, 0)), NaN)
+    meas <- abs(beta) / sqrt(pmax(v, 0))
+    meas[!(v >= 0)] <- NaN
     ind <- as.numeric(Ws < -Sk / (1 - Pk))
     ind[1] <- 0
     ind <- pmax(ind, c(-1, ind[-n]))
     sigma2 <- meas[n - sum(ind) + 1L]
   }
-  cells <- data.frame(p$id[rows], p$tt[rows], weight = wt, W = W, nat_weight = nat)
+  cells <- data.frame(unname(p$id[rows]), unname(p$tt[rows]), weight = unname(wt), W = unname(W),
+                      nat_weight = unname(nat))
   names(cells)[1:2] <- nm[1:2]
   structure(list(weights = cells, beta = beta, sigma_fe = sigma, sigma_fe_sign = sigma2,
                  n_pos = length(pos), n_neg = length(neg), sum_pos = sum(pos), sum_neg = sum(neg),
