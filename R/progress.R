@@ -1,6 +1,8 @@
 # Progress of long loops through progressr (in Suggests): silent unless the
 # user asks for it (progressr::with_progress(), or
-# progressr::handlers(global = TRUE)).
+# progressr::handlers(global = TRUE)). Asking loads progressr, so a session
+# where it is not loaded cannot show progress: the loops then run in one
+# call, without loading it (that would cost every process ~0.1 s).
 #
 # dd_progress_batches(n, fun, label, combine): fun(b) computes the tasks b
 # (consecutive task numbers) and returns their values (a vector, or a matrix
@@ -14,7 +16,7 @@
 # one seed and their first replicate), so the numbers are the same with or
 # without progress; the option diffdiff.progress = FALSE runs one batch.
 dd_progress_batches <- function(n, fun, label, combine = function(r) unlist(r, use.names = FALSE)) {
-  if (n < 40L || isFALSE(getOption("diffdiff.progress")) || !requireNamespace("progressr", quietly = TRUE))
+  if (n < 40L || isFALSE(getOption("diffdiff.progress")) || !isNamespaceLoaded("progressr"))
     return(fun(seq_len(n)))
   batches <- split(seq_len(n), ceiling(seq_len(n) * 20 / n))
   t0 <- proc.time()[["elapsed"]]
@@ -55,7 +57,7 @@ dd_batch_first <- function(b) if (length(b)) b[[1]] - 1L else 0L
 # e.g. honest_did()'s interval at each M): the same results with or without
 # progress.
 dd_progress_lapply <- function(X, FUN, label) {
-  if (length(X) < 2L || isFALSE(getOption("diffdiff.progress")) || !requireNamespace("progressr", quietly = TRUE))
+  if (length(X) < 2L || isFALSE(getOption("diffdiff.progress")) || !isNamespaceLoaded("progressr"))
     return(lapply(X, FUN))
   p <- progressr::progressor(steps = length(X), label = label)
   lapply(X, function(x) {

@@ -5,6 +5,7 @@
 # progress counted whatever the loop's expected run time
 # (diffdiff.progress_after = 0), with progressr enabled
 progress_count <- function(expr) {
+  loadNamespace("progressr")                 # what asking for progress does
   op <- options(progressr.enable = TRUE, diffdiff.progress_after = 0); on.exit(options(op))
   n <- 0L
   val <- withCallingHandlers(expr, progression = function(c) n <<- n + 1L)
@@ -158,4 +159,18 @@ test_that("a loop expected to be short reports nothing and runs in two calls, sa
   expect_gte(long$n, 20L)
   expect_identical(short$calls, 1L) # the batch path ran (combining two calls), silently
   expect_identical(short$v$coeftable, long$v$coeftable)
+})
+
+test_that("without progressr loaded the loops run in one call and do not load it", {
+  skip_if_not_installed("callr")
+  lib <- dirname(find.package("diffdiff"))
+  r <- callr::r(function(lib) {
+    .libPaths(c(lib, .libPaths()))
+    suppressMessages(library(diffdiff))
+    d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+    options(diffdiff.progress_after = 0)
+    f <- did_cs(d, "y", "id", "year", "first_treat", nboot = 99)
+    isNamespaceLoaded("progressr")
+  }, args = list(lib = lib))
+  expect_false(r)
 })
