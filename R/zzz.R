@@ -21,8 +21,10 @@
 #'     (synthetic DiD, as synthdid; weights and diagnostics by
 #'     [sdid_weights()] and [sdid_diagnostics()]).}
 #'   \item{Diagnostics}{[bacon_decomp()] (Goodman-Bacon decomposition, as
-#'     bacondecomp), [honest_did()] (Rambachan and Roth sensitivity, as
-#'     HonestDiD) and [pretrends_power()] (Roth's pre-test power).}
+#'     bacondecomp), [twfe_weights()] (de Chaisemartin and D'Haultfoeuille's
+#'     weights of the TWFE coefficient, as TwoWayFEWeights), [honest_did()]
+#'     (Rambachan and Roth sensitivity, as HonestDiD) and [pretrends_power()]
+#'     (Roth's pre-test power).}
 #'   \item{Survey data}{[survey_design()] describes a complex design (or pass
 #'     a survey package design) to the estimators' `survey` argument;
 #'     [aggregate_survey()] forms design-based cell means.}
