@@ -1,0 +1,90 @@
+# Reference numbers for tests/testthat/test-parity-dcdh.R: DIDmultiplegtDYN
+# 2.2.0 (the newest release that runs without the polars package; see
+# tools/install-dcdh.sh) on the panel tests/testthat/dcdh-panel.csv, which
+# this script also writes (set.seed(20261201)). Writes
+# tests/testthat/ref-dcdh.csv: one row per case and reported quantity
+# (Effect_l, Placebo_l, Av_tot_eff) with the estimate, standard error, N and
+# number of switchers, and the joint tests' p-values as rows p_jointeffects
+# and p_jointplacebo.
+# Usage: Rscript tools/dcdh-reference.R [LIB]   (LIB: where install-dcdh.sh put it; default /tmp/lib-dcdh)
+args <- commandArgs(TRUE)
+lib <- if (length(args)) args[1] else "/tmp/lib-dcdh"
+.libPaths(c(lib, .libPaths()))
+options(rgl.useNULL = TRUE)
+suppressPackageStartupMessages(library(DIDmultiplegtDYN))
+stopifnot(packageVersion("DIDmultiplegtDYN") == "2.2.0")
+
+# the panel: 120 groups x 10 periods
+set.seed(20261201)
+G <- 120; TT <- 10
+d <- expand.grid(t = seq_len(TT), id = seq_len(G))[, c("id", "t")]
+type <- rep(c("never", "on", "always", "off"), c(20, 60, 15, 25))
+first <- rep(Inf, G)
+first[type == "on"] <- sample(3:9, 60, TRUE)
+first[type == "off"] <- sample(3:8, 25, TRUE)
+back <- rep(Inf, G)                                   # some switchers switch back
+k <- sample(which(type %in% c("on", "off")), 25)
+back[k] <- first[k] + sample(2:3, 25, TRUE)
+base <- as.integer(type %in% c("always", "off"))
+sw <- d$t >= first[d$id] & d$t < back[d$id]
+# absorbing staggered adoption (the "on" and "never" groups, no return)
+d$D_abs <- as.integer(type[d$id] == "on" & d$t >= first[d$id])
+# reversible binary: switchers in and out, some switch back
+d$D_rev <- ifelse(base[d$id] == 1, as.integer(!sw), as.integer(sw))
+# three levels: the reversible path scaled by 1 or 2, some steps of one level
+lev <- sample(1:2, G, TRUE)
+d$D_multi <- d$D_rev * lev[d$id] + as.integer(type[d$id] == "on" & d$t >= first[d$id] + 2 & lev[d$id] == 1 &
+                                                d$id %% 3 == 0)
+d$x <- round(rnorm(nrow(d)) + 0.1 * d$t, 4)
+d$region <- (d$id - 1) %% 3 + 1
+d$cl <- (d$id - 1) %/% 10 + 1                          # 12 clusters of 10 groups
+d$w <- round(runif(G, 0.5, 2)[d$id], 4)
+alpha <- rnorm(G); lambda <- seq(0, 2, length.out = TT)
+eff <- 1 + 0.3 * pmax(0, d$t - first[d$id])
+eff[!is.finite(eff)] <- 1
+d$y <- round(alpha[d$id] + lambda[d$t] + 0.2 * d$region * d$t / TT + 0.5 * d$x + d$D_rev * eff +
+               0.4 * d$D_multi + rnorm(nrow(d), sd = 0.5), 4)
+d$keep_unbal <- as.integer(runif(nrow(d)) > 0.05)     # the unbalanced case drops 5% of rows
+out_dir <- file.path("tests", "testthat")
+write.csv(d, file.path(out_dir, "dcdh-panel.csv"), row.names = FALSE)
+
+cases <- list(
+  abs          = list(D = "D_abs", effects = 4, placebo = 3),
+  rev          = list(D = "D_rev", effects = 4, placebo = 3),
+  multi        = list(D = "D_multi", effects = 4, placebo = 3),
+  multi_norm   = list(D = "D_multi", effects = 4, placebo = 3, normalized = TRUE),
+  rev_in       = list(D = "D_rev", effects = 3, placebo = 2, switchers = "in"),
+  rev_out      = list(D = "D_rev", effects = 3, placebo = 2, switchers = "out"),
+  controls     = list(D = "D_rev", effects = 3, placebo = 2, controls = "x"),
+  trends_lin   = list(D = "D_rev", effects = 3, placebo = 2, trends_lin = TRUE),
+  trends_np    = list(D = "D_rev", effects = 3, placebo = 2, trends_nonparam = "region"),
+  unbal        = list(D = "D_rev", effects = 4, placebo = 3, subset = TRUE),
+  weight_cl    = list(D = "D_rev", effects = 4, placebo = 3, weight = "w", cluster = "cl"),
+  never_only   = list(D = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE),
+  same_sw      = list(D = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
+  less_cons    = list(D = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE)
+)
+rows <- list()
+for (nm in names(cases)) {
+  a <- cases[[nm]]
+  dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
+  a$subset <- NULL
+  D <- a$D; a$D <- NULL
+  r <- suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = dat, outcome = "y", group = "id", time = "t",
+                                                           treatment = D, graph_off = TRUE), a)))$results
+  tab <- function(m, prefix) {
+    if (is.null(m)) return(NULL)
+    m <- as.matrix(m)
+    data.frame(case = nm, term = if (prefix == "Av_tot_eff") prefix else paste0(prefix, "_", seq_len(nrow(m))),
+               estimate = m[, "Estimate"], se = m[, "SE"], n = m[, "N"], switchers = m[, "Switchers"],
+               row.names = NULL)
+  }
+  p <- function(v, term) if (is.null(v)) NULL else
+    data.frame(case = nm, term = term, estimate = as.numeric(v), se = NA, n = NA, switchers = NA)
+  rows[[nm]] <- rbind(tab(r$Effects, "Effect"), tab(r$Placebos, "Placebo"), tab(r$ATE, "Av_tot_eff"),
+                      p(r$p_jointeffects, "p_jointeffects"), p(r$p_jointplacebo, "p_jointplacebo"))
+  cat(nm, ":", nrow(rows[[nm]]), "rows\n")
+}
+ref <- do.call(rbind, rows)
+write.csv(format(ref, digits = 15), file.path(out_dir, "ref-dcdh.csv"), row.names = FALSE, quote = FALSE)
+cat("wrote", file.path(out_dir, "ref-dcdh.csv"), "\n")
