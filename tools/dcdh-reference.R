@@ -86,5 +86,5 @@ for (nm in names(cases)) {
   cat(nm, ":", nrow(rows[[nm]]), "rows\n")
 }
 ref <- do.call(rbind, rows)
-write.csv(format(ref, digits = 15), file.path(out_dir, "ref-dcdh.csv"), row.names = FALSE, quote = FALSE)
+write.csv(ref, file.path(out_dir, "ref-dcdh.csv"), row.names = FALSE)   # 15 significant digits
 cat("wrote", file.path(out_dir, "ref-dcdh.csv"), "\n")
