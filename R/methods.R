@@ -112,6 +112,7 @@ dd_estimand_label <- function(x) {
          did_sa = "ATT (SA, cohort shares, e >= 0)",
          did_bjs = , did_gardner = "ATT (all treated obs.)",
          did_stacked = "ATT (stacked, mean over e >= 0)",
+         did_dcdh = "ATT (dCDH, total effect per unit of treatment)",
          did_sdid = sprintf("ATT (%s)", c(sdid = "SDiD", sc = "SC", did = "DiD")[[x$method %||% "sdid"]]),
          did_cs_agg = sprintf("ATT (CS %s)", c(simple = "simple", dynamic = "dynamic, mean over e >= 0",
                                                group = "group, mean over cohorts",

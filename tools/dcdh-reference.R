@@ -1,6 +1,6 @@
 # Reference numbers for tests/testthat/test-parity-dcdh.R: DIDmultiplegtDYN
 # 2.2.0 (the newest release that runs without the polars package; see
-# tools/install-dcdh.sh) on the panel tests/testthat/dcdh-panel.csv, which
+# tools/install-dcdh.sh) on the panel inst/extdata/reversible_panel.csv, which
 # this script also writes (set.seed(20261201)). Writes
 # tests/testthat/ref-dcdh.csv: one row per case and reported quantity
 # (Effect_l, Placebo_l, Av_tot_eff) with the estimate, standard error, N and
@@ -46,7 +46,7 @@ d$y <- round(alpha[d$id] + lambda[d$t] + 0.2 * d$region * d$t / TT + 0.5 * d$x +
                0.4 * d$D_multi + rnorm(nrow(d), sd = 0.5), 4)
 d$keep_unbal <- as.integer(runif(nrow(d)) > 0.05)     # the unbalanced case drops 5% of rows
 out_dir <- file.path("tests", "testthat")
-write.csv(d, file.path(out_dir, "dcdh-panel.csv"), row.names = FALSE)
+write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = FALSE)
 
 cases <- list(
   abs          = list(D = "D_abs", effects = 4, placebo = 3),

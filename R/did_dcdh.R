@@ -1,0 +1,542 @@
+#' Reversible and non-binary treatments: de Chaisemartin and D'Haultfoeuille
+#'
+#' The event-study estimators of de Chaisemartin and D'Haultfoeuille (2024)
+#' for treatments that may switch on and off, or change in intensity, as
+#' DIDmultiplegtDYN's `did_multiplegt_dyn()`: for each group the first period
+#' `F_g` at which its treatment differs from its first observed value (the
+#' baseline), the effect `l` periods after that switch (`Effect_l`, reported
+#' as event time `l - 1`) compares the group's outcome change since `F_g - 1`
+#' with that of groups with the same baseline treatment that have not
+#' switched yet; switchers in (treatment up) and out (down) are pooled with
+#' their weights. Placebos (`Placebo_l`, event time `-l - 1`) compare the
+#' changes over the `l` periods before `F_g - 1`. The reference period is the
+#' last one before the switch (event time -1). The overall row `ATT` is the
+#' average total effect per unit of treatment (DIDmultiplegtDYN's
+#' "Av_tot_eff").
+#'
+#' Standard errors are the paper's analytic ones: influence functions per
+#' group, recentred within cohorts (baseline, switch date and treatment after
+#' the switch for switchers; baseline and period for controls) with the
+#' cohort-size correction `sqrt(n / (n - 1))`, summed within clusters. The
+#' influence functions go through the package's shared inference layer, so
+#' `nboot > 0` gives a multiplier bootstrap (and `cband = TRUE` a uniform
+#' band over the event times), which DIDmultiplegtDYN does not offer.
+#'
+#' @section Correspondence with DIDmultiplegtDYN:
+#' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
+#' `treatment`; `effects`, `placebo`, `normalized`, `switchers`,
+#' `only_never_switchers` have its names and meaning (`switchers = "both"`
+#' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
+#' `1 - ci_level / 100`. The numbers equal DIDmultiplegtDYN 2.2.0 (the
+#' newest release that runs without the polars package) to about 1e-14 in
+#' the tests, and follow 2.4.0 where the two differ: the joint tests are `NA`
+#' when the covariance of the estimates is numerically singular, and with
+#' clusters a switcher alone in its cohort and in its period's cohort keeps
+#' its whole outcome change in the variance. Unlike 2.4.0, the placebos' `n`
+#' counts the cells of switchers out too (2.4.0 counts only switchers in).
+#' The covariance of the estimates (`vcov()`) is the one the influence
+#' functions imply; DIDmultiplegtDYN's stored `vcov` has wrong off-diagonal
+#' terms (it uses the first group's value), which the joint tests do not use.
+#' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
+#' fills some missing treatments between observed equal values). Not yet
+#' available: `controls`, `trends_lin`, `trends_nonparam`, `same_switchers`,
+#' `by`/`by_path`, `predict_het`, `less_conservative_se`.
+#'
+#' @param data A data frame: one row per group and period.
+#' @param yname,idname,tname Names of the outcome, group and (numeric) period
+#'   columns.
+#' @param dname Name of the treatment column: binary, discrete or continuous,
+#'   and free to change in both directions.
+#' @param effects Number of effects after the switch (`Effect_1`, ...): at
+#'   most as many as the data allow.
+#' @param placebo Number of placebo estimates (0 for none).
+#' @param normalized If `TRUE`, each effect is divided by the average total
+#'   change in treatment it reflects (an effect per unit of treatment).
+#' @param switchers `"both"` (default), `"in"` (treatment increases only) or
+#'   `"out"` (decreases only).
+#' @param only_never_switchers If `TRUE`, only groups that never switch are
+#'   controls (not the not-yet-switched).
+#' @param weightsname Name of a column of weights (of group-period cells).
+#' @param cluster Name of a column of clusters containing the groups (the
+#'   default clusters by group).
+#' @param alpha Significance level.
+#' @param nboot Multiplier bootstrap draws (0: the analytic variance).
+#' @param boot_weights,cband Bootstrap weights and a uniform band over the
+#'   event times (with `nboot > 0`).
+#' @return A `did_dcdh` fit (a [dd_fit][dd_fit-methods]) with the effects,
+#'   placebos and `ATT` in `coeftable` (`event`, `n` = cells used,
+#'   `switchers` = switcher cells), the typed event study (so `plot()`,
+#'   `autoplot()`, [honest_did()] and [pretrends_power()] work), `joint`
+#'   (the p-values of the joint tests that all effects, and all placebos,
+#'   are zero) and `delta_D_avg_total`.
+#' @references de Chaisemartin, C. and D'Haultfoeuille, X. (2024).
+#'   Difference-in-differences estimators of intertemporal treatment
+#'   effects. Review of Economics and Statistics.
+#' @seealso [twfe_weights()] for why the TWFE regression fails here.
+#' @examples
+#' d <- read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+#' f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2)
+#' f
+#' plot(f)
+#' @export
+did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
+                     switchers = c("both", "in", "out"), only_never_switchers = FALSE, weightsname = NULL,
+                     cluster = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
+                     cband = FALSE) {
+  call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "dname"))
+  dd_check_data(data)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband)
+  effects <- dd_check_count(effects, "effects", min = 1)
+  placebo <- dd_check_count(placebo, "placebo")
+  dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
+  if (identical(switchers, "")) switchers <- "both"
+  switchers <- dd_match_arg(if (identical(switchers, eval(formals()$switchers))) "both" else switchers,
+                            c("both", "in", "out"), "switchers")
+  dd_check_string(cluster, "cluster", null_ok = TRUE)
+  if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
+  p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster)),
+                NULL, weightsname)
+  d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
+  if (length(unique(d)) < 2L) dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[1]))
+  nG <- attr(p$idc, "nlev"); nT <- attr(p$tc, "nlev")
+  idx <- cbind(p$idc + 1L, p$tc + 1L)
+  mat <- function(v) { m <- matrix(NA_real_, nG, nT); m[idx] <- v; m }
+  P <- matrix(FALSE, nG, nT); P[idx] <- TRUE
+  CL <- NULL
+  if (!is.null(cluster)) {
+    cc <- dd_codes(p$vals$cluster)
+    dd_check_constant_within(cc, p$id, "cluster", cluster, code = p$idc)
+    CL <- mat(cc + 1)
+  }
+  gl <- p$id[dd_first_rows(p$idc)]
+  r <- dd_dcdh_engine(P, mat(p$y), mat(d), mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w), CL, gl,
+                      effects, placebo, normalized, if (switchers == "both") "" else switchers,
+                      only_never_switchers, sp$alpha)
+  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo)
+}
+
+# the fit: effects (event l - 1), placebos (event -l - 1), the average total
+# effect (ATT); variance from the group (cluster) influence functions
+dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo) {
+  le <- nrow(r$Effects); lp <- if (is.null(r$Placebos)) 0L else nrow(r$Placebos)
+  notes <- character()
+  if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
+  if (lp < placebo) notes <- c(notes, sprintf("%d placebo(s) requested; the data allow %d.", placebo, lp))
+  M <- rbind(r$Effects, r$Placebos, r$ATE)
+  ev <- c(seq_len(le) - 1, if (lp) -seq_len(lp) - 1, NA)
+  terms <- c(ifelse(is.na(ev[-length(ev)]), "", paste0("event::", ev[-length(ev)])), "ATT")
+  est <- stats::setNames(M[, "Estimate"], terms)
+  # influence functions: the effects' and placebos' (cluster sums), and the
+  # average total effect's; V = crossprod / G^2
+  U <- cbind(r$IF, r$IF_ate)
+  colnames(U) <- terms
+  V <- crossprod(U) / r$G^2
+  se_ok <- is.finite(M[, "SE"])
+  V[!se_ok, ] <- NA_real_; V[, !se_ok] <- NA_real_
+  band <- seq_len(le + lp)
+  label <- sprintf("dCDH influence functions, clustered (%s)", if (is.null(cluster)) idname else cluster)
+  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(U, V, sp, band, label))
+  tab <- bt$tab
+  tab$event <- ev
+  tab$n <- M[, "N"]; tab$switchers <- M[, "Switchers"]
+  info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille event study (did_dcdh)", yname, length(p$y),
+                  if (sp$nboot > 0L) "bootstrap" else "cluster", if (sp$nboot > 0L) bt$label else label, Inf,
+                  sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
+                  n_clusters = nrow(U), notes = notes)
+  new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
+             list(event_study = dd_es_spec(reference = -1), crit = bt$crit, nboot = sp$nboot,
+                  boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
+                  joint = c(effects = r$p_jointeffects %||% NA_real_, placebos = r$p_jointplacebo %||% NA_real_),
+                  delta_D_avg_total = r$delta_D_avg_total, inf = U))
+}
+
+# The estimator on the group x period matrices (balanced grid; P marks the
+# observed cells): sample rules, switchers in and out, effects, placebos,
+# the average total effect and the group (cluster) influence functions of
+# the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
+# 2.2.0's numbers; see ?did_dcdh for where they differ).
+dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
+                           alpha) {
+  cluster <- if (is.null(CL)) NULL else TRUE
+  nG <- nrow(P); nT <- ncol(P)
+  K <- matrix(rep(seq_len(nT), each = nG), nG, nT)
+  ## ---------------------------------------------------------------- helpers
+  first_true <- function(L) {                 # first column index with TRUE
+    r <- max.col(L * 1, ties.method = "first"); r[rowSums(L) == 0] <- NA; r }
+  last_true <- function(L) {
+    r <- max.col(L * 1, ties.method = "last");  r[rowSums(L) == 0] <- NA; r }
+  rowcum <- function(L) {                     # cumulative sum along time
+    if (ncol(L) == 1L) return(L * 1)
+    M <- L * 1; for (k in 2:ncol(M)) M[, k] <- M[, k] + M[, k - 1]; M }
+  lagM <- function(M, s) {                    # row-based lag within group
+    out <- matrix(NA_real_, nrow(M), ncol(M))
+    if (s < ncol(M)) out[, (s + 1):ncol(M)] <- M[, 1:(ncol(M) - s)]
+    out }
+  nz <- function(L) { L[is.na(L)] <- FALSE; L }   # NA -> FALSE
+
+  ## ------------------------------------------------- 1. baseline, F_g
+  min_d <- first_true(!is.na(D)); max_d <- last_true(!is.na(D))
+  d_sq <- D[cbind(seq_len(nG), min_d)]
+  dif <- D - d_sq
+  up <- nz(P & !is.na(D) & dif > 0); dn <- nz(P & !is.na(D) & dif < 0)
+  both <- P & rowcum(up) > 0 & rowcum(dn) > 0      # went above AND below D_g1
+  P[both] <- FALSE
+  ever <- rowcum(nz(P & !is.na(D) & abs(dif) > 0)) > 0
+  Fg <- first_true(ever & P); Fg[is.na(Fg)] <- 0
+
+  ## Design restriction: >= 2 distinct F_g (0 = never) within each baseline
+  alive <- rowSums(P) > 0
+  bl0 <- sort(unique(d_sq[alive])); b0 <- match(d_sq, bl0)
+  ndist <- tapply(Fg[alive], b0[alive], function(v) length(unique(v)))
+  okb <- as.integer(names(ndist))[ndist >= 2]
+  P[!(b0 %in% okb), ] <- FALSE
+  alive <- rowSums(P) > 0
+  G_XX <- sum(alive)
+  if (G_XX == 0) dd_stop("no baseline treatment value has groups with two different first-switch dates (or never switching): no effect can be estimated.")
+
+  ## keep (t, d) cells that still contain a not-yet-switched group
+  b0[!alive] <- NA
+  nyet <- nz(P & !ever)
+  okc <- rowsum(nyet[alive, , drop = FALSE] * 1, b0[alive]) > 0
+  cellok <- matrix(FALSE, nG, nT)
+  cellok[alive, ] <- okc[match(b0[alive], as.integer(rownames(okc))), , drop = FALSE]
+  P <- P & cellok
+  colsP <- which(colSums(P) > 0)
+  t_min <- min(colsP); T_max <- max(colsP)
+  Fg[Fg == 0] <- T_max + 1
+
+  ## ------------------------------------------------- 2. missing treatments
+  Y[!P] <- NA; D[!P] <- NA; W[!P] <- NA
+  last_obs <- last_true(P & !is.na(D) & K < Fg)
+  Y[nz(P & K < min_d)] <- NA
+  sw <- Fg < T_max + 1
+  dsqM <- matrix(d_sq, nG, nT)
+  m <- nz(P & sw & is.na(D) & K < last_obs & K > min_d); D[m] <- dsqM[m]
+  cond3 <- sw & !is.na(last_obs) & last_obs < Fg - 1     # uncertain switch date
+  Y[nz(P & cond3 & K > last_obs)] <- NA
+  trunc <- ifelse(cond3, last_obs + 1, NA)
+  Fg[cond3] <- T_max + 1
+  dFg <- rep(NA_real_, nG); ok <- Fg <= nT
+  dFg[ok] <- D[cbind(which(ok), Fg[ok])]
+  m <- nz(P & Fg < T_max + 1 & is.na(D) & K > Fg & last_obs == Fg - 1)
+  D[m] <- matrix(dFg, nG, nT)[m]
+  nsw <- Fg == T_max + 1
+  m <- nz(P & nsw & is.na(D) & K > min_d & K < max_d); D[m] <- dsqM[m]
+  Y[nz(P & nsw & K > max_d)] <- NA
+  trunc[nsw] <- max_d[nsw] + 1
+
+  ## ------------------------------------------------- 3. balanced grid
+  rows <- which(alive & rowSums(P) > 0); cols <- colsP
+  sub <- function(M) M[rows, cols, drop = FALSE]
+  P <- sub(P); Y <- sub(Y); D <- sub(D); W <- sub(W); K <- sub(K)
+  if (!is.null(cluster)) CL <- sub(CL)
+  d_sq <- d_sq[rows]; Fg <- Fg[rows]; trunc <- trunc[rows]; gl_kept <- gl[rows]
+  nG <- length(rows); nK <- length(cols); kv <- cols
+  hasfill <- rowSums(!P) > 0
+  fgt <- ifelse(hasfill | is.na(trunc), Fg, pmin(Fg, trunc))   # F_g_trunc max
+  bl <- sort(unique(d_sq)); bi <- match(d_sq, bl)
+  Tg <- (as.vector(tapply(fgt, bi, max)) - 1)[bi]
+  N <- ifelse(is.na(Y) | is.na(D), 0, W); N[is.na(N)] <- 0
+
+  ## S_g and no-first-stage switchers
+  post <- K >= Fg & K <= Tg & !is.na(D)
+  avg <- rowSums(ifelse(post, D, 0)) / rowSums(post)
+  dropg <- !is.na(avg) & avg == d_sq & Fg != Tg + 1
+  Sg <- as.numeric(avg > d_sq)
+  Sg[is.nan(avg)] <- 1                                  # empty post window (as DIDmultiplegtDYN 2.4.0)
+  Sg[Fg == T_max + 1] <- NA
+  keep <- !dropg
+  sel <- function(M) M[keep, , drop = FALSE]
+  P <- sel(P); Y <- sel(Y); D <- sel(D); N <- sel(N); K <- sel(K)
+  if (!is.null(cluster)) CL <- sel(CL)
+  d_sq <- d_sq[keep]; Fg <- Fg[keep]; Tg <- Tg[keep]; Sg <- Sg[keep]
+  gl_kept <- gl_kept[keep]; nG <- sum(keep)
+  bl <- sort(unique(d_sq)); bi <- match(d_sq, bl)
+  cF <- match(Fg, kv)
+  dfg <- ifelse(is.na(cF), NA_real_, D[cbind(seq_len(nG), ifelse(is.na(cF), 1L, cF))])
+  dfg[is.na(dfg) & Fg == T_max + 1] <- d_sq[is.na(dfg) & Fg == T_max + 1]
+  Lg <- Tg - Fg + 1
+  Lpl <- ifelse(Fg >= 3, pmin(Lg, Fg - 2), NA)
+  if (!is.null(cluster)) {
+    cmin <- suppressWarnings(apply(CL, 1, min, na.rm = TRUE))
+    cmax <- suppressWarnings(apply(CL, 1, max, na.rm = TRUE))
+    if (any(cmax > cmin)) dd_stop("`cluster` must be constant within each group (the groups must be nested in the clusters).")
+    clg <- cmin
+  } else clg <- seq_len(nG)
+  G <- G_XX
+
+  ## ------------------------------------------------- 4. number of effects
+  inS <- !is.na(Sg) & Sg == 1; outS <- !is.na(Sg) & Sg == 0
+  mx <- function(v) { if (!length(v)) return(NA); m <- suppressWarnings(max(v, na.rm = TRUE)); if (!is.finite(m)) NA else m }
+  L_u <- L_a <- Lp_u <- Lp_a <- NA
+  if (switchers %in% c("", "in")) {
+    L_u <- if (any(inS)) { m <- mx(Lg[inS]); if (is.na(m)) 0 else m } else 0
+    if (placebo != 0 && any(inS)) { m <- mx(Lpl[inS]); Lp_u <- if (is.na(m) || m < 0) 0 else m }
+  }
+  if (switchers %in% c("", "out")) {
+    L_a <- if (any(outS)) { m <- mx(Lg[outS]); if (is.na(m)) 0 else m } else 0
+    if (placebo != 0 && any(outS)) { m <- mx(Lpl[outS]); Lp_a <- if (is.na(m) || m < 0) 0 else m }
+  }
+  bad <- function(L) is.na(L) || L == 0
+  if ((switchers == "in" && bad(L_u)) || (switchers == "out" && bad(L_a)) ||
+      (switchers == "" && bad(L_u) && bad(L_a)))
+    dd_stop("no switcher%s has a not-yet-switched control with the same baseline treatment: no effect can be estimated.", if (switchers == "") "" else sprintf(" (switchers = \"%s\")", switchers))
+  if (switchers == "") Lsel <- max(L_a, L_u, na.rm = TRUE)
+  if (switchers == "in") Lsel <- L_u
+  if (switchers == "out") Lsel <- L_a
+  l_XX <- min(Lsel, effects)
+  l_pl <- 0
+  if (placebo != 0) {
+    Lp <- switch(switchers, "in" = Lp_u, "out" = Lp_a, max(Lp_a, Lp_u, na.rm = TRUE))
+    l_pl <- min(Lp, placebo, effects, na.rm = TRUE)
+  }
+
+  ## ------------------------------------------------- 5. core (one direction)
+  cellsum <- function(M) {                          # sum within (d_sq, t)
+    r <- rowsum(M, bi, na.rm = TRUE); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
+  n_clusters_cell <- function(F) {                  # distinct clusters per (d_sq, t)
+    key <- paste(bi, clg)
+    r <- rowsum(F * 1, key) > 0
+    kb <- bi[match(rownames(r), key)]
+    rr <- rowsum(r * 1, kb)
+    rr[match(bi, as.integer(rownames(rr))), , drop = FALSE] }
+  coh <- match(paste(d_sq, Fg, dfg), unique(paste(d_sq, Fg, dfg)))   # (D_g1,F_g,D_gFg)
+  clustered <- !is.null(cluster)
+
+  ## E-hat (cohort mean) and DOF factor, spec 6.3
+  ehat_dof <- function(dy, nsf, sf, i) {
+    isC <- K < Fg; isS <- K == Fg - 1 + i
+    uf <- nsf | sf
+    cnt_ns <- cellsum(nsf * N); tot_ns <- cellsum(ifelse(nsf, N * dy, 0))
+    cnt_u  <- cellsum(uf * N);  tot_u  <- cellsum(ifelse(uf, N * dy, 0))
+    if (clustered) { dof_ns <- n_clusters_cell(nsf); dof_u <- n_clusters_cell(uf) }
+    else { dof_ns <- cellsum(nsf * 1); dof_u <- cellsum(uf * 1) }
+    sg <- rowSums(sf) > 0
+    c_cnt <- rowsum(rowSums(sf * N), coh); c_tot <- rowsum(rowSums(ifelse(sf, N * dy, 0)), coh)
+    if (clustered) {
+      c_dof <- tapply(seq_len(nG), coh, function(ix) length(unique(clg[ix][sg[ix]])))
+      c_dof <- as.vector(c_dof)[match(coh, as.integer(names(c_dof)))]
+    } else c_dof <- rowsum(sg * 1, coh)[match(coh, as.integer(rownames(c_cnt)))]
+    mean_s <- (c_tot / c_cnt)[match(coh, as.integer(rownames(c_cnt)))]
+    mean_ns <- tot_ns / cnt_ns; mean_u <- tot_u / cnt_u
+    dns <- ifelse(nsf, dof_ns, NA); dnss <- ifelse(uf, dof_u, NA)
+    ds <- ifelse(sf, matrix(c_dof, nG, nK), NA)
+    msM <- matrix(mean_s, nG, nK)
+    E <- matrix(NA_real_, nG, nK); E[isC | isS] <- 0
+    m <- nz(isC & dns >= 2); E[m] <- mean_ns[m]
+    m <- nz(isS & ds >= 2);  E[m] <- msM[m]
+    m <- nz(dnss >= 2 & ((isS & ds == 1) | (isC & dns == 1))); E[m] <- mean_u[m]
+    DOF <- matrix(NA_real_, nG, nK); DOF[isC | isS] <- 1
+    m <- nz(isS & ds > 1);  DOF[m] <- sqrt(ds[m] / (ds[m] - 1))
+    m <- nz(isC & dns > 1); DOF[m] <- sqrt(dns[m] / (dns[m] - 1))
+    m <- nz(dnss >= 2 & ((isS & ds == 1) | (isC & dns == 1))); DOF[m] <- sqrt(dnss[m] / (dnss[m] - 1))
+    list(E = E, DOF = DOF)
+  }
+
+  count_core <- function(Ut, dy, dist, Ntg, never) {
+    c1 <- nz(!is.na(Ut) & Ut != 0) |
+      nz(Ut == 0 & dy == 0 & (dist != 0 | (Ntg != 0 & never != 0)))
+    ifelse(c1, N, 0)
+  }
+
+  core <- function(inc, n_eff, n_pl) {
+    sgn <- if (inc == 1) 1 else -1
+    Sgeq <- !is.na(Sg) & Sg == inc
+    res <- list(N = numeric(n_eff), Ndw = numeric(n_eff), U = matrix(0, nG, n_eff),
+                Uv = matrix(0, nG, n_eff), cnt = vector("list", n_eff),
+                dnorm = numeric(n_eff), date = numeric(n_eff), dDg = vector("list", n_eff),
+                distl = vector("list", n_eff),
+                Npl = numeric(n_pl), Npldw = numeric(n_pl), Upl = matrix(0, nG, max(n_pl, 1)),
+                Uplv = matrix(0, nG, max(n_pl, 1)), cntpl = vector("list", n_pl),
+                dnormpl = numeric(n_pl))
+    keep_i <- vector("list", n_eff)
+    for (i in seq_len(n_eff)) {
+      dy <- Y - lagM(Y, i)
+      never <- (K < Fg) * 1                               # F_g > t : not yet switched
+      never[is.na(dy)] <- NA
+      if (only_never_switchers) never[nz(Fg > K & Fg < T_max + 1 & !is.na(dy))] <- 0
+      Nc <- cellsum(never * N)
+      dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & (Nc > 0)) * 1
+      dist[is.na(dy)] <- NA
+      Nt <- colSums(dist * N, na.rm = TRUE)
+      Ni <- sum(Nt); res$N[i] <- Ni; res$Ndw[i] <- sum(dist, na.rm = TRUE)
+      Ntg <- cellsum(dist * N)
+      ratio <- ifelse(Nc == 0, 0, Ntg / Nc)
+      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
+      cw <- win * N * (dist - ratio * never)
+      keep_i[[i]] <- list(dist = dist, never = never)
+      res$distl[[i]] <- dist
+      if (Ni != 0) {
+        Ut <- (G / Ni) * cw * dy
+        res$U[, i] <- rowSums(Ut, na.rm = TRUE)
+        res$cnt[[i]] <- count_core(Ut, dy, dist, Ntg, never)
+        NtM <- matrix(Nt, nG, nK, byrow = TRUE)
+        nsf <- nz(N != 0 & !is.na(dy) & never == 1 & NtM > 0)
+        sf <- nz(N != 0 & dist == 1)
+        ed <- ehat_dof(dy, nsf, sf, i)
+        res$Uv[, i] <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
+        s1 <- nz(dist == 1)
+        res$date[i] <- sum((N / Ni * sgn * (D - d_sq))[s1], na.rm = TRUE)
+        res$dDg[[i]] <- ifelse(s1, sgn * (D - d_sq), 0)
+        if (normalized) {
+          inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
+          st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
+          res$dnorm[i] <- sum((N / Ni * sgn * matrix(st, nG, nK))[s1], na.rm = TRUE)
+        }
+      }
+    }
+    for (i in seq_len(n_pl)) {
+      dist <- keep_i[[i]]$dist; never <- keep_i[[i]]$never
+      dpl <- lagM(Y, 2 * i) - lagM(Y, i)
+      nevpl <- never * (!is.na(dpl))
+      Ncpl <- cellsum(nevpl * N)
+      distpl <- dist * (!is.na(dpl)) * (Ncpl > 0)
+      Ntpl <- colSums(distpl * N, na.rm = TRUE)
+      Npl <- sum(Ntpl); res$Npl[i] <- Npl; res$Npldw[i] <- sum(distpl, na.rm = TRUE)
+      Ntgpl <- cellsum(distpl * N)
+      ratio <- ifelse(Ncpl == 0, 0, Ntgpl / Ncpl)
+      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
+      cw <- win * N * (distpl - ratio * nevpl)
+      if (Npl != 0) {
+        Ut <- (G / Npl) * cw * dpl
+        res$Upl[, i] <- rowSums(Ut, na.rm = TRUE)
+        res$cntpl[[i]] <- count_core(Ut, dpl, distpl, Ntgpl, nevpl)
+        NtM <- matrix(Ntpl, nG, nK, byrow = TRUE)
+        nsf <- nz(N != 0 & !is.na(dpl) & nevpl == 1 & NtM > 0)
+        sf <- nz(N != 0 & distpl == 1)
+        ed <- ehat_dof(dpl, nsf, sf, i)
+        res$Uplv[, i] <- (G / Npl) * rowSums(cw * ed$DOF * (dpl - ed$E), na.rm = TRUE)
+        if (normalized) {
+          inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
+          st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
+          s1 <- nz(distpl == 1)
+          res$dnormpl[i] <- sum((N / Npl * sgn * matrix(st, nG, nK))[s1], na.rm = TRUE)
+        }
+      }
+    }
+    ## average total effect pieces
+    sumN <- sum(res$N)
+    num <- numeric(nG); numv <- numeric(nG); den <- 0
+    for (i in seq_len(n_eff)) if (res$N[i] != 0) {
+      w <- res$N[i] / sumN
+      num <- num + w * res$U[, i]; numv <- numv + w * res$Uv[, i]; den <- den + w * res$date[i]
+    }
+    res$sumN <- sumN; res$Uate <- num / den; res$Uatev <- numv / den; res$den <- den
+    res
+  }
+
+  run_in <- switchers %in% c("", "in") && !is.na(L_u) && L_u != 0
+  run_out <- switchers %in% c("", "out") && !is.na(L_a) && L_a != 0
+  R1 <- if (run_in) core(1, min(L_u, l_XX), min(l_pl, if (is.na(Lp_u)) 0 else Lp_u)) else NULL
+  R0 <- if (run_out) core(0, min(L_a, l_XX), min(l_pl, if (is.na(Lp_a)) 0 else Lp_a)) else NULL
+  getN <- function(R, field, i) if (is.null(R) || i > length(R[[field]])) 0 else R[[field]][i]
+
+  ## ------------------------------------------------- 6. aggregation
+  z <- stats::qnorm(1 - alpha / 2)
+  clsum <- function(u) as.vector(rowsum(u, clg))
+  zeroM <- matrix(0, nG, nK)
+  pick <- function(R, fld, i, Nval) if (Nval != 0) R[[fld]][[i]] else zeroM
+  IFs <- list(); est <- c(); ses <- c(); names_est <- c()
+  mk_row <- function(b, s, Ncnt, Sw, Nw, Sww)
+    c(Estimate = b, SE = s, `LB CI` = b - z * s, `UB CI` = b + z * s,
+      N = Ncnt, Switchers = Sw, N.w = Nw, Switchers.w = Sww)
+  eff <- matrix(NA_real_, l_XX, 8); deltaD <- numeric(l_XX)
+  for (i in seq_len(l_XX)) {
+    N1 <- getN(R1, "N", i); N0 <- getN(R0, "N", i); tot <- N1 + N0
+    Up <- if (N1 != 0) R1$U[, i] else 0; Um <- if (N0 != 0) -R0$U[, i] else 0
+    Vp <- if (N1 != 0) R1$Uv[, i] else 0; Vm <- if (N0 != 0) -R0$Uv[, i] else 0
+    b <- if (tot > 0) (N1 * sum(Up) / G + N0 * sum(Um) / G) / tot else NA
+    uv <- if (tot > 0) (N1 / tot) * Vp + (N0 / tot) * Vm else numeric(nG)
+    uc <- clsum(uv + numeric(nG)); vs <- sum(uc^2)
+    s <- if (tot > 0 && vs > 0) sqrt(vs) / G else NA
+    dl <- 1
+    if (normalized && tot > 0) {
+      dl <- (N1 / tot) * getN(R1, "dnorm", i) + (N0 / tot) * getN(R0, "dnorm", i)
+      if (!is.na(dl) && dl != 0) { b <- b / dl; s <- s / dl } else dl <- 1
+    }
+    deltaD[i] <- dl
+    if ((switchers == "" && N1 == 0 && N0 == 0) || (switchers == "out" && N0 == 0) ||
+        (switchers == "in" && N1 == 0)) b <- NA
+    cg <- pmax(pick(R1, "cnt", i, N1), pick(R0, "cnt", i, N0))
+    eff[i, ] <- mk_row(b, s, sum(cg > 0), getN(R1, "Ndw", i) + getN(R0, "Ndw", i), sum(cg), tot)
+    IFs[[paste0("Effect_", i)]] <- uc / dl
+  }
+  colnames(eff) <- names(mk_row(0, 0, 0, 0, 0, 0)); rownames(eff) <- paste0("Effect_", seq_len(l_XX))
+
+  ## average total effect
+  sN1 <- sum(sapply(seq_len(l_XX), function(i) getN(R1, "N", i)))
+  sN0 <- sum(sapply(seq_len(l_XX), function(i) getN(R0, "N", i)))
+  den1 <- if (!is.null(R1) && sN1 != 0) R1$den else 0
+  den0 <- if (!is.null(R0) && sN0 != 0) R0$den else 0
+  if (switchers == "") {
+    dd <- den1 * sN1 + den0 * sN0
+    wp <- if (dd > 0) den1 * sN1 / dd else 0.5
+  } else wp <- as.numeric(switchers == "in")
+  Ua <- wp * (if (!is.null(R1) && sN1 != 0) R1$Uate else 0) +
+    (1 - wp) * (if (!is.null(R0) && sN0 != 0) -R0$Uate else 0)
+  Uav <- wp * (if (!is.null(R1) && sN1 != 0) R1$Uatev else 0) +
+    (1 - wp) * (if (!is.null(R0) && sN0 != 0) -R0$Uatev else 0)
+  ate_b <- sum(Ua + numeric(nG)) / G
+  ate_s <- sqrt(sum(clsum(Uav + numeric(nG))^2)) / G
+  cga <- zeroM
+  for (i in seq_len(l_XX)) cga <- pmax(cga, pmax(pick(R1, "cnt", i, getN(R1, "N", i)),
+                                                 pick(R0, "cnt", i, getN(R0, "N", i))))
+  ate <- mk_row(ate_b, ate_s, sum(cga > 0),
+                sum(sapply(seq_len(l_XX), function(i) getN(R1, "Ndw", i) + getN(R0, "Ndw", i))),
+                sum(cga), sN1 + sN0)
+  ate <- matrix(ate, 1, dimnames = list("Av_tot_eff", names(ate)))
+
+  ## average number of periods over which effects accumulate
+  Mg <- pmin(l_XX, Lg); num <- 0; dnm <- 0
+  for (i in seq_len(l_XX)) for (R in list(R1, R0)) {
+    if (is.null(R) || i > length(R$N) || R$N[i] == 0) next
+    v <- R$dDg[[i]]; v[v == 0] <- NA
+    num <- num + sum(v * (Mg - (i - 1)), na.rm = TRUE); dnm <- dnm + sum(v, na.rm = TRUE)
+  }
+  delta_D_avg_total <- num / dnm
+
+  ## placebos
+  pls <- NULL
+  if (l_pl > 0) {
+    pls <- matrix(NA_real_, l_pl, 8)
+    for (i in seq_len(l_pl)) {
+      N1 <- getN(R1, "Npl", i); N0 <- getN(R0, "Npl", i); tot <- N1 + N0
+      Up <- if (N1 != 0) R1$Upl[, i] else 0; Um <- if (N0 != 0) -R0$Upl[, i] else 0
+      Vp <- if (N1 != 0) R1$Uplv[, i] else 0; Vm <- if (N0 != 0) -R0$Uplv[, i] else 0
+      b <- if (tot > 0) (N1 * sum(Up) / G + N0 * sum(Um) / G) / tot else NA
+      uv <- if (tot > 0) (N1 / tot) * Vp + (N0 / tot) * Vm else numeric(nG)
+      uc <- clsum(uv + numeric(nG))
+      s <- if (tot > 0) sqrt(sum(uc^2)) / G else NA
+      dl <- 1
+      if (normalized && tot > 0) {
+        dl <- (N1 / tot) * getN(R1, "dnormpl", i) + (N0 / tot) * getN(R0, "dnormpl", i)
+        if (!is.na(dl) && dl != 0) { b <- b / dl; s <- s / dl } else dl <- 1
+      }
+      if ((switchers == "" && N1 == 0 && N0 == 0) || (switchers == "out" && N0 == 0) ||
+          (switchers == "in" && N1 == 0)) b <- NA
+      cp <- pick(R1, "cntpl", i, N1); cm <- pick(R0, "cntpl", i, N0)
+      cg <- pmax(cp, cm)           # cells counted in either direction (as 2.2.0; see ?did_dcdh)
+      pls[i, ] <- mk_row(b, s, sum(cg > 0), getN(R1, "Npldw", i) + getN(R0, "Npldw", i), sum(cg), tot)
+      IFs[[paste0("Placebo_", i)]] <- uc / dl
+    }
+    colnames(pls) <- colnames(eff); rownames(pls) <- paste0("Placebo_", seq_len(l_pl))
+  }
+
+  ## variance-covariance (correct version) and joint tests
+  U <- do.call(cbind, IFs)
+  V <- crossprod(U) / G^2
+  jt <- function(b, Vs, k) {           # NA unless V is well invertible (as 2.4.0)
+    if (k < 2 || any(is.na(b))) return(NA_real_)
+    ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
+    if (sum(ev > 1e-10) < k) return(NA_real_)
+    stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
+  }
+  p_eff <- if (l_XX > 1) jt(eff[, 1], V[1:l_XX, 1:l_XX, drop = FALSE], l_XX) else NULL
+  p_pl <- if (l_pl > 1) jt(pls[, 1], V[l_XX + 1:l_pl, l_XX + 1:l_pl, drop = FALSE], l_pl) else NULL
+
+  list(Effects = eff, ATE = ate, Placebos = pls, vcov = V,
+       p_jointeffects = p_eff, p_jointplacebo = p_pl,
+       delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
+       G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept)
+}

@@ -1,0 +1,117 @@
+# did_dcdh() against DIDmultiplegtDYN. The CRAN release (2.4.0) cannot run
+# here: it needs the polars package, which is not on CRAN. The reference
+# numbers in ref-dcdh.csv come from DIDmultiplegtDYN 2.2.0, the newest
+# release without polars, on inst/extdata/reversible_panel.csv (both written
+# by tools/dcdh-reference.R; 2.2.0 installed by tools/install-dcdh.sh).
+# 2.2.0 and 2.4.0 compute the same estimates and analytic SEs in these cases
+# (compared by reading both; ?did_dcdh lists where they differ).
+# Tolerances: estimates 1e-8 relative, SEs 1e-6 relative, cell counts exact.
+
+dcdh_panel <- function() read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+dcdh_ref <- function() read.csv(test_path("ref-dcdh.csv"))
+
+dcdh_cases <- list(
+  abs = list(d = "D_abs", effects = 4, placebo = 3),
+  rev = list(d = "D_rev", effects = 4, placebo = 3),
+  multi = list(d = "D_multi", effects = 4, placebo = 3),
+  multi_norm = list(d = "D_multi", effects = 4, placebo = 3, normalized = TRUE),
+  rev_in = list(d = "D_rev", effects = 3, placebo = 2, switchers = "in"),
+  rev_out = list(d = "D_rev", effects = 3, placebo = 2, switchers = "out"),
+  unbal = list(d = "D_rev", effects = 4, placebo = 3, unbalanced = TRUE),
+  weight_cl = list(d = "D_rev", effects = 4, placebo = 3, weightsname = "w", cluster = "cl"),
+  never_only = list(d = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE))
+
+dcdh_fit <- function(a, data = dcdh_panel()) {
+  if (isTRUE(a$unbalanced)) data <- data[data$keep_unbal == 1, ]
+  did_dcdh(data, "y", "id", "t", a$d, effects = a$effects, placebo = a$placebo,
+           normalized = isTRUE(a$normalized), switchers = a$switchers %||% "both",
+           only_never_switchers = isTRUE(a$only_never_switchers), weightsname = a$weightsname,
+           cluster = a$cluster)
+}
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# the peer's row name for each of our terms
+dcdh_peer_term <- function(tab) {
+  ifelse(tab$term == "ATT", "Av_tot_eff",
+         ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
+}
+
+test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on nine designs", {
+  ref <- dcdh_ref()
+  for (nm in names(dcdh_cases)) {
+    f <- dcdh_fit(dcdh_cases[[nm]])
+    tab <- f$coeftable
+    r <- ref[ref$case == nm & !grepl("^p_", ref$term), ]
+    k <- match(r$term, dcdh_peer_term(tab))
+    expect_false(anyNA(k), info = nm)
+    expect_identical(nrow(tab), nrow(r), info = nm)
+    expect_lt(max(abs(tab$estimate[k] - r$estimate) / abs(r$estimate)), 1e-8, label = paste(nm, "estimates"))
+    expect_lt(max(abs(tab$std.error[k] - r$se) / r$se), 1e-6, label = paste(nm, "SEs"))
+    expect_identical(as.numeric(tab$n[k]), as.numeric(r$n), info = nm)
+    expect_identical(as.numeric(tab$switchers[k]), as.numeric(r$switchers), info = nm)
+    # joint tests: the peer computes 1 - pchisq (0 below ~1e-16), diffdiff the upper tail
+    for (j in c("effects", "placebos")) {
+      pr <- ref$estimate[ref$case == nm & ref$term == paste0("p_joint", if (j == "effects") "effects" else "placebo")]
+      if (!length(pr)) next
+      if (pr > 1e-10) expect_lt(abs(f$joint[[j]] - pr), 1e-8, label = paste(nm, j))
+      else expect_lt(f$joint[[j]], 1e-10, label = paste(nm, j))
+    }
+  }
+})
+
+test_that("with absorbing staggered adoption the effects equal did_cs's not-yet-treated, universal-base event study", {
+  d <- dcdh_panel()
+  d <- d[d$id <= 80, ]                               # never and "on" groups only: absorbing
+  g <- tapply(ifelse(d$D_abs == 1, d$t, Inf), d$id, min)
+  d$g <- g[as.character(d$id)]; d$g[!is.finite(d$g)] <- 0
+  f <- did_dcdh(d, "y", "id", "t", "D_abs", effects = 4, placebo = 1)
+  cs <- aggregate(did_cs(d, "y", "id", "t", "g", control_group = "notyettreated", base_period = "universal",
+                         nboot = 0), type = "dynamic")
+  for (e in c(-2, 0:3)) {
+    term <- paste0("event::", e)
+    expect_equal(f$coeftable$estimate[f$coeftable$term == term], cs$coeftable$estimate[cs$coeftable$term == term],
+                 tolerance = 1e-12, info = term)
+  }
+})
+
+test_that("did_dcdh's fit: event study, methods, bootstrap, the caller's data untouched", {
+  d <- dcdh_panel(); d0 <- d
+  f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2)
+  expect_identical(d, d0)
+  expect_s3_class(f, c("did_dcdh", "dd_fit"))
+  es <- f$event_study
+  expect_identical(es$reference, -1)
+  expect_setequal(es$event, c(-3, -2, 0, 1, 2))
+  # V from the influence functions: its diagonal gives the SEs
+  expect_equal(sqrt(diag(vcov(f))), stats::setNames(f$coeftable$std.error, f$coeftable$term), tolerance = 1e-12)
+  expect_identical(tidy(f)$term[tidy(f)$term != "ATT" & !grepl("^event", tidy(f)$term)],
+                   "ATT (dCDH, total effect per unit of treatment)")
+  pdf(NULL); on.exit(grDevices::dev.off())
+  expect_silent(plot(f))
+  h <- honest_did(f, type = "RM", Mbar = c(0, 0.5), breakdown = FALSE)
+  expect_s3_class(h, "honest_did")
+  # multiplier bootstrap of the same influence functions: SEs close to the analytic ones
+  set.seed(1)
+  b <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, nboot = 4999, cband = TRUE)
+  expect_equal(b$coeftable$estimate, f$coeftable$estimate)
+  expect_lt(max(abs(b$coeftable$std.error / f$coeftable$std.error - 1)), 0.1)
+  expect_true(all(is.finite(b$coeftable$cband.low[b$coeftable$term != "ATT"])))
+  expect_gt(b$crit, stats::qnorm(0.975))
+})
+
+test_that("did_dcdh refuses bad input with messages naming it", {
+  d <- dcdh_panel()
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 0), "`effects` must be a whole number")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", switchers = "up"), "`switchers` must be one of")
+  d1 <- d; d1$D_rev <- 1
+  expect_error(did_dcdh(d1, "y", "id", "t", "D_rev"), "`dname` = \"D_rev\" takes one value")
+  d2 <- d; d2$cl2 <- d2$t %% 2
+  expect_error(did_dcdh(d2, "y", "id", "t", "D_rev", cluster = "cl2"), "cluster")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rv"), "D_rv")
+  expect_error(did_dcdh(rbind(d, d[1, ]), "y", "id", "t", "D_rev"), "more than one row|duplicate")
+  # every group switches at the same date and none stays untreated: no control
+  d3 <- d[d$id <= 80, ]; d3$D_abs <- as.integer(d3$t >= 5)
+  expect_error(did_dcdh(d3, "y", "id", "t", "D_abs"), "no effect can be estimated")
+  f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 20)
+  expect_match(f$notes, "20 effect\\(s\\) requested; the data allow")
+})
