@@ -20,6 +20,9 @@
 #'     [did_stacked()] (stacked DiD with corrective weights) and [did_sdid()]
 #'     (synthetic DiD, as synthdid; weights and diagnostics by
 #'     [sdid_weights()] and [sdid_diagnostics()]).}
+#'   \item{Reversible treatments}{[did_dcdh()] (de Chaisemartin and
+#'     D'Haultfoeuille's event study for treatments that switch on and off
+#'     or change in intensity, as DIDmultiplegtDYN).}
 #'   \item{Diagnostics}{[bacon_decomp()] (Goodman-Bacon decomposition, as
 #'     bacondecomp), [twfe_weights()] (de Chaisemartin and D'Haultfoeuille's
 #'     weights of the TWFE coefficient, as TwoWayFEWeights), [honest_did()]

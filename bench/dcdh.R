@@ -1,0 +1,110 @@
+# bench/dcdh.R: did_dcdh() against DIDmultiplegtDYN::did_multiplegt_dyn() on
+# the same data: a reversible panel with three treatment levels, 5,000 groups
+# x 20 periods, effects = 5, placebo = 3 (controls are not yet in did_dcdh).
+# The CRAN release of DIDmultiplegtDYN (2.4.0) needs the polars package, which
+# is not on CRAN; the peer here is 2.2.0 in a private library
+# (tools/install-dcdh.sh), given in DCDH_LIB. Each side runs in a fresh R
+# process (callr) reporting its time, peak memory (growth of VmHWM after
+# /proc/self/clear_refs) and its answer; estimates (1e-8) and SEs (1e-6) are
+# checked to agree before anything is recorded. Also times did_dcdh alone on
+# 50,000 groups x 20 periods.
+# Usage: DCDH_LIB=/tmp/lib-dcdh Rscript bench/dcdh.R [reps]
+suppressPackageStartupMessages(library(diffdiff))
+args <- commandArgs(TRUE)
+reps <- if (length(args) >= 1) as.integer(args[1]) else 3L
+lib <- Sys.getenv("DCDH_LIB")
+has_peer <- nzchar(lib) && requireNamespace("DIDmultiplegtDYN", lib.loc = lib, quietly = TRUE)
+out_dir <- file.path("bench", "results")
+dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+
+make_panel <- function(G, TT, seed) {
+  set.seed(seed)
+  d <- expand.grid(t = seq_len(TT), id = seq_len(G))[, c("id", "t")]
+  first <- ifelse(runif(G) < 0.2, Inf, sample(3:(TT - 2), G, TRUE))
+  back <- first + ifelse(runif(G) < 0.3, sample(2:5, G, TRUE), Inf)
+  lev <- sample(1:2, G, TRUE)
+  on <- d$t >= first[d$id] & d$t < back[d$id]
+  d$D <- on * lev[d$id]
+  d$y <- rnorm(G)[d$id] + d$t / 10 + d$D * 0.8 + rnorm(nrow(d))
+  d
+}
+fresh <- function(rds, side, reps, lib) {
+  callr::r(function(rds, side, reps, lib) {
+    if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
+    options(rgl.useNULL = TRUE)
+    suppressPackageStartupMessages(library(diffdiff))
+    if (side == "peer") suppressPackageStartupMessages(library(DIDmultiplegtDYN))
+    dd_threads(2)
+    d <- readRDS(rds)
+    run <- if (side == "peer") function() {
+      r <- suppressWarnings(did_multiplegt_dyn(d, "y", "id", "t", "D", effects = 5, placebo = 3,
+                                               graph_off = TRUE))$results
+      m <- rbind(r$Effects, r$Placebos, r$ATE)
+      data.frame(term = trimws(rownames(m)), estimate = m[, "Estimate"], se = m[, "SE"])
+    } else function() {
+      f <- did_dcdh(d, "y", "id", "t", "D", effects = 5, placebo = 3)
+      tab <- f$coeftable
+      term <- ifelse(tab$term == "ATT", "Av_tot_eff",
+                     ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
+      data.frame(term = term, estimate = tab$estimate, se = tab$std.error)
+    }
+    rss <- function(field) {
+      s <- readLines("/proc/self/status")
+      as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE)))
+    }
+    invisible(gc(full = TRUE))
+    cat("5", file = "/proc/self/clear_refs")
+    base <- rss("VmRSS")
+    t0 <- proc.time()[["elapsed"]]
+    res <- run()
+    el <- proc.time()[["elapsed"]] - t0
+    mb <- (rss("VmHWM") - base) / 1024
+    if (reps > 1) el <- median(c(el, vapply(seq_len(reps - 1), function(i) system.time(run())[["elapsed"]], 0)))
+    list(time = el, mb = mb, res = res)
+  }, args = list(rds = rds, side = side, reps = reps, lib = lib))
+}
+
+rows <- list()
+d <- make_panel(5000, 20, 1)
+rds <- tempfile(fileext = ".rds"); saveRDS(d, rds)
+D <- fresh(rds, "dd", reps, "")
+P <- if (has_peer) fresh(rds, "peer", 1L, lib) else list(time = NA_real_, mb = NA_real_, res = NULL)
+diff <- c(est = NA_real_, se = NA_real_)
+if (has_peer) {
+  k <- match(P$res$term, D$res$term)
+  if (anyNA(k) || nrow(P$res) != nrow(D$res)) { print(P$res); print(D$res); stop("the terms differ") }
+  diff <- c(est = max(abs(D$res$estimate[k] / P$res$estimate - 1)), se = max(abs(D$res$se[k] / P$res$se - 1)))
+  stopifnot(diff[["est"]] < 1e-8, diff[["se"]] < 1e-6)
+}
+rows[[1]] <- data.frame(case = "5,000 x 20, 3 levels, effects 5, placebo 3",
+                        peer = if (has_peer) "DIDmultiplegtDYN 2.2.0" else "(not installed)",
+                        peer_s = P$time, diffdiff_s = D$time, speedup = P$time / D$time, peer_peak_mb = P$mb,
+                        diffdiff_peak_mb = D$mb, mem_ratio = D$mb / P$mb,
+                        diff = sprintf("%.1e / %.1e", diff[["est"]], diff[["se"]]))
+print(rows[[1]], digits = 4)
+d <- make_panel(50000, 20, 2)
+saveRDS(d, rds)
+B <- fresh(rds, "dd", 1L, "")
+rows[[2]] <- data.frame(case = "50,000 x 20, 3 levels, effects 5, placebo 3", peer = "-", peer_s = NA_real_,
+                        diffdiff_s = B$time, speedup = NA_real_, peer_peak_mb = NA_real_, diffdiff_peak_mb = B$mb,
+                        mem_ratio = NA_real_, diff = "-")
+print(rows[[2]], digits = 4)
+res <- do.call(rbind, rows)
+meta <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"), R = R.version.string,
+             DIDmultiplegtDYN = if (has_peer) format(packageVersion("DIDmultiplegtDYN", lib.loc = lib)) else NA,
+             diffdiff = format(packageVersion("diffdiff")), reps = reps, threads = 2L)
+if (requireNamespace("jsonlite", quietly = TRUE))
+  writeLines(jsonlite::toJSON(list(meta = meta, results = res), pretty = TRUE, digits = 6, na = "null"),
+             file.path(out_dir, "dcdh.json"))
+md <- c("# bench/dcdh.R results", "",
+        sprintf("%s; %s; DIDmultiplegtDYN %s; diffdiff %s with 2 threads.", meta$date, meta$R,
+                meta$DIDmultiplegtDYN, meta$diffdiff), "",
+        paste0("Each side in a fresh process: the peer one run, diffdiff the median of ", reps, " runs (the first ",
+               "gives the peak memory). speedup = peer time / diffdiff time; mem ratio = diffdiff peak / peer ",
+               "peak; diff = max relative difference of the estimates / of the SEs."), "",
+        "| case | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | diff |",
+        "|---|---|---|---|---|---|---|---|---|",
+        sprintf("| %s | %s | %.2f | %.3f | %.1fx | %.1f | %.1f | %.3f | %s |", res$case, res$peer, res$peer_s,
+                res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb, res$mem_ratio, res$diff))
+writeLines(md, file.path(out_dir, "dcdh.md"))
+cat(md, sep = "\n")
