@@ -346,11 +346,39 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     res <- list(N = numeric(n_eff), Ndw = numeric(n_eff), U = matrix(0, nG, n_eff),
                 Uv = matrix(0, nG, n_eff), cnt = vector("list", n_eff),
                 dnorm = numeric(n_eff), date = numeric(n_eff), dDg = vector("list", n_eff),
-                distl = vector("list", n_eff),
                 Npl = numeric(n_pl), Npldw = numeric(n_pl), Upl = matrix(0, nG, max(n_pl, 1)),
                 Uplv = matrix(0, nG, max(n_pl, 1)), cntpl = vector("list", n_pl),
                 dnormpl = numeric(n_pl))
     keep_i <- vector("list", n_eff)
+    # one horizon's cells: switchers `dist` (NA where dy is missing) against
+    # the controls `never` with the same baseline: the influence functions of
+    # the estimate (U) and of its variance (Uv), the counts and the
+    # normalisation
+    horizon <- function(dy, dist, never, i) {
+      Nt <- colSums(dist * N, na.rm = TRUE)
+      Ni <- sum(Nt)
+      out <- list(N = Ni, Ndw = sum(dist, na.rm = TRUE), U = numeric(nG), Uv = numeric(nG), cnt = NULL, dnorm = 0)
+      if (Ni == 0) return(out)
+      Nc <- cellsum(never * N)
+      Ntg <- cellsum(dist * N)
+      ratio <- ifelse(Nc == 0, 0, Ntg / Nc)
+      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
+      cw <- win * N * (dist - ratio * never)
+      Ut <- (G / Ni) * cw * dy
+      out$U <- rowSums(Ut, na.rm = TRUE)
+      out$cnt <- count_core(Ut, dy, dist, Ntg, never)
+      NtM <- matrix(Nt, nG, nK, byrow = TRUE)
+      nsf <- nz(N != 0 & !is.na(dy) & never == 1 & NtM > 0)
+      sf <- nz(N != 0 & dist == 1)
+      ed <- ehat_dof(dy, nsf, sf, i)
+      out$Uv <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
+      if (normalized) {
+        inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
+        st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
+        out$dnorm <- sum((N / Ni * sgn * matrix(st, nG, nK))[nz(dist == 1)], na.rm = TRUE)
+      }
+      out
+    }
     for (i in seq_len(n_eff)) {
       dy <- Y - lagM(Y, i)
       never <- (K < Fg) * 1                               # F_g > t : not yet switched
@@ -359,61 +387,25 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       Nc <- cellsum(never * N)
       dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & (Nc > 0)) * 1
       dist[is.na(dy)] <- NA
-      Nt <- colSums(dist * N, na.rm = TRUE)
-      Ni <- sum(Nt); res$N[i] <- Ni; res$Ndw[i] <- sum(dist, na.rm = TRUE)
-      Ntg <- cellsum(dist * N)
-      ratio <- ifelse(Nc == 0, 0, Ntg / Nc)
-      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
-      cw <- win * N * (dist - ratio * never)
       keep_i[[i]] <- list(dist = dist, never = never)
-      res$distl[[i]] <- dist
-      if (Ni != 0) {
-        Ut <- (G / Ni) * cw * dy
-        res$U[, i] <- rowSums(Ut, na.rm = TRUE)
-        res$cnt[[i]] <- count_core(Ut, dy, dist, Ntg, never)
-        NtM <- matrix(Nt, nG, nK, byrow = TRUE)
-        nsf <- nz(N != 0 & !is.na(dy) & never == 1 & NtM > 0)
-        sf <- nz(N != 0 & dist == 1)
-        ed <- ehat_dof(dy, nsf, sf, i)
-        res$Uv[, i] <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
+      h <- horizon(dy, dist, never, i)
+      res$N[i] <- h$N; res$Ndw[i] <- h$Ndw; res$U[, i] <- h$U; res$Uv[, i] <- h$Uv; res$dnorm[i] <- h$dnorm
+      if (h$N != 0) {
+        res$cnt[[i]] <- h$cnt
         s1 <- nz(dist == 1)
-        res$date[i] <- sum((N / Ni * sgn * (D - d_sq))[s1], na.rm = TRUE)
+        res$date[i] <- sum((N / h$N * sgn * (D - d_sq))[s1], na.rm = TRUE)
         res$dDg[[i]] <- ifelse(s1, sgn * (D - d_sq), 0)
-        if (normalized) {
-          inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
-          st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
-          res$dnorm[i] <- sum((N / Ni * sgn * matrix(st, nG, nK))[s1], na.rm = TRUE)
-        }
       }
     }
     for (i in seq_len(n_pl)) {
       dist <- keep_i[[i]]$dist; never <- keep_i[[i]]$never
-      dpl <- lagM(Y, 2 * i) - lagM(Y, i)
+      dpl <- lagM(Y, 2 * i) - lagM(Y, i)                  # Y(F_g - 1 - l) - Y(F_g - 1) at the switcher's row
       nevpl <- never * (!is.na(dpl))
-      Ncpl <- cellsum(nevpl * N)
-      distpl <- dist * (!is.na(dpl)) * (Ncpl > 0)
-      Ntpl <- colSums(distpl * N, na.rm = TRUE)
-      Npl <- sum(Ntpl); res$Npl[i] <- Npl; res$Npldw[i] <- sum(distpl, na.rm = TRUE)
-      Ntgpl <- cellsum(distpl * N)
-      ratio <- ifelse(Ncpl == 0, 0, Ntgpl / Ncpl)
-      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
-      cw <- win * N * (distpl - ratio * nevpl)
-      if (Npl != 0) {
-        Ut <- (G / Npl) * cw * dpl
-        res$Upl[, i] <- rowSums(Ut, na.rm = TRUE)
-        res$cntpl[[i]] <- count_core(Ut, dpl, distpl, Ntgpl, nevpl)
-        NtM <- matrix(Ntpl, nG, nK, byrow = TRUE)
-        nsf <- nz(N != 0 & !is.na(dpl) & nevpl == 1 & NtM > 0)
-        sf <- nz(N != 0 & distpl == 1)
-        ed <- ehat_dof(dpl, nsf, sf, i)
-        res$Uplv[, i] <- (G / Npl) * rowSums(cw * ed$DOF * (dpl - ed$E), na.rm = TRUE)
-        if (normalized) {
-          inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
-          st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
-          s1 <- nz(distpl == 1)
-          res$dnormpl[i] <- sum((N / Npl * sgn * matrix(st, nG, nK))[s1], na.rm = TRUE)
-        }
-      }
+      distpl <- dist * (!is.na(dpl)) * (cellsum(nevpl * N) > 0)
+      h <- horizon(dpl, distpl, nevpl, i)
+      res$Npl[i] <- h$N; res$Npldw[i] <- h$Ndw; res$Upl[, i] <- h$U; res$Uplv[, i] <- h$Uv
+      res$dnormpl[i] <- h$dnorm
+      if (h$N != 0) res$cntpl[[i]] <- h$cnt
     }
     ## average total effect pieces
     sumN <- sum(res$N)
