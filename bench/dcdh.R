@@ -16,6 +16,7 @@ lib <- Sys.getenv("DCDH_LIB")
 has_peer <- nzchar(lib) && requireNamespace("DIDmultiplegtDYN", lib.loc = lib, quietly = TRUE)
 out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+helper <- normalizePath(file.path("bench", "measure.R"))
 
 make_panel <- function(G, TT, seed) {
   set.seed(seed)
@@ -29,7 +30,7 @@ make_panel <- function(G, TT, seed) {
   d
 }
 fresh <- function(rds, side, reps, lib) {
-  callr::r(function(rds, side, reps, lib) {
+  callr::r(function(rds, side, reps, lib, helper) {
     if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
     options(rgl.useNULL = TRUE)
     suppressPackageStartupMessages(library(diffdiff))
@@ -48,20 +49,9 @@ fresh <- function(rds, side, reps, lib) {
                      ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
       data.frame(term = term, estimate = tab$estimate, se = tab$std.error)
     }
-    rss <- function(field) {
-      s <- readLines("/proc/self/status")
-      as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE)))
-    }
-    invisible(gc(full = TRUE))
-    cat("5", file = "/proc/self/clear_refs")
-    base <- rss("VmRSS")
-    t0 <- proc.time()[["elapsed"]]
-    res <- run()
-    el <- proc.time()[["elapsed"]] - t0
-    mb <- (rss("VmHWM") - base) / 1024
-    if (reps > 1) el <- median(c(el, vapply(seq_len(reps - 1), function(i) system.time(run())[["elapsed"]], 0)))
-    list(time = el, mb = mb, res = res)
-  }, args = list(rds = rds, side = side, reps = reps, lib = lib))
+    source(helper)
+    bench_measure(run, reps)
+  }, args = list(rds = rds, side = side, reps = reps, lib = lib, helper = helper))
 }
 
 rows <- list()

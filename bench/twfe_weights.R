@@ -11,6 +11,7 @@ args <- commandArgs(TRUE)
 reps <- if (length(args) >= 1) as.integer(args[1]) else 3L
 out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+helper <- normalizePath(file.path("bench", "measure.R"))
 
 set.seed(42)
 N <- 5000; T <- 20
@@ -25,7 +26,7 @@ d$dy <- lag(d$y); d$dD <- lag(d$D)
 rds <- tempfile(fileext = ".rds"); saveRDS(d, rds)
 
 fresh <- function(type, side, reps) {
-  callr::r(function(rds, type, side, reps) {
+  callr::r(function(rds, type, side, reps, helper) {
     suppressPackageStartupMessages(library(diffdiff))
     if (side == "peer") suppressPackageStartupMessages(library(TwoWayFEWeights))
     dd_threads(2)
@@ -40,20 +41,9 @@ fresh <- function(type, side, reps) {
       r <- twfe_weights(d, "y", "id", "t", "D", type = type)
       data.frame(G = r$weights$id, T = r$weights$t, w = r$weights$weight, beta = r$beta)
     }
-    rss <- function(field) {
-      s <- readLines("/proc/self/status")
-      as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(paste0("^", field, ":"), s, value = TRUE)))
-    }
-    invisible(gc(full = TRUE))
-    cat("5", file = "/proc/self/clear_refs")
-    base <- rss("VmRSS")
-    t0 <- proc.time()[["elapsed"]]
-    res <- run()
-    el <- proc.time()[["elapsed"]] - t0
-    mb <- (rss("VmHWM") - base) / 1024
-    if (reps > 1) el <- median(c(el, vapply(seq_len(reps - 1), function(i) system.time(run())[["elapsed"]], 0)))
-    list(time = el, mb = mb, res = res)
-  }, args = list(rds = rds, type = type, side = side, reps = reps))
+    source(helper)
+    bench_measure(run, reps)
+  }, args = list(rds = rds, type = type, side = side, reps = reps, helper = helper))
 }
 
 res <- list()
