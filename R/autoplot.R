@@ -83,7 +83,7 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
   p + gg$scale_colour_manual(values = col, labels = c(pre = "pre-treatment", post = "post-treatment"), name = NULL,
                              drop = FALSE) +
     gg$scale_x_continuous(breaks = sort(unique(c(tab$event, ref$event)))) +
-    gg$labs(x = "Periods relative to treatment", y = paste("Effect on", x$yname),
+    gg$labs(x = dd_es_xlab(x), y = paste("Effect on", x$yname),
             title = paste("Event study:", x$yname),
             caption = paste0(sprintf("Bars: %g%% pointwise intervals", 100 * level),
                              if (!is.null(tab$cband.low)) "; light bars: uniform band" else "",

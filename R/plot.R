@@ -43,7 +43,7 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     yl <- range(c(lo, hi, 0, if (band) c(tab$cband.low, tab$cband.high)), finite = TRUE)
     graphics::plot.default(ev, est, type = "n", ylim = yl,
                            main = main %||% paste("Event study:", x$yname),
-                           xlab = xlab %||% "Periods relative to treatment",
+                           xlab = xlab %||% dd_es_xlab(x),
                            ylab = ylab %||% paste("Effect on", x$yname), xaxt = "n", ...)
     graphics::axis(1, at = sort(unique(ev)))
     graphics::abline(h = 0, col = "grey50")
@@ -216,3 +216,8 @@ dd_legend_pos <- function(pos, x, y, xlim, ylim) {
   n <- c(sum(fx < 0.4 & fy > 0.6), sum(fx > 0.6 & fy > 0.6), sum(fx < 0.4 & fy < 0.4), sum(fx > 0.6 & fy < 0.4))
   corners[which.min(n)]
 }
+
+# the event-study x axis: periods relative to treatment, or to the first
+# switch for reversible treatments (did_dcdh: event 0 is the switch period)
+dd_es_xlab <- function(x)
+  if (inherits(x, "did_dcdh")) "Periods relative to the first switch" else "Periods relative to treatment"

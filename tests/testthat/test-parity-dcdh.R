@@ -88,6 +88,8 @@ test_that("did_dcdh's fit: event study, methods, bootstrap, the caller's data un
                    "ATT (dCDH, total effect per unit of treatment)")
   pdf(NULL); on.exit(grDevices::dev.off())
   expect_silent(plot(f))
+  if (requireNamespace("ggplot2", quietly = TRUE))
+    expect_identical(ggplot2::autoplot(f)$labels$x, "Periods relative to the first switch")
   h <- honest_did(f, type = "RM", Mbar = c(0, 0.5), breakdown = FALSE)
   expect_s3_class(h, "honest_did")
   # multiplier bootstrap of the same influence functions: SEs close to the analytic ones
