@@ -25,7 +25,8 @@
 #' @section Correspondence with DIDmultiplegtDYN:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
 #' `treatment`; `effects`, `placebo`, `normalized`, `switchers`,
-#' `only_never_switchers` have its names and meaning (`switchers = "both"`
+#' `only_never_switchers`, `same_switchers`, `trends_nonparam` have its
+#' names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
 #' `1 - ci_level / 100`. The numbers equal DIDmultiplegtDYN 2.2.0 (the
 #' newest release that runs without the polars package) to about 1e-14 in
@@ -39,8 +40,8 @@
 #' terms (it uses the first group's value), which the joint tests do not use.
 #' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
 #' fills some missing treatments between observed equal values). Not yet
-#' available: `controls`, `trends_lin`, `trends_nonparam`, `same_switchers`,
-#' `by`/`by_path`, `predict_het`, `less_conservative_se`.
+#' available: `controls`, `trends_lin`, `same_switchers_pl`, `by`/`by_path`,
+#' `predict_het`, `less_conservative_se`.
 #'
 #' @param data A data frame: one row per group and period.
 #' @param yname,idname,tname Names of the outcome, group and (numeric) period
@@ -56,6 +57,11 @@
 #'   `"out"` (decreases only).
 #' @param only_never_switchers If `TRUE`, only groups that never switch are
 #'   controls (not the not-yet-switched).
+#' @param same_switchers If `TRUE`, every effect uses the same switchers:
+#'   those observed, with controls, at all the `effects` horizons.
+#' @param trends_nonparam Name of a group-level column (a region, say):
+#'   controls must share the switcher's value (time effects by that
+#'   variable).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -80,9 +86,9 @@
 #' plot(f)
 #' @export
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
-                     switchers = c("both", "in", "out"), only_never_switchers = FALSE, weightsname = NULL,
-                     cluster = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
-                     cband = FALSE) {
+                     switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
+                     trends_nonparam = NULL, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
+                     boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
@@ -90,12 +96,15 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   effects <- dd_check_count(effects, "effects", min = 1)
   placebo <- dd_check_count(placebo, "placebo")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
+  dd_check_flag(same_switchers, "same_switchers")
+  dd_check_string(trends_nonparam, "trends_nonparam", null_ok = TRUE)
   if (identical(switchers, "")) switchers <- "both"
   switchers <- dd_match_arg(if (identical(switchers, eval(formals()$switchers))) "both" else switchers,
                             c("both", "in", "out"), "switchers")
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
-  p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster)),
+  p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
+                                               if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
                 NULL, weightsname)
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (length(unique(d)) < 2L) dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[1]))
@@ -110,9 +119,15 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     CL <- mat(cc + 1)
   }
   gl <- p$id[dd_first_rows(p$idc)]
+  tnp <- NULL
+  if (!is.null(trends_nonparam)) {
+    tc <- dd_codes(p$vals$trends_nonparam)
+    dd_check_constant_within(tc, p$id, "trends_nonparam", trends_nonparam, code = p$idc)
+    tnp <- tc[dd_first_rows(p$idc)]
+  }
   r <- dd_dcdh_engine(P, mat(p$y), mat(d), mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w), CL, gl,
                       effects, placebo, normalized, if (switchers == "both") "" else switchers,
-                      only_never_switchers, sp$alpha)
+                      only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same_switchers)
   dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo)
 }
 
@@ -157,8 +172,10 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
 # the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
-                           alpha) {
+                           alpha, tnp = NULL, same_switchers = FALSE) {
   cluster <- if (is.null(CL)) NULL else TRUE
+  # the cells' key: the baseline treatment, and the trends_nonparam value
+  bkey <- function() if (is.null(tnp)) d_sq else paste(d_sq, tnp, sep = "\r")
   nG <- nrow(P); nT <- ncol(P)
   K <- matrix(rep(seq_len(nT), each = nG), nG, nT)
   ## ---------------------------------------------------------------- helpers
@@ -187,7 +204,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
 
   ## Design restriction: >= 2 distinct F_g (0 = never) within each baseline
   alive <- rowSums(P) > 0
-  bl0 <- sort(unique(d_sq[alive])); b0 <- match(d_sq, bl0)
+  kk <- bkey(); bl0 <- sort(unique(kk[alive])); b0 <- match(kk, bl0)
   ndist <- tapply(Fg[alive], b0[alive], function(v) length(unique(v)))
   okb <- as.integer(names(ndist))[ndist >= 2]
   P[!(b0 %in% okb), ] <- FALSE
@@ -232,10 +249,11 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   P <- sub(P); Y <- sub(Y); D <- sub(D); W <- sub(W); K <- sub(K)
   if (!is.null(cluster)) CL <- sub(CL)
   d_sq <- d_sq[rows]; Fg <- Fg[rows]; trunc <- trunc[rows]; gl_kept <- gl[rows]
+  if (!is.null(tnp)) tnp <- tnp[rows]
   nG <- length(rows); nK <- length(cols); kv <- cols
   hasfill <- rowSums(!P) > 0
   fgt <- ifelse(hasfill | is.na(trunc), Fg, pmin(Fg, trunc))   # F_g_trunc max
-  bl <- sort(unique(d_sq)); bi <- match(d_sq, bl)
+  bl <- sort(unique(bkey())); bi <- match(bkey(), bl)
   Tg <- (as.vector(tapply(fgt, bi, max)) - 1)[bi]
   N <- ifelse(is.na(Y) | is.na(D), 0, W); N[is.na(N)] <- 0
 
@@ -251,8 +269,9 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   P <- sel(P); Y <- sel(Y); D <- sel(D); N <- sel(N); K <- sel(K)
   if (!is.null(cluster)) CL <- sel(CL)
   d_sq <- d_sq[keep]; Fg <- Fg[keep]; Tg <- Tg[keep]; Sg <- Sg[keep]
+  if (!is.null(tnp)) tnp <- tnp[keep]
   gl_kept <- gl_kept[keep]; nG <- sum(keep)
-  bl <- sort(unique(d_sq)); bi <- match(d_sq, bl)
+  bl <- sort(unique(bkey())); bi <- match(bkey(), bl)
   cF <- match(Fg, kv)
   dfg <- ifelse(is.na(cF), NA_real_, D[cbind(seq_len(nG), ifelse(is.na(cF), 1L, cF))])
   dfg[is.na(dfg) & Fg == T_max + 1] <- d_sq[is.na(dfg) & Fg == T_max + 1]
@@ -301,7 +320,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     kb <- bi[match(rownames(r), key)]
     rr <- rowsum(r * 1, kb)
     rr[match(bi, as.integer(rownames(rr))), , drop = FALSE] }
-  coh <- match(paste(d_sq, Fg, dfg), unique(paste(d_sq, Fg, dfg)))   # (D_g1,F_g,D_gFg)
+  coh <- match(paste(bkey(), Fg, dfg), unique(paste(bkey(), Fg, dfg)))   # (D_g1,F_g,D_gFg)
   clustered <- !is.null(cluster)
 
   ## E-hat (cohort mean) and DOF factor, spec 6.3
@@ -350,6 +369,19 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
                 Uplv = matrix(0, nG, max(n_pl, 1)), cntpl = vector("list", n_pl),
                 dnormpl = numeric(n_pl))
     keep_i <- vector("list", n_eff)
+    # same_switchers: only switchers whose effects 1..n_eff all have an
+    # observed outcome change and controls (F_g - 1 + n_eff <= T_g)
+    same <- rep(TRUE, nG)
+    if (same_switchers) {
+      same <- Fg - 1 + n_eff <= Tg
+      for (q in seq_len(n_eff)) {
+        dyq <- Y - lagM(Y, q)
+        nq <- (K < Fg) * 1; nq[is.na(dyq)] <- NA
+        if (only_never_switchers) nq[nz(Fg > K & Fg < T_max + 1 & !is.na(dyq))] <- 0
+        okq <- nz(K == Fg - 1 + q & !is.na(dyq) & cellsum(nq * N) > 0)
+        same <- same & rowSums(okq) > 0
+      }
+    }
     # one horizon's cells: switchers `dist` (NA where dy is missing) against
     # the controls `never` with the same baseline: the influence functions of
     # the estimate (U) and of its variance (Uv), the counts and the
@@ -385,7 +417,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       never[is.na(dy)] <- NA
       if (only_never_switchers) never[nz(Fg > K & Fg < T_max + 1 & !is.na(dy))] <- 0
       Nc <- cellsum(never * N)
-      dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & (Nc > 0)) * 1
+      dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & same & (Nc > 0)) * 1
       dist[is.na(dy)] <- NA
       keep_i[[i]] <- list(dist = dist, never = never)
       h <- horizon(dy, dist, never, i)

@@ -19,14 +19,16 @@ dcdh_cases <- list(
   rev_out = list(d = "D_rev", effects = 3, placebo = 2, switchers = "out"),
   unbal = list(d = "D_rev", effects = 4, placebo = 3, unbalanced = TRUE),
   weight_cl = list(d = "D_rev", effects = 4, placebo = 3, weightsname = "w", cluster = "cl"),
-  never_only = list(d = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE))
+  never_only = list(d = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE),
+  trends_np = list(d = "D_rev", effects = 3, placebo = 2, trends_nonparam = "region"),
+  same_sw = list(d = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE))
 
 dcdh_fit <- function(a, data = dcdh_panel()) {
   if (isTRUE(a$unbalanced)) data <- data[data$keep_unbal == 1, ]
   did_dcdh(data, "y", "id", "t", a$d, effects = a$effects, placebo = a$placebo,
            normalized = isTRUE(a$normalized), switchers = a$switchers %||% "both",
-           only_never_switchers = isTRUE(a$only_never_switchers), weightsname = a$weightsname,
-           cluster = a$cluster)
+           only_never_switchers = isTRUE(a$only_never_switchers), same_switchers = isTRUE(a$same_switchers),
+           trends_nonparam = a$trends_nonparam, weightsname = a$weightsname, cluster = a$cluster)
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
@@ -36,7 +38,7 @@ dcdh_peer_term <- function(tab) {
          ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
 }
 
-test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on nine designs", {
+test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on eleven designs", {
   ref <- dcdh_ref()
   for (nm in names(dcdh_cases)) {
     f <- dcdh_fit(dcdh_cases[[nm]])
