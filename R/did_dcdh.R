@@ -25,8 +25,8 @@
 #' @section Correspondence with DIDmultiplegtDYN:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
 #' `treatment`; `effects`, `placebo`, `normalized`, `switchers`,
-#' `only_never_switchers`, `same_switchers`, `trends_nonparam` have its
-#' names and meaning (`switchers = "both"`
+#' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`
+#' have its names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
 #' `1 - ci_level / 100`. The numbers equal DIDmultiplegtDYN 2.2.0 (the
 #' newest release that runs without the polars package) to about 1e-14 in
@@ -40,8 +40,10 @@
 #' terms (it uses the first group's value), which the joint tests do not use.
 #' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
 #' fills some missing treatments between observed equal values). Not yet
-#' available: `controls`, `trends_lin`, `same_switchers_pl`, `by`/`by_path`,
-#' `predict_het`, `less_conservative_se`.
+#' available: `controls`, `by`/`by_path`, `predict_het`,
+#' `less_conservative_se`. With `trends_lin`, DIDmultiplegtDYN reports each
+#' placebo's number of switchers from its last placebo run; diffdiff reports
+#' the count of the run that gives the placebo's estimate.
 #'
 #' @param data A data frame: one row per group and period.
 #' @param yname,idname,tname Names of the outcome, group and (numeric) period
@@ -62,6 +64,9 @@
 #' @param trends_nonparam Name of a group-level column (a region, say):
 #'   controls must share the switcher's value (time effects by that
 #'   variable).
+#' @param trends_lin If `TRUE`, group-specific linear trends: the effects and
+#'   placebos are estimated on the outcome's first differences and cumulated
+#'   (no average total effect).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -87,7 +92,7 @@
 #' @export
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
-                     trends_nonparam = NULL, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
+                     trends_nonparam = NULL, trends_lin = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
@@ -96,7 +101,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   effects <- dd_check_count(effects, "effects", min = 1)
   placebo <- dd_check_count(placebo, "placebo")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
-  dd_check_flag(same_switchers, "same_switchers")
+  dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
   dd_check_string(trends_nonparam, "trends_nonparam", null_ok = TRUE)
   if (identical(switchers, "")) switchers <- "both"
   switchers <- dd_match_arg(if (identical(switchers, eval(formals()$switchers))) "both" else switchers,
@@ -125,9 +130,14 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     dd_check_constant_within(tc, p$id, "trends_nonparam", trends_nonparam, code = p$idc)
     tnp <- tc[dd_first_rows(p$idc)]
   }
-  r <- dd_dcdh_engine(P, mat(p$y), mat(d), mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w), CL, gl,
-                      effects, placebo, normalized, if (switchers == "both") "" else switchers,
-                      only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same_switchers)
+  run <- function(Y, P, CL, gl, tnp, effects, placebo, same, same_pl = FALSE)
+    dd_dcdh_engine(P, Y, mat(d)[gl$rows, gl$cols, drop = FALSE],
+                   mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w)[gl$rows, gl$cols, drop = FALSE],
+                   CL, gl$id, effects, placebo, normalized, if (switchers == "both") "" else switchers,
+                   only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl)
+  all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
+  r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo)
+       else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers)
   dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo)
 }
 
@@ -139,8 +149,8 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
   if (lp < placebo) notes <- c(notes, sprintf("%d placebo(s) requested; the data allow %d.", placebo, lp))
   M <- rbind(r$Effects, r$Placebos, r$ATE)
-  ev <- c(seq_len(le) - 1, if (lp) -seq_len(lp) - 1, NA)
-  terms <- c(ifelse(is.na(ev[-length(ev)]), "", paste0("event::", ev[-length(ev)])), "ATT")
+  ev <- c(seq_len(le) - 1, if (lp) -seq_len(lp) - 1, if (!is.null(r$ATE)) NA)
+  terms <- c(paste0("event::", ev[!is.na(ev)]), if (!is.null(r$ATE)) "ATT")
   est <- stats::setNames(M[, "Estimate"], terms)
   # influence functions: the effects' and placebos' (cluster sums), and the
   # average total effect's; V = crossprod / G^2
@@ -166,13 +176,85 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
                   delta_D_avg_total = r$delta_D_avg_total, inf = U))
 }
 
+# trends_lin: group-specific linear trends. The outcome becomes its change
+# since the group's previous observation, groups switching in the second
+# period and the first period are dropped, and effect l is the sum of the
+# first l effects on the changes, all from the same switchers (placebo l
+# likewise, with the same switchers for the placebos too); no average total
+# effect. The influence functions are summed the same way.
+dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo) {
+  nG <- nrow(P); nT <- ncol(P)
+  dY <- matrix(NA_real_, nG, nT); prev <- rep(NA_real_, nG)
+  for (k in seq_len(nT)) {
+    dY[, k] <- ifelse(P[, k], Y[, k] - prev, NA_real_)
+    prev <- ifelse(P[, k], Y[, k], prev)
+  }
+  first <- max.col(ifelse(P, 1, 0), ties.method = "first")
+  d1 <- D[cbind(seq_len(nG), first)]
+  chg <- P & !is.na(D) & D != d1
+  Fg <- ifelse(rowSums(chg) > 0, max.col(ifelse(chg, 1, 0), ties.method = "first"), 0)
+  rows <- which(Fg != 2); cols <- seq_len(nT)[-1]
+  sub <- list(rows = rows, cols = cols, id = all$id[rows])
+  go <- function(e, pl) {
+    run(dY[rows, cols, drop = FALSE], P[rows, cols, drop = FALSE],
+        if (is.null(CL)) NULL else CL[rows, cols, drop = FALSE], sub,
+        if (is.null(tnp)) NULL else tnp[rows], e, pl, TRUE, pl > 0)
+  }
+  r1 <- go(effects, 0)
+  le <- nrow(r1$Effects)
+  eff <- r1$Effects; IFe <- matrix(0, nrow(r1$IF), le)
+  G <- r1$G
+  for (l in seq_len(le)) {
+    r <- go(l, 0)
+    U <- r$IF[, seq_len(l), drop = FALSE]
+    eff[l, ] <- r$Effects[l, ]
+    eff[l, "Estimate"] <- sum(r$Effects[seq_len(l), "Estimate"])
+    IFe[, l] <- rowSums(U)
+    eff[l, "SE"] <- sqrt(sum(IFe[, l]^2)) / r$G
+  }
+  pls <- NULL; IFp <- NULL
+  lp <- min(placebo, le)
+  if (lp > 0) {
+    rp <- go(lp, lp)
+    lp <- if (is.null(rp$Placebos)) 0L else nrow(rp$Placebos)
+    if (lp > 0) {
+      pls <- rp$Placebos[seq_len(lp), , drop = FALSE]; IFp <- matrix(0, nrow(r1$IF), lp)
+      for (l in seq_len(lp)) {
+        r <- go(l, l)
+        k <- grep("^Placebo_", colnames(r$IF))
+        pls[l, ] <- r$Placebos[l, ]
+        pls[l, "Estimate"] <- sum(r$Placebos[seq_len(l), "Estimate"])
+        IFp[, l] <- rowSums(r$IF[, k[seq_len(l)], drop = FALSE])
+        pls[l, "SE"] <- sqrt(sum(IFp[, l]^2)) / r$G
+      }
+    }
+  }
+  U <- cbind(IFe, IFp)
+  colnames(U) <- c(paste0("Effect_", seq_len(le)), if (lp) paste0("Placebo_", seq_len(lp)))
+  V <- crossprod(U) / G^2
+  jt <- dd_dcdh_joint
+  list(Effects = eff, Placebos = pls, ATE = NULL, G = G, IF = U, IF_ate = NULL,
+       p_jointeffects = if (le > 1) jt(eff[, "Estimate"], V[seq_len(le), seq_len(le), drop = FALSE], le),
+       p_jointplacebo = if (lp > 1) jt(pls[, "Estimate"], V[le + seq_len(lp), le + seq_len(lp), drop = FALSE], lp),
+       delta_D_avg_total = NA_real_)
+}
+
+# Wald test that the k estimates b are all zero; NA unless their covariance
+# is well invertible (every eigenvalue above 1e-10, as DIDmultiplegtDYN 2.4.0)
+dd_dcdh_joint <- function(b, Vs, k) {
+  if (k < 2 || any(is.na(b))) return(NA_real_)
+  ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
+  if (sum(ev > 1e-10) < k) return(NA_real_)
+  stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
+}
+
 # The estimator on the group x period matrices (balanced grid; P marks the
 # observed cells): sample rules, switchers in and out, effects, placebos,
 # the average total effect and the group (cluster) influence functions of
 # the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
-                           alpha, tnp = NULL, same_switchers = FALSE) {
+                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE) {
   cluster <- if (is.null(CL)) NULL else TRUE
   # the cells' key: the baseline treatment, and the trends_nonparam value
   bkey <- function() if (is.null(tnp)) d_sq else paste(d_sq, tnp, sep = "\r")
@@ -429,8 +511,17 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
         res$dDg[[i]] <- ifelse(s1, sgn * (D - d_sq), 0)
       }
     }
+    # same_switchers_pl: only switchers whose placebos 1..n_pl all have an
+    # observed outcome change and controls
+    samepl <- rep(TRUE, nG)
+    if (same_switchers_pl) for (q in seq_len(n_pl)) {
+      dq <- lagM(Y, 2 * q) - lagM(Y, q)
+      nq <- keep_i[[q]]$never * (!is.na(dq))
+      okq <- nz(keep_i[[q]]$dist == 1 & !is.na(dq) & cellsum(nq * N) > 0)
+      samepl <- samepl & rowSums(okq) > 0
+    }
     for (i in seq_len(n_pl)) {
-      dist <- keep_i[[i]]$dist; never <- keep_i[[i]]$never
+      dist <- keep_i[[i]]$dist * samepl; never <- keep_i[[i]]$never
       dpl <- lagM(Y, 2 * i) - lagM(Y, i)                  # Y(F_g - 1 - l) - Y(F_g - 1) at the switcher's row
       nevpl <- never * (!is.na(dpl))
       distpl <- dist * (!is.na(dpl)) * (cellsum(nevpl * N) > 0)
@@ -550,12 +641,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ## variance-covariance (correct version) and joint tests
   U <- do.call(cbind, IFs)
   V <- crossprod(U) / G^2
-  jt <- function(b, Vs, k) {           # NA unless V is well invertible (as 2.4.0)
-    if (k < 2 || any(is.na(b))) return(NA_real_)
-    ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
-    if (sum(ev > 1e-10) < k) return(NA_real_)
-    stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
-  }
+  jt <- dd_dcdh_joint
   p_eff <- if (l_XX > 1) jt(eff[, 1], V[1:l_XX, 1:l_XX, drop = FALSE], l_XX) else NULL
   p_pl <- if (l_pl > 1) jt(pls[, 1], V[l_XX + 1:l_pl, l_XX + 1:l_pl, drop = FALSE], l_pl) else NULL
 
