@@ -272,7 +272,9 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     out <- matrix(NA_real_, nrow(M), ncol(M))
     if (s < ncol(M)) out[, (s + 1):ncol(M)] <- M[, 1:(ncol(M) - s)]
     out }
-  nz <- function(L) { L[is.na(L)] <- FALSE; L }   # NA -> FALSE
+  nz <- function(L) L & !is.na(L)                  # NA -> FALSE
+  w0 <- function(x, L) { x[!L] <- 0; x }           # ifelse(L, x, 0) for L without NA
+  wNA <- function(x, L) { x[!L] <- NA; x }         # ifelse(L, x, NA)
 
   ## ------------------------------------------------- 1. baseline, F_g
   min_d <- first_true(!is.na(D)); max_d <- last_true(!is.na(D))
@@ -409,20 +411,20 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ehat_dof <- function(dy, nsf, sf, i) {
     isC <- K < Fg; isS <- K == Fg - 1 + i
     uf <- nsf | sf
-    cnt_ns <- cellsum(nsf * N); tot_ns <- cellsum(ifelse(nsf, N * dy, 0))
-    cnt_u  <- cellsum(uf * N);  tot_u  <- cellsum(ifelse(uf, N * dy, 0))
+    cnt_ns <- cellsum(nsf * N); tot_ns <- cellsum(w0(N * dy, nsf))
+    cnt_u  <- cellsum(uf * N);  tot_u  <- cellsum(w0(N * dy, uf))
     if (clustered) { dof_ns <- n_clusters_cell(nsf); dof_u <- n_clusters_cell(uf) }
     else { dof_ns <- cellsum(nsf * 1); dof_u <- cellsum(uf * 1) }
     sg <- rowSums(sf) > 0
-    c_cnt <- rowsum(rowSums(sf * N), coh); c_tot <- rowsum(rowSums(ifelse(sf, N * dy, 0)), coh)
+    c_cnt <- rowsum(rowSums(sf * N), coh); c_tot <- rowsum(rowSums(w0(N * dy, sf)), coh)
     if (clustered) {
       c_dof <- tapply(seq_len(nG), coh, function(ix) length(unique(clg[ix][sg[ix]])))
       c_dof <- as.vector(c_dof)[match(coh, as.integer(names(c_dof)))]
     } else c_dof <- rowsum(sg * 1, coh)[match(coh, as.integer(rownames(c_cnt)))]
     mean_s <- (c_tot / c_cnt)[match(coh, as.integer(rownames(c_cnt)))]
     mean_ns <- tot_ns / cnt_ns; mean_u <- tot_u / cnt_u
-    dns <- ifelse(nsf, dof_ns, NA); dnss <- ifelse(uf, dof_u, NA)
-    ds <- ifelse(sf, matrix(c_dof, nG, nK), NA)
+    dns <- wNA(dof_ns, nsf); dnss <- wNA(dof_u, uf)
+    ds <- wNA(matrix(c_dof, nG, nK), sf)
     msM <- matrix(mean_s, nG, nK)
     E <- matrix(NA_real_, nG, nK); E[isC | isS] <- 0
     m <- nz(isC & dns >= 2); E[m] <- mean_ns[m]
@@ -438,7 +440,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   count_core <- function(Ut, dy, dist, Ntg, never) {
     c1 <- nz(!is.na(Ut) & Ut != 0) |
       nz(Ut == 0 & dy == 0 & (dist != 0 | (Ntg != 0 & never != 0)))
-    ifelse(c1, N, 0)
+    w0(N, c1)
   }
 
   core <- function(inc, n_eff, n_pl) {
@@ -475,7 +477,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       if (Ni == 0) return(out)
       Nc <- cellsum(never * N)
       Ntg <- cellsum(dist * N)
-      ratio <- ifelse(Nc == 0, 0, Ntg / Nc)
+      ratio <- Ntg / Nc; ratio[Nc == 0] <- 0
       win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
       cw <- win * N * (dist - ratio * never)
       Ut <- (G / Ni) * cw * dy
@@ -488,7 +490,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       out$Uv <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
       if (normalized) {
         inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
-        st <- rowSums(ifelse(inwin, D - d_sq, 0), na.rm = TRUE)
+        st <- rowSums(w0(D - d_sq, inwin), na.rm = TRUE)
         out$dnorm <- sum((N / Ni * sgn * matrix(st, nG, nK))[nz(dist == 1)], na.rm = TRUE)
       }
       out
@@ -508,7 +510,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
         res$cnt[[i]] <- h$cnt
         s1 <- nz(dist == 1)
         res$date[i] <- sum((N / h$N * sgn * (D - d_sq))[s1], na.rm = TRUE)
-        res$dDg[[i]] <- ifelse(s1, sgn * (D - d_sq), 0)
+        res$dDg[[i]] <- w0(sgn * (D - d_sq), s1)
       }
     }
     # same_switchers_pl: only switchers whose placebos 1..n_pl all have an
