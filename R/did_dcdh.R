@@ -558,26 +558,36 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   mk_row <- function(b, s, Ncnt, Sw, Nw, Sww)
     c(Estimate = b, SE = s, `LB CI` = b - z * s, `UB CI` = b + z * s,
       N = Ncnt, Switchers = Sw, N.w = Nw, Switchers.w = Sww)
-  eff <- matrix(NA_real_, l_XX, 8); deltaD <- numeric(l_XX)
-  for (i in seq_len(l_XX)) {
-    N1 <- getN(R1, "N", i); N0 <- getN(R0, "N", i); tot <- N1 + N0
-    Up <- if (N1 != 0) R1$U[, i] else 0; Um <- if (N0 != 0) -R0$U[, i] else 0
-    Vp <- if (N1 != 0) R1$Uv[, i] else 0; Vm <- if (N0 != 0) -R0$Uv[, i] else 0
+  # horizon i of the effects (placebo = FALSE) or placebos: switchers in and
+  # out pooled with their weights; the row and the cluster influence function
+  pooled <- function(i, placebo) {
+    f <- if (placebo) c(N = "Npl", U = "Upl", Uv = "Uplv", dn = "dnormpl", cnt = "cntpl", dw = "Npldw")
+         else c(N = "N", U = "U", Uv = "Uv", dn = "dnorm", cnt = "cnt", dw = "Ndw")
+    N1 <- getN(R1, f[["N"]], i); N0 <- getN(R0, f[["N"]], i); tot <- N1 + N0
+    Up <- if (N1 != 0) R1[[f[["U"]]]][, i] else 0; Um <- if (N0 != 0) -R0[[f[["U"]]]][, i] else 0
+    Vp <- if (N1 != 0) R1[[f[["Uv"]]]][, i] else 0; Vm <- if (N0 != 0) -R0[[f[["Uv"]]]][, i] else 0
     b <- if (tot > 0) (N1 * sum(Up) / G + N0 * sum(Um) / G) / tot else NA
     uv <- if (tot > 0) (N1 / tot) * Vp + (N0 / tot) * Vm else numeric(nG)
     uc <- clsum(uv + numeric(nG)); vs <- sum(uc^2)
-    s <- if (tot > 0 && vs > 0) sqrt(vs) / G else NA
+    # an effect whose variance is exactly 0 has no SE (as 2.4.0); a placebo's is 0
+    s <- if (tot > 0 && (placebo || vs > 0)) sqrt(vs) / G else NA
     dl <- 1
     if (normalized && tot > 0) {
-      dl <- (N1 / tot) * getN(R1, "dnorm", i) + (N0 / tot) * getN(R0, "dnorm", i)
+      dl <- (N1 / tot) * getN(R1, f[["dn"]], i) + (N0 / tot) * getN(R0, f[["dn"]], i)
       if (!is.na(dl) && dl != 0) { b <- b / dl; s <- s / dl } else dl <- 1
     }
-    deltaD[i] <- dl
     if ((switchers == "" && N1 == 0 && N0 == 0) || (switchers == "out" && N0 == 0) ||
         (switchers == "in" && N1 == 0)) b <- NA
-    cg <- pmax(pick(R1, "cnt", i, N1), pick(R0, "cnt", i, N0))
-    eff[i, ] <- mk_row(b, s, sum(cg > 0), getN(R1, "Ndw", i) + getN(R0, "Ndw", i), sum(cg), tot)
-    IFs[[paste0("Effect_", i)]] <- uc / dl
+    # cells counted in either direction (as 2.2.0; see ?did_dcdh)
+    cg <- pmax(pick(R1, f[["cnt"]], i, N1), pick(R0, f[["cnt"]], i, N0))
+    list(row = mk_row(b, s, sum(cg > 0), getN(R1, f[["dw"]], i) + getN(R0, f[["dw"]], i), sum(cg), tot),
+         IF = uc / dl, dl = dl)
+  }
+  eff <- matrix(NA_real_, l_XX, 8); deltaD <- numeric(l_XX)
+  for (i in seq_len(l_XX)) {
+    h <- pooled(i, FALSE)
+    eff[i, ] <- h$row; deltaD[i] <- h$dl
+    IFs[[paste0("Effect_", i)]] <- h$IF
   }
   colnames(eff) <- names(mk_row(0, 0, 0, 0, 0, 0)); rownames(eff) <- paste0("Effect_", seq_len(l_XX))
 
@@ -618,24 +628,9 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   if (l_pl > 0) {
     pls <- matrix(NA_real_, l_pl, 8)
     for (i in seq_len(l_pl)) {
-      N1 <- getN(R1, "Npl", i); N0 <- getN(R0, "Npl", i); tot <- N1 + N0
-      Up <- if (N1 != 0) R1$Upl[, i] else 0; Um <- if (N0 != 0) -R0$Upl[, i] else 0
-      Vp <- if (N1 != 0) R1$Uplv[, i] else 0; Vm <- if (N0 != 0) -R0$Uplv[, i] else 0
-      b <- if (tot > 0) (N1 * sum(Up) / G + N0 * sum(Um) / G) / tot else NA
-      uv <- if (tot > 0) (N1 / tot) * Vp + (N0 / tot) * Vm else numeric(nG)
-      uc <- clsum(uv + numeric(nG))
-      s <- if (tot > 0) sqrt(sum(uc^2)) / G else NA
-      dl <- 1
-      if (normalized && tot > 0) {
-        dl <- (N1 / tot) * getN(R1, "dnormpl", i) + (N0 / tot) * getN(R0, "dnormpl", i)
-        if (!is.na(dl) && dl != 0) { b <- b / dl; s <- s / dl } else dl <- 1
-      }
-      if ((switchers == "" && N1 == 0 && N0 == 0) || (switchers == "out" && N0 == 0) ||
-          (switchers == "in" && N1 == 0)) b <- NA
-      cp <- pick(R1, "cntpl", i, N1); cm <- pick(R0, "cntpl", i, N0)
-      cg <- pmax(cp, cm)           # cells counted in either direction (as 2.2.0; see ?did_dcdh)
-      pls[i, ] <- mk_row(b, s, sum(cg > 0), getN(R1, "Npldw", i) + getN(R0, "Npldw", i), sum(cg), tot)
-      IFs[[paste0("Placebo_", i)]] <- uc / dl
+      h <- pooled(i, TRUE)
+      pls[i, ] <- h$row
+      IFs[[paste0("Placebo_", i)]] <- h$IF
     }
     colnames(pls) <- colnames(eff); rownames(pls) <- paste0("Placebo_", seq_len(l_pl))
   }
