@@ -18,7 +18,7 @@ fi
 DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-rmarkdown r-cran-progressr r-cran-testthat r-cran-rcpp r-cran-sandwich
   r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-mvtnorm r-cran-pkgbuild r-cran-callr
-  r-cran-tibble r-cran-broom pandoc qpdf"
+  r-cran-tibble r-cran-broom r-cran-haven pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
 CRAN_PKGS="fixest did didimputation bacondecomp modelsummary TwoWayFEWeights"
 
