@@ -25,8 +25,8 @@
 #' @section Correspondence with DIDmultiplegtDYN:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
 #' `treatment`; `effects`, `placebo`, `normalized`, `switchers`,
-#' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`
-#' have its names and meaning (`switchers = "both"`
+#' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`,
+#' `effects_equal` have its names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
 #' `1 - ci_level / 100`. The numbers equal DIDmultiplegtDYN 2.2.0 (the
 #' newest release that runs without the polars package) to about 1e-14 in
@@ -67,6 +67,8 @@
 #' @param trends_lin If `TRUE`, group-specific linear trends: the effects and
 #'   placebos are estimated on the outcome's first differences and cumulated
 #'   (no average total effect).
+#' @param effects_equal If `TRUE`, `joint` also has the p-value of the test
+#'   that all the effects are equal (`equal_effects`).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -92,7 +94,7 @@
 #' @export
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
-                     trends_nonparam = NULL, trends_lin = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
+                     trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
@@ -102,6 +104,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   placebo <- dd_check_count(placebo, "placebo")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
   dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
+  dd_check_flag(effects_equal, "effects_equal")
   dd_check_string(trends_nonparam, "trends_nonparam", null_ok = TRUE)
   if (identical(switchers, "")) switchers <- "both"
   switchers <- dd_match_arg(if (identical(switchers, eval(formals()$switchers))) "both" else switchers,
@@ -138,12 +141,13 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo)
        else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers)
-  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo)
+  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal)
 }
 
 # the fit: effects (event l - 1), placebos (event -l - 1), the average total
 # effect (ATT); variance from the group (cluster) influence functions
-dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo) {
+dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo,
+                           effects_equal = FALSE) {
   le <- nrow(r$Effects); lp <- if (is.null(r$Placebos)) 0L else nrow(r$Placebos)
   notes <- character()
   if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
@@ -172,7 +176,9 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1), crit = bt$crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
-                  joint = c(effects = r$p_jointeffects %||% NA_real_, placebos = r$p_jointplacebo %||% NA_real_),
+                  joint = c(effects = r$p_jointeffects %||% NA_real_, placebos = r$p_jointplacebo %||% NA_real_,
+                            if (effects_equal) c(equal_effects = dd_dcdh_equal(est[seq_len(le)],
+                                                                              V[seq_len(le), seq_len(le), drop = FALSE]))),
                   delta_D_avg_total = r$delta_D_avg_total, inf = U))
 }
 
@@ -237,6 +243,16 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo) {
        p_jointeffects = if (le > 1) jt(eff[, "Estimate"], V[seq_len(le), seq_len(le), drop = FALSE], le),
        p_jointplacebo = if (lp > 1) jt(pls[, "Estimate"], V[le + seq_len(lp), le + seq_len(lp), drop = FALSE], lp),
        delta_D_avg_total = NA_real_)
+}
+
+# Wald test that the effects b are all equal (their deviations from their
+# mean are zero: k - 1 degrees of freedom), as DIDmultiplegtDYN's
+# effects_equal; NA when fewer than two effects or a singular covariance
+dd_dcdh_equal <- function(b, V) {
+  k <- length(b)
+  if (k < 2L) return(NA_real_)
+  Dm <- cbind(diag(k - 1L), 0) - 1 / k
+  dd_dcdh_joint(drop(Dm %*% b), Dm %*% V %*% t(Dm), k - 1L)
 }
 
 # Wald test that the k estimates b are all zero; NA unless their covariance

@@ -4,8 +4,8 @@
 # this script also writes (set.seed(20261201)). Writes
 # tests/testthat/ref-dcdh.csv: one row per case and reported quantity
 # (Effect_l, Placebo_l, Av_tot_eff) with the estimate, standard error, N and
-# number of switchers, and the joint tests' p-values as rows p_jointeffects
-# and p_jointplacebo.
+# number of switchers, and the joint tests' p-values as rows p_jointeffects,
+# p_jointplacebo and (case rev) p_equality_effects.
 # Usage: Rscript tools/dcdh-reference.R [LIB]   (LIB: where install-dcdh.sh put it; default /tmp/lib-dcdh)
 args <- commandArgs(TRUE)
 lib <- if (length(args)) args[1] else "/tmp/lib-dcdh"
@@ -50,7 +50,7 @@ write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = F
 
 cases <- list(
   abs          = list(D = "D_abs", effects = 4, placebo = 3),
-  rev          = list(D = "D_rev", effects = 4, placebo = 3),
+  rev          = list(D = "D_rev", effects = 4, placebo = 3, effects_equal = TRUE),
   multi        = list(D = "D_multi", effects = 4, placebo = 3),
   multi_norm   = list(D = "D_multi", effects = 4, placebo = 3, normalized = TRUE),
   rev_in       = list(D = "D_rev", effects = 3, placebo = 2, switchers = "in"),
@@ -82,7 +82,8 @@ for (nm in names(cases)) {
   p <- function(v, term) if (is.null(v)) NULL else
     data.frame(case = nm, term = term, estimate = as.numeric(v), se = NA, n = NA, switchers = NA)
   rows[[nm]] <- rbind(tab(r$Effects, "Effect"), tab(r$Placebos, "Placebo"), tab(r$ATE, "Av_tot_eff"),
-                      p(r$p_jointeffects, "p_jointeffects"), p(r$p_jointplacebo, "p_jointplacebo"))
+                      p(r$p_jointeffects, "p_jointeffects"), p(r$p_jointplacebo, "p_jointplacebo"),
+                      p(r$p_equality_effects, "p_equality_effects"))
   cat(nm, ":", nrow(rows[[nm]]), "rows\n")
 }
 ref <- do.call(rbind, rows)

@@ -12,7 +12,7 @@ dcdh_ref <- function() read.csv(test_path("ref-dcdh.csv"))
 
 dcdh_cases <- list(
   abs = list(d = "D_abs", effects = 4, placebo = 3),
-  rev = list(d = "D_rev", effects = 4, placebo = 3),
+  rev = list(d = "D_rev", effects = 4, placebo = 3, effects_equal = TRUE),
   multi = list(d = "D_multi", effects = 4, placebo = 3),
   multi_norm = list(d = "D_multi", effects = 4, placebo = 3, normalized = TRUE),
   rev_in = list(d = "D_rev", effects = 3, placebo = 2, switchers = "in"),
@@ -29,7 +29,8 @@ dcdh_fit <- function(a, data = dcdh_panel()) {
   did_dcdh(data, "y", "id", "t", a$d, effects = a$effects, placebo = a$placebo,
            normalized = isTRUE(a$normalized), switchers = a$switchers %||% "both",
            only_never_switchers = isTRUE(a$only_never_switchers), same_switchers = isTRUE(a$same_switchers),
-           trends_nonparam = a$trends_nonparam, trends_lin = isTRUE(a$trends_lin), weightsname = a$weightsname, cluster = a$cluster)
+           trends_nonparam = a$trends_nonparam, trends_lin = isTRUE(a$trends_lin),
+           effects_equal = isTRUE(a$effects_equal), weightsname = a$weightsname, cluster = a$cluster)
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
@@ -59,8 +60,9 @@ test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on twelve designs", {
     sw <- if (nm == "trends_lin") r$term != "Placebo_1" else TRUE
     expect_identical(as.numeric(tab$switchers[k][sw]), as.numeric(r$switchers[sw]), info = nm)
     # joint tests: the peer computes 1 - pchisq (0 below ~1e-16), diffdiff the upper tail
-    for (j in c("effects", "placebos")) {
-      pr <- ref$estimate[ref$case == nm & ref$term == paste0("p_joint", if (j == "effects") "effects" else "placebo")]
+    for (j in c("effects", "placebos", "equal_effects")) {
+      pr <- ref$estimate[ref$case == nm & ref$term == c(effects = "p_jointeffects", placebos = "p_jointplacebo",
+                                                          equal_effects = "p_equality_effects")[[j]]]
       if (!length(pr)) next
       if (pr > 1e-10) expect_lt(abs(f$joint[[j]] - pr), 1e-8, label = paste(nm, j))
       else expect_lt(f$joint[[j]], 1e-10, label = paste(nm, j))
@@ -114,6 +116,8 @@ test_that("did_dcdh refuses bad input with messages naming it", {
   d <- dcdh_panel()
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 0), "`effects` must be a whole number")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", switchers = "up"), "`switchers` must be one of")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects_equal = NA), "`effects_equal` must be TRUE or FALSE")
+  expect_true(is.na(did_dcdh(d, "y", "id", "t", "D_rev", effects_equal = TRUE)$joint[["equal_effects"]]))
   d1 <- d; d1$D_rev <- 1
   expect_error(did_dcdh(d1, "y", "id", "t", "D_rev"), "`dname` = \"D_rev\" takes one value")
   d2 <- d; d2$cl2 <- d2$t %% 2
