@@ -201,7 +201,13 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo) {
   Fg <- ifelse(rowSums(chg) > 0, max.col(ifelse(chg, 1, 0), ties.method = "first"), 0)
   rows <- which(Fg != 2); cols <- seq_len(nT)[-1]
   sub <- list(rows = rows, cols = cols, id = all$id[rows])
+  memo <- list()
   go <- function(e, pl) {
+    key <- paste(e, pl)
+    if (is.null(memo[[key]])) memo[[key]] <<- go1(e, pl)
+    memo[[key]]
+  }
+  go1 <- function(e, pl) {
     run(dY[rows, cols, drop = FALSE], P[rows, cols, drop = FALSE],
         if (is.null(CL)) NULL else CL[rows, cols, drop = FALSE], sub,
         if (is.null(tnp)) NULL else tnp[rows], e, pl, TRUE, pl > 0)
@@ -658,7 +664,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   p_eff <- if (l_XX > 1) jt(eff[, 1], V[1:l_XX, 1:l_XX, drop = FALSE], l_XX) else NULL
   p_pl <- if (l_pl > 1) jt(pls[, 1], V[l_XX + 1:l_pl, l_XX + 1:l_pl, drop = FALSE], l_pl) else NULL
 
-  list(Effects = eff, ATE = ate, Placebos = pls, vcov = V,
+  list(Effects = eff, ATE = ate, Placebos = pls,
        p_jointeffects = p_eff, p_jointplacebo = p_pl,
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
        G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept)

@@ -158,12 +158,9 @@ dd_wild <- function(reg, term, cl, nboot, boot_weights, alpha, h0 = 0, obs_codes
     if (!nested) fe_codes <- fe$codes
   }
   z <- as.double(z); a <- as.double(a); codes <- as.integer(codes)
-  seed <- dd_boot_seed()
-  out <- dd_progress_batches(nboot, function(b) .Call(C_wild_boot, z, a, Xd, reg$bread, w, codes, as.integer(G),
-                                                      fe_codes, if (is.null(fe)) NULL else fe$nlev,
-                                                      c(reg$opts$fe_tol, reg$opts$fe_maxit), length(b),
-                                                      dd_boot_types[[boot_weights]], seed, dd_batch_first(b)),
-                             sprintf("wild bootstrap: %s", term), combine = dd_rbind_batches)
+  out <- dd_boot_batches(nboot, sprintf("wild bootstrap: %s", term), function(B, seed, first)
+    .Call(C_wild_boot, z, a, Xd, reg$bread, w, codes, as.integer(G), fe_codes, if (is.null(fe)) NULL else fe$nlev,
+          c(reg$opts$fe_tol, reg$opts$fe_maxit), B, dd_boot_types[[boot_weights]], seed, first))
   if (attr(out, "not_converged") > 0L)
     warning(sprintf("fixed-effect absorption did not converge in %d bootstrap replicate(s).",
                     attr(out, "not_converged")), call. = FALSE)

@@ -69,11 +69,8 @@ dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
                        cols = seq_len(psi$K), comb = NULL) {
   R <- dd_if_rows(psi, cluster)
   if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
-  seed <- dd_boot_seed()
-  draws <- dd_progress_batches(nboot, function(b) .Call(C_ifs_boot, R, as.integer(cols - 1L), length(b),
-                                                        dd_boot_types[[boot_weights]], NULL, NULL, seed,
-                                                        dd_batch_first(b)),
-                               "multiplier bootstrap", combine = dd_rbind_batches)
+  draws <- dd_boot_batches(nboot, "multiplier bootstrap", function(B, seed, first)
+    .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], NULL, NULL, seed, first))
   if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
   if (is.null(band)) band <- seq_len(ncol(draws))
   out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
@@ -111,11 +108,9 @@ dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, col
     cols <- seq_len(ncol(comb))
   }
   gc <- match(rg, sort(unique(rg))) - 1L
-  seed <- dd_boot_seed()
-  r <- dd_progress_batches(nboot, function(b) .Call(C_ifs_boot, R, as.integer(cols - 1L), length(b),
-                                                    dd_boot_types[[boot_weights]], as.integer(gc), max(gc) + 1L,
-                                                    seed, dd_batch_first(b)),
-                           "wild bootstrap-t", combine = dd_rbind_batches)
+  r <- dd_boot_batches(nboot, "wild bootstrap-t", function(B, seed, first)
+    .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], as.integer(gc), max(gc) + 1L,
+          seed, first))
   tot <- .Call(C_ifs_colss, R)[cols]
   t <- r$draws * sqrt(R$n) / sqrt(pmax(r$ss, 0))
   # a replicate with a numerically zero standard error: infinite |t|

@@ -45,13 +45,17 @@ dd_rbind_batches <- function(r) {
   out
 }
 
-# The seed of a C bootstrap (rng.c, dd_seed_arg): two whole numbers in
-# [0, 2^32) from R's generator, the very draws the C code makes itself when
-# it is given no seed; drawn once for all the batches of one bootstrap.
+# A C bootstrap of nboot replicates in batches: boot(B, seed, first)
+# computes replicates first, ..., first + B - 1 (0-based) from the seed (a
+# matrix, or a list of matrices, with one row per replicate). The seed (rng.c,
+# dd_seed_arg) is two whole numbers in [0, 2^32) from R's generator, the very
+# draws the C code makes itself when given none, drawn once for all batches.
+dd_boot_batches <- function(nboot, label, boot) {
+  seed <- dd_boot_seed()
+  dd_progress_batches(nboot, function(b) boot(length(b), seed, if (length(b)) b[[1]] - 1L else 0L), label,
+                      combine = dd_rbind_batches)
+}
 dd_boot_seed <- function() floor(stats::runif(2L) * 4294967296)
-
-# the 0-based first replicate of a batch of replicate numbers
-dd_batch_first <- function(b) if (length(b)) b[[1]] - 1L else 0L
 
 # lapply() with a progress update after each element (deterministic work,
 # e.g. honest_did()'s interval at each M): the same results with or without
