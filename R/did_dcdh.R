@@ -24,7 +24,7 @@
 #'
 #' @section Correspondence with DIDmultiplegtDYN:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
-#' `treatment`; `effects`, `placebo`, `normalized`, `switchers`,
+#' `treatment`; `effects`, `placebo`, `normalized`, `switchers`, `controls`,
 #' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`,
 #' `effects_equal` have its names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
@@ -40,8 +40,17 @@
 #' terms (it uses the first group's value), which the joint tests do not use.
 #' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
 #' fills some missing treatments between observed equal values). Not yet
-#' available: `controls`, `by`/`by_path`, `predict_het`,
-#' `less_conservative_se`. With `trends_lin`, DIDmultiplegtDYN reports each
+#' available: `by`/`by_path`, `predict_het`, `less_conservative_se`.
+#'
+#' With `controls`, the estimates equal 2.2.0's; the standard errors follow
+#' 2.4.0, which normalises each baseline treatment's controls coefficients'
+#' influence by that baseline's own control cells and fits the not-yet-switched
+#' outcome changes with the weights (2.2.0 counted the cells of every baseline
+#' and dropped the weights there: SEs up to about 10% apart in the tests when
+#' there are several baseline treatments, weights or gaps; identical
+#' otherwise). Controls that are collinear (or do not change over time) among
+#' a baseline's not-yet-switched cells are left out for that baseline, with a
+#' warning, as the peer does. With `trends_lin`, DIDmultiplegtDYN reports each
 #' placebo's number of switchers from its last placebo run; diffdiff reports
 #' the count of the run that gives the placebo's estimate.
 #'
@@ -61,6 +70,13 @@
 #'   controls (not the not-yet-switched).
 #' @param same_switchers If `TRUE`, every effect uses the same switchers:
 #'   those observed, with controls, at all the `effects` horizons.
+#' @param controls Time-varying control variables: column names (as
+#'   DIDmultiplegtDYN's `controls`) or a one-sided formula (`~ x1 + x2`).
+#'   For each baseline treatment, the outcome's changes are net of the
+#'   controls' changes times their coefficients, estimated by a regression of
+#'   first differences with period effects on the not-yet-switched cells;
+#'   the variance accounts for that estimation. Rows with a missing control
+#'   are dropped.
 #' @param trends_nonparam Name of a group-level column (a region, say):
 #'   controls must share the switcher's value (time effects by that
 #'   variable).
@@ -94,7 +110,8 @@
 #' @export
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
-                     trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
+                     controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
+                     weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
@@ -111,9 +128,10 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                             c("both", "in", "out"), "switchers")
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
+  xf <- dd_dcdh_controls_formula(controls, data)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
-                NULL, weightsname)
+                xf, weightsname)
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (length(unique(d)) < 2L) dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[1]))
   nG <- attr(p$idc, "nlev"); nT <- attr(p$tc, "nlev")
@@ -133,14 +151,18 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     dd_check_constant_within(tc, p$id, "trends_nonparam", trends_nonparam, code = p$idc)
     tnp <- tc[dd_first_rows(p$idc)]
   }
-  run <- function(Y, P, CL, gl, tnp, effects, placebo, same, same_pl = FALSE)
+  # the controls as group x period matrices
+  X <- if (is.null(p$X) || !ncol(p$X)) NULL
+       else stats::setNames(lapply(seq_len(ncol(p$X)), function(j) mat(p$X[, j])), colnames(p$X))
+  run <- function(Y, P, CL, gl, tnp, effects, placebo, same, same_pl = FALSE, X = NULL)
     dd_dcdh_engine(P, Y, mat(d)[gl$rows, gl$cols, drop = FALSE],
                    mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w)[gl$rows, gl$cols, drop = FALSE],
                    CL, gl$id, effects, placebo, normalized, if (switchers == "both") "" else switchers,
-                   only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl)
+                   only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl,
+                   X = X)
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
-  r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo)
-       else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers)
+  r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
+       else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, X = X)
   dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal)
 }
 
@@ -188,13 +210,19 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
 # first l effects on the changes, all from the same switchers (placebo l
 # likewise, with the same switchers for the placebos too); no average total
 # effect. The influence functions are summed the same way.
-dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo) {
+dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X = NULL) {
   nG <- nrow(P); nT <- ncol(P)
-  dY <- matrix(NA_real_, nG, nT); prev <- rep(NA_real_, nG)
-  for (k in seq_len(nT)) {
-    dY[, k] <- ifelse(P[, k], Y[, k] - prev, NA_real_)
-    prev <- ifelse(P[, k], Y[, k], prev)
+  # change since the group's previous observation (across gaps)
+  fd <- function(Y) {
+    dY <- matrix(NA_real_, nG, nT); prev <- rep(NA_real_, nG)
+    for (k in seq_len(nT)) {
+      dY[, k] <- ifelse(P[, k], Y[, k] - prev, NA_real_)
+      prev <- ifelse(P[, k], Y[, k], prev)
+    }
+    dY
   }
+  dY <- fd(Y)
+  dX <- if (is.null(X)) NULL else lapply(X, fd)
   first <- max.col(ifelse(P, 1, 0), ties.method = "first")
   d1 <- D[cbind(seq_len(nG), first)]
   chg <- P & !is.na(D) & D != d1
@@ -210,7 +238,8 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo) {
   go1 <- function(e, pl) {
     run(dY[rows, cols, drop = FALSE], P[rows, cols, drop = FALSE],
         if (is.null(CL)) NULL else CL[rows, cols, drop = FALSE], sub,
-        if (is.null(tnp)) NULL else tnp[rows], e, pl, TRUE, pl > 0)
+        if (is.null(tnp)) NULL else tnp[rows], e, pl, TRUE, pl > 0,
+        if (is.null(dX)) NULL else lapply(dX, function(M) M[rows, cols, drop = FALSE]))
   }
   r1 <- go(effects, 0)
   le <- nrow(r1$Effects)
@@ -276,7 +305,7 @@ dd_dcdh_joint <- function(b, Vs, k) {
 # the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
-                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE) {
+                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL) {
   cluster <- if (is.null(CL)) NULL else TRUE
   # the cells' key: the baseline treatment, and the trends_nonparam value
   bkey <- function() if (is.null(tnp)) d_sq else paste(d_sq, tnp, sep = "\r")
@@ -353,6 +382,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   rows <- which(alive & rowSums(P) > 0); cols <- colsP
   sub <- function(M) M[rows, cols, drop = FALSE]
   P <- sub(P); Y <- sub(Y); D <- sub(D); W <- sub(W); K <- sub(K)
+  if (!is.null(X)) X <- lapply(X, sub)
   if (!is.null(cluster)) CL <- sub(CL)
   d_sq <- d_sq[rows]; Fg <- Fg[rows]; trunc <- trunc[rows]; gl_kept <- gl[rows]
   if (!is.null(tnp)) tnp <- tnp[rows]
@@ -372,7 +402,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   Sg[Fg == T_max + 1] <- NA
   keep <- !dropg
   sel <- function(M) M[keep, , drop = FALSE]
-  P <- sel(P); Y <- sel(Y); D <- sel(D); N <- sel(N); K <- sel(K)
+  P <- sel(P); Y <- sel(Y); D <- sel(D); N <- sel(N); K <- sel(K); W <- sel(W)
+  if (!is.null(X)) X <- lapply(X, sel)
   if (!is.null(cluster)) CL <- sel(CL)
   d_sq <- d_sq[keep]; Fg <- Fg[keep]; Tg <- Tg[keep]; Sg <- Sg[keep]
   if (!is.null(tnp)) tnp <- tnp[keep]
@@ -390,6 +421,15 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     clg <- cmin
   } else clg <- seq_len(nG)
   G <- G_XX
+  # controls: the coefficients per baseline treatment, and the pieces of
+  # their estimation's contribution to the variance
+  ctl <- if (is.null(X)) NULL else dd_dcdh_controls(X, Y, N, W, K, Fg, d_sq, bi, G)
+  # outcome change net of the controls' change (dX: the controls' changes)
+  resid_dy <- function(dy, dX) {
+    if (is.null(ctl)) return(dy)
+    for (j in seq_along(dX)) dy <- dy - ctl$theta[, j] * dX[[j]]
+    dy
+  }
 
   ## ------------------------------------------------- 4. number of effects
   inS <- !is.na(Sg) & Sg == 1; outS <- !is.na(Sg) & Sg == 0
@@ -492,7 +532,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     # the controls `never` with the same baseline: the influence functions of
     # the estimate (U) and of its variance (Uv), the counts and the
     # normalisation
-    horizon <- function(dy, dist, never, i) {
+    horizon <- function(dy, dist, never, i, dX = NULL) {
       Nt <- colSums(dist * N, na.rm = TRUE)
       Ni <- sum(Nt)
       out <- list(N = Ni, Ndw = sum(dist, na.rm = TRUE), U = numeric(nG), Uv = numeric(nG), cnt = NULL, dnorm = 0)
@@ -510,6 +550,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       sf <- nz(N != 0 & dist == 1)
       ed <- ehat_dof(dy, nsf, sf, i)
       out$Uv <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
+      if (!is.null(ctl)) out$Uv <- out$Uv - dd_dcdh_controls_var(ctl, dX, (i <= Tg - 2) * (G / Ni) *
+        (dist - ratio * never) * ((K >= i + 1) & (K <= Tg)) * N, G)
       if (normalized) {
         inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
         st <- rowSums(w0(D - d_sq, inwin), na.rm = TRUE)
@@ -526,7 +568,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & same & (Nc > 0)) * 1
       dist[is.na(dy)] <- NA
       keep_i[[i]] <- list(dist = dist, never = never)
-      h <- horizon(dy, dist, never, i)
+      dX <- if (is.null(ctl)) NULL else lapply(X, function(M) M - lagM(M, i))
+      h <- horizon(resid_dy(dy, dX), dist, never, i, dX)
       res$N[i] <- h$N; res$Ndw[i] <- h$Ndw; res$U[, i] <- h$U; res$Uv[, i] <- h$Uv; res$dnorm[i] <- h$dnorm
       if (h$N != 0) {
         res$cnt[[i]] <- h$cnt
@@ -549,7 +592,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       dpl <- lagM(Y, 2 * i) - lagM(Y, i)                  # Y(F_g - 1 - l) - Y(F_g - 1) at the switcher's row
       nevpl <- never * (!is.na(dpl))
       distpl <- dist * (!is.na(dpl)) * (cellsum(nevpl * N) > 0)
-      h <- horizon(dpl, distpl, nevpl, i)
+      dX <- if (is.null(ctl)) NULL else lapply(X, function(M) lagM(M, 2 * i) - lagM(M, i))
+      h <- horizon(resid_dy(dpl, dX), distpl, nevpl, i, dX)
       res$Npl[i] <- h$N; res$Npldw[i] <- h$Ndw; res$Upl[, i] <- h$U; res$Uplv[, i] <- h$Uv
       res$dnormpl[i] <- h$dnorm
       if (h$N != 0) res$cntpl[[i]] <- h$cnt
@@ -668,4 +712,117 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
        p_jointeffects = p_eff, p_jointplacebo = p_pl,
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
        G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept)
+}
+
+# `controls`: column names or a one-sided formula -> the covariate formula
+dd_dcdh_controls_formula <- function(controls, data) {
+  if (is.null(controls)) return(NULL)
+  if (inherits(controls, "formula")) return(controls)
+  if (!is.character(controls) || !length(controls) || anyNA(controls) || any(!nzchar(controls)))
+    dd_stop("`controls` must be column names (a character vector) or a one-sided formula; got %s.",
+            dd_show(controls))
+  miss <- setdiff(controls, names(data))
+  if (length(miss)) dd_stop("`controls` names %s, which is not a column of `data`.", dd_show(miss))
+  stats::as.formula(paste("~", paste0("`", controls, "`", collapse = " + ")), env = baseenv())
+}
+
+# Inverse of a symmetric positive semi-definite matrix as Stata's invsym:
+# pivoted Cholesky; rows and columns of the variables that are linear
+# combinations of the others are zero (attribute `dropped`).
+dd_invsym <- function(M) {
+  n <- nrow(M)
+  ch <- suppressWarnings(chol(M, pivot = TRUE))
+  r <- attr(ch, "rank"); piv <- attr(ch, "pivot")
+  out <- matrix(0, n, n, dimnames = dimnames(M))
+  if (r == n) {
+    o <- order(piv)
+    out[] <- chol2inv(ch)[o, o, drop = FALSE]
+    return(structure(out, dropped = integer()))
+  }
+  keep <- piv[seq_len(r)]
+  if (r > 0L) out[keep, keep] <- chol2inv(ch[seq_len(r), seq_len(r), drop = FALSE])
+  structure(out, dropped = sort(setdiff(seq_len(n), keep)))
+}
+
+# dCDH with controls (de Chaisemartin and D'Haultfoeuille 2024, web appendix;
+# DIDmultiplegtDYN's `controls`). For each baseline treatment d whose groups
+# have at least two first-switch dates, theta_d is the (weighted) regression
+# of the first difference of the outcome on the first differences of the
+# controls with period effects, over the not-yet-switched cells of baseline
+# d; the effects then use the outcome's change net of theta_d'(change of the
+# controls). The variance gets the estimation of theta_d through, per group,
+# `inb` = (its share of theta_d's influence) - theta_d, which
+# dd_dcdh_controls_var() weights by each horizon's M. Y, N, W, K and X[[j]]
+# are group x period matrices; Fg, d_sq, bi are per group (bi: the cell key
+# of baseline and trends_nonparam).
+dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G) {
+  nG <- nrow(Y); nX <- length(X)
+  lag1 <- function(M) cbind(NA_real_, M[, -ncol(M), drop = FALSE])
+  dY <- Y - lag1(Y)
+  dX <- lapply(X, function(M) M - lag1(M))
+  okX <- Reduce(`&`, lapply(dX, function(M) !is.na(M)))
+  nys <- K < Fg & !is.na(dY)                        # not yet switched, outcome change observed
+  mask <- nys & okX
+  cs <- function(M) { r <- rowsum(M, bi); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
+  den <- cs(ifelse(mask, N, 0))
+  # the controls' changes net of their (baseline x period) means over the mask
+  R <- lapply(dX, function(M) { a <- cs(ifelse(mask, N * M, 0)) / den; ifelse(mask, M - a, 0) })
+  col_of <- function(v, L) vapply(v, function(M) M[L], numeric(sum(L)))
+  theta <- matrix(0, nG, nX); levels <- list(); singular <- character()
+  for (l in sort(unique(d_sq))) {
+    lev <- d_sq == l
+    if (length(unique(Fg[lev])) < 2L) next
+    ml <- mask & lev
+    if (!any(ml)) dd_stop("`controls`: the groups with baseline treatment %s have no not-yet-switched period with the outcome and the controls observed in two consecutive periods; their controls' coefficients cannot be estimated.", format(l))
+    sw <- sqrt(N[ml])
+    Xr <- matrix(col_of(R, ml), ncol = nX) * sw
+    XX <- crossprod(Xr)
+    inv <- dd_invsym(XX)
+    if (length(attr(inv, "dropped"))) singular <- c(singular, format(l))
+    th <- drop(inv %*% crossprod(Xr, dY[ml] * sw))
+    rmax <- max(Fg[row(ml)[ml]])
+    # the normalisation of theta_d's influence: the baseline's control cells
+    # (DIDmultiplegtDYN 2.4.0); 2.2.0 counted every baseline's, and fitted
+    # E-hat below without the weights (an internal option reproduces both,
+    # for the parity tests against 2.2.0's numbers)
+    v220 <- identical(getOption("diffdiff.dcdh_controls"), "2.2.0")
+    rsum <- if (v220) sum(N[K >= 2 & K <= max(Fg) - 1 & nys]) else sum(N[ml & K >= 2 & K <= rmax - 1])
+    inv_den <- inv * rsum * G
+    # E-hat: period effects + controls' changes, fitted over the baseline's
+    # not-yet-switched cells (weighted; rows with a control missing left out)
+    rr <- nys & okX & lev
+    tk <- K[rr]; w <- if (v220) rep(1, sum(rr)) else W[rr]; y <- dY[rr]; xm <- matrix(col_of(dX, rr), ncol = nX)
+    mw <- function(v) { s <- rowsum(cbind(w, w * v), tk); (s[, -1, drop = FALSE] / s[, 1])[match(tk, rownames(s)), , drop = FALSE] }
+    xt <- xm - mw(xm); yt <- y - drop(mw(y))
+    b <- dd_invsym(crossprod(xt * w, xt)) %*% crossprod(xt * w, yt)
+    ehd <- colSums(nys & lev)                        # not-yet-switched cells per period
+    fac <- ifelse(ehd >= 2, sqrt(ehd / pmax(ehd - 1, 1)), 1)
+    E <- matrix(NA_real_, nG, ncol(Y))
+    E[rr] <- (y - yt + drop(xt %*% b)) * (ehd[col(rr)[rr]] >= 2)
+    T_d <- max(Fg[lev]) - 1
+    N_c <- sum(N[nys & lev & K >= 2 & K <= T_d])
+    use <- ml & K >= 2 & K <= Fg - 1 & !is.na(E)
+    f <- ifelse(use, N * matrix(fac, nG, ncol(Y), byrow = TRUE) * (dY - E) / N_c, 0)
+    in_sum <- vapply(R, function(M) rowSums(f * M), numeric(nG))
+    in_sum <- matrix(in_sum, nG, nX)
+    inb <- (lev & Fg >= 3) * (in_sum %*% t(inv_den)) - matrix(th, nG, nX, byrow = TRUE)
+    theta[lev, ] <- matrix(th, sum(lev), nX, byrow = TRUE)
+    levels[[length(levels) + 1L]] <- list(lev = lev, inb = inb)
+  }
+  if (length(singular))
+    warning(sprintf("`controls`: the controls are collinear among the not-yet-switched cells of the groups with baseline treatment %s; the collinear ones are left out there.", paste(singular, collapse = ", ")), call. = FALSE)
+  list(theta = theta, levels = levels)
+}
+
+# The controls' part of a horizon's variance influence functions (one per
+# group): sum over baselines d and controls j of M_dj * inb_dj, where M_dj
+# averages the horizon's weights `base` (groups x periods) times the
+# controls' changes dX[[j]] over the groups of baseline d.
+dd_dcdh_controls_var <- function(ctl, dX, base, G) {
+  part <- numeric(nrow(base))
+  for (lv in ctl$levels) for (j in seq_along(dX)) {
+    M <- sum((base * dX[[j]])[lv$lev, , drop = FALSE], na.rm = TRUE) / G
+    part <- part + M * lv$inb[, j]
+  }
+  part
 }

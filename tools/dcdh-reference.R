@@ -45,6 +45,7 @@ eff[!is.finite(eff)] <- 1
 d$y <- round(alpha[d$id] + lambda[d$t] + 0.2 * d$region * d$t / TT + 0.5 * d$x + d$D_rev * eff +
                0.4 * d$D_multi + rnorm(nrow(d), sd = 0.5), 4)
 d$keep_unbal <- as.integer(runif(nrow(d)) > 0.05)     # the unbalanced case drops 5% of rows
+d$x2 <- round(0.5 * d$x + rnorm(nrow(d)) + 0.02 * d$t^2, 4)   # a second control (not in y)
 out_dir <- file.path("tests", "testthat")
 write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = FALSE)
 
@@ -62,7 +63,12 @@ cases <- list(
   weight_cl    = list(D = "D_rev", effects = 4, placebo = 3, weight = "w", cluster = "cl"),
   never_only   = list(D = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE),
   same_sw      = list(D = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
-  less_cons    = list(D = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE)
+  less_cons    = list(D = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE),
+  controls_abs = list(D = "D_abs", effects = 3, placebo = 2, controls = "x"),
+  controls2    = list(D = "D_multi", effects = 3, placebo = 2, controls = c("x", "x2"), weight = "w",
+                      cluster = "cl"),
+  controls_tl  = list(D = "D_rev", effects = 3, placebo = 2, controls = c("x", "x2"), trends_lin = TRUE),
+  controls_unb = list(D = "D_rev", effects = 3, placebo = 2, controls = "x", subset = TRUE)
 )
 rows <- list()
 for (nm in names(cases)) {

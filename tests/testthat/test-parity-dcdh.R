@@ -22,7 +22,21 @@ dcdh_cases <- list(
   never_only = list(d = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE),
   trends_np = list(d = "D_rev", effects = 3, placebo = 2, trends_nonparam = "region"),
   same_sw = list(d = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
-  trends_lin = list(d = "D_rev", effects = 3, placebo = 2, trends_lin = TRUE))
+  trends_lin = list(d = "D_rev", effects = 3, placebo = 2, trends_lin = TRUE),
+  controls_abs = list(d = "D_abs", effects = 3, placebo = 2, controls = "x"))
+
+# controls with several baseline treatments, weights or an unbalanced panel:
+# 2.2.0 normalises theta_d's influence by every baseline's control cells and
+# fits E-hat without the weights (its feols() call names a variable that is
+# NULL in scope); 2.4.0 (and diffdiff by default) use the baseline's own
+# cells and the weights. An internal option gives 2.2.0's two rules, so
+# everything else in the controls' variance is checked against 2.2.0 here.
+dcdh_cases_220 <- list(
+  controls = list(d = "D_rev", effects = 3, placebo = 2, controls = "x"),
+  controls2 = list(d = "D_multi", effects = 3, placebo = 2, controls = c("x", "x2"), weightsname = "w",
+                   cluster = "cl"),
+  controls_tl = list(d = "D_rev", effects = 3, placebo = 2, controls = c("x", "x2"), trends_lin = TRUE),
+  controls_unb = list(d = "D_rev", effects = 3, placebo = 2, controls = "x", unbalanced = TRUE))
 
 dcdh_fit <- function(a, data = dcdh_panel()) {
   if (isTRUE(a$unbalanced)) data <- data[data$keep_unbal == 1, ]
@@ -30,7 +44,8 @@ dcdh_fit <- function(a, data = dcdh_panel()) {
            normalized = isTRUE(a$normalized), switchers = a$switchers %||% "both",
            only_never_switchers = isTRUE(a$only_never_switchers), same_switchers = isTRUE(a$same_switchers),
            trends_nonparam = a$trends_nonparam, trends_lin = isTRUE(a$trends_lin),
-           effects_equal = isTRUE(a$effects_equal), weightsname = a$weightsname, cluster = a$cluster)
+           effects_equal = isTRUE(a$effects_equal), weightsname = a$weightsname, cluster = a$cluster,
+           controls = a$controls)
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
@@ -40,10 +55,12 @@ dcdh_peer_term <- function(tab) {
          ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
 }
 
-test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on twelve designs", {
+dcdh_check_ref <- function(cases, rule = NULL) {
   ref <- dcdh_ref()
-  for (nm in names(dcdh_cases)) {
-    f <- dcdh_fit(dcdh_cases[[nm]])
+  op <- options(diffdiff.dcdh_controls = rule)
+  on.exit(options(op))
+  for (nm in names(cases)) {
+    f <- suppressMessages(dcdh_fit(cases[[nm]]))
     tab <- f$coeftable
     r <- ref[ref$case == nm & !grepl("^p_", ref$term) & !is.na(ref$estimate), ]   # trends_lin: no ATE
     k <- match(r$term, dcdh_peer_term(tab))
@@ -57,7 +74,7 @@ test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on twelve designs", {
     # switchers of placebos 1..2 here, 62), while its estimate and n come from
     # placebo 1's own run; diffdiff reports the count of the run that gives the
     # estimate (75) -- a deliberate difference in that count only
-    sw <- if (nm == "trends_lin") r$term != "Placebo_1" else TRUE
+    sw <- if (nm %in% c("trends_lin", "controls_tl")) r$term != "Placebo_1" else TRUE
     expect_identical(as.numeric(tab$switchers[k][sw]), as.numeric(r$switchers[sw]), info = nm)
     # joint tests: the peer computes 1 - pchisq (0 below ~1e-16), diffdiff the upper tail
     for (j in c("effects", "placebos", "equal_effects")) {
@@ -67,6 +84,25 @@ test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on twelve designs", {
       if (pr > 1e-10) expect_lt(abs(f$joint[[j]] - pr), 1e-8, label = paste(nm, j))
       else expect_lt(f$joint[[j]], 1e-10, label = paste(nm, j))
     }
+  }
+}
+
+test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on thirteen designs", {
+  dcdh_check_ref(dcdh_cases)
+})
+
+test_that("with controls, did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) under 2.2.0's two rules", {
+  dcdh_check_ref(dcdh_cases_220, rule = "2.2.0")
+  # by default (2.4.0's rules) the estimates are the same and the SEs differ
+  # (by up to ~10% here), except where the rules agree: one baseline
+  # treatment, no weights, a balanced panel (case controls_abs above)
+  ref <- dcdh_ref()
+  for (nm in names(dcdh_cases_220)) {
+    f <- suppressMessages(dcdh_fit(dcdh_cases_220[[nm]]))
+    r <- ref[ref$case == nm & !grepl("^p_", ref$term) & !is.na(ref$estimate), ]
+    k <- match(r$term, dcdh_peer_term(f$coeftable))
+    expect_lt(max(abs(f$coeftable$estimate[k] - r$estimate) / abs(r$estimate)), 1e-8, label = nm)
+    expect_gt(max(abs(f$coeftable$std.error[k] / r$se - 1)), 1e-4, label = nm)
   }
 })
 
@@ -129,4 +165,33 @@ test_that("did_dcdh refuses bad input with messages naming it", {
   expect_error(did_dcdh(d3, "y", "id", "t", "D_abs"), "no effect can be estimated")
   f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 20)
   expect_match(f$notes, "20 effect\\(s\\) requested; the data allow")
+})
+
+test_that("did_dcdh's controls: collinear or time-invariant controls are left out with a warning; bad controls refused", {
+  d <- dcdh_panel()
+  base <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, controls = "x")
+  # a copy of x (rescaled) adds nothing: same estimates and SEs, and a warning
+  d$x_twice <- 2 * d$x
+  expect_warning(f2 <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, controls = c("x", "x_twice")),
+                 "collinear")
+  expect_equal(f2$coeftable$estimate, base$coeftable$estimate, tolerance = 1e-10)
+  expect_equal(f2$coeftable$std.error, base$coeftable$std.error, tolerance = 1e-10)
+  # a control constant within groups has no changes: the fit without controls
+  none <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2)
+  expect_warning(fr <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, controls = "region"),
+                 "collinear")
+  expect_equal(fr$coeftable$estimate, none$coeftable$estimate, tolerance = 1e-12)
+  expect_equal(fr$coeftable$std.error, none$coeftable$std.error, tolerance = 1e-12)
+  # the controls do change the answer when they matter (x is in y)
+  expect_gt(max(abs(base$coeftable$estimate - none$coeftable$estimate)), 1e-3)
+  # a formula is the same as the names
+  ff <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, controls = ~ x)
+  expect_identical(ff$coeftable$estimate, base$coeftable$estimate)
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", controls = "xx"), "`controls` names \"xx\"")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", controls = 3), "`controls` must be column names")
+  d$xc <- as.complex(d$x)
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", controls = "xc"), "must be numeric")
+  # rows with a missing control are dropped, with a message
+  d$xm <- d$x; d$xm[c(5, 17)] <- NA
+  expect_message(did_dcdh(d, "y", "id", "t", "D_rev", controls = "xm"), "2 observations removed")
 })
