@@ -460,50 +460,15 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ## ------------------------------------------------- 5. core (one direction)
   cellsum <- function(M) {                          # sum within (d_sq, t)
     r <- rowsum(M, bi, na.rm = TRUE); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
-  n_clusters_cell <- function(F) {                  # distinct clusters per (d_sq, t)
-    key <- paste(bi, clg)
-    r <- rowsum(F * 1, key) > 0
-    kb <- bi[match(rownames(r), key)]
-    rr <- rowsum(r * 1, kb)
-    rr[match(bi, as.integer(rownames(rr))), , drop = FALSE] }
   coh <- match(paste(bkey(), Fg, dfg), unique(paste(bkey(), Fg, dfg)))   # (D_g1,F_g,D_gFg)
   clustered <- !is.null(cluster)
 
-  ## E-hat (cohort mean) and DOF factor, spec 6.3
-  ehat_dof <- function(dy, nsf, sf, i) {
-    isC <- K < Fg; isS <- K == Fg - 1 + i
-    uf <- nsf | sf
-    cnt_ns <- cellsum(nsf * N); tot_ns <- cellsum(w0(N * dy, nsf))
-    cnt_u  <- cellsum(uf * N);  tot_u  <- cellsum(w0(N * dy, uf))
-    if (clustered) { dof_ns <- n_clusters_cell(nsf); dof_u <- n_clusters_cell(uf) }
-    else { dof_ns <- cellsum(nsf * 1); dof_u <- cellsum(uf * 1) }
-    sg <- rowSums(sf) > 0
-    c_cnt <- rowsum(rowSums(sf * N), coh); c_tot <- rowsum(rowSums(w0(N * dy, sf)), coh)
-    if (clustered) {
-      c_dof <- tapply(seq_len(nG), coh, function(ix) length(unique(clg[ix][sg[ix]])))
-      c_dof <- as.vector(c_dof)[match(coh, as.integer(names(c_dof)))]
-    } else c_dof <- rowsum(sg * 1, coh)[match(coh, as.integer(rownames(c_cnt)))]
-    mean_s <- (c_tot / c_cnt)[match(coh, as.integer(rownames(c_cnt)))]
-    mean_ns <- tot_ns / cnt_ns; mean_u <- tot_u / cnt_u
-    dns <- wNA(dof_ns, nsf); dnss <- wNA(dof_u, uf)
-    ds <- wNA(matrix(c_dof, nG, nK), sf)
-    msM <- matrix(mean_s, nG, nK)
-    E <- matrix(NA_real_, nG, nK); E[isC | isS] <- 0
-    m <- nz(isC & dns >= 2); E[m] <- mean_ns[m]
-    m <- nz(isS & ds >= 2);  E[m] <- msM[m]
-    m <- nz(dnss >= 2 & ((isS & ds == 1) | (isC & dns == 1))); E[m] <- mean_u[m]
-    DOF <- matrix(NA_real_, nG, nK); DOF[isC | isS] <- 1
-    m <- nz(isS & ds > 1);  DOF[m] <- sqrt(ds[m] / (ds[m] - 1))
-    m <- nz(isC & dns > 1); DOF[m] <- sqrt(dns[m] / (dns[m] - 1))
-    m <- nz(dnss >= 2 & ((isS & ds == 1) | (isC & dns == 1))); DOF[m] <- sqrt(dnss[m] / (dnss[m] - 1))
-    list(E = E, DOF = DOF)
-  }
-
-  count_core <- function(Ut, dy, dist, Ntg, never) {
-    c1 <- nz(!is.na(Ut) & Ut != 0) |
-      nz(Ut == 0 & dy == 0 & (dist != 0 | (Ntg != 0 & never != 0)))
-    w0(N, c1)
-  }
+  # the horizon kernel's (C) inputs: cluster codes, and the groups in
+  # baseline and in cohort order (to count distinct clusters)
+  clc <- if (clustered) match(clg, unique(clg)) else integer()
+  ncl <- length(unique(clc))
+  ordx <- if (clustered) c(order(bi), order(coh)) - 1L else integer()
+  kvd <- as.double(kv); Fgd <- as.double(Fg); Tgd <- as.double(Tg)
 
   core <- function(inc, n_eff, n_pl) {
     sgn <- if (inc == 1) 1 else -1
@@ -533,25 +498,19 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     # the estimate (U) and of its variance (Uv), the counts and the
     # normalisation
     horizon <- function(dy, dist, never, i, dX = NULL) {
-      Nt <- colSums(dist * N, na.rm = TRUE)
-      Ni <- sum(Nt)
-      out <- list(N = Ni, Ndw = sum(dist, na.rm = TRUE), U = numeric(nG), Uv = numeric(nG), cnt = NULL, dnorm = 0)
+      if (!is.double(dist)) storage.mode(dist) <- "double"
+      if (!is.double(never)) storage.mode(never) <- "double"
+      h <- .Call(C_dcdh_horizon, dy, dist, never, N, kvd, Fgd, Tgd, bi, coh, clc, ordx,
+                 as.double(c(i, G, length(bl), max(coh), ncl)))
+      out <- list(N = h$N, Ndw = h$Ndw, U = h$U, Uv = h$Uv, cnt = h$cnt, dnorm = 0)
+      Ni <- h$N
       if (Ni == 0) return(out)
-      Nc <- cellsum(never * N)
-      Ntg <- cellsum(dist * N)
-      ratio <- Ntg / Nc; ratio[Nc == 0] <- 0
-      win <- (i <= Tg - 1) & (K >= i + 1) & (K <= Tg)
-      cw <- win * N * (dist - ratio * never)
-      Ut <- (G / Ni) * cw * dy
-      out$U <- rowSums(Ut, na.rm = TRUE)
-      out$cnt <- count_core(Ut, dy, dist, Ntg, never)
-      NtM <- matrix(Nt, nG, nK, byrow = TRUE)
-      nsf <- nz(N != 0 & !is.na(dy) & never == 1 & NtM > 0)
-      sf <- nz(N != 0 & dist == 1)
-      ed <- ehat_dof(dy, nsf, sf, i)
-      out$Uv <- (G / Ni) * rowSums(cw * ed$DOF * (dy - ed$E), na.rm = TRUE)
-      if (!is.null(ctl)) out$Uv <- out$Uv - dd_dcdh_controls_var(ctl, dX, (i <= Tg - 2) * (G / Ni) *
-        (dist - ratio * never) * ((K >= i + 1) & (K <= Tg)) * N, G)
+      if (!is.null(ctl)) {
+        Nc <- h$Nc[bi, , drop = FALSE]
+        ratio <- h$Ntg[bi, , drop = FALSE] / Nc; ratio[Nc == 0] <- 0
+        out$Uv <- out$Uv - dd_dcdh_controls_var(ctl, dX, (i <= Tg - 2) * (G / Ni) *
+          (dist - ratio * never) * ((K >= i + 1) & (K <= Tg)) * N, G)
+      }
       if (normalized) {
         inwin <- nz(K >= Fg & K <= Fg - 1 + i & Sgeq)
         st <- rowSums(w0(D - d_sq, inwin), na.rm = TRUE)
