@@ -25,6 +25,7 @@
 #' @section Correspondence with DIDmultiplegtDYN:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
 #' `treatment`; `effects`, `placebo`, `normalized`, `switchers`, `controls`,
+#' `less_conservative_se`,
 #' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`,
 #' `effects_equal` have its names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
@@ -40,7 +41,7 @@
 #' terms (it uses the first group's value), which the joint tests do not use.
 #' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
 #' fills some missing treatments between observed equal values). Not yet
-#' available: `by`/`by_path`, `predict_het`, `less_conservative_se`.
+#' available: `by`/`by_path`, `predict_het`.
 #'
 #' With `controls`, the estimates equal 2.2.0's; the standard errors follow
 #' 2.4.0, which normalises each baseline treatment's controls coefficients'
@@ -85,6 +86,12 @@
 #'   (no average total effect).
 #' @param effects_equal If `TRUE`, `joint` also has the p-value of the test
 #'   that all the effects are equal (`equal_effects`).
+#' @param less_conservative_se If `TRUE`, the switchers' outcome changes are
+#'   recentred on finer cohorts in the variance of the effects: groups with
+#'   the same treatment path up to the horizon (or, with a single group on
+#'   it, up to the switch, or the same baseline and switch date), as
+#'   DIDmultiplegtDYN's option of that name (useful when treatments change
+#'   several times).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -111,7 +118,7 @@
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
                      controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
-                     weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
+                     less_conservative_se = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
@@ -121,7 +128,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   placebo <- dd_check_count(placebo, "placebo")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
   dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
-  dd_check_flag(effects_equal, "effects_equal")
+  dd_check_flag(effects_equal, "effects_equal"); dd_check_flag(less_conservative_se, "less_conservative_se")
   dd_check_string(trends_nonparam, "trends_nonparam", null_ok = TRUE)
   if (identical(switchers, "")) switchers <- "both"
   switchers <- dd_match_arg(if (identical(switchers, eval(formals()$switchers))) "both" else switchers,
@@ -159,6 +166,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                    mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w)[gl$rows, gl$cols, drop = FALSE],
                    CL, gl$id, effects, placebo, normalized, if (switchers == "both") "" else switchers,
                    only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl,
+                   less_conservative_se = less_conservative_se,
                    X = X)
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
@@ -305,7 +313,8 @@ dd_dcdh_joint <- function(b, Vs, k) {
 # the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
-                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL) {
+                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL,
+                           less_conservative_se = FALSE) {
   cluster <- if (is.null(CL)) NULL else TRUE
   # the cells' key: the baseline treatment, and the trends_nonparam value
   bkey <- function() if (is.null(tnp)) d_sq else paste(d_sq, tnp, sep = "\r")
@@ -469,6 +478,20 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ncl <- length(unique(clc))
   ordx <- if (clustered) c(order(bi), order(coh)) - 1L else integer()
   kvd <- as.double(kv); Fgd <- as.double(Fg); Tgd <- as.double(Tg)
+  # less_conservative_se: the switchers' treatment paths (baseline, F_g,
+  # then the treatment at F_g, F_g + 1, ...; a missing one repeats the last)
+  lcp <- NULL
+  if (less_conservative_se) {
+    key <- paste(bkey(), Fg); dprev <- d_sq
+    lcp <- list(match(key, unique(key)))
+    for (i in seq_len(max(l_XX, 1))) {
+      cc <- match(Fg - 1 + i, kv); di <- rep(NA_real_, nG)
+      di[!is.na(cc)] <- D[cbind(which(!is.na(cc)), cc[!is.na(cc)])]
+      di[is.na(di)] <- dprev[is.na(di)]
+      key <- paste(key, di); dprev <- di
+      lcp[[i + 1L]] <- match(key, unique(key))
+    }
+  }
 
   core <- function(inc, n_eff, n_pl) {
     sgn <- if (inc == 1) 1 else -1
@@ -497,11 +520,13 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     # the controls `never` with the same baseline: the influence functions of
     # the estimate (U) and of its variance (Uv), the counts and the
     # normalisation
-    horizon <- function(dy, dist, never, i, dX = NULL) {
+    horizon <- function(dy, dist, never, i, dX = NULL, paths = NULL) {
       if (!is.double(dist)) storage.mode(dist) <- "double"
       if (!is.double(never)) storage.mode(never) <- "double"
+      ms <- ds <- double()
+      if (!is.null(paths)) { m <- dd_dcdh_path_means(dy, dist, N, paths); ms <- m$mean; ds <- m$dof }
       h <- .Call(C_dcdh_horizon, dy, dist, never, N, kvd, Fgd, Tgd, bi, coh, clc, ordx,
-                 as.double(c(i, G, length(bl), max(coh), ncl)))
+                 as.double(c(i, G, length(bl), max(coh), ncl)), ms, ds)
       out <- list(N = h$N, Ndw = h$Ndw, U = h$U, Uv = h$Uv, cnt = h$cnt, dnorm = 0)
       Ni <- h$N
       if (Ni == 0) return(out)
@@ -528,7 +553,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       dist[is.na(dy)] <- NA
       keep_i[[i]] <- list(dist = dist, never = never)
       dX <- if (is.null(ctl)) NULL else lapply(X, function(M) M - lagM(M, i))
-      h <- horizon(resid_dy(dy, dX), dist, never, i, dX)
+      h <- horizon(resid_dy(dy, dX), dist, never, i, dX,
+                   if (less_conservative_se) list(lcp[[1]], lcp[[2]], lcp[[i + 1]]))
       res$N[i] <- h$N; res$Ndw[i] <- h$Ndw; res$U[, i] <- h$U; res$Uv[, i] <- h$Uv; res$dnorm[i] <- h$dnorm
       if (h$N != 0) {
         res$cnt[[i]] <- h$cnt
@@ -784,4 +810,24 @@ dd_dcdh_controls_var <- function(ctl, dX, base, G) {
     part <- part + M * lv$inb[, j]
   }
   part
+}
+
+# less_conservative_se: each switcher's cohort mean of the outcome change and
+# its number of groups, over the finest of its treatment paths
+# (paths[[3]]: up to this horizon; paths[[2]]: baseline, F_g and the
+# treatment at F_g; paths[[1]]: baseline and F_g) that has more than one
+# group (as DIDmultiplegtDYN: groups, not clusters)
+dd_dcdh_path_means <- function(dy, dist, N, paths) {
+  sf <- N != 0 & !is.na(dist) & dist == 1
+  w <- function(x) { x[!sf | is.na(x)] <- 0; x }
+  cnt <- rowSums(w(N)); tot <- rowSums(w(N * dy)); dof <- rowSums(sf & !is.na(dy))
+  by <- function(v, code) as.vector(rowsum(v, code, reorder = TRUE))[code]
+  lv <- lapply(paths, function(code) list(mean = by(tot, code) / by(cnt, code), dof = by(dof, code),
+                                          full = tabulate(code)[code] > 1))
+  pick <- function(f) {
+    v <- ifelse(lv[[3]]$full, lv[[3]][[f]], NA_real_)
+    v <- ifelse(!lv[[3]]$full & lv[[2]]$full, lv[[2]][[f]], v)
+    ifelse(!lv[[2]]$full, lv[[1]][[f]], v)
+  }
+  list(mean = pick("mean"), dof = pick("dof"))
 }

@@ -1,6 +1,6 @@
 # bench/dcdh.R: did_dcdh() against DIDmultiplegtDYN::did_multiplegt_dyn() on
 # the same data: a reversible panel with three treatment levels, 5,000 groups
-# x 20 periods, effects = 5, placebo = 3 (controls are not yet in did_dcdh).
+# x 20 periods, effects = 5, placebo = 3, one time-varying control.
 # The CRAN release of DIDmultiplegtDYN (2.4.0) needs the polars package, which
 # is not on CRAN; the peer here is 2.2.0 in a private library
 # (tools/install-dcdh.sh), given in DCDH_LIB. Each side runs in a fresh R
@@ -26,7 +26,8 @@ make_panel <- function(G, TT, seed) {
   lev <- sample(1:2, G, TRUE)
   on <- d$t >= first[d$id] & d$t < back[d$id]
   d$D <- on * lev[d$id]
-  d$y <- rnorm(G)[d$id] + d$t / 10 + d$D * 0.8 + rnorm(nrow(d))
+  d$x <- rnorm(nrow(d)) + d$t / 20
+  d$y <- rnorm(G)[d$id] + d$t / 10 + d$D * 0.8 + 0.3 * d$x + rnorm(nrow(d))
   d
 }
 fresh <- function(rds, side, reps, lib) {
@@ -39,11 +40,11 @@ fresh <- function(rds, side, reps, lib) {
     d <- readRDS(rds)
     run <- if (side == "peer") function() {
       r <- suppressWarnings(did_multiplegt_dyn(d, "y", "id", "t", "D", effects = 5, placebo = 3,
-                                               graph_off = TRUE))$results
+                                               controls = "x", graph_off = TRUE))$results
       m <- rbind(r$Effects, r$Placebos, r$ATE)
       data.frame(term = trimws(rownames(m)), estimate = m[, "Estimate"], se = m[, "SE"])
     } else function() {
-      f <- did_dcdh(d, "y", "id", "t", "D", effects = 5, placebo = 3)
+      f <- did_dcdh(d, "y", "id", "t", "D", effects = 5, placebo = 3, controls = "x")
       tab <- f$coeftable
       term <- ifelse(tab$term == "ATT", "Av_tot_eff",
                      ifelse(tab$event >= 0, paste0("Effect_", tab$event + 1), paste0("Placebo_", -tab$event - 1)))
@@ -66,7 +67,7 @@ if (has_peer) {
   diff <- c(est = max(abs(D$res$estimate[k] / P$res$estimate - 1)), se = max(abs(D$res$se[k] / P$res$se - 1)))
   stopifnot(diff[["est"]] < 1e-8, diff[["se"]] < 1e-6)
 }
-rows[[1]] <- data.frame(case = "5,000 x 20, 3 levels, effects 5, placebo 3",
+rows[[1]] <- data.frame(case = "5,000 x 20, 3 levels, effects 5, placebo 3, 1 control",
                         peer = if (has_peer) "DIDmultiplegtDYN 2.2.0" else "(not installed)",
                         peer_s = P$time, diffdiff_s = D$time, speedup = P$time / D$time, peer_peak_mb = P$mb,
                         diffdiff_peak_mb = D$mb, mem_ratio = D$mb / P$mb,
@@ -75,7 +76,7 @@ print(rows[[1]], digits = 4)
 d <- make_panel(50000, 20, 2)
 saveRDS(d, rds)
 B <- fresh(rds, "dd", 1L, "")
-rows[[2]] <- data.frame(case = "50,000 x 20, 3 levels, effects 5, placebo 3", peer = "-", peer_s = NA_real_,
+rows[[2]] <- data.frame(case = "50,000 x 20, 3 levels, effects 5, placebo 3, 1 control", peer = "-", peer_s = NA_real_,
                         diffdiff_s = B$time, speedup = NA_real_, peer_peak_mb = NA_real_, diffdiff_peak_mb = B$mb,
                         mem_ratio = NA_real_, diff = "-")
 print(rows[[2]], digits = 4)

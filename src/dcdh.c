@@ -16,6 +16,7 @@ typedef struct {
   double G;
   const double *dy, *dist, *never, *N, *kv, *Fg, *Tg;
   const int *bi, *coh, *clg, *ordb, *ordc;   /* bi, coh, clg 1-based; ordb, ordc 0-based orders */
+  const double *ms, *ds;                      /* NULL, or each group's switcher-cohort mean and count */
 } dcdh_in;
 
 typedef struct {
@@ -137,6 +138,7 @@ static void dcdh_horizon(const dcdh_in *in, dcdh_out *out) {
   for (int g = 0; g < nG; g++) {
     int h = in->coh[g] - 1;
     double ds0 = c_dof[h], mean_s = c_tot[h] / c_cnt[h];
+    if (in->ms) { ds0 = in->ds[g]; mean_s = in->ms[g]; }
     long double s = 0;
     for (int k = 0; k < nK; k++) {
       R_xlen_t gk = (R_xlen_t) k * nG + g, bk = (R_xlen_t) k * nb + in->bi[g] - 1;
@@ -162,21 +164,27 @@ static void dcdh_horizon(const dcdh_in *in, dcdh_out *out) {
 }
 
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
-                    SEXP clg, SEXP ord, SEXP opts) {
-  /* opts: i, G, nb, nc, ncl (0: one cluster per group) */
+                    SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds) {
+  /* opts: i, G, nb, nc, ncl (0: one cluster per group); ms, ds: empty, or
+   * the switchers' cohort means and counts per group (less_conservative_se) */
   int nG = LENGTH(Fg), nK = LENGTH(kv);
   R_xlen_t nGK = (R_xlen_t) nG * nK;
   if (XLENGTH(dy) != nGK || XLENGTH(dist) != nGK || XLENGTH(never) != nGK || XLENGTH(N) != nGK ||
       LENGTH(Tg) != nG || LENGTH(bi) != nG || LENGTH(coh) != nG || LENGTH(opts) != 5)
     error("internal error in dcdh.c: inconsistent dimensions; please report");
-  SEXP dbl[] = {dy, dist, never, N, kv, Fg, Tg, opts};
-  for (int j = 0; j < 8; j++)
+  SEXP dbl[] = {dy, dist, never, N, kv, Fg, Tg, opts, ms, ds};
+  for (int j = 0; j < 10; j++)
     if (TYPEOF(dbl[j]) != REALSXP) error("internal error in dcdh.c: argument %d is not double; please report", j + 1);
   if (TYPEOF(bi) != INTSXP || TYPEOF(coh) != INTSXP || TYPEOF(clg) != INTSXP || TYPEOF(ord) != INTSXP)
     error("internal error in dcdh.c: codes are not integer; please report");
   const double *o = REAL(opts);
   dcdh_in in = { nG, nK, (int) o[2], (int) o[3], (int) o[4], (int) o[0], o[1], REAL(dy), REAL(dist), REAL(never),
-                 REAL(N), REAL(kv), REAL(Fg), REAL(Tg), INTEGER(bi), INTEGER(coh), NULL, NULL, NULL };
+                 REAL(N), REAL(kv), REAL(Fg), REAL(Tg), INTEGER(bi), INTEGER(coh), NULL, NULL, NULL, NULL, NULL };
+  if (LENGTH(ms) > 0) {
+    if (LENGTH(ms) != nG || LENGTH(ds) != nG)
+      error("internal error in dcdh.c: cohort means of the wrong length; please report");
+    in.ms = REAL(ms); in.ds = REAL(ds);
+  }
   if (in.ncl > 0) {
     if (LENGTH(clg) != nG || LENGTH(ord) != 2 * nG)
       error("internal error in dcdh.c: cluster codes of the wrong length; please report");

@@ -99,7 +99,7 @@ SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SE
 
 /* dcdh.c */
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
-                    SEXP clg, SEXP ord, SEXP opts);
+                    SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);

@@ -41,7 +41,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_noise, 3),
   CALLDEF(sdid_fit, 7),
   CALLDEF(sdid_reps, 11),
-  CALLDEF(dcdh_horizon, 12),
+  CALLDEF(dcdh_horizon, 14),
   CALLDEF(svy_onestage, 11),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 2),

@@ -23,7 +23,8 @@ dcdh_cases <- list(
   trends_np = list(d = "D_rev", effects = 3, placebo = 2, trends_nonparam = "region"),
   same_sw = list(d = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
   trends_lin = list(d = "D_rev", effects = 3, placebo = 2, trends_lin = TRUE),
-  controls_abs = list(d = "D_abs", effects = 3, placebo = 2, controls = "x"))
+  controls_abs = list(d = "D_abs", effects = 3, placebo = 2, controls = "x"),
+  less_cons = list(d = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE))
 
 # controls with several baseline treatments, weights or an unbalanced panel:
 # 2.2.0 normalises theta_d's influence by every baseline's control cells and
@@ -45,7 +46,7 @@ dcdh_fit <- function(a, data = dcdh_panel()) {
            only_never_switchers = isTRUE(a$only_never_switchers), same_switchers = isTRUE(a$same_switchers),
            trends_nonparam = a$trends_nonparam, trends_lin = isTRUE(a$trends_lin),
            effects_equal = isTRUE(a$effects_equal), weightsname = a$weightsname, cluster = a$cluster,
-           controls = a$controls)
+           controls = a$controls, less_conservative_se = isTRUE(a$less_conservative_se))
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a
 
@@ -87,7 +88,7 @@ dcdh_check_ref <- function(cases, rule = NULL) {
   }
 }
 
-test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on thirteen designs", {
+test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on fourteen designs", {
   dcdh_check_ref(dcdh_cases)
 })
 
