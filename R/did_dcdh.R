@@ -118,8 +118,8 @@
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
                      controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
-                     less_conservative_se = FALSE, weightsname = NULL, cluster = NULL, alpha = 0.05, nboot = 0,
-                     boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
+                     less_conservative_se = FALSE, by = NULL, by_path = NULL, weightsname = NULL, cluster = NULL,
+                     alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
@@ -135,6 +135,22 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                             c("both", "in", "out"), "switchers")
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
+  dd_check_string(by, "by", null_ok = TRUE)
+  if (!is.null(by_path)) {
+    if (!is.numeric(by_path) || length(by_path) != 1L || is.na(by_path) ||
+        !(by_path == -1 || (by_path >= 1 && by_path == round(by_path))))
+      dd_stop("`by_path` must be a whole number >= 1 (the most common paths) or -1 (all paths); got %s.",
+              dd_show(by_path))
+    if (!is.null(by)) dd_stop("`by` and `by_path` cannot be combined.")
+    if (trends_lin) dd_stop("`by_path` cannot be combined with `trends_lin` (not implemented).")
+  }
+  # by / by_path: the estimator on each subsample (arguments as checked here);
+  # by_path first estimates on the whole sample to find the paths
+  if (!is.null(by) || !is.null(by_path)) {
+    args <- mget(names(formals()), environment())
+    args$by <- args$by_path <- NULL
+    if (!is.null(by)) return(dd_dcdh_by(args, by))
+  }
   xf <- dd_dcdh_controls_formula(controls, data)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
@@ -171,6 +187,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
        else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, X = X)
+  if (!is.null(by_path)) return(dd_dcdh_by_path(args, by_path, r, p))
   dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal)
 }
 
@@ -696,7 +713,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   list(Effects = eff, ATE = ate, Placebos = pls,
        p_jointeffects = p_eff, p_jointplacebo = p_pl,
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
-       G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept)
+       G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept,
+       design = list(Fg = Fg, D = D, kv = kv, groups = gl_kept))
 }
 
 # `controls`: column names or a one-sided formula -> the covariate formula
@@ -830,4 +848,118 @@ dd_dcdh_path_means <- function(dy, dist, N, paths) {
     ifelse(!lv[[2]]$full, lv[[1]][[f]], v)
   }
   list(mean = pick("mean"), dof = pick("dof"))
+}
+
+# by: the estimator on the groups of each value of a group-level column
+dd_dcdh_by <- function(args, by) {
+  data <- args$data
+  if (!by %in% names(data)) dd_stop("`by` = \"%s\" is not a column of `data`.", by)
+  v <- data[[by]]; id <- data[[args$idname]]
+  if (anyNA(v)) dd_stop("`by` = \"%s\" has missing values.", by)
+  dd_check_constant_within(v, id, "by", by, what = "group")
+  lev <- if (is.factor(v)) levels(droplevels(v)) else as.character(sort(unique(v)))
+  vv <- as.character(v)
+  fits <- lapply(lev, function(l) { a <- args; a$data <- data[vv == l, , drop = FALSE]; do.call(did_dcdh, a) })
+  names(fits) <- lev
+  dd_dcdh_by_result(fits, by, data.frame(level = lev, groups = vapply(lev, function(l)
+    length(unique(id[vv == l])), numeric(1)), row.names = NULL))
+}
+
+# by_path: the estimator separately for the most common treatment paths
+# (the treatments from F_g - 1 to F_g - 1 + l, l = the number of effects the
+# whole sample allows), each with the groups on that path and the periods
+# before their switch of the other groups with the same baseline treatment,
+# all effects from the same switchers (as DIDmultiplegtDYN's by_path)
+dd_dcdh_by_path <- function(args, by_path, r, p) {
+  des <- r$design; l <- r$N_Effects
+  nG <- length(des$Fg)
+  vals <- vapply(0:l, function(j) {
+    cc <- match(des$Fg - 1 + j, des$kv); out <- rep(NA_real_, nG)
+    out[!is.na(cc)] <- des$D[cbind(which(!is.na(cc)), cc[!is.na(cc)])]
+    out }, numeric(nG))
+  vals <- matrix(vals, nG)
+  complete <- rowSums(is.na(vals)) == 0
+  path <- rep(NA_character_, nG)
+  path[complete] <- apply(vals[complete, , drop = FALSE], 1, function(v) paste(as.character(v), collapse = ","))
+  if (!any(complete)) dd_stop("`by_path`: no switcher is observed over its %d period(s) after the switch.", l)
+  cnt <- table(factor(path[complete], levels = unique(path[complete])))
+  ord <- order(-as.vector(cnt), seq_along(cnt))          # most groups first; ties: first seen
+  paths <- names(cnt)[ord]
+  k <- if (by_path == -1) length(paths) else min(by_path, length(paths))
+  if (by_path > length(paths))
+    message(sprintf("diffdiff: %d treatment paths requested; the data have %d.", by_path, length(paths)))
+  paths <- paths[seq_len(k)]
+  # the rows of the data behind the panel: each group's first switch and baseline
+  gi <- match(p$id, des$groups)                          # NA: groups the estimator dropped
+  rowsd <- p$rows
+  base <- vals[, 1]
+  tcol <- p$tc + 1L
+  fits <- lapply(paths, function(pp) {
+    on <- !is.na(path) & path == pp
+    b0 <- base[on][1]
+    same <- !is.na(base) & base == b0
+    keep <- !is.na(gi) & (on[gi] | (same[gi] & tcol < des$Fg[gi]))
+    keep[is.na(keep)] <- FALSE
+    a <- args
+    a$data <- args$data[rowsd[keep], , drop = FALSE]
+    a$same_switchers <- TRUE
+    do.call(did_dcdh, a)
+  })
+  names(fits) <- paths
+  dd_dcdh_by_result(fits, "path", data.frame(level = paths, groups = as.vector(cnt[paths]), row.names = NULL))
+}
+
+dd_dcdh_by_result <- function(fits, by, levels) {
+  structure(list(fits = fits, by = by, levels = levels), class = "did_dcdh_by")
+}
+
+#' Estimates of did_dcdh() by subgroup or by treatment path
+#'
+#' `did_dcdh(..., by = )` and `did_dcdh(..., by_path = )` return one
+#' [did_dcdh()] fit per level of `by` (or per treatment path) in `$fits`, a
+#' named list; `$levels` has the number of groups of each. `print()` shows
+#' each fit's table, `plot()` draws the event studies together
+#' ([plot_event_studies()]), `tidy()` stacks the tables with a `by` column.
+#' @param x A `did_dcdh_by` object.
+#' @param ... Passed to [plot_event_studies()] (plot) or ignored.
+#' @return `print()` and `plot()` return `x` invisibly (`plot()`: the data
+#'   drawn); `tidy()` a data frame.
+#' @name did_dcdh_by
+#' @examples
+#' d <- read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+#' b <- did_dcdh(d, "y", "id", "t", "D_multi", effects = 2, placebo = 1, by_path = 2)
+#' b
+#' plot(b)
+#' tidy(b)
+NULL
+
+#' @rdname did_dcdh_by
+#' @export
+print.did_dcdh_by <- function(x, ...) {
+  cat(sprintf("did_dcdh by %s: %d %s\n", if (x$by == "path") "treatment path" else x$by, length(x$fits),
+              if (x$by == "path") "paths" else "levels"))
+  for (k in seq_along(x$fits)) {
+    cat(sprintf("\n%s %s (%d groups)\n", if (x$by == "path") "Path" else paste0(x$by, " ="), names(x$fits)[k],
+                as.integer(x$levels$groups[k])))
+    tab <- x$fits[[k]]$coeftable
+    print(data.frame(term = tab$term, estimate = signif(tab$estimate, 4), std.error = signif(tab$std.error, 4),
+                     n = tab$n, switchers = tab$switchers), row.names = FALSE)
+  }
+  invisible(x)
+}
+
+#' @rdname did_dcdh_by
+#' @export
+plot.did_dcdh_by <- function(x, ...) {
+  fits <- x$fits
+  names(fits) <- if (x$by == "path") paste("path", names(fits)) else paste(x$by, "=", names(fits))
+  plot_event_studies(fits, main = sprintf("did_dcdh by %s", if (x$by == "path") "treatment path" else x$by),
+                     xlab = dd_es_xlab(fits[[1]]), ...)
+}
+
+#' @rdname did_dcdh_by
+#' @export
+tidy.did_dcdh_by <- function(x, ...) {
+  do.call(rbind, lapply(seq_along(x$fits), function(k)
+    cbind(by = names(x$fits)[k], tidy(x$fits[[k]]), stringsAsFactors = FALSE)))
 }

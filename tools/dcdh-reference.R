@@ -5,7 +5,8 @@
 # tests/testthat/ref-dcdh.csv: one row per case and reported quantity
 # (Effect_l, Placebo_l, Av_tot_eff) with the estimate, standard error, N and
 # number of switchers, and the joint tests' p-values as rows p_jointeffects,
-# p_jointplacebo and (case rev) p_equality_effects.
+# p_jointplacebo and (case rev) p_equality_effects. With `by` or `by_path`,
+# one case per level or path, named "case|level".
 # Usage: Rscript tools/dcdh-reference.R [LIB]   (LIB: where install-dcdh.sh put it; default /tmp/lib-dcdh)
 args <- commandArgs(TRUE)
 lib <- if (length(args)) args[1] else "/tmp/lib-dcdh"
@@ -68,16 +69,13 @@ cases <- list(
   controls2    = list(D = "D_multi", effects = 3, placebo = 2, controls = c("x", "x2"), weight = "w",
                       cluster = "cl"),
   controls_tl  = list(D = "D_rev", effects = 3, placebo = 2, controls = c("x", "x2"), trends_lin = TRUE),
-  controls_unb = list(D = "D_rev", effects = 3, placebo = 2, controls = "x", subset = TRUE)
+  controls_unb = list(D = "D_rev", effects = 3, placebo = 2, controls = "x", subset = TRUE),
+  by_region    = list(D = "D_rev", effects = 3, placebo = 1, by = "region"),
+  by_path      = list(D = "D_multi", effects = 2, placebo = 1, by_path = -1),
+  by_path2     = list(D = "D_rev", effects = 2, placebo = 1, by_path = 2, cluster = "cl")
 )
-rows <- list()
-for (nm in names(cases)) {
-  a <- cases[[nm]]
-  dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
-  a$subset <- NULL
-  D <- a$D; a$D <- NULL
-  r <- suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = dat, outcome = "y", group = "id", time = "t",
-                                                           treatment = D, graph_off = TRUE), a)))$results
+# one result ($results of the peer) as rows of the reference table
+one <- function(r, nm) {
   tab <- function(m, prefix) {
     if (is.null(m)) return(NULL)
     m <- as.matrix(m)
@@ -87,9 +85,23 @@ for (nm in names(cases)) {
   }
   p <- function(v, term) if (is.null(v)) NULL else
     data.frame(case = nm, term = term, estimate = as.numeric(v), se = NA, n = NA, switchers = NA)
-  rows[[nm]] <- rbind(tab(r$Effects, "Effect"), tab(r$Placebos, "Placebo"), tab(r$ATE, "Av_tot_eff"),
-                      p(r$p_jointeffects, "p_jointeffects"), p(r$p_jointplacebo, "p_jointplacebo"),
-                      p(r$p_equality_effects, "p_equality_effects"))
+  rbind(tab(r$Effects, "Effect"), tab(r$Placebos, "Placebo"), tab(r$ATE, "Av_tot_eff"),
+        p(r$p_jointeffects, "p_jointeffects"), p(r$p_jointplacebo, "p_jointplacebo"),
+        p(r$p_equality_effects, "p_equality_effects"))
+}
+rows <- list()
+for (nm in names(cases)) {
+  a <- cases[[nm]]
+  dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
+  a$subset <- NULL
+  D <- a$D; a$D <- NULL
+  res <- suppressMessages(suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = dat, outcome = "y", group = "id",
+                                                                            time = "t", treatment = D,
+                                                                            graph_off = TRUE), a))))
+  # by / by_path: one case per level, named "case|level"
+  rows[[nm]] <- if (is.null(res$by_levels)) one(res$results, nm)
+    else do.call(rbind, lapply(seq_along(res$by_levels), function(b)
+      one(res[[paste0("by_level_", b)]]$results, paste0(nm, "|", res$by_levels[b]))))
   cat(nm, ":", nrow(rows[[nm]]), "rows\n")
 }
 ref <- do.call(rbind, rows)

@@ -196,3 +196,51 @@ test_that("did_dcdh's controls: collinear or time-invariant controls are left ou
   d$xm <- d$x; d$xm[c(5, 17)] <- NA
   expect_message(did_dcdh(d, "y", "id", "t", "D_rev", controls = "xm"), "2 observations removed")
 })
+
+test_that("did_dcdh by and by_path equal DIDmultiplegtDYN 2.2.0 (stored) level by level", {
+  d <- dcdh_panel(); ref <- dcdh_ref()
+  check <- function(b, nm) {
+    expect_s3_class(b, "did_dcdh_by")
+    lv <- unique(sub("^[^|]*\\|", "", ref$case[startsWith(ref$case, paste0(nm, "|"))]))
+    expect_identical(names(b$fits), lv)                # the same levels, in the peer's order
+    for (l in lv) {
+      tab <- b$fits[[l]]$coeftable
+      r <- ref[ref$case == paste0(nm, "|", l) & !grepl("^p_", ref$term), ]
+      k <- match(r$term, dcdh_peer_term(tab))
+      expect_false(anyNA(k))
+      expect_identical(nrow(tab), nrow(r))
+      expect_lt(max(abs(tab$estimate[k] - r$estimate) / abs(r$estimate)), 1e-8, label = paste(nm, l))
+      expect_lt(max(abs(tab$std.error[k] - r$se) / r$se), 1e-6, label = paste(nm, l))
+      expect_identical(as.numeric(tab$n[k]), as.numeric(r$n))
+      expect_identical(as.numeric(tab$switchers[k]), as.numeric(r$switchers))
+    }
+  }
+  check(did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 1, by = "region"), "by_region")
+  bp <- did_dcdh(d, "y", "id", "t", "D_multi", effects = 2, placebo = 1, by_path = -1)
+  check(bp, "by_path")
+  # each path's groups are its switchers (the peer's Effect_1 count, same switchers throughout)
+  expect_equal(bp$levels$groups, ref$switchers[ref$term == "Effect_1" & startsWith(ref$case, "by_path|")])
+  check(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, placebo = 1, by_path = 2, cluster = "cl"), "by_path2")
+  # a by level is the estimator on that level's groups
+  b <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, by = "region")
+  expect_identical(b$fits[["2"]]$coeftable$estimate,
+                   did_dcdh(d[d$region == 2, ], "y", "id", "t", "D_rev", effects = 2)$coeftable$estimate)
+  td <- tidy(b)
+  expect_identical(unique(td$by), c("1", "2", "3"))
+  expect_output(print(b), "did_dcdh by region: 3 levels")
+  expect_message(bb <- did_dcdh(d, "y", "id", "t", "D_multi", effects = 2, by_path = 9), "9 treatment paths requested")
+  expect_length(bb$fits, 4L)
+  pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  drawn <- plot(bp)
+  expect_setequal(unique(drawn$estimator), paste("path", names(bp$fits)))
+})
+
+test_that("did_dcdh by and by_path refuse bad input", {
+  d <- dcdh_panel()
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by = "x"), "`by` = \"x\" must be constant within each group")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by = "nope"), "`by` = \"nope\" is not a column")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 0), "`by_path` must be a whole number")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 1.5), "`by_path` must be a whole number")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by = "region", by_path = 2), "cannot be combined")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 2, trends_lin = TRUE), "`by_path` cannot be combined with `trends_lin`")
+})
