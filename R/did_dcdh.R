@@ -39,9 +39,13 @@
 #' The covariance of the estimates (`vcov()`) is the one the influence
 #' functions imply; DIDmultiplegtDYN's stored `vcov` has wrong off-diagonal
 #' terms (it uses the first group's value), which the joint tests do not use.
-#' Rows with a missing outcome or treatment are dropped (DIDmultiplegtDYN
-#' fills some missing treatments between observed equal values). Not yet
-#' available: `by`/`by_path`, `predict_het`.
+#' Missing outcomes and treatments are handled as DIDmultiplegtDYN does: a
+#' row with a missing outcome still gives its treatment; a missing treatment
+#' between two equal observed values (before the first switch, or after it
+#' at the treatment of the switch) is filled in; a group whose switch date
+#' is uncertain (treatment missing just before the first observed change)
+#' is a control only up to its last period of known status. Not yet
+#' available: `predict_het`.
 #'
 #' With `controls`, the estimates equal 2.2.0's; the standard errors follow
 #' 2.4.0, which normalises each baseline treatment's controls coefficients'
@@ -154,9 +158,13 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   xf <- dd_dcdh_controls_formula(controls, data)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
-                xf, weightsname)
+                xf, weightsname, na_ok = c("yname", "dname"))
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
-  if (length(unique(d)) < 2L) dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[1]))
+  if (any(is.infinite(d))) dd_stop("`dname` = \"%s\" has infinite values.", dname)
+  if (all(is.na(d))) dd_stop("`dname` = \"%s\" is missing in every row.", dname)
+  if (all(is.na(p$y))) dd_stop("`yname` = \"%s\" is missing in every row.", yname)
+  if (length(unique(d[!is.na(d)])) < 2L)
+    dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[!is.na(d)][1]))
   nG <- attr(p$idc, "nlev"); nT <- attr(p$tc, "nlev")
   idx <- cbind(p$idc + 1L, p$tc + 1L)
   mat <- function(v) { m <- matrix(NA_real_, nG, nT); m[idx] <- v; m }
@@ -486,7 +494,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ## ------------------------------------------------- 5. core (one direction)
   cellsum <- function(M) {                          # sum within (d_sq, t)
     r <- rowsum(M, bi, na.rm = TRUE); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
-  coh <- match(paste(bkey(), Fg, dfg), unique(paste(bkey(), Fg, dfg)))   # (D_g1,F_g,D_gFg)
+  coh <- dd_dcdh_codes(bkey(), Fg, dfg)                      # (D_g1, F_g, D_gFg)
   clustered <- !is.null(cluster)
 
   # the horizon kernel's (C) inputs: cluster codes, and the groups in
@@ -568,7 +576,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
       Nc <- cellsum(never * N)
       dist <- ((K == Fg - 1 + i) & (i <= Lg) & Sgeq & same & (Nc > 0)) * 1
       dist[is.na(dy)] <- NA
-      keep_i[[i]] <- list(dist = dist, never = never)
+      if (i <= n_pl) keep_i[[i]] <- list(dist = dist, never = never)     # for the placebos
       dX <- if (is.null(ctl)) NULL else lapply(X, function(M) M - lagM(M, i))
       h <- horizon(resid_dy(dy, dX), dist, never, i, dX,
                    if (less_conservative_se) list(lcp[[1]], lcp[[2]], lcp[[i + 1]]))
@@ -715,6 +723,13 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
        G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept,
        design = list(Fg = Fg, D = D, kv = kv, groups = gl_kept))
+}
+
+# codes (first-appearance order) of the combinations of a few vectors
+dd_dcdh_codes <- function(...) {
+  k <- 0
+  for (v in list(...)) { u <- match(v, unique(v)); k <- k * (max(u) + 1) + u }
+  match(k, unique(k))
 }
 
 # `controls`: column names or a one-sided formula -> the covariate formula

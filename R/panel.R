@@ -27,14 +27,15 @@
 # treatname); `numeric_t` asks for numeric periods (every estimator but
 # did_twfe, whose periods may be labels); `unique_rows = FALSE` for repeated
 # cross-sections (unit identifiers are not unit-period keys); `complete` (the
-# method's name) makes missing values and an unbalanced panel errors.
+# method's name) makes missing values and an unbalanced panel errors;
+# `na_ok` as dd_prepare's.
 dd_panel <- function(data, yname, idname, tname, role = character(), xformla = NULL, weightsname = NULL,
                      cluster = NULL, fe = NULL, design = NULL, x_list = FALSE, numeric_t = TRUE,
-                     unique_rows = TRUE, complete = NULL, anticipation = 0) {
+                     unique_rows = TRUE, complete = NULL, anticipation = 0, na_ok = character()) {
   dd_check_string(idname, "idname")
   gname <- if ("gname" %in% names(role)) role[["gname"]] else NULL
   p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
-                  na_ok = if (is.null(gname)) character() else "gname", x_list = x_list, complete = complete)
+                  na_ok = c(na_ok, if (!is.null(gname)) "gname"), x_list = x_list, complete = complete)
   if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
@@ -249,7 +250,8 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
 # drops rows with NA/NaN/Inf (one message with the counts) and zero weights,
 # and returns plain vectors. `roles` is a named character vector argument ->
 # column (e.g. c(idname = "id")); `na_ok` names roles whose NA values are
-# meaningful (gname: never treated) and kept. `complete` (NULL, or the name
+# meaningful (gname: never treated; "yname" too: did_dcdh reads treatments
+# where the outcome is missing) and kept. `complete` (NULL, or the name
 # of a method that needs complete data, e.g. "synthetic DiD"): a missing or
 # non-finite value is then an error naming the argument and the first row,
 # instead of a dropped row.
@@ -280,7 +282,7 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
                             rows = seq_len(n)), yname, weightsname))
   }
   bad <- list()
-  bad[[sprintf("`yname` (\"%s\")", yname)]] <- !is.finite(y)
+  bad[[sprintf("`yname` (\"%s\")", yname)]] <- if ("yname" %in% na_ok) is.infinite(y) else !is.finite(y)
   if (!is.null(X)) bad[["`xformla`"]] <- if (is.list(X)) Reduce(`|`, lapply(X, function(v) !is.finite(v)))
                                          else rowSums(!is.finite(X)) > 0
   if (!is.null(w)) bad[[sprintf("`weightsname` (\"%s\")", weightsname)]] <- !is.finite(w)

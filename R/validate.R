@@ -291,6 +291,7 @@ dd_check_scale <- function(x, what) {
 # outcome identifies nothing; regressions return 0 with a zero or rounding-
 # error standard error), and its scale must not overflow squares.
 dd_check_outcome <- function(y, yname) {
+  if (anyNA(y)) y <- y[!is.na(y)]                     # missing outcomes kept (did_dcdh)
   if (!length(y)) return(invisible(TRUE))
   r <- range(y)
   if (r[1] == r[2])

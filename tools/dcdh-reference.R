@@ -47,6 +47,10 @@ d$y <- round(alpha[d$id] + lambda[d$t] + 0.2 * d$region * d$t / TT + 0.5 * d$x +
                0.4 * d$D_multi + rnorm(nrow(d), sd = 0.5), 4)
 d$keep_unbal <- as.integer(runif(nrow(d)) > 0.05)     # the unbalanced case drops 5% of rows
 d$x2 <- round(0.5 * d$x + rnorm(nrow(d)) + 0.02 * d$t^2, 4)   # a second control (not in y)
+# missing values: the reversible treatment missing in ~6% of rows (some
+# inside spells, some at switches), the outcome in ~5% of other rows
+d$D_na <- ifelse(runif(nrow(d)) < 0.06, NA, d$D_rev)
+d$y_na <- ifelse(runif(nrow(d)) < 0.05, NA, d$y)
 out_dir <- file.path("tests", "testthat")
 write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = FALSE)
 
@@ -72,7 +76,9 @@ cases <- list(
   controls_unb = list(D = "D_rev", effects = 3, placebo = 2, controls = "x", subset = TRUE),
   by_region    = list(D = "D_rev", effects = 3, placebo = 1, by = "region"),
   by_path      = list(D = "D_multi", effects = 2, placebo = 1, by_path = -1),
-  by_path2     = list(D = "D_rev", effects = 2, placebo = 1, by_path = 2, cluster = "cl")
+  by_path2     = list(D = "D_rev", effects = 2, placebo = 1, by_path = 2, cluster = "cl"),
+  d_missing    = list(D = "D_na", effects = 3, placebo = 2),
+  y_missing    = list(D = "D_na", Y = "y_na", effects = 3, placebo = 2, cluster = "cl")
 )
 # one result ($results of the peer) as rows of the reference table
 one <- function(r, nm) {
@@ -95,7 +101,8 @@ for (nm in names(cases)) {
   dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
   a$subset <- NULL
   D <- a$D; a$D <- NULL
-  res <- suppressMessages(suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = dat, outcome = "y", group = "id",
+  Y <- if (is.null(a$Y)) "y" else a$Y; a$Y <- NULL
+  res <- suppressMessages(suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = dat, outcome = Y, group = "id",
                                                                             time = "t", treatment = D,
                                                                             graph_off = TRUE), a))))
   # by / by_path: one case per level, named "case|level"

@@ -24,7 +24,9 @@ dcdh_cases <- list(
   same_sw = list(d = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
   trends_lin = list(d = "D_rev", effects = 3, placebo = 2, trends_lin = TRUE),
   controls_abs = list(d = "D_abs", effects = 3, placebo = 2, controls = "x"),
-  less_cons = list(d = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE))
+  less_cons = list(d = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE),
+  d_missing = list(d = "D_na", effects = 3, placebo = 2),
+  y_missing = list(d = "D_na", y = "y_na", effects = 3, placebo = 2, cluster = "cl"))
 
 # controls with several baseline treatments, weights or an unbalanced panel:
 # 2.2.0 normalises theta_d's influence by every baseline's control cells and
@@ -41,7 +43,7 @@ dcdh_cases_220 <- list(
 
 dcdh_fit <- function(a, data = dcdh_panel()) {
   if (isTRUE(a$unbalanced)) data <- data[data$keep_unbal == 1, ]
-  did_dcdh(data, "y", "id", "t", a$d, effects = a$effects, placebo = a$placebo,
+  did_dcdh(data, a$y %||% "y", "id", "t", a$d, effects = a$effects, placebo = a$placebo,
            normalized = isTRUE(a$normalized), switchers = a$switchers %||% "both",
            only_never_switchers = isTRUE(a$only_never_switchers), same_switchers = isTRUE(a$same_switchers),
            trends_nonparam = a$trends_nonparam, trends_lin = isTRUE(a$trends_lin),
@@ -88,7 +90,7 @@ dcdh_check_ref <- function(cases, rule = NULL) {
   }
 }
 
-test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on fourteen designs", {
+test_that("did_dcdh equals DIDmultiplegtDYN 2.2.0 (stored) on sixteen designs", {
   dcdh_check_ref(dcdh_cases)
 })
 
@@ -243,4 +245,19 @@ test_that("did_dcdh by and by_path refuse bad input", {
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 1.5), "`by_path` must be a whole number")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by = "region", by_path = 2), "cannot be combined")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 2, trends_lin = TRUE), "`by_path` cannot be combined with `trends_lin`")
+})
+
+test_that("did_dcdh: missing treatments and outcomes", {
+  d <- dcdh_panel()
+  d$D_all_na <- NA_real_
+  expect_error(did_dcdh(d, "y", "id", "t", "D_all_na"), "`dname` = \"D_all_na\" is missing in every row")
+  d$y_all_na <- NA_real_
+  expect_error(did_dcdh(d, "y_all_na", "id", "t", "D_rev"), "`yname` = \"y_all_na\" is missing in every row")
+  d$D_inf <- d$D_rev; d$D_inf[3] <- Inf
+  expect_error(did_dcdh(d, "y", "id", "t", "D_inf"), "infinite")
+  # a missing treatment is not the same as a dropped row (the peer's fill-in
+  # rules; equality with DIDmultiplegtDYN is case d_missing above)
+  a <- did_dcdh(d, "y", "id", "t", "D_na", effects = 3)
+  b <- suppressMessages(did_dcdh(d[!is.na(d$D_na), ], "y", "id", "t", "D_na", effects = 3))
+  expect_gt(max(abs(a$coeftable$estimate - b$coeftable$estimate)), 1e-3)
 })
