@@ -99,6 +99,13 @@
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
+#' @param survey Optional complex survey design of `data` ([survey_design()]
+#'   or a survey package design; each group within one PSU): its weights
+#'   are the cell weights, and the standard errors are design-based
+#'   variances of the groups' influence-function totals (Taylor
+#'   linearisation over strata and PSUs, or the replicate weights); with
+#'   `nboot`, one multiplier per PSU. An extension: DIDmultiplegtDYN has no
+#'   survey designs. Not combined with `weightsname` or `cluster`.
 #' @param alpha Significance level.
 #' @param nboot Multiplier bootstrap draws (0: the analytic variance).
 #' @param boot_weights,cband Bootstrap weights and a uniform band over the
@@ -123,7 +130,8 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
                      controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
                      less_conservative_se = FALSE, by = NULL, by_path = NULL, weightsname = NULL, cluster = NULL,
-                     alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
+                     survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
+                     cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
@@ -156,9 +164,19 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     if (!is.null(by)) return(dd_dcdh_by(args, by))
   }
   xf <- dd_dcdh_controls_formula(controls, data)
+  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
+  if (!is.null(design) && design$replicate && sp$nboot > 0L)
+    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
+            sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
-                xf, weightsname, na_ok = c("yname", "dname"))
+                xf, weightsname, design = design, na_ok = c("yname", "dname"))
+  if (!is.null(design) && !design$replicate) {
+    psu <- design$stages[[1]]$clus[p$rows]
+    bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), psu)
+    if (bad > 0) dd_stop("`survey`: groups (`idname` = \"%s\") must lie within one PSU; group %s spans several.",
+                         idname, dd_show(p$id[bad]))
+  }
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (any(is.infinite(d))) dd_stop("`dname` = \"%s\" has infinite values.", dname)
   if (all(is.na(d))) dd_stop("`dname` = \"%s\" is missing in every row.", dname)
@@ -196,13 +214,13 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
        else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, X = X)
   if (!is.null(by_path)) return(dd_dcdh_by_path(args, by_path, r, p))
-  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal)
+  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design)
 }
 
 # the fit: effects (event l - 1), placebos (event -l - 1), the average total
 # effect (ATT); variance from the group (cluster) influence functions
 dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo,
-                           effects_equal = FALSE) {
+                           effects_equal = FALSE, design = NULL) {
   le <- nrow(r$Effects); lp <- if (is.null(r$Placebos)) 0L else nrow(r$Placebos)
   notes <- character()
   if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
@@ -215,19 +233,32 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   # average total effect's; V = crossprod / G^2
   U <- cbind(r$IF, r$IF_ate)
   colnames(U) <- terms
-  V <- crossprod(U) / r$G^2
+  label <- sprintf("dCDH influence functions, clustered (%s)", if (is.null(cluster)) idname else cluster)
+  # a survey design: the groups' influence functions become PSU totals
+  # centred within strata (or replicate totals), the rows of the variance
+  # and of the multiplier bootstrap
+  R <- U
+  if (!is.null(design)) {
+    grow <- p$rows[dd_first_rows(p$idc)][match(r$groups, p$id[dd_first_rows(p$idc)])]
+    R <- as.matrix(dd_if_rows(dd_ifs_dense(U), dd_svy_if_rows(design, grow)))
+    colnames(R) <- terms
+    label <- if (design$replicate) sprintf("dCDH influence functions, survey design (%d %s replicates)",
+                                           ncol(design$repweights), design$type)
+             else "dCDH influence functions, survey design (Taylor linearisation, PSUs within strata)"
+  }
+  V <- crossprod(R) / r$G^2
   se_ok <- is.finite(M[, "SE"])
   V[!se_ok, ] <- NA_real_; V[, !se_ok] <- NA_real_
   band <- seq_len(le + lp)
-  label <- sprintf("dCDH influence functions, clustered (%s)", if (is.null(cluster)) idname else cluster)
-  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(U, V, sp, band, label))
+  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(R, V, sp, band, label))
   tab <- bt$tab
   tab$event <- ev
   tab$n <- M[, "N"]; tab$switchers <- M[, "Switchers"]
   info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille event study (did_dcdh)", yname, length(p$y),
                   if (sp$nboot > 0L) "bootstrap" else "cluster", if (sp$nboot > 0L) bt$label else label, Inf,
                   sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
-                  n_clusters = nrow(U), notes = notes)
+                  n_clusters = if (is.null(design)) nrow(U) else if (design$replicate) NULL else nrow(R),
+                  notes = notes)
   new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1), crit = bt$crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
@@ -310,7 +341,7 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X =
   list(Effects = eff, Placebos = pls, ATE = NULL, G = G, IF = U, IF_ate = NULL,
        p_jointeffects = if (le > 1) jt(eff[, "Estimate"], V[seq_len(le), seq_len(le), drop = FALSE], le),
        p_jointplacebo = if (lp > 1) jt(pls[, "Estimate"], V[le + seq_len(lp), le + seq_len(lp), drop = FALSE], lp),
-       delta_D_avg_total = NA_real_)
+       delta_D_avg_total = NA_real_, groups = r1$groups)
 }
 
 # Wald test that the effects b are all equal (their deviations from their

@@ -261,3 +261,51 @@ test_that("did_dcdh: missing treatments and outcomes", {
   b <- suppressMessages(did_dcdh(d[!is.na(d$D_na), ], "y", "id", "t", "D_na", effects = 3))
   expect_gt(max(abs(a$coeftable$estimate - b$coeftable$estimate)), 1e-3)
 })
+
+test_that("did_dcdh with a survey design: the weights' estimates, design-based SEs equal survey's on the influence functions", {
+  skip_if_not_installed("survey")
+  d <- dcdh_panel()
+  d$st <- (d$cl - 1) %/% 4 + 1                       # 3 strata of 4 PSUs (the clusters)
+  des <- survey::svydesign(ids = ~cl, strata = ~st, weights = ~w, data = d)
+  f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, survey = des)
+  g <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, weightsname = "w")
+  expect_equal(f$coeftable$estimate, g$coeftable$estimate, tolerance = 1e-12)
+  expect_match(f$vcov_label, "survey design \\(Taylor")
+  # the groups' influence functions (fit$inf, one row per group, all 120
+  # groups used here) as totals over the design, by the survey package
+  G <- length(unique(d$id))
+  gd <- d[!duplicated(d$id), ]; gd <- gd[order(gd$id), ]
+  Ud <- as.data.frame(f$inf / G); names(Ud) <- paste0("u", seq_len(ncol(Ud)))
+  fo <- stats::as.formula(paste("~", paste(names(Ud), collapse = "+")))
+  v <- survey::svytotal(fo, survey::svydesign(ids = ~cl, strata = ~st, weights = ~1, data = cbind(Ud, gd[c("cl", "st")])))
+  expect_equal(unname(survey::SE(v)), f$coeftable$std.error, tolerance = 1e-10)
+  # bootstrap replicate weights (50 replicates of the PSUs within strata)
+  set.seed(11)
+  rdes <- survey::as.svrepdesign(des, type = "subbootstrap", replicates = 50)
+  fr <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, survey = rdes)
+  expect_equal(fr$coeftable$estimate, g$coeftable$estimate, tolerance = 1e-12)
+  # survey's totals on the row-level replicate design of variables that
+  # spread each group's psi / w over its rows (replicate weights are constant
+  # within a PSU, hence within a group): replicate totals sum_g w_rg psi_g / w_g
+  ids <- sort(unique(d$id)); gi <- match(d$id, ids)
+  nrow_g <- tabulate(gi); w_g <- d$w[match(ids, d$id)]
+  Urow <- as.data.frame((fr$inf / G / w_g / nrow_g)[gi, , drop = FALSE]); names(Urow) <- names(Ud)
+  set.seed(11)
+  rdes2 <- survey::as.svrepdesign(survey::svydesign(ids = ~cl, strata = ~st, weights = ~w, data = cbind(d, Urow)),
+                                  type = "subbootstrap", replicates = 50)
+  expect_match(fr$vcov_label, "50 .*replicates")
+  expect_gt(max(abs(fr$coeftable$std.error / f$coeftable$std.error - 1)), 0.01)   # not the Taylor numbers
+  vr <- survey::svytotal(fo, rdes2)
+  expect_equal(unname(survey::SE(vr)), fr$coeftable$std.error, tolerance = 1e-10)
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", survey = rdes, nboot = 99), "replicate-weight")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", survey = des, weightsname = "w"), "`weightsname`")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", survey = des, cluster = "cl"), "`cluster`")
+  # groups split across PSUs
+  d$psu2 <- d$t %% 2
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", survey = survey::svydesign(ids = ~psu2, weights = ~w, data = d)),
+               "must lie within one PSU")
+  # with nboot, a multiplier per PSU: bootstrap SEs near the analytic ones
+  set.seed(3)
+  fb <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, survey = des, nboot = 1999)
+  expect_lt(max(abs(fb$coeftable$std.error / f$coeftable$std.error - 1)), 0.15)
+})
