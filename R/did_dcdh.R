@@ -44,8 +44,15 @@
 #' between two equal observed values (before the first switch, or after it
 #' at the treatment of the switch) is filled in; a group whose switch date
 #' is uncertain (treatment missing just before the first observed change)
-#' is a control only up to its last period of known status. Not yet
-#' available: `predict_het`.
+#' is a control only up to its last period of known status. `by`,
+#' `by_path` and `predict_het` have its names and meaning (`by_path` and
+#' `predict_het` not combined with `trends_lin`); in `by_path`, the other
+#' groups' periods before their switch are controls when their baseline
+#' treatment equals the path's (DIDmultiplegtDYN compares only the first
+#' character of the two). Not available: `continuous`, `bootstrap` (use
+#' `nboot`), `design`, `date_first_switch`, `normalized_weights`,
+#' `save_sample`, `dont_drop_larger_lower`,
+#' `drop_if_d_miss_before_first_switch`.
 #'
 #' With `controls`, the estimates equal 2.2.0's; the standard errors follow
 #' 2.4.0, which normalises each baseline treatment's controls coefficients'
@@ -96,6 +103,16 @@
 #'   it, up to the switch, or the same baseline and switch date), as
 #'   DIDmultiplegtDYN's option of that name (useful when treatments change
 #'   several times).
+#' @param predict_het Heterogeneity of the effects: a list of group-level
+#'   covariates (column names) and the effects (`l`, also the placebos with
+#'   those numbers; `-1` for all), as DIDmultiplegtDYN's `predict_het`; a
+#'   character vector alone means all effects. For each effect, the
+#'   switchers' outcome change since `F_g - 1` (sign-adjusted for switchers
+#'   out) is regressed on the covariates and fixed effects for the cells of
+#'   first-switch date x baseline treatment x direction (x `trends_nonparam`),
+#'   weighted, with HC1 standard errors; `fit$predict_het` has the
+#'   coefficients, t-based intervals and the p-value of the joint test that
+#'   all covariates' coefficients are zero (`p_joint`).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -115,7 +132,9 @@
 #'   `switchers` = switcher cells), the typed event study (so `plot()`,
 #'   `autoplot()`, [honest_did()] and [pretrends_power()] work), `joint`
 #'   (the p-values of the joint tests that all effects, and all placebos,
-#'   are zero) and `delta_D_avg_total`.
+#'   are zero), `delta_D_avg_total` and, with `predict_het`, `predict_het`.
+#'   With `by` or `by_path`, a [did_dcdh_by] object: one fit per level or
+#'   path.
 #' @references de Chaisemartin, C. and D'Haultfoeuille, X. (2024).
 #'   Difference-in-differences estimators of intertemporal treatment
 #'   effects. Review of Economics and Statistics.
@@ -129,7 +148,8 @@
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
                      controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
-                     less_conservative_se = FALSE, by = NULL, by_path = NULL, weightsname = NULL, cluster = NULL,
+                     less_conservative_se = FALSE, by = NULL, by_path = NULL, predict_het = NULL,
+                     weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                      cband = FALSE) {
   call <- match.call()
@@ -156,6 +176,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     if (!is.null(by)) dd_stop("`by` and `by_path` cannot be combined.")
     if (trends_lin) dd_stop("`by_path` cannot be combined with `trends_lin` (not implemented).")
   }
+  het <- dd_dcdh_het_arg(predict_het, data, idname, normalized, trends_lin)
   # by / by_path: the estimator on each subsample (arguments as checked here);
   # by_path first estimates on the whole sample to find the paths
   if (!is.null(by) || !is.null(by_path)) {
@@ -214,7 +235,9 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
        else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, X = X)
   if (!is.null(by_path)) return(dd_dcdh_by_path(args, by_path, r, p))
-  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design)
+  fit <- dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design)
+  if (!is.null(het)) fit$predict_het <- dd_dcdh_predict_het(r, het, data, idname, sp$alpha)
+  fit
 }
 
 # the fit: effects (event l - 1), placebos (event -l - 1), the average total
@@ -753,7 +776,8 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
        p_jointeffects = p_eff, p_jointplacebo = p_pl,
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
        G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept,
-       design = list(Fg = Fg, D = D, kv = kv, groups = gl_kept))
+       design = list(Fg = Fg, D = D, Y = Y, W = W, kv = kv, Tg = Tg, Sg = Sg, d_sq = d_sq, tnp = tnp,
+                     groups = gl_kept))
 }
 
 # codes (first-appearance order) of the combinations of a few vectors
@@ -1008,4 +1032,86 @@ plot.did_dcdh_by <- function(x, ...) {
 tidy.did_dcdh_by <- function(x, ...) {
   do.call(rbind, lapply(seq_along(x$fits), function(k)
     cbind(by = names(x$fits)[k], tidy(x$fits[[k]]), stringsAsFactors = FALSE)))
+}
+
+# predict_het: the covariates (constant within groups) and the effects
+dd_dcdh_het_arg <- function(predict_het, data, idname, normalized, trends_lin) {
+  if (is.null(predict_het)) return(NULL)
+  if (is.character(predict_het)) predict_het <- list(predict_het, -1)
+  if (!is.list(predict_het) || length(predict_het) != 2L || !is.character(predict_het[[1]]) ||
+      !length(predict_het[[1]]) || !is.numeric(predict_het[[2]]) || anyNA(predict_het[[2]]) ||
+      !all(predict_het[[2]] == -1 | (predict_het[[2]] >= 1 & predict_het[[2]] == round(predict_het[[2]]))))
+    dd_stop("`predict_het` must be list(covariates, effects): column names and effect numbers (>= 1, or -1 for all); got %s.",
+            dd_show(predict_het))
+  if (normalized) dd_stop("`predict_het` cannot be combined with `normalized` (as in DIDmultiplegtDYN).")
+  if (trends_lin) dd_stop("`predict_het` cannot be combined with `trends_lin` (not implemented).")
+  cv <- predict_het[[1]]
+  miss <- setdiff(cv, names(data))
+  if (length(miss)) dd_stop("`predict_het` names %s, which is not a column of `data`.", dd_show(miss))
+  for (v in cv) {
+    x <- data[[v]]
+    if (!is.numeric(x) && !is.logical(x))
+      dd_stop("`predict_het` covariate \"%s\" must be numeric; it is %s.", v, class(x)[1])
+    dd_check_constant_within(x, data[[idname]], "predict_het", v, what = "group")
+  }
+  list(covariates = cv, effects = predict_het[[2]])
+}
+
+# predict_het: for effect l (and placebo l), the groups whose effect l is
+# estimable (F_g - 1 + l <= T_g) with an observed outcome at F_g - 1: their
+# outcome change S_g (Y_{F_g - 1 + l} - Y_{F_g - 1}) (placebo: Y_{F_g - 1 - l})
+# regressed, weighted by the group's weight in its first period, on the
+# covariates and fixed effects for the cells of the factors (F_g, baseline,
+# direction, trends_nonparam) that vary in the sample; HC1 variance; the
+# joint test that the covariates' coefficients are zero (F test)
+dd_dcdh_predict_het <- function(r, het, data, idname, alpha) {
+  des <- r$design; l_e <- r$N_Effects; l_p <- r$N_Placebos
+  pick <- function(req, L, what) {
+    if (any(req == -1)) return(seq_len(L))
+    if (any(req > L)) dd_stop("`predict_het`: effect %s requested; the fit has %d %s.", format(max(req)), L, what)
+    sort(unique(req))
+  }
+  eff <- pick(het$effects, l_e, "effects")
+  pls <- if (l_p > 0) pick(het$effects, l_p, "placebos") else integer()
+  nG <- length(des$Fg)
+  Yat <- function(k) { cc <- match(k, des$kv); v <- rep(NA_real_, nG)
+                       v[!is.na(cc)] <- des$Y[cbind(which(!is.na(cc)), cc[!is.na(cc)])]; v }
+  y0 <- Yat(des$Fg - 1)
+  Sh <- ifelse(des$Sg == 1, 1, -1)
+  id <- data[[idname]]
+  X <- vapply(het$covariates, function(v) as.double(data[[v]][match(des$groups, id)]), numeric(nG))
+  X <- matrix(X, nG, dimnames = list(NULL, het$covariates))
+  w <- des$W[, 1]
+  one <- function(l, placebo) {
+    y <- Sh * ((if (placebo) Yat(des$Fg - 1 - l) else Yat(des$Fg - 1 + l)) - y0)
+    insamp <- des$Fg - 1 + l <= des$Tg
+    feas <- insamp & !is.na(y0)
+    facs <- list(des$Fg, des$d_sq, des$Sg, des$tnp)
+    facs <- facs[!vapply(facs, is.null, logical(1))]
+    facs <- facs[vapply(facs, function(f) length(unique(f[feas])) > 1L, logical(1))]
+    ok <- insamp & !is.na(y) & !is.na(w) & w > 0 & rowSums(is.na(X)) == 0
+    cell <- if (length(facs)) do.call(dd_dcdh_codes, lapply(facs, function(f) f[ok])) else rep(1L, sum(ok))
+    Z <- cbind(X[ok, , drop = FALSE], stats::model.matrix(~ factor(cell) - 1))
+    fit <- stats::lm.wfit(Z, y[ok], w[ok])
+    k <- fit$rank; n <- sum(ok); cvn <- colnames(X)
+    b <- fit$coefficients[seq_along(cvn)]
+    if (anyNA(b)) dd_stop("`predict_het`: covariate %s is collinear with the cells of first-switch date, baseline and direction (effect %d).",
+                          dd_show(cvn[is.na(b)]), l)
+    keep <- !is.na(fit$coefficients)
+    Zk <- Z[, keep, drop = FALSE]
+    e <- fit$residuals
+    Bi <- solve(crossprod(Zk * sqrt(w[ok])))
+    meat <- crossprod(Zk * (w[ok] * e))
+    V <- Bi %*% meat %*% Bi * n / (n - k)
+    j <- seq_along(cvn)
+    se <- sqrt(diag(V)[j])
+    q <- length(j)
+    Fs <- drop(crossprod(b, solve(V[j, j, drop = FALSE], b))) / q
+    tq <- stats::qt(1 - alpha / 2, n - k)
+    data.frame(effect = if (placebo) -l else l, covariate = cvn, estimate = unname(b), std.error = unname(se),
+               statistic = unname(b / se), conf.low = unname(b - tq * se), conf.high = unname(b + tq * se),
+               n = n, p_joint = stats::pf(Fs, q, n - k, lower.tail = FALSE), row.names = NULL)
+  }
+  out <- do.call(rbind, c(lapply(pls, one, placebo = TRUE), lapply(eff, one, placebo = FALSE)))
+  out[order(match(out$covariate, het$covariates), out$effect), , drop = FALSE]
 }

@@ -51,6 +51,7 @@ d$x2 <- round(0.5 * d$x + rnorm(nrow(d)) + 0.02 * d$t^2, 4)   # a second control
 # inside spells, some at switches), the outcome in ~5% of other rows
 d$D_na <- ifelse(runif(nrow(d)) < 0.06, NA, d$D_rev)
 d$y_na <- ifelse(runif(nrow(d)) < 0.05, NA, d$y)
+d$xg <- round(rnorm(G), 3)[d$id]                      # a group-level covariate (predict_het)
 out_dir <- file.path("tests", "testthat")
 write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = FALSE)
 
@@ -114,3 +115,24 @@ for (nm in names(cases)) {
 ref <- do.call(rbind, rows)
 write.csv(ref, file.path(out_dir, "ref-dcdh.csv"), row.names = FALSE)   # 15 significant digits
 cat("wrote", file.path(out_dir, "ref-dcdh.csv"), "\n")
+
+# predict_het: the regressions of the groups' effects on group-level
+# covariates, to tests/testthat/ref-dcdh-het.csv (one row per case, effect
+# (negative: placebo) and covariate)
+het_cases <- list(
+  het1 = list(D = "D_rev", effects = 3, placebo = 2, predict_het = list(c("xg", "w"), c(1, 2))),
+  het2 = list(D = "D_multi", effects = 2, placebo = 1, predict_het = list("xg", -1), weight = "w"),
+  het3 = list(D = "D_rev", effects = 2, placebo = 0, predict_het = list(c("xg", "w"), -1),
+              trends_nonparam = "region")
+)
+het <- do.call(rbind, lapply(names(het_cases), function(nm) {
+  a <- het_cases[[nm]]; D <- a$D; a$D <- NULL
+  r <- suppressMessages(suppressWarnings(do.call(did_multiplegt_dyn, c(list(df = d, outcome = "y", group = "id",
+                                                                          time = "t", treatment = D,
+                                                                          graph_off = TRUE), a))))$results
+  h <- r$predict_het
+  data.frame(case = nm, effect = h$effect, covariate = h$covariate, estimate = h$Estimate, se = h$SE, t = h$t,
+             lb = h$LB, ub = h$UB, n = h$N, pF = h$pF, row.names = NULL)
+}))
+write.csv(het, file.path(out_dir, "ref-dcdh-het.csv"), row.names = FALSE)
+cat("wrote", file.path(out_dir, "ref-dcdh-het.csv"), "\n")

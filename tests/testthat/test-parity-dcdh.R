@@ -309,3 +309,35 @@ test_that("did_dcdh with a survey design: the weights' estimates, design-based S
   fb <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, survey = des, nboot = 1999)
   expect_lt(max(abs(fb$coeftable$std.error / f$coeftable$std.error - 1)), 0.15)
 })
+
+test_that("did_dcdh predict_het equals DIDmultiplegtDYN 2.2.0 (stored)", {
+  d <- dcdh_panel()
+  ref <- read.csv(test_path("ref-dcdh-het.csv"))
+  cases <- list(
+    het1 = list(d = "D_rev", effects = 3, placebo = 2, predict_het = list(c("xg", "w"), c(1, 2))),
+    het2 = list(d = "D_multi", effects = 2, placebo = 1, predict_het = list("xg", -1), weightsname = "w"),
+    het3 = list(d = "D_rev", effects = 2, placebo = 0, predict_het = list(c("xg", "w"), -1), trends_nonparam = "region"))
+  for (nm in names(cases)) {
+    a <- cases[[nm]]; dn <- a$d; a$d <- NULL
+    h <- do.call(did_dcdh, c(list(d, "y", "id", "t", dn), a))$predict_het
+    r <- ref[ref$case == nm, ]
+    expect_identical(nrow(h), nrow(r), info = nm)
+    k <- match(paste(r$effect, r$covariate), paste(h$effect, h$covariate))
+    expect_false(anyNA(k))
+    expect_lt(max(abs(h$estimate[k] - r$estimate) / abs(r$estimate)), 1e-8, label = paste(nm, "estimates"))
+    expect_lt(max(abs(h$std.error[k] - r$se) / r$se), 1e-6, label = paste(nm, "SEs"))
+    expect_lt(max(abs(h$conf.low[k] - r$lb)), 1e-6, label = paste(nm, "intervals"))
+    expect_identical(as.numeric(h$n[k]), as.numeric(r$n))
+    expect_lt(max(abs(h$p_joint[k] - r$pF)), 1e-8, label = paste(nm, "joint tests"))
+  }
+  # a character vector alone: every effect
+  h <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, predict_het = "xg")$predict_het
+  expect_equal(h$effect, c(1, 2))
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list("x", 1)), "`predict_het` = \"x\" must be constant within each group")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list("nope", 1)), "not a column")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, predict_het = list("xg", 3)), "effect 3 requested")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list("xg", 0)), "`predict_het` must be list")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = "xg", normalized = TRUE), "normalized")
+  d$xg_copy <- 2 * d$xg
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list(c("xg", "xg_copy"), 1)), "collinear")
+})
