@@ -26,7 +26,7 @@
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
 #' `treatment`; `effects`, `placebo`, `normalized`, `switchers`, `controls`,
 #' `less_conservative_se`,
-#' `only_never_switchers`, `same_switchers`, `trends_nonparam`, `trends_lin`,
+#' `only_never_switchers`, `same_switchers`, `same_switchers_pl`, `trends_nonparam`, `trends_lin`,
 #' `effects_equal` have its names and meaning (`switchers = "both"`
 #' is its `""`, also accepted); `weightsname` is `weight`; `alpha` is
 #' `1 - ci_level / 100`. The numbers equal DIDmultiplegtDYN 2.2.0 (the
@@ -89,6 +89,8 @@
 #'   first differences with period effects on the not-yet-switched cells;
 #'   the variance accounts for that estimation. Rows with a missing control
 #'   are dropped.
+#' @param same_switchers_pl With `same_switchers`: the placebos too use only
+#'   the switchers whose placebos can all be estimated.
 #' @param trends_nonparam Name of a group-level column (a region, say):
 #'   controls must share the switcher's value (time effects by that
 #'   variable).
@@ -113,6 +115,20 @@
 #'   weighted, with HC1 standard errors; `fit$predict_het` has the
 #'   coefficients, t-based intervals and the p-value of the joint test that
 #'   all covariates' coefficients are zero (`p_joint`).
+#' @param estimand `"dynamic"` (default): the event-study effects above;
+#'   `"DID_M"`: the instantaneous effect of de Chaisemartin and
+#'   D'Haultfoeuille (2020), DIDmultiplegt's `did_multiplegt(mode = "old")`:
+#'   every switch between two consecutive periods (not only the first) is
+#'   compared with the groups of the same prior treatment whose treatment
+#'   stays stable, `placebo` gives its placebos (the outcome change `k`
+#'   periods earlier, among groups stable over those periods), and the terms
+#'   are `DID_M`, `placebo_1`, ... (not an event study). Its standard errors
+#'   are analytic (DIDmultiplegt bootstraps them): the influence functions
+#'   given the treatments, with the outcome changes recentred within each
+#'   period x prior treatment x (rising, stable, falling) cell.
+#' @param threshold_stable_treatment With `estimand = "DID_M"`: a change in
+#'   treatment of at most this size counts as stable (DIDmultiplegt's option
+#'   of that name).
 #' @param weightsname Name of a column of weights (of group-period cells).
 #' @param cluster Name of a column of clusters containing the groups (the
 #'   default clusters by group).
@@ -147,8 +163,10 @@
 #' @export
 did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0, normalized = FALSE,
                      switchers = c("both", "in", "out"), only_never_switchers = FALSE, same_switchers = FALSE,
+                     same_switchers_pl = FALSE,
                      controls = NULL, trends_nonparam = NULL, trends_lin = FALSE, effects_equal = FALSE,
                      less_conservative_se = FALSE, by = NULL, by_path = NULL, predict_het = NULL,
+                     estimand = c("dynamic", "DID_M"), threshold_stable_treatment = 0,
                      weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                      cband = FALSE) {
@@ -160,6 +178,9 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   placebo <- dd_check_count(placebo, "placebo")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
   dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
+  dd_check_flag(same_switchers_pl, "same_switchers_pl")
+  if (same_switchers_pl && !same_switchers)
+    dd_stop("`same_switchers_pl` = TRUE needs `same_switchers` = TRUE (as in DIDmultiplegtDYN).")
   dd_check_flag(effects_equal, "effects_equal"); dd_check_flag(less_conservative_se, "less_conservative_se")
   dd_check_string(trends_nonparam, "trends_nonparam", null_ok = TRUE)
   if (identical(switchers, "")) switchers <- "both"
@@ -168,6 +189,21 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   dd_check_string(by, "by", null_ok = TRUE)
+  estimand <- dd_match_arg(if (identical(estimand, c("dynamic", "DID_M"))) "dynamic" else estimand,
+                           c("dynamic", "DID_M"), "estimand")
+  if (!is.numeric(threshold_stable_treatment) || length(threshold_stable_treatment) != 1L ||
+      !is.finite(threshold_stable_treatment) || threshold_stable_treatment < 0)
+    dd_stop("`threshold_stable_treatment` must be a number >= 0; got %s.", dd_show(threshold_stable_treatment))
+  if (estimand == "DID_M") {
+    used <- c(normalized = normalized, only_never_switchers = only_never_switchers, same_switchers = same_switchers,
+              controls = !is.null(controls), trends_nonparam = !is.null(trends_nonparam), trends_lin = trends_lin,
+              effects_equal = effects_equal, less_conservative_se = less_conservative_se, by = !is.null(by),
+              by_path = !is.null(by_path), predict_het = !is.null(predict_het), weightsname = !is.null(weightsname),
+              survey = !is.null(survey), switchers = switchers != "both")
+    if (any(used)) dd_stop("estimand = \"DID_M\" does not take %s (the dynamic estimator does).",
+                           paste0("`", names(used)[used], "`", collapse = ", "))
+  } else if (threshold_stable_treatment > 0)
+    dd_stop("`threshold_stable_treatment` applies to estimand = \"DID_M\" only.")
   if (!is.null(by_path)) {
     if (!is.numeric(by_path) || length(by_path) != 1L || is.na(by_path) ||
         !(by_path == -1 || (by_path >= 1 && by_path == round(by_path))))
@@ -205,6 +241,15 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   if (length(unique(d[!is.na(d)])) < 2L)
     dd_stop("`dname` = \"%s\" takes one value (%s): nothing switches.", dname, format(d[!is.na(d)][1]))
   nG <- attr(p$idc, "nlev"); nT <- attr(p$tc, "nlev")
+  if (estimand == "DID_M") {
+    cc <- NULL
+    if (!is.null(cluster)) {
+      cc <- dd_codes(p$vals$cluster)
+      dd_check_constant_within(cc, p$id, "cluster", cluster, code = p$idc)
+      cc <- cc + 1L
+    }
+    return(dd_dcdh_m_fit(p, d, placebo, threshold_stable_treatment, cc, sp, call, yname, idname, tname, cluster))
+  }
   idx <- cbind(p$idc + 1L, p$tc + 1L)
   mat <- function(v) { m <- matrix(NA_real_, nG, nT); m[idx] <- v; m }
   P <- matrix(FALSE, nG, nT); P[idx] <- TRUE
@@ -233,17 +278,16 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                    X = X)
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
-       else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, X = X)
+       else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, same_switchers_pl, X = X)
   if (!is.null(by_path)) return(dd_dcdh_by_path(args, by_path, r, p))
-  fit <- dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design)
-  if (!is.null(het)) fit$predict_het <- dd_dcdh_predict_het(r, het, data, idname, sp$alpha)
-  fit
+  dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design,
+                 if (!is.null(het)) dd_dcdh_predict_het(r, het, data, idname, sp$alpha))
 }
 
 # the fit: effects (event l - 1), placebos (event -l - 1), the average total
 # effect (ATT); variance from the group (cluster) influence functions
 dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo,
-                           effects_equal = FALSE, design = NULL) {
+                           effects_equal = FALSE, design = NULL, predict_het = NULL) {
   le <- nrow(r$Effects); lp <- if (is.null(r$Placebos)) 0L else nrow(r$Placebos)
   notes <- character()
   if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
@@ -288,7 +332,8 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
                   joint = c(effects = r$p_jointeffects %||% NA_real_, placebos = r$p_jointplacebo %||% NA_real_,
                             if (effects_equal) c(equal_effects = dd_dcdh_equal(est[seq_len(le)],
                                                                               V[seq_len(le), seq_len(le), drop = FALSE]))),
-                  delta_D_avg_total = r$delta_D_avg_total, inf = U))
+                  delta_D_avg_total = r$delta_D_avg_total, inf = U, estimand = "dynamic",
+                  predict_het = predict_het))
 }
 
 # trends_lin: group-specific linear trends. The outcome becomes its change

@@ -63,9 +63,15 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
   } else {
     tab <- tab[tab$term %in% x$main_terms, , drop = FALSE]
     k <- nrow(tab)
+    # room for the term labels on the left; a long title shrinks to fit
+    lw <- max(graphics::strwidth(tab$term, units = "inches")) / graphics::par("csi")
+    graphics::par(mar = c(4.2, max(4.2, lw + 1.5), 3, 1))
+    ttl <- main %||% paste(x$title)
+    tw <- graphics::strwidth(ttl, units = "inches", cex = 1.2, font = 2)
+    cm <- min(1.2, 1.2 * 0.98 * graphics::par("pin")[1] / tw)
     graphics::plot.default(tab$estimate, seq_len(k), type = "n", yaxt = "n",
                            xlim = range(c(tab$lo, tab$hi, 0), finite = TRUE), ylim = c(0.5, k + 0.5),
-                           main = main %||% paste(x$title), xlab = xlab %||% "Estimate",
+                           main = ttl, cex.main = cm, xlab = xlab %||% "Estimate",
                            ylab = ylab %||% "", ...)
     graphics::axis(2, at = seq_len(k), labels = tab$term)
     graphics::abline(v = 0, col = "grey50", lty = 2)

@@ -14,6 +14,10 @@ lib <- if (length(args)) args[1] else "/tmp/lib-dcdh"
 options(rgl.useNULL = TRUE)
 suppressPackageStartupMessages(library(DIDmultiplegtDYN))
 stopifnot(packageVersion("DIDmultiplegtDYN") == "2.2.0")
+# DIDmultiplegt's mode "old" (DID_M) needs dplyr attached (it calls dplyr
+# helpers unqualified), and tools/install-dcdh.sh's one-line fix
+suppressPackageStartupMessages({library(DIDmultiplegt); library(dplyr)})
+stopifnot(packageVersion("DIDmultiplegt") == "2.1.0")
 
 # the panel: 120 groups x 10 periods
 set.seed(20261201)
@@ -52,6 +56,7 @@ d$x2 <- round(0.5 * d$x + rnorm(nrow(d)) + 0.02 * d$t^2, 4)   # a second control
 d$D_na <- ifelse(runif(nrow(d)) < 0.06, NA, d$D_rev)
 d$y_na <- ifelse(runif(nrow(d)) < 0.05, NA, d$y)
 d$xg <- round(rnorm(G), 3)[d$id]                      # a group-level covariate (predict_het)
+d$D_cont <- d$D_multi + round(runif(nrow(d), -0.04, 0.04), 3)   # near-continuous (threshold_stable_treatment)
 out_dir <- file.path("tests", "testthat")
 write.csv(d, file.path("inst", "extdata", "reversible_panel.csv"), row.names = FALSE)
 
@@ -69,6 +74,7 @@ cases <- list(
   weight_cl    = list(D = "D_rev", effects = 4, placebo = 3, weight = "w", cluster = "cl"),
   never_only   = list(D = "D_rev", effects = 3, placebo = 2, only_never_switchers = TRUE),
   same_sw      = list(D = "D_rev", effects = 4, placebo = 3, same_switchers = TRUE),
+  same_sw_pl   = list(D = "D_rev", effects = 3, placebo = 2, same_switchers = TRUE, same_switchers_pl = TRUE),
   less_cons    = list(D = "D_rev", effects = 3, placebo = 2, less_conservative_se = TRUE),
   controls_abs = list(D = "D_abs", effects = 3, placebo = 2, controls = "x"),
   controls2    = list(D = "D_multi", effects = 3, placebo = 2, controls = c("x", "x2"), weight = "w",
@@ -136,3 +142,30 @@ het <- do.call(rbind, lapply(names(het_cases), function(nm) {
 }))
 write.csv(het, file.path(out_dir, "ref-dcdh-het.csv"), row.names = FALSE)
 cat("wrote", file.path(out_dir, "ref-dcdh-het.csv"), "\n")
+
+# DID_M (DIDmultiplegt 2.1.0, mode "old"): estimates, N and switchers, and
+# for the first two cases its bootstrap standard errors (brep = 250 draws of
+# groups, or of clusters; seed 20261202; its bootstrap takes about a second
+# a draw) to tests/testthat/ref-dcdh-m.csv
+m_cases <- list(
+  m_rev = list(D = "D_rev", placebo = 2, brep = 250),
+  m_multi = list(D = "D_multi", placebo = 2, cluster = "cl", brep = 250),
+  m_na = list(D = "D_na", placebo = 1),
+  m_unbal = list(D = "D_rev", placebo = 2, subset = TRUE),
+  m_cont = list(D = "D_cont", placebo = 1, threshold_stable_treatment = 0.1)
+)
+mref <- do.call(rbind, lapply(names(m_cases), function(nm) {
+  a <- m_cases[[nm]]
+  dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
+  a$subset <- NULL
+  D <- a$D; a$D <- NULL
+  set.seed(20261202)
+  r <- do.call(did_multiplegt, c(list(mode = "old", df = dat, Y = "y", G = "id", T = "t", D = D), a))
+  k <- c("effect", if (a$placebo > 0) paste0("placebo_", seq_len(a$placebo)))
+  data.frame(case = nm, term = k, estimate = as.numeric(unlist(r[k])),
+             boot_se = if (is.null(a$brep)) NA else as.numeric(unlist(r[paste0("se_", k)])),
+             n = unlist(r[paste0("N_", k)]),
+             switchers = c(r[["N_switchers_effect"]], rep(NA, length(k) - 1)), row.names = NULL)
+}))
+write.csv(mref, file.path(out_dir, "ref-dcdh-m.csv"), row.names = FALSE)
+cat("wrote", file.path(out_dir, "ref-dcdh-m.csv"), "\n")

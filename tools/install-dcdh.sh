@@ -12,6 +12,12 @@
 # the configured repositories, into a private library.
 # Used to regenerate tests/testthat/ref-dcdh.csv (tools/dcdh-reference.R) and
 # by bench/dcdh.R; never by the package or its tests.
+#
+# It then installs DIDmultiplegt 2.1.0 (CRAN), the reference for
+# did_dcdh(estimand = "DID_M") (its mode "old"), with one line of its
+# NAMESPACE removed: importFrom(stats,lag) masks dplyr's lag(), so every
+# first difference the released package computes is zero and mode "old"
+# returns NaN on any data. Nothing else is changed.
 # Usage: tools/install-dcdh.sh SRC [LIB]   (default LIB /tmp/lib-dcdh)
 set -euo pipefail
 SRC="${1:?usage: tools/install-dcdh.sh SRC [LIB]}"
@@ -32,4 +38,18 @@ if (length(need)) {
 }
 "
 R CMD INSTALL --no-multiarch -l "$LIB" "$SRC"
-R_LIBS="$LIB" Rscript -e "options(rgl.useNULL = TRUE); suppressPackageStartupMessages(library(DIDmultiplegtDYN)); cat('install-dcdh: DIDmultiplegtDYN', format(packageVersion('DIDmultiplegtDYN')), 'in', '$LIB', '\n')"
+# DIDmultiplegt 2.1.0 with the stats::lag import removed (see above)
+TMP="$(mktemp -d)"
+Rscript --no-save --no-restore --no-init-file --no-environ -e "
+lib <- '$LIB'; .libPaths(c(lib, .libPaths()))
+need <- c('plotrix', 'sampling', 'stringr', 'Deriv', 'doBy', 'DIDHAD')
+need <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+if (length(need)) install.packages(need, lib = lib, repos = getOption('repos'), Ncpus = 2L, quiet = TRUE)
+f <- download.packages('DIDmultiplegt', destdir = '$TMP', repos = getOption('repos'), type = 'source')[1, 2]
+untar(f, exdir = '$TMP')
+"
+grep -q '^Version: 2.1.0' "$TMP/DIDmultiplegt/DESCRIPTION" || { echo "install-dcdh: CRAN's DIDmultiplegt is not 2.1.0"; exit 1; }
+sed -i '/^importFrom(stats,lag)$/d' "$TMP/DIDmultiplegt/NAMESPACE"
+R CMD INSTALL --no-multiarch -l "$LIB" "$TMP/DIDmultiplegt"
+rm -rf "$TMP"
+R_LIBS="$LIB" Rscript -e "options(rgl.useNULL = TRUE); suppressPackageStartupMessages(library(DIDmultiplegtDYN)); cat('install-dcdh: DIDmultiplegtDYN', format(packageVersion('DIDmultiplegtDYN')), 'and DIDmultiplegt', format(packageVersion('DIDmultiplegt')), 'in', '$LIB', '\n')"
