@@ -105,6 +105,16 @@
 #'   it, up to the switch, or the same baseline and switch date), as
 #'   DIDmultiplegtDYN's option of that name (useful when treatments change
 #'   several times).
+#' @param by Name of a group-level column: the estimator on the groups of
+#'   each of its values separately (DIDmultiplegtDYN's `by`); returns a
+#'   [did_dcdh_by] object.
+#' @param by_path A number `k`: the estimator separately for the `k` most
+#'   common treatment paths of the switchers (their treatments from `F_g - 1`
+#'   to `F_g - 1 + l`, `l` the number of effects the whole sample allows),
+#'   each with the same switchers throughout and as controls the periods
+#'   before their switch of the groups with the same baseline treatment;
+#'   `-1` for all paths (DIDmultiplegtDYN's `by_path`). Returns a
+#'   [did_dcdh_by] object.
 #' @param predict_het Heterogeneity of the effects: a list of group-level
 #'   covariates (column names) and the effects (`l`, also the placebos with
 #'   those numbers; `-1` for all), as DIDmultiplegtDYN's `predict_het`; a
