@@ -154,6 +154,7 @@ m_cases <- list(
   m_unbal = list(D = "D_rev", placebo = 2, subset = TRUE),
   m_cont = list(D = "D_cont", placebo = 1, threshold_stable_treatment = 0.1)
 )
+grDevices::pdf(NULL)                                  # its bootstrap draws a plot
 mref <- do.call(rbind, lapply(names(m_cases), function(nm) {
   a <- m_cases[[nm]]
   dat <- if (isTRUE(a$subset)) d[d$keep_unbal == 1, ] else d
@@ -167,5 +168,6 @@ mref <- do.call(rbind, lapply(names(m_cases), function(nm) {
              n = unlist(r[paste0("N_", k)]),
              switchers = c(r[["N_switchers_effect"]], rep(NA, length(k) - 1)), row.names = NULL)
 }))
+invisible(grDevices::dev.off())
 write.csv(mref, file.path(out_dir, "ref-dcdh-m.csv"), row.names = FALSE)
 cat("wrote", file.path(out_dir, "ref-dcdh-m.csv"), "\n")
