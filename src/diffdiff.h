@@ -101,6 +101,9 @@ SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SE
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
                     SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds);
 
+/* locpoly.c */
+SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts);
+
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
 SEXP C_sdid_fit(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda0, SEXP omega0);

@@ -42,6 +42,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_fit, 7),
   CALLDEF(sdid_reps, 11),
   CALLDEF(dcdh_horizon, 14),
+  CALLDEF(lp_fit, 5),
   CALLDEF(svy_onestage, 11),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 2),
