@@ -1,26 +1,44 @@
 # Local-linear regression at a point with robust bias-corrected inference,
-# as nprobust's lprobust(y, x, eval, p = 1, kernel, bwselect = "mse-dpi",
-# vce = "nn"): the building block of did_had(). The fit and the bandwidth
-# selector are in src/locpoly.c. Returns h, b (= h), N (the window),
-# tau.us, tau.bc, se.us, se.rb.
-dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), h = NULL) {
+# as nprobust's lprobust(y, x, eval, p = 1, kernel, bwselect, vce = "nn"):
+# the building block of did_had(). The fit and the MSE-optimal (direct
+# plug-in) bandwidth are in src/locpoly.c; "imse-dpi" averages that
+# selector's variance and bias constants over 30 points from min(x) to
+# max(x), "ce-rot" rescales the MSE-optimal h by N^(-1/20) (nprobust's
+# rules for p = 1). Returns h, b (= h), N (the window), tau.us, tau.bc,
+# se.us, se.rb.
+dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), h = NULL,
+                        bwselect = c("mse-dpi", "imse-dpi", "ce-rot")) {
   kernel <- match.arg(kernel)
+  bwselect <- match.arg(bwselect)
   ok <- !is.na(x) & !is.na(y)
   x <- as.double(x[ok]); y <- as.double(y[ok])
   N <- length(x)
   o <- order(x)
   x <- x[o]; y <- y[o]
   r <- rle(x)
-  dups <- rep(r$lengths, r$lengths)
-  dupsid <- sequence(r$lengths)
+  dups <- as.integer(rep(r$lengths, r$lengths))
+  dupsid <- as.integer(sequence(r$lengths))
   bwcheck <- min(21L, N)
-  bw_min <- sort(abs(x - eval))[bwcheck]
-  bw_max <- max(abs(eval - min(x)), abs(eval - max(x)))
+  k <- match(kernel, c("epa", "tri", "uni", "gau")) - 1
   Cc <- c(epa = 2.34, uni = 1.843, tri = 2.576, gau = 1.06)[[kernel]]
   iqr <- stats::quantile(x, 0.75) - stats::quantile(x, 0.25)
-  cbw <- max(min(Cc * min(stats::sd(x), iqr / 1.349) * N^(-1 / 5), bw_max), bw_min)
-  k <- match(kernel, c("epa", "tri", "uni", "gau")) - 1
-  out <- .Call(C_lp_fit, x, y, as.integer(dups), as.integer(dupsid),
-               as.double(c(eval, k, 3, if (is.null(h)) -1 else h, cbw, bw_min, bw_max, max(x) - min(x))))
+  spread <- min(stats::sd(x), iqr / 1.349) * N^(-1 / 5)
+  # the selector's bounds at evaluation point c
+  at <- function(c) {
+    bw_min <- sort(abs(x - c))[bwcheck]
+    bw_max <- max(abs(c - min(x)), abs(c - max(x)))
+    c(c = c, cbw = max(min(Cc * spread, bw_max), bw_min), bw_min = bw_min, bw_max = bw_max)
+  }
+  call <- function(a, h, stop) .Call(C_lp_fit, x, y, dups, dupsid,
+                                      as.double(c(a[["c"]], k, 3, h, a[["cbw"]], a[["bw_min"]], a[["bw_max"]],
+                                                  max(x) - min(x), stop)))
+  a0 <- at(eval)
+  if (is.null(h) && bwselect == "imse-dpi") {
+    VB <- vapply(seq(min(x), max(x), length.out = 30), function(e) call(at(e), -1, 1)[8:9], numeric(2))
+    h <- (mean(VB[1, ]) / (N * mean(VB[2, ])))^(1 / 5)
+  } else if (is.null(h) && bwselect == "ce-rot") {
+    h <- call(a0, -1, 1)[[1]] * N^(-1 / 20)
+  }
+  out <- call(a0, if (is.null(h)) -1 else h, 0)[1:7]
   stats::setNames(out, c("h", "b", "N", "tau.us", "tau.bc", "se.us", "se.rb"))
 }

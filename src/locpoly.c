@@ -172,6 +172,7 @@ static int lp_bw_step(lp_data *d, int o, int nu, int oB, double hV, double hB1, 
   double rB = 2 * (o + 1 - nu), rV = 2 * nu + 1;
   out[0] = V; out[1] = B1;
   out[2] = pow(rV * V / (N * rB * (B1 * B1 + scale * Reg)), 1.0 / (2 * o + 3));
+  out[3] = rV * V; out[4] = rB * B1 * B1;          /* the imse selectors' V.h and B.h */
   (void) hB2;   /* the second bias fit enters only the even-order case */
   return 1;
 }
@@ -180,14 +181,16 @@ static double lp_clamp(double v, double lo, double hi) { return v > hi ? hi : (v
 
 /* lpbwselect.mse.dpi for p = 1, deriv = 0, q = 2 (the odd case): h and b.
  * cbw: the rule-of-thumb pilot; bwmin, bwmax, range as nprobust */
-static int lp_mse_dpi(lp_data *d, double cbw, double bwmin, double bwmax, double range, double *h, double *b) {
-  double s[3];
+static int lp_mse_dpi(lp_data *d, double cbw, double bwmin, double bwmax, double range, double *h, double *b,
+                      double *VB) {
+  double s[5];
   if (!lp_bw_step(d, 3, 3, 4, cbw, range, range, 0, s)) return 0;
   double mp2 = lp_clamp(s[2], bwmin, bwmax);
   if (!lp_bw_step(d, 2, 2, 3, cbw, mp2, mp2, 1, s)) return 0;
   *b = lp_clamp(s[2], bwmin, bwmax);
   if (!lp_bw_step(d, 1, 0, 2, cbw, *b, mp2, 1, s)) return 0;
   *h = lp_clamp(s[2], bwmin, bwmax);
+  VB[0] = s[3]; VB[1] = s[4];
   return 1;
 }
 
@@ -233,24 +236,28 @@ static int lp_final(lp_data *d, double h, double *out) {
 }
 
 /* x sorted ascending, y along; dups, dupsid (integer); opts: c, kernel code,
- * matches, h (<= 0: mse-dpi), cbw, bwmin, bwmax, range. Returns c(h, b, N,
- * tau.us, tau.bc, se.us, se.rb) (NA when a Gram matrix is singular). */
+ * matches, h (<= 0: mse-dpi), cbw, bwmin, bwmax, range, and 1 to stop after
+ * the bandwidth. Returns c(h, b, N, tau.us, tau.bc, se.us, se.rb, V.h, B.h)
+ * (NA when a Gram matrix is singular; V.h, B.h: the mse-dpi selector's
+ * variance and squared-bias constants at c, for the imse selector). */
 SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
   int N = LENGTH(x);
-  if (LENGTH(y) != N || LENGTH(dups) != N || LENGTH(dupsid) != N || LENGTH(opts) != 8 || TYPEOF(x) != REALSXP ||
+  if (LENGTH(y) != N || LENGTH(dups) != N || LENGTH(dupsid) != N || LENGTH(opts) != 9 || TYPEOF(x) != REALSXP ||
       TYPEOF(y) != REALSXP || TYPEOF(dups) != INTSXP || TYPEOF(dupsid) != INTSXP || TYPEOF(opts) != REALSXP)
     error("internal error in locpoly.c: bad arguments; please report");
   const double *o = REAL(opts);
   lp_data d = { N, (int) o[1], (int) o[2], o[0], REAL(x), REAL(y), INTEGER(dups), INTEGER(dupsid),
                 (int *) R_alloc(N, sizeof(int)), (double *) R_alloc(N, sizeof(double)),
                 (double *) R_alloc(512, sizeof(double)) };
-  SEXP ans = PROTECT(allocVector(REALSXP, 7));
+  SEXP ans = PROTECT(allocVector(REALSXP, 9));
   double *a = REAL(ans);
-  for (int j = 0; j < 7; j++) a[j] = NA_REAL;
-  double h = o[3], b = h;
+  for (int j = 0; j < 9; j++) a[j] = NA_REAL;
+  double h = o[3], b = h, VB[2] = {NA_REAL, NA_REAL};
   int ok = 1;
-  if (!(h > 0)) ok = lp_mse_dpi(&d, o[4], o[5], o[6], o[7], &h, &b);
-  if (ok) {
+  if (!(h > 0)) ok = lp_mse_dpi(&d, o[4], o[5], o[6], o[7], &h, &b, VB);
+  a[7] = VB[0]; a[8] = VB[1];
+  if (ok && o[8] == 1) { a[0] = h; a[1] = b; }
+  else if (ok) {
     /* lprobust: b = h (rho = 1), both at least the bwcheck-th distance */
     h = h > o[5] ? h : o[5];
     double f[5];
