@@ -3,11 +3,14 @@
 # the building block of did_had(). The fit and the MSE-optimal (direct
 # plug-in) bandwidth are in src/locpoly.c; "imse-dpi" averages that
 # selector's variance and bias constants over 30 points from min(x) to
-# max(x), "ce-rot" rescales the MSE-optimal h by N^(-1/20) (nprobust's
-# rules for p = 1). Returns h, b (= h), N (the window), tau.us, tau.bc,
-# se.us, se.rb.
+# max(x), "ce-rot" rescales the MSE-optimal h by N^(-1/20); "mse-rot" is the
+# rule of thumb from a global quartic's residual variance, a kernel density
+# at c and the second derivative of a local quartic (with the kernels'
+# exact one-sided moment constants), "imse-rot" averages it over 37
+# quantiles of x (nprobust's rules for p = 1). Returns h, b (= h), N (the
+# window), tau.us, tau.bc, se.us, se.rb.
 dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), h = NULL,
-                        bwselect = c("mse-dpi", "imse-dpi", "ce-rot")) {
+                        bwselect = c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot")) {
   kernel <- match.arg(kernel)
   bwselect <- match.arg(bwselect)
   ok <- !is.na(x) & !is.na(y)
@@ -38,6 +41,22 @@ dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), 
     h <- (mean(VB[1, ]) / (N * mean(VB[2, ])))^(1 / 5)
   } else if (is.null(h) && bwselect == "ce-rot") {
     h <- call(a0, -1, 1)[[1]] * N^(-1 / 20)
+  } else if (is.null(h) && bwselect %in% c("mse-rot", "imse-rot")) {
+    # rule of thumb: V = C2 s^2 / f(c), B = C1 m2(c) / 2 (p = 1)
+    C1 <- c(epa = -11 / 95, tri = -1 / 10, uni = -1 / 6, gau = -0.751938393884108)[[kernel]]
+    C2 <- c(epa = 4.49798179659676, tri = 4.8, uni = 4, gau = 1.78596144619223)[[kernel]]
+    cbw <- (if (kernel == "gau") 2.34 else Cc) * spread
+    s2 <- sum(qr.resid(qr(outer(x, 0:4, `^`)), y)^2) / (N - 5)
+    VB <- function(c) {
+      f <- sum(abs(x - c) <= cbw) / (2 * N * cbw)
+      hc <- max(max(x) - min(x), sort(abs(x - c))[bwcheck])
+      m2 <- 2 * .Call(C_lp_poly, x, y, as.double(c(c, k, hc, 4)))[3]
+      c(C2 * s2 / f, C1 * m2 / 2)
+    }
+    v <- if (bwselect == "mse-rot") VB(eval)
+         else rowMeans(vapply(stats::quantile(x, seq(0.05, 0.95, 0.025)), function(e) {
+           z <- VB(e); c(z[1], 4 * z[2]^2) }, numeric(2)))
+    h <- if (bwselect == "mse-rot") (v[1] / (4 * v[2]^2 * N))^(1 / 5) else (v[1] / (N * v[2]))^(1 / 5)
   }
   out <- call(a0, if (is.null(h)) -1 else h, 0)[1:7]
   stats::setNames(out, c("h", "b", "N", "tau.us", "tau.bc", "se.us", "se.rb"))

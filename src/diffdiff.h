@@ -103,6 +103,7 @@ SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SE
 
 /* locpoly.c */
 SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts);
+SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);

@@ -43,6 +43,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_reps, 11),
   CALLDEF(dcdh_horizon, 14),
   CALLDEF(lp_fit, 5),
+  CALLDEF(lp_poly, 3),
   CALLDEF(svy_onestage, 11),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 2),

@@ -267,3 +267,28 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
   UNPROTECT(1);
   return ans;
 }
+
+/* the coefficients of an order-o local polynomial at c with bandwidth h
+ * (weights K((x - c) / h) / h over the window), as nprobust's fits; opts:
+ * c, kernel code, h, o. NA if the Gram matrix is singular. */
+SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts) {
+  int N = LENGTH(x);
+  if (LENGTH(y) != N || LENGTH(opts) != 4 || TYPEOF(x) != REALSXP || TYPEOF(y) != REALSXP || TYPEOF(opts) != REALSXP)
+    error("internal error in locpoly.c: bad arguments; please report");
+  const double *op = REAL(opts);
+  int o = (int) op[3], k = o + 1;
+  if (o < 0 || o > 10) error("internal error in locpoly.c: order %d; please report", o);
+  lp_data d = { N, (int) op[1], 3, op[0], REAL(x), REAL(y), NULL, NULL,
+                (int *) R_alloc(N, sizeof(int)), NULL, (double *) R_alloc(512, sizeof(double)) };
+  SEXP ans = PROTECT(allocVector(REALSXP, k));
+  double *b = REAL(ans);
+  for (int j = 0; j < k; j++) b[j] = NA_REAL;
+  int n = lp_window(&d, op[2]);
+  double *G = d.work, *W = d.work + 256;
+  if (n >= k) {
+    lp_gram(&d, n, o, op[2], 1, G);
+    if (lp_inv(k, G, W)) lp_beta(&d, n, o, op[2], 1, G, b);
+  }
+  UNPROTECT(1);
+  return ans;
+}

@@ -1,12 +1,12 @@
 # The local-linear building block of did_had() (src/locpoly.c) against
 # nprobust 1.0.0's lprobust(eval = 0, p = 1, bwselect = "mse-dpi",
-# vce = "nn"), live, with the bandwidth selectors "mse-dpi", "imse-dpi" and
+# vce = "nn"), live, with the bandwidth selectors "mse-dpi", "imse-dpi", "mse-rot", "imse-rot" and
 # "ce-rot": bandwidth, window size, conventional and
 # bias-corrected intercepts and their standard errors, for the four kernels,
 # on data with ties, a mass of exact zeros and small samples (n = 30: the
 # bwcheck floor of 21 points), and with a given bandwidth.
 
-test_that("dd_lprobust equals nprobust::lprobust (three bandwidth selectors, nn residuals)", {
+test_that("dd_lprobust equals nprobust::lprobust (five bandwidth selectors, nn residuals)", {
   skip_if_not_installed("nprobust")
   set.seed(1)
   worst <- 0
@@ -15,7 +15,7 @@ test_that("dd_lprobust equals nprobust::lprobust (three bandwidth selectors, nn 
     x <- if (case %in% c(2, 4)) round(runif(n)^2, 2) else runif(n)^1.5
     if (case == 6) x[1:20] <- 0
     y <- 1 + 2 * x - x^2 + rnorm(n, sd = 0.5)
-    for (bs in c("mse-dpi", "imse-dpi", "ce-rot")) for (k in c("epa", "tri", "uni", "gau")) {
+    for (bs in c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot")) for (k in c("epa", "tri", "uni", "gau")) {
       a <- nprobust::lprobust(y, x, eval = 0, kernel = k, bwselect = bs)$Estimate
       b <- diffdiff:::dd_lprobust(y, x, 0, k, bwselect = bs)
       expect_equal(unname(b[c("h", "N", "tau.us", "tau.bc", "se.us", "se.rb")]), unname(a[c(2, 4:8)]),
