@@ -40,7 +40,7 @@ dd_dcdh_m_engine <- function(y, D, g, t, cl, placebo, thr) {
     use <- use & !is.na(dy)
     type <- ifelse(dD > thr, 1L, ifelse(dD < -thr, 3L, 2L))     # rise, stable, fall
     r <- which(use)
-    cell <- dd_dcdh_codes(t[r], Dl[r])
+    cell <- dd_combo_codes(t[r], Dl[r])
     nc <- max(c(cell, 0L))
     cnt <- matrix(tabulate(cell + nc * (type[r] - 1L), 3L * nc), nc, 3)
     up <- cnt[, 1] > 0 & cnt[, 2] > 0; dn <- cnt[, 3] > 0 & cnt[, 2] > 0

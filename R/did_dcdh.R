@@ -603,7 +603,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   ## ------------------------------------------------- 5. core (one direction)
   cellsum <- function(M) {                          # sum within (d_sq, t)
     r <- rowsum(M, bi, na.rm = TRUE); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
-  coh <- dd_dcdh_codes(bkey(), Fg, dfg)                      # (D_g1, F_g, D_gFg)
+  coh <- dd_combo_codes(bkey(), Fg, dfg)                      # (D_g1, F_g, D_gFg)
   clustered <- !is.null(cluster)
 
   # the horizon kernel's (C) inputs: cluster codes, and the groups in
@@ -835,13 +835,6 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
                      groups = gl_kept))
 }
 
-# codes (first-appearance order) of the combinations of a few vectors
-dd_dcdh_codes <- function(...) {
-  k <- 0
-  for (v in list(...)) { u <- match(v, unique(v)); k <- k * (max(u) + 1) + u }
-  match(k, unique(k))
-}
-
 # `controls`: column names or a one-sided formula -> the covariate formula
 dd_dcdh_controls_formula <- function(controls, data) {
   if (is.null(controls)) return(NULL)
@@ -852,24 +845,6 @@ dd_dcdh_controls_formula <- function(controls, data) {
   miss <- setdiff(controls, names(data))
   if (length(miss)) dd_stop("`controls` names %s, which is not a column of `data`.", dd_show(miss))
   stats::as.formula(paste("~", paste0("`", controls, "`", collapse = " + ")), env = baseenv())
-}
-
-# Inverse of a symmetric positive semi-definite matrix as Stata's invsym:
-# pivoted Cholesky; rows and columns of the variables that are linear
-# combinations of the others are zero (attribute `dropped`).
-dd_invsym <- function(M) {
-  n <- nrow(M)
-  ch <- suppressWarnings(chol(M, pivot = TRUE))
-  r <- attr(ch, "rank"); piv <- attr(ch, "pivot")
-  out <- matrix(0, n, n, dimnames = dimnames(M))
-  if (r == n) {
-    o <- order(piv)
-    out[] <- chol2inv(ch)[o, o, drop = FALSE]
-    return(structure(out, dropped = integer()))
-  }
-  keep <- piv[seq_len(r)]
-  if (r > 0L) out[keep, keep] <- chol2inv(ch[seq_len(r), seq_len(r), drop = FALSE])
-  structure(out, dropped = sort(setdiff(seq_len(n), keep)))
 }
 
 # dCDH with controls (de Chaisemartin and D'Haultfoeuille 2024, web appendix;
@@ -890,49 +865,52 @@ dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G) {
   dX <- lapply(X, function(M) M - lag1(M))
   okX <- Reduce(`&`, lapply(dX, function(M) !is.na(M)))
   nys <- K < Fg & !is.na(dY)                        # not yet switched, outcome change observed
-  mask <- nys & okX
-  cs <- function(M) { r <- rowsum(M, bi); r[match(bi, as.integer(rownames(r))), , drop = FALSE] }
-  den <- cs(ifelse(mask, N, 0))
-  # the controls' changes net of their (baseline x period) means over the mask
-  R <- lapply(dX, function(M) { a <- cs(ifelse(mask, N * M, 0)) / den; ifelse(mask, M - a, 0) })
-  col_of <- function(v, L) vapply(v, function(M) M[L], numeric(sum(L)))
+  col_of <- function(v, L) matrix(vapply(v, function(M) M[L], numeric(sum(L))), ncol = length(v),
+                                  dimnames = list(NULL, paste0("x", seq_along(v))))
+  # the package's least squares (dd_regress: fixed effects absorbed, pivoted
+  # QR); a collinear control gets coefficient 0 (DIDmultiplegtDYN's invsym)
+  ols <- function(y, Xm, fe, w) {
+    r <- suppressMessages(dd_regress(y, Xm, list(cell = dd_codes(fe)), w, none_ok = TRUE))
+    b <- r$coef; b[is.na(b)] <- 0
+    B <- matrix(0, nX, nX); B[r$keep, r$keep] <- r$bread
+    list(coef = unname(b), bread = B, Xd = r$Xd, keep = r$keep, fitted = y - r$resid)
+  }
+  v220 <- identical(getOption("diffdiff.dcdh_controls"), "2.2.0")
   theta <- matrix(0, nG, nX); levels <- list(); singular <- character()
   for (l in sort(unique(d_sq))) {
     lev <- d_sq == l
     if (length(unique(Fg[lev])) < 2L) next
-    ml <- mask & lev
+    ml <- nys & okX & lev & N > 0
     if (!any(ml)) dd_stop("`controls`: the groups with baseline treatment %s have no not-yet-switched period with the outcome and the controls observed in two consecutive periods; their controls' coefficients cannot be estimated.", format(l))
-    sw <- sqrt(N[ml])
-    Xr <- matrix(col_of(R, ml), ncol = nX) * sw
-    XX <- crossprod(Xr)
-    inv <- dd_invsym(XX)
-    if (length(attr(inv, "dropped"))) singular <- c(singular, format(l))
-    th <- drop(inv %*% crossprod(Xr, dY[ml] * sw))
-    rmax <- max(Fg[row(ml)[ml]])
+    # theta_d: the outcome's first differences on the controls', within
+    # (baseline x trends_nonparam) x period cells, weighted
+    gi <- row(ml)[ml]
+    th_fit <- ols(dY[ml], col_of(dX, ml), dd_combo_codes(bi[gi], K[ml]), N[ml])
+    if (!all(th_fit$keep)) singular <- c(singular, format(l))
+    th <- th_fit$coef
     # the normalisation of theta_d's influence: the baseline's control cells
     # (DIDmultiplegtDYN 2.4.0); 2.2.0 counted every baseline's, and fitted
     # E-hat below without the weights (an internal option reproduces both,
     # for the parity tests against 2.2.0's numbers)
-    v220 <- identical(getOption("diffdiff.dcdh_controls"), "2.2.0")
-    rsum <- if (v220) sum(N[K >= 2 & K <= max(Fg) - 1 & nys]) else sum(N[ml & K >= 2 & K <= rmax - 1])
-    inv_den <- inv * rsum * G
+    rsum <- if (v220) sum(N[K >= 2 & K <= max(Fg) - 1 & nys]) else sum(N[ml & K >= 2 & K <= max(Fg[gi]) - 1])
+    inv_den <- th_fit$bread * rsum * G
     # E-hat: period effects + controls' changes, fitted over the baseline's
     # not-yet-switched cells (weighted; rows with a control missing left out)
     rr <- nys & okX & lev
-    tk <- K[rr]; w <- if (v220) rep(1, sum(rr)) else W[rr]; y <- dY[rr]; xm <- matrix(col_of(dX, rr), ncol = nX)
-    mw <- function(v) { s <- rowsum(cbind(w, w * v), tk); (s[, -1, drop = FALSE] / s[, 1])[match(tk, rownames(s)), , drop = FALSE] }
-    xt <- xm - mw(xm); yt <- y - drop(mw(y))
-    b <- dd_invsym(crossprod(xt * w, xt)) %*% crossprod(xt * w, yt)
-    ehd <- colSums(nys & lev)                        # not-yet-switched cells per period
-    fac <- ifelse(ehd >= 2, sqrt(ehd / pmax(ehd - 1, 1)), 1)
     E <- matrix(NA_real_, nG, ncol(Y))
-    E[rr] <- (y - yt + drop(xt %*% b)) * (ehd[col(rr)[rr]] >= 2)
+    E[rr] <- ols(dY[rr], col_of(dX, rr), K[rr], if (v220) rep(1, sum(rr)) else W[rr])$fitted
+    ehd <- colSums(nys & lev)                        # not-yet-switched cells per period
+    E[rr] <- E[rr] * (ehd[col(rr)[rr]] >= 2)
+    fac <- ifelse(ehd >= 2, sqrt(ehd / pmax(ehd - 1, 1)), 1)
     T_d <- max(Fg[lev]) - 1
     N_c <- sum(N[nys & lev & K >= 2 & K <= T_d])
-    use <- ml & K >= 2 & K <= Fg - 1 & !is.na(E)
-    f <- ifelse(use, N * matrix(fac, nG, ncol(Y), byrow = TRUE) * (dY - E) / N_c, 0)
-    in_sum <- vapply(R, function(M) rowSums(f * M), numeric(nG))
-    in_sum <- matrix(in_sum, nG, nX)
+    # each group's sum over its control cells of the demeaned controls'
+    # changes times the recentred outcome change
+    f <- N * matrix(fac, nG, ncol(Y), byrow = TRUE) * (dY - E) / N_c
+    f[!(K >= 2 & K <= Fg - 1) | is.na(E)] <- 0
+    in_sum <- matrix(0, nG, nX)
+    sg <- rowsum(f[ml] * th_fit$Xd, gi, reorder = TRUE)
+    in_sum[as.integer(rownames(sg)), th_fit$keep] <- sg
     inb <- (lev & Fg >= 3) * (in_sum %*% t(inv_den)) - matrix(th, nG, nX, byrow = TRUE)
     theta[lev, ] <- matrix(th, sum(lev), nX, byrow = TRUE)
     levels[[length(levels) + 1L]] <- list(lev = lev, inb = inb)
@@ -1145,27 +1123,22 @@ dd_dcdh_predict_het <- function(r, het, data, idname, alpha) {
     facs <- facs[!vapply(facs, is.null, logical(1))]
     facs <- facs[vapply(facs, function(f) length(unique(f[feas])) > 1L, logical(1))]
     ok <- insamp & !is.na(y) & !is.na(w) & w > 0 & rowSums(is.na(X)) == 0
-    cell <- if (length(facs)) do.call(dd_dcdh_codes, lapply(facs, function(f) f[ok])) else rep(1L, sum(ok))
-    Z <- cbind(X[ok, , drop = FALSE], stats::model.matrix(~ factor(cell) - 1))
-    fit <- stats::lm.wfit(Z, y[ok], w[ok])
-    k <- fit$rank; n <- sum(ok); cvn <- colnames(X)
-    b <- fit$coefficients[seq_along(cvn)]
+    cell <- if (length(facs)) do.call(dd_combo_codes, lapply(facs, function(f) f[ok])) else rep(1L, sum(ok))
+    # the package's regression and HC1 variance, the cells as fixed effects
+    cvn <- colnames(X)
+    reg <- suppressMessages(dd_regress(y[ok], X[ok, , drop = FALSE], list(cell = dd_codes(cell)), w[ok]))
+    b <- reg$coef[cvn]
     if (anyNA(b)) dd_stop("`predict_het`: covariate %s is collinear with the cells of first-switch date, baseline and direction (effect %d).",
                           dd_show(cvn[is.na(b)]), l)
-    keep <- !is.na(fit$coefficients)
-    Zk <- Z[, keep, drop = FALSE]
-    e <- fit$residuals
-    Bi <- solve(crossprod(Zk * sqrt(w[ok])))
-    meat <- crossprod(Zk * (w[ok] * e))
-    V <- Bi %*% meat %*% Bi * n / (n - k)
-    j <- seq_along(cvn)
-    se <- sqrt(diag(V)[j])
-    q <- length(j)
-    Fs <- drop(crossprod(b, solve(V[j, j, drop = FALSE], b))) / q
-    tq <- stats::qt(1 - alpha / 2, n - k)
+    vc <- dd_vcov(reg, "hetero")
+    V <- vc$V[cvn, cvn, drop = FALSE]
+    se <- sqrt(diag(V))
+    q <- length(cvn)
+    Fs <- drop(crossprod(b, solve(V, b))) / q
+    tq <- stats::qt(1 - alpha / 2, vc$df)
     data.frame(effect = if (placebo) -l else l, covariate = cvn, estimate = unname(b), std.error = unname(se),
                statistic = unname(b / se), conf.low = unname(b - tq * se), conf.high = unname(b + tq * se),
-               n = n, p_joint = stats::pf(Fs, q, n - k, lower.tail = FALSE), row.names = NULL)
+               n = reg$n, p_joint = stats::pf(Fs, q, vc$df, lower.tail = FALSE), row.names = NULL)
   }
   out <- do.call(rbind, c(lapply(pls, one, placebo = TRUE), lapply(eff, one, placebo = FALSE)))
   out[order(match(out$covariate, het$covariates), out$effect), , drop = FALSE]

@@ -200,6 +200,14 @@ dd_row_ranks <- function(key) {
   r
 }
 
+# codes 1, 2, ... (first-appearance order) of the combinations of a few
+# vectors of equal length
+dd_combo_codes <- function(...) {
+  k <- 0
+  for (v in list(...)) { u <- match(v, unique(v)); k <- k * (max(u) + 1) + u }
+  match(k, unique(k))
+}
+
 # re-code after subsetting (levels may have vanished)
 dd_recode <- function(code, rows) dd_codes(code[rows])
 

@@ -12,7 +12,10 @@ dd_fe_opts <- function(fe_tol = 1e-8, fe_maxit = 10000L, collin_tol = 1e-7) {
 # dd_codes() vectors (one per FE dimension); w: NULL or positive weights.
 # cells: optional regressors constant within cells (see dd_regress_cells()),
 # placed after the columns of X.
-dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = NULL) {
+# none_ok: every regressor collinear is a fit with no coefficient (keep all
+# FALSE) instead of an error (did_dcdh's controls: a control with no change
+# left in a baseline's cells drops out, as DIDmultiplegtDYN).
+dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = NULL, none_ok = FALSE) {
   if (!is.null(cells)) {
     r <- dd_regress_cells(y, X, fe, w, opts, cells)
     if (!is.null(r)) return(r)
@@ -52,7 +55,7 @@ dd_regress <- function(y, X, fe = NULL, w = NULL, opts = dd_fe_opts(), cells = N
   names(fit$coef) <- colnames(X)
   dropped <- colnames(X)[!fit$keep]
   if (length(dropped)) {
-    if (!any(fit$keep))
+    if (!any(fit$keep) && !none_ok)
       dd_stop("every regressor (%s) is collinear with the fixed effects or the other regressors.",
               paste(dropped, collapse = ", "))
     message(sprintf("diffdiff: %s %s removed because of collinearity (coefficient NA).",
