@@ -1042,11 +1042,9 @@ print.did_dcdh_by <- function(x, ...) {
   cat(sprintf("did_dcdh by %s: %d %s\n", if (x$by == "path") "treatment path" else x$by, length(x$fits),
               if (x$by == "path") "paths" else "levels"))
   for (k in seq_along(x$fits)) {
-    cat(sprintf("\n%s %s (%d groups)\n", if (x$by == "path") "Path" else paste0(x$by, " ="), names(x$fits)[k],
+    cat(sprintf("\n== %s %s (%d groups)\n", if (x$by == "path") "Path" else paste0(x$by, " ="), names(x$fits)[k],
                 as.integer(x$levels$groups[k])))
-    tab <- x$fits[[k]]$coeftable
-    print(data.frame(term = tab$term, estimate = signif(tab$estimate, 4), std.error = signif(tab$std.error, 4),
-                     n = tab$n, switchers = tab$switchers), row.names = FALSE)
+    print(x$fits[[k]], ...)
   }
   invisible(x)
 }

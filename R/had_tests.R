@@ -12,7 +12,8 @@ dd_yatchew <- function(y, d, order = 1L, het_robust = TRUE) {
   if (n < 3L) return(c(sigma2_lin = NA_real_, sigma2_diff = NA_real_, statistic = NA_real_, p.value = NA_real_, n = n))
   o <- order(d, y)
   y <- y[o]; d <- d[o]
-  e <- if (order == 0L) y - mean(y) else qr.resid(qr(cbind(1, outer(d, seq_len(order), `^`))), y)
+  e <- if (order == 0L) y - mean(y)
+       else dd_regress(y, matrix(outer(d, seq_len(order), `^`), n, dimnames = list(NULL, paste0("d", seq_len(order)))))$resid
   s_lin <- stats::var(e)
   s_diff <- 0.5 * mean(diff(y)^2)
   stat <- if (het_robust) sqrt(n) * (s_lin - s_diff) / sqrt(mean((e[-1] * e[-n])^2))

@@ -46,7 +46,7 @@ dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), 
     C1 <- c(epa = -11 / 95, tri = -1 / 10, uni = -1 / 6, gau = -0.751938393884108)[[kernel]]
     C2 <- c(epa = 4.49798179659676, tri = 4.8, uni = 4, gau = 1.78596144619223)[[kernel]]
     cbw <- (if (kernel == "gau") 2.34 else Cc) * spread
-    s2 <- sum(qr.resid(qr(outer(x, 0:4, `^`)), y)^2) / (N - 5)
+    s2 <- sum(dd_regress(y, matrix(outer(x, 1:4, `^`), N, dimnames = list(NULL, paste0("x", 1:4))))$resid^2) / (N - 5)
     VB <- function(c) {
       f <- sum(abs(x - c) <= cbw) / (2 * N * cbw)
       hc <- max(max(x) - min(x), sort(abs(x - c))[bwcheck])

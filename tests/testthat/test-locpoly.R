@@ -30,3 +30,17 @@ test_that("dd_lprobust equals nprobust::lprobust (five bandwidth selectors, nn r
   b <- diffdiff:::dd_lprobust(y, x, 0, "tri", h = 0.25)
   expect_equal(unname(b[c("h", "N", "tau.us", "tau.bc", "se.us", "se.rb")]), unname(a[c(2, 4:8)]), tolerance = 1e-10)
 })
+
+test_that("dd_lprobust at and across the bwcheck floor (21 nearest points): n = 20, 21, 22", {
+  skip_if_not_installed("nprobust")
+  set.seed(9)
+  for (n in 20:22) {
+    x <- runif(n); y <- x + rnorm(n, sd = 0.2)
+    for (k in c("epa", "uni")) {
+      a <- suppressWarnings(nprobust::lprobust(y, x, eval = 0, kernel = k, bwselect = "mse-dpi"))$Estimate
+      b <- diffdiff:::dd_lprobust(y, x, 0, k)
+      expect_equal(unname(b[c("h", "N", "tau.us", "tau.bc", "se.us", "se.rb")]), unname(a[c(2, 4:8)]),
+                   tolerance = 1e-10, label = paste(n, k))
+    }
+  }
+})
