@@ -16,9 +16,10 @@ dd_es_base_periods <- c("reference", "varying", "imputation")
 # changes between consecutive periods (did_cs base_period = "varying");
 # "imputation": pre-period estimates test the untreated model, post-period
 # ones are imputation effects). `vcov`: the covariance of the event rows when
-# the fit stores none.
-dd_es_spec <- function(reference = numeric(), base_period = "reference", vcov = NULL)
-  list(reference = as.double(reference), base_period = base_period, vcov = vcov)
+# the fit stores none; `estimate`: the table column holding the estimates
+# the covariance belongs to (did_had: the bias-corrected ones).
+dd_es_spec <- function(reference = numeric(), base_period = "reference", vcov = NULL, estimate = "estimate")
+  list(reference = as.double(reference), base_period = base_period, vcov = vcov, estimate = estimate)
 
 # The component from the coefficient table (rows with a non-NA `event`), the
 # fit's covariance (or spec$vcov) and the spec. NULL when no row has an event
@@ -43,7 +44,7 @@ dd_new_event_study <- function(tab, V, spec, crit = NA_real_) {
   if (anyNA(idx)) stop("internal error: event-study terms missing from the covariance; please report", call. = FALSE)
   S <- Vf[idx, idx, drop = FALSE]
   dimnames(S) <- list(term, term)
-  structure(list(event = ev, term = term, estimate = as.double(tab$estimate[rows]),
+  structure(list(event = ev, term = term, estimate = as.double(tab[[spec$estimate %||% "estimate"]][rows]),
                  std.error = as.double(tab$std.error[rows]), vcov = S, reference = sort(ref),
                  base_period = spec$base_period, crit = as.double(crit)),
             class = "dd_event_study")

@@ -8,9 +8,12 @@
 # at c and the second derivative of a local quartic (with the kernels'
 # exact one-sided moment constants), "imse-rot" averages it over 37
 # quantiles of x (nprobust's rules for p = 1). Returns h, b (= h), N (the
-# window), tau.us, tau.bc, se.us, se.rb.
+# window), tau.us, tau.bc, se.us, se.rb; with `psi = TRUE` a list of those
+# and `psi`, each observation's term (e1' invG.p Q_i) res_i of the robust
+# variance (se.rb^2 = sum(psi^2); 0 outside the window; in the order of the
+# complete pairs of the input): the influence function of tau.bc given x.
 dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), h = NULL,
-                        bwselect = c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot")) {
+                        bwselect = c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"), psi = FALSE) {
   kernel <- match.arg(kernel)
   bwselect <- match.arg(bwselect)
   ok <- !is.na(x) & !is.na(y)
@@ -58,6 +61,10 @@ dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), 
            z <- VB(e); c(z[1], 4 * z[2]^2) }, numeric(2)))
     h <- if (bwselect == "mse-rot") (v[1] / (4 * v[2]^2 * N))^(1 / 5) else (v[1] / (N * v[2]))^(1 / 5)
   }
-  out <- call(a0, if (is.null(h)) -1 else h, 0)[1:7]
-  stats::setNames(out, c("h", "b", "N", "tau.us", "tau.bc", "se.us", "se.rb"))
+  out <- call(a0, if (is.null(h)) -1 else h, if (psi) 2 else 0)
+  est <- stats::setNames(out[1:7], c("h", "b", "N", "tau.us", "tau.bc", "se.us", "se.rb"))
+  if (!psi) return(est)
+  ps <- numeric(N)
+  ps[o] <- out[-(1:9)]
+  list(est = est, psi = ps)
 }

@@ -188,13 +188,17 @@ dd_print_header <- function(x) {
 dd_print_table <- function(tab, alpha, digits, df = Inf) {
   z <- !is.finite(df)
   # printCoefmat formats the last column as the p-value: the interval goes before it
-  m <- cbind(Estimate = tab$estimate, `Std. Error` = tab$std.error, stat = tab$statistic,
-             tab$conf.low, tab$conf.high, p = tab$p.value)
-  colnames(m)[c(3, 6)] <- if (z) c("z value", "Pr(>|z|)") else c("t value", "Pr(>|t|)")
-  colnames(m)[4:5] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
+  # a bias-corrected estimate (did_had) goes next to the estimate: the
+  # statistic, p-value and interval are centred on it
+  bc <- !is.null(tab$estimate_bc)
+  m <- cbind(Estimate = tab$estimate, `Bias-corr.` = if (bc) tab$estimate_bc, `Std. Error` = tab$std.error,
+             stat = tab$statistic, tab$conf.low, tab$conf.high, p = tab$p.value)
+  k <- bc
+  colnames(m)[c(3, 6) + k] <- if (z) c("z value", "Pr(>|z|)") else c("t value", "Pr(>|t|)")
+  colnames(m)[4:5 + k] <- sprintf("%s %%", format(100 * c(alpha / 2, 1 - alpha / 2), trim = TRUE))
   rownames(m) <- tab$term
   stats::printCoefmat(m, digits = digits, P.values = TRUE, has.Pvalue = TRUE,
-                      cs.ind = c(1, 2, 4, 5), tst.ind = 3, signif.stars = FALSE)
+                      cs.ind = if (bc) c(1, 2, 3, 5, 6) else c(1, 2, 4, 5), tst.ind = 3 + k, signif.stars = FALSE)
 }
 
 # Lines after the table that print() and summary() both show: the uniform

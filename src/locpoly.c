@@ -196,7 +196,11 @@ static int lp_mse_dpi(lp_data *d, double cbw, double bwmin, double bwmax, double
 
 /* the final fit (p = 1, q = 2, deriv 0, h = b): tau.us, tau.bc, se.us,
  * se.rb and the window size */
-static int lp_final(lp_data *d, double h, double *out) {
+/* psi (length N, NULL: not wanted): each observation's term of the robust
+ * bias-corrected intercept's variance, (e1' invG.p Q_i) res_i, so that
+ * se.rb^2 = sum psi^2 (0 outside the window): the influence function of
+ * tau.bc given x, used for covariances across fits on the same units */
+static int lp_final(lp_data *d, double h, double *out, double *psi) {
   const int p = 1, q = 2, kp = 2, kq = 3;
   int n = lp_window(d, h);
   if (n < kq) return 0;
@@ -213,6 +217,7 @@ static int lp_final(lp_data *d, double h, double *out) {
   lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n, d->matches, d->res);
   double tp[2] = {0, 0}, tb[2] = {0, 0}, Mp[4] = {0, 0, 0, 0}, Mb[4] = {0, 0, 0, 0};
   double hp = pow(h, p + 1);
+  if (psi) for (int i = 0; i < d->N; i++) psi[i] = 0;
   for (int r = 0; r < n; r++) {
     int i = d->idx[r];
     double z = d->x[i] - d->c, w = lp_K(z / h, d->kern) / h;
@@ -225,6 +230,7 @@ static int lp_final(lp_data *d, double h, double *out) {
       tp[a] += rp[a] * y; tb[a] += Qi[a] * y;
       for (int c = 0; c < kp; c++) { Mp[a + c * kp] += r2 * rp[a] * rp[c]; Mb[a + c * kp] += r2 * Qi[a] * Qi[c]; }
     }
+    if (psi) psi[i] = (Gp[0] * Qi[0] + Gp[2] * Qi[1]) * d->res[r];
   }
   double bp0 = Gp[0] * tp[0] + Gp[2] * tp[1], bb0 = Gp[0] * tb[0] + Gp[2] * tb[1];
   /* [Gp M Gp]_{11} = g' M g with g the first row of Gp */
@@ -237,7 +243,8 @@ static int lp_final(lp_data *d, double h, double *out) {
 
 /* x sorted ascending, y along; dups, dupsid (integer); opts: c, kernel code,
  * matches, h (<= 0: mse-dpi), cbw, bwmin, bwmax, range, and 1 to stop after
- * the bandwidth. Returns c(h, b, N, tau.us, tau.bc, se.us, se.rb, V.h, B.h)
+ * the bandwidth (2: also return psi of lp_final, in the sorted order, after
+ * the 9 numbers). Returns c(h, b, N, tau.us, tau.bc, se.us, se.rb, V.h, B.h)
  * (NA when a Gram matrix is singular; V.h, B.h: the mse-dpi selector's
  * variance and squared-bias constants at c, for the imse selector). */
 SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
@@ -249,9 +256,10 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
   lp_data d = { N, (int) o[1], (int) o[2], o[0], REAL(x), REAL(y), INTEGER(dups), INTEGER(dupsid),
                 (int *) R_alloc(N, sizeof(int)), (double *) R_alloc(N, sizeof(double)),
                 (double *) R_alloc(512, sizeof(double)) };
-  SEXP ans = PROTECT(allocVector(REALSXP, 9));
+  int want_psi = o[8] == 2;
+  SEXP ans = PROTECT(allocVector(REALSXP, 9 + (want_psi ? N : 0)));
   double *a = REAL(ans);
-  for (int j = 0; j < 9; j++) a[j] = NA_REAL;
+  for (int j = 0; j < 9 + (want_psi ? N : 0); j++) a[j] = NA_REAL;
   double h = o[3], b = h, VB[2] = {NA_REAL, NA_REAL};
   int ok = 1;
   if (!(h > 0)) ok = lp_mse_dpi(&d, o[4], o[5], o[6], o[7], &h, &b, VB);
@@ -262,7 +270,7 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
     h = h > o[5] ? h : o[5];
     double f[5];
     a[0] = h; a[1] = h;
-    if (lp_final(&d, h, f)) { a[2] = f[4]; a[3] = f[0]; a[4] = f[1]; a[5] = f[2]; a[6] = f[3]; }
+    if (lp_final(&d, h, f, want_psi ? a + 9 : NULL)) { a[2] = f[4]; a[3] = f[0]; a[4] = f[1]; a[5] = f[2]; a[6] = f[3]; }
   }
   UNPROTECT(1);
   return ans;

@@ -1,0 +1,153 @@
+# did_had() against the live DIDHAD 2.0.0 (CRAN; with nprobust 1.0.0 and
+# YatchewTest 1.1.1), installed by tools/install-deps.sh. Tolerances: 1e-8
+# for estimates, standard errors, interval ends and bandwidths (the issue
+# asks 1e-6), 1e-8 for the QUG and Yatchew statistics; counts exact.
+# DIDHAD's `N` column is the largest group number in the horizon sample, not
+# a count (documented), so it is not compared.
+
+had_sim <- function(G = 400, TT = 6, F = 4, stay = 0.05, seed = 5, round_to = NULL, growth = 0.1) {
+  set.seed(seed)
+  dose <- ifelse(runif(G) < stay, 0, rexp(G, 2))
+  if (!is.null(round_to)) dose <- round(dose, round_to)
+  d <- expand.grid(t = 1:TT, g = 1:G)[, c("g", "t")]
+  d$D <- ifelse(d$t >= F, dose[d$g] * (1 + growth * (d$t - F)), 0)
+  d$y <- rnorm(G)[d$g] + 0.3 * d$t + rnorm(G, sd = 0.2)[d$g] * d$t + d$D * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
+  d
+}
+
+had_peer <- function(d, y, g, t, D, ...) {
+  r <- suppressMessages(DIDHAD::did_had(d, y, g, t, D, graph_off = TRUE, ...))$results
+  r
+}
+
+expect_had_equal <- function(fit, r, label) {
+  m <- r$resmat
+  tab <- fit$coeftable
+  ne <- r$res.effects; np <- r$res.placebo
+  expect_identical(tab$term, paste0("event::", c(seq_len(ne) - 1, if (np) -seq_len(np) - 1)), label = label)
+  expect_equal(tab$estimate, unname(m[, "Estimate"]), tolerance = 1e-8, label = paste(label, "estimate"))
+  expect_equal(tab$std.error, unname(m[, "SE"]), tolerance = 1e-8, label = paste(label, "SE"))
+  expect_equal(tab$conf.low, unname(m[, "LB.CI"]), tolerance = 1e-8, label = paste(label, "LB"))
+  expect_equal(tab$conf.high, unname(m[, "UB.CI"]), tolerance = 1e-8, label = paste(label, "UB"))
+  expect_equal(tab$bw, unname(m[, "BW"]), tolerance = 1e-8, label = paste(label, "BW"))
+  expect_identical(as.numeric(tab$n_bw), unname(m[, "N.BW"]), label = paste(label, "N.BW"))
+  expect_equal(fit$tests$qug_statistic, unname(m[, "T"]), tolerance = 1e-8, label = paste(label, "QUG T"))
+  expect_equal(fit$tests$qug_p.value, unname(m[, "p.val"]), tolerance = 1e-8, label = paste(label, "QUG p"))
+  if (!is.null(r$yatchew_test)) {
+    yt <- r$yatchew_test
+    expect_equal(fit$tests$yatchew_sigma2_lin, unname(yt[, 1]), tolerance = 1e-8, label = paste(label, "Y lin"))
+    expect_equal(fit$tests$yatchew_sigma2_diff, unname(yt[, 2]), tolerance = 1e-8, label = paste(label, "Y diff"))
+    expect_equal(fit$tests$yatchew_statistic, unname(yt[, 3]), tolerance = 1e-8, label = paste(label, "Y T"))
+    expect_equal(fit$tests$yatchew_p.value, unname(yt[, 4]), tolerance = 1e-8, label = paste(label, "Y p"))
+    expect_identical(as.numeric(fit$tests$yatchew_n), unname(yt[, 5]), label = paste(label, "Y N"))
+  }
+}
+
+test_that("did_had equals DIDHAD: effects, placebos, Yatchew, stayers", {
+  skip_if_not_installed("DIDHAD")
+  d <- had_sim()
+  d0 <- d
+  r <- had_peer(d, "y", "g", "t", "D", effects = 3, placebo = 2, yatchew = TRUE)
+  f <- did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, yatchew = TRUE)
+  expect_identical(d, d0)
+  expect_had_equal(f, r, "base")
+  expect_identical(f$n_stayers, r$n_stayers)
+  expect_identical(as.numeric(f$coeftable$n), rep(400, 5))
+  # the conventional estimate is outside the bias-corrected interval somewhere
+  # in this design only by chance; the interval's centre is estimate_bc
+  expect_equal((f$coeftable$conf.low + f$coeftable$conf.high) / 2, f$coeftable$estimate_bc, tolerance = 1e-12)
+})
+
+test_that("did_had equals DIDHAD for every kernel and bandwidth rule", {
+  skip_if_not_installed("DIDHAD")
+  d <- had_sim(G = 250, TT = 4, F = 3, seed = 11)
+  for (k in c("epa", "tri", "uni", "gau")) for (bw in c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot")) {
+    r <- had_peer(d, "y", "g", "t", "D", effects = 2, placebo = 1, kernel = k, bw_method = bw)
+    f <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 1, kernel = k, bwselect = bw)
+    expect_had_equal(f, r, paste(k, bw))
+  }
+})
+
+test_that("did_had equals DIDHAD with trends_lin and dynamic, and truncates as it does", {
+  skip_if_not_installed("DIDHAD")
+  d <- had_sim(G = 300, TT = 7, F = 4, seed = 3)
+  for (cfg in list(c(TRUE, FALSE), c(FALSE, TRUE), c(TRUE, TRUE))) {
+    r <- had_peer(d, "y", "g", "t", "D", effects = 9, placebo = 3, trends_lin = cfg[1], dynamic = cfg[2],
+                  yatchew = TRUE, kernel = "tri")
+    f <- suppressWarnings(did_had(d, "y", "g", "t", "D", effects = 9, placebo = 3, trends_lin = cfg[1],
+                                  dynamic = cfg[2], yatchew = TRUE, kernel = "tri"))
+    expect_had_equal(f, r, paste(cfg, collapse = "/"))
+    expect_true(any(grepl("9 effect\\(s\\) requested; the data allow 4", f$notes)))
+  }
+})
+
+test_that("did_had equals DIDHAD on an unbalanced panel: missing rows and outcomes, ties, labels, gapped years", {
+  skip_if_not_installed("DIDHAD")
+  d <- had_sim(G = 400, TT = 6, F = 4, stay = 0.1, seed = 8, round_to = 2, growth = 0)
+  set.seed(9)
+  d <- d[-sample(nrow(d), 60), ]
+  d$y[sample(nrow(d), 30)] <- NA
+  d$g <- sprintf("unit-%03d", d$g)
+  d$t <- 2000 + 2 * d$t
+  r <- had_peer(d, "y", "g", "t", "D", effects = 3, placebo = 2, yatchew = TRUE)
+  f <- suppressMessages(did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, yatchew = TRUE))
+  expect_had_equal(f, r, "unbalanced")
+  expect_true(any(is.infinite(f$tests$qug_statistic)))      # tied smallest positive doses
+  expect_identical(f$adoption, 2008)
+  # n counts the groups with both an outcome change and a dose
+  expect_true(all(f$coeftable$n < 400))
+})
+
+test_that("did_had's covariance comes from the influence functions and its bootstrap agrees", {
+  d <- had_sim()
+  f <- did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2)
+  V <- vcov(f)
+  expect_equal(sqrt(diag(V)), stats::setNames(f$coeftable$std.error, f$coeftable$term), tolerance = 1e-12)
+  expect_equal(V, crossprod(f$inf), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_true(all(V[upper.tri(V)] != 0))
+  # confint() is centred on the bias-corrected estimate, as the table
+  ci <- confint(f)
+  expect_equal(unname(ci[, 1]), f$coeftable$conf.low, tolerance = 1e-12)
+  expect_equal(unname(ci[, 2]), f$coeftable$conf.high, tolerance = 1e-12)
+  expect_equal(unname(rowMeans(confint(f, level = 0.8))), f$coeftable$estimate_bc, tolerance = 1e-12)
+  # the typed event study holds the bias-corrected estimates with V
+  es <- f$event_study
+  expect_equal(es$event, c(-3, -2, 0, 1, 2))
+  expect_equal(es$estimate, f$coeftable$estimate_bc[match(es$term, f$coeftable$term)], tolerance = 0)
+  set.seed(1)
+  fb <- did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, nboot = 2000, cband = TRUE)
+  expect_identical(fb$coeftable$estimate, f$coeftable$estimate)
+  ratio <- fb$coeftable$std.error / f$coeftable$std.error
+  expect_true(all(abs(ratio - 1) < 0.1), label = paste(format(ratio), collapse = " "))
+  expect_true(fb$crit > stats::qnorm(0.975) && fb$crit < 3.5)
+  expect_equal((fb$coeftable$cband.low + fb$coeftable$cband.high) / 2, fb$coeftable$estimate_bc, tolerance = 1e-12)
+  expect_s3_class(honest_did(f, type = "SD", M = c(0, 0.1)), "honest_did")
+})
+
+test_that("did_had: bad input gets errors naming the argument and value", {
+  d <- had_sim(G = 100)
+  expect_error(did_had(d, "y", "g", "t", "D", kernel = "triangular"), "`kernel`")
+  expect_error(did_had(d, "y", "g", "t", "D", bwselect = "ce-dpi"), "ce-dpi")
+  expect_error(did_had(d, "y", "g", "t", "D", effects = 0), "`effects`")
+  dn <- d; dn$D[dn$g == 3 & dn$t >= 4] <- -0.5
+  expect_error(did_had(dn, "y", "g", "t", "D"), "negative doses \\(-0.5")
+  ds <- d; ds$D[ds$g == 7 & ds$t == 4] <- 0          # group 7 adopts at 5
+  expect_error(did_had(ds, "y", "g", "t", "D"), "g 7 at t = 5")
+  dp <- d; dp$D[dp$g == 2 & dp$t <= 3] <- 1
+  expect_error(did_had(dp, "y", "g", "t", "D"), "not 0 before adoption.*g 2")
+  d0 <- d; d0$D <- 0
+  expect_error(did_had(d0, "y", "g", "t", "D"), "never changes")
+  d2 <- d; d2$D <- ifelse(d2$t >= 4, (d2$g %% 2) + 1, 0)
+  expect_error(did_had(d2, "y", "g", "t", "D"), "effect 1 .* 2 distinct dose")
+  expect_error(did_had(had_sim(G = 100, F = 2), "y", "g", "t", "D", trends_lin = TRUE), "trends_lin")
+  expect_error(did_had(d, "y", "g", "t", "nodose"), "dname")
+  dc <- d; dc$D <- as.character(dc$D)
+  expect_error(did_had(dc, "y", "g", "t", "D"), "dname")
+  # doses far from zero: the QUG test rejects and did_had says so
+  # (with stayers, or ties at the smallest dose, no warning)
+  dq <- had_sim(G = 100, stay = 0); dq$D <- ifelse(dq$t >= 4, 0.3 + dq$D, 0)
+  expect_warning(did_had(dq, "y", "g", "t", "D"), "quasi-untreated-group test rejects .* effect\\(s\\) 1")
+  expect_no_warning(did_had(had_sim(G = 100), "y", "g", "t", "D"))
+  df <- had_sim(G = 100, stay = 0); df$D <- ifelse(df$t >= 4, 50 + df$D, 0)
+  expect_error(suppressWarnings(did_had(df, "y", "g", "t", "D")), "singular.*smallest is 50")
+})
