@@ -27,6 +27,24 @@ dd_agg_elem <- function(S, pk, att, gk, glist, K, with_wif = TRUE) {
   list(est = sum(a[S] * att[S]), a = a, c = cc)
 }
 
+# did's "group" aggregation as a linear map of the cell estimates: over the
+# cells `post` (logical), each cohort's mean, averaged with the cohort shares
+# pg (unnormalised, over glist): the overall is sum(a * att) and the
+# weight-estimation coefficients of the cohort columns are M %*% att, so one
+# map serves a whole curve of cell estimates (did_dose's ATT(d)).
+dd_agg_group_map <- function(gk, post, pg, glist) {
+  K <- length(gk); J <- length(glist)
+  j <- match(gk, glist)
+  nj <- tabulate(j[post], J)
+  okg <- nj > 0
+  P <- sum(pg[okg])
+  a <- numeric(K)
+  a[post] <- pg[j[post]] / P / nj[j[post]]
+  M <- matrix(0, J, K)
+  for (k in which(post)) M[, k] <- (replace(numeric(J), j[k], 1) / P - pg[j[k]] / P^2 * okg) / nj[j[k]]
+  list(a = a, M = M)
+}
+
 #' Aggregate group-time average treatment effects
 #'
 #' Combines the ATT(g,t) of a [did_cs()] fit into the summaries of Callaway and
@@ -121,14 +139,12 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
       elems[[length(elems) + 1]] <- e
     }
     lab <- paste0("group::", glist); extra <- data.frame(group = glist)
-    th <- vapply(elems, `[[`, numeric(1), "est")
-    okg <- !is.na(th)
-    P <- sum(pg[okg])
-    overall <- combine(elems[okg], pg[okg] / P)
+    # the overall: cohort means averaged by cohort share, with the
     # weight-estimation term over cohorts
-    cc <- numeric(length(glist)); cnt <- as.numeric(okg)
-    for (j in which(okg)) { e <- numeric(length(glist)); e[j] <- 1; cc <- cc + th[j] * (e / P - (pg[j] / P^2) * cnt) }
-    overall$c <- overall$c + cc
+    post <- tg <= tt & tt <= tg + max_e & keep_cells
+    gm <- dd_agg_group_map(gk, post, pg, glist)
+    att0 <- ifelse(post, att, 0)
+    overall <- list(est = sum(gm$a * att0), a = gm$a, c = drop(gm$M %*% att0))
   } else if (type == "dynamic") {
     ek <- tk - gk
     incl <- rep(TRUE, K)

@@ -1,0 +1,172 @@
+# did_dose() against the live contdid 0.1.1 (CRAN; installed by
+# tools/install-deps.sh) on its own simulated panels
+# (contdid::simulate_contdid_data). contdid has four faults that did_dose
+# corrects (documented in ?did_dose); the internal option
+# diffdiff.contdid_compat = "0.1.1" undoes them, and with it the estimates,
+# grid, knots and every influence function must equal contdid's: 1e-8
+# (estimates, the issue's tolerance) and 1e-8 for the influence functions.
+# contdid's standard errors are multiplier-bootstrap ones drawn from R's RNG
+# (did_dose's bootstrap uses its own counter-based generator): equal
+# influence functions imply the same bootstrap distribution; in addition the
+# analytic standard errors must lie within 15% of contdid's bootstrap ones
+# (1000 draws: the IQR rule's Monte Carlo sd is about 4%), and contdid's
+# analytic cell variances (att_gt$V_analytical) are compared at 1e-6.
+
+dose_data <- function(seed = 1234, n = 1000, periods = 4, groups = 4) {
+  set.seed(seed)
+  contdid::simulate_contdid_data(n = n, num_time_periods = periods, num_groups = groups,
+                                 dose_linear_effect = 0.5, dose_quadratic_effect = 0.3)
+}
+
+dose_peer <- function(df, target = "level", aggregation = "dose", degree = 3, num_knots = 1, biters = 1000, ...) {
+  set.seed(1)
+  suppressWarnings(suppressMessages(contdid::cont_did(
+    yname = "Y", tname = "time_period", idname = "id", dname = "D", gname = "G", data = df,
+    target_parameter = target, aggregation = aggregation, treatment_type = "continuous",
+    control_group = "notyettreated", degree = degree, num_knots = num_knots, biters = biters, ...)))
+}
+
+dose_compat <- function(...) {
+  old <- options(diffdiff.contdid_compat = "0.1.1")
+  on.exit(options(old))
+  did_dose(...)
+}
+
+test_that("did_dose with contdid's faults undone equals contdid: curves, overall parameters, influence functions", {
+  skip_if_not_installed("contdid")
+  for (cfg in list(c(3, 1), c(3, 0), c(2, 2), c(1, 0))) {
+    df <- dose_data(seed = 1234 + cfg[2])
+    df0 <- df
+    r <- dose_peer(df, degree = cfg[1], num_knots = cfg[2])
+    f <- dose_compat(df, "Y", "id", "time_period", "G", "D", degree = cfg[1], num_knots = cfg[2], nboot = 0)
+    expect_identical(df, df0)
+    lab <- paste("degree", cfg[1], "knots", cfg[2])
+    expect_equal(f$dose$dose, unname(r$dose), tolerance = 1e-12, label = lab)
+    expect_equal(f$knots, unname(r$pte_params$knots), tolerance = 1e-12, label = lab)
+    expect_equal(f$dose$att, unname(r$att.d), tolerance = 1e-8, label = paste(lab, "ATT(d)"))
+    expect_equal(f$dose$acrt, unname(r$acrt.d), tolerance = 1e-8, label = paste(lab, "ACRT(d)"))
+    expect_equal(f$coefficients[["ATT"]], r$overall_att, tolerance = 1e-8, label = paste(lab, "ATT"))
+    expect_equal(f$coefficients[["ACRT"]], r$overall_acrt, tolerance = 1e-8, label = paste(lab, "ACRT"))
+    expect_equal(unname(f$inf[, "ATT"]), as.numeric(r$overall_att_inffunc), tolerance = 1e-8, label = paste(lab, "IF ATT"))
+    expect_equal(unname(f$inf[, "ACRT"]), as.numeric(r$overall_acrt_inffunc), tolerance = 1e-8,
+                 label = paste(lab, "IF ACRT"))
+    expect_equal(unname(f$curve_inf$att), unname(r$att.d_inffunc), tolerance = 1e-8, label = paste(lab, "IF ATT(d)"))
+    expect_equal(unname(f$curve_inf$acrt), unname(r$acrt.d_inffunc), tolerance = 1e-8, label = paste(lab, "IF ACRT(d)"))
+    # bootstrap SEs: the analytic ones from the same influence functions
+    # within the bootstrap's Monte Carlo error
+    ratio <- c(f$coeftable$std.error / c(r$overall_att_se, r$overall_acrt_se), f$dose$att_se / r$att.d_se)
+    expect_true(all(abs(ratio - 1) < 0.15), label = paste(lab, "SE ratios", paste(range(ratio), collapse = "-")))
+  }
+})
+
+test_that("did_dose's bootstrap standard errors and bands agree with contdid's in distribution", {
+  skip_if_not_installed("contdid")
+  df <- dose_data()
+  r <- dose_peer(df, cband = TRUE)
+  set.seed(3)
+  f <- dose_compat(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 1000, cband = TRUE)
+  ratio <- f$dose$att_se / r$att.d_se
+  expect_true(all(abs(ratio - 1) < 0.15), label = paste(range(ratio), collapse = "-"))
+  expect_lt(abs(f$dose_crit[["att"]] / r$att.d_crit.val - 1), 0.1)
+  expect_lt(abs(f$dose_crit[["acrt"]] / r$acrt.d_crit.val - 1), 0.1)
+})
+
+test_that("did_dose's event study of ACRT^o equals contdid's (slope, eventstudy)", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 99)
+  r <- dose_peer(df, target = "slope", aggregation = "eventstudy")
+  f <- dose_compat(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0)
+  key <- paste(r$att_gt$group, r$att_gt$t)
+  m <- match(key, paste(f$cells$group, f$cells$time))
+  expect_equal(f$cells$acrt[m], r$att_gt$att, tolerance = 1e-8)
+  # contdid's analytic cell variances (its bootstrap SEs are reported)
+  expect_equal(sqrt(colSums(f$cell_inf$acrt^2))[m] / nrow(f$cell_inf$acrt),
+               sqrt(diag(r$att_gt$V_analytical) / nrow(f$cell_inf$acrt)), tolerance = 1e-6)
+  es <- aggregate(f, type = "dynamic", parameter = "acrt", nboot = 0)
+  ev <- es$coeftable[!is.na(es$coeftable$event), ]
+  expect_equal(ev$event, r$event_study$egt)
+  expect_equal(ev$estimate, r$event_study$att.egt, tolerance = 1e-8)
+  expect_equal(es$coefficients[["ATT"]], r$event_study$overall.att, tolerance = 1e-8)
+  g <- aggregate(f, type = "group", parameter = "acrt", nboot = 0)
+  expect_equal(g$coefficients[["ATT"]], r$overall_att$overall.att, tolerance = 1e-8)
+})
+
+test_that("did_dose: ATT^o and its SE equal did_cs's group aggregation; the two aggregation routes agree", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 7)
+  f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0)
+  cs <- did_cs(df, "Y", "id", "time_period", "G", control_group = "notyettreated", nboot = 0, cband = FALSE)
+  a <- aggregate(cs, type = "group")
+  expect_equal(f$coefficients[["ATT"]], a$coefficients[["ATT"]], tolerance = 1e-10)
+  expect_equal(f$coeftable$std.error[1], a$coeftable$std.error[a$coeftable$term == "ATT"], tolerance = 1e-10)
+  # cells: the binarised ATT^o(g,t) are did_cs's ATT(g,t)
+  ct <- cs$coeftable
+  expect_equal(f$cells$att[match(paste(ct$group, ct$time), paste(f$cells$group, f$cells$time))], ct$estimate,
+               tolerance = 1e-10)
+  # ACRT^o from the fit and from aggregate(type = "group") (the cell route)
+  g <- aggregate(f, type = "group", parameter = "acrt", nboot = 0)
+  expect_equal(g$coefficients[["ATT"]], f$coefficients[["ACRT"]], tolerance = 1e-12)
+  expect_equal(g$coeftable$std.error[g$coeftable$term == "ATT"], f$coeftable$std.error[2], tolerance = 1e-10)
+  # the corrected standard errors differ from contdid's where the faults bite
+  fc <- dose_compat(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0)
+  expect_gt(f$coeftable$std.error[2] / fc$coeftable$std.error[2], 1.5)
+  expect_equal(f$coeftable$std.error[1], fc$coeftable$std.error[1], tolerance = 0.05)
+})
+
+test_that("did_dose by construction: a linear dose-response is recovered exactly without noise", {
+  set.seed(4)
+  n <- 300
+  g <- sample(c(0, 3), n, replace = TRUE, prob = c(0.4, 0.6))
+  dose <- ifelse(g == 0, 0, runif(n, 0.5, 2))
+  d <- expand.grid(t = 1:4, id = 1:n)
+  d$g <- g[d$id]; d$dose <- dose[d$id]
+  d$y <- rnorm(n)[d$id] + 0.5 * d$t + (d$g > 0 & d$t >= d$g) * (1 + 2 * d$dose)
+  f <- did_dose(d, "y", "id", "t", "g", "dose", degree = 1, nboot = 0)
+  expect_equal(f$dose$att, 1 + 2 * f$dose$dose, tolerance = 1e-10)
+  expect_equal(f$dose$acrt, rep(2, nrow(f$dose)), tolerance = 1e-10)
+  expect_equal(f$coefficients[["ACRT"]], 2, tolerance = 1e-10)
+  expect_equal(f$coefficients[["ATT"]], 1 + 2 * mean(dose[g == 3]), tolerance = 1e-10)
+  # clusters of one unit give the unclustered standard errors; coarser ones run
+  d$y <- d$y + rnorm(nrow(d))
+  d$cl1 <- d$id + 1000; d$state <- d$id %% 25
+  f0 <- did_dose(d, "y", "id", "t", "g", "dose", degree = 2, nboot = 0)
+  f1 <- did_dose(d, "y", "id", "t", "g", "dose", degree = 2, nboot = 0, cluster = "cl1")
+  expect_equal(f1$coeftable$std.error, f0$coeftable$std.error, tolerance = 1e-12)
+  expect_equal(f1$dose$att_se, f0$dose$att_se, tolerance = 1e-12)
+  f2 <- did_dose(d, "y", "id", "t", "g", "dose", degree = 2, nboot = 0, cluster = "state")
+  expect_identical(f2$n_clusters, 25L)
+  expect_false(isTRUE(all.equal(f2$coeftable$std.error, f0$coeftable$std.error)))
+})
+
+test_that("did_dose: bad input gets errors naming the argument and value", {
+  set.seed(4)
+  n <- 200
+  g <- sample(c(0, 2, 3), n, replace = TRUE)
+  dose <- ifelse(g == 0, 0, runif(n, 0.5, 2))
+  d <- expand.grid(t = 1:3, id = 1:n)
+  d$g <- g[d$id]; d$dose <- dose[d$id]
+  d$y <- rnorm(nrow(d))
+  run <- function(dd, degree = 2, ...) did_dose(dd, "y", "id", "t", "g", "dose", nboot = 0, degree = degree, ...)
+  dn <- d; dn$dose[dn$id == which(g > 0)[1]] <- -1
+  expect_error(run(dn), "`dose` = \"dose\" has negative values \\(-1\\)")
+  dm <- d; dm$dose[5] <- NA
+  expect_error(run(dm), "`dose`.*missing")
+  dv <- d; dv$dose[dv$id == which(g > 0)[1] & dv$t == 2] <- 9
+  expect_error(run(dv), "`dose` = \"dose\" must be constant within each unit")
+  d1 <- d; d1$dose[d1$g > 0] <- 1
+  expect_error(run(d1), "takes one value among treated units")
+  dz <- d; dz$dose[dz$id == which(g > 0)[1]] <- 0
+  expect_error(run(dz), "is 0 for 1 treated unit")
+  expect_error(run(d, degree = 0), "`degree`")
+  expect_error(run(d, knots = c(0.1)), "`knots` must lie strictly inside")
+  expect_error(run(d, dvals = c(1, 5)), "`dvals` must lie within .* 5")
+  expect_error(run(d, cband = TRUE), "`cband` = TRUE needs bootstrap draws")
+  expect_error(run(d, control_group = "never"), "`control_group`")
+  # too few distinct doses for the spline in one cohort
+  dd <- d; dd$dose[dd$g == 2] <- ifelse(dd$id[dd$g == 2] %% 2 == 0, 1, 1.5)
+  expect_error(run(dd, degree = 3), "cohort 2 has 2 distinct dose\\(s\\) for a spline with 4 coefficients")
+  # no comparison units: everyone treated by the last period, never-treated control
+  da <- d[d$g > 0, ]
+  expect_error(run(da, control_group = "nevertreated"), "no never-treated units")
+  expect_error(aggregate(run(d), type = "dynamic", parameter = "slope"), "`parameter`")
+})
