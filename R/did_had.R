@@ -38,8 +38,12 @@
 #' `yatchew = TRUE`, Yatchew's heteroskedasticity-robust test that
 #' `E[dY | D]` is linear in `D` for the effects (the effects are then the
 #' same for every dose) and constant for the placebos (parallel pre-trends
-#' at every dose), as YatchewTest. The tests are in `fit$tests` and printed
-#' under the table.
+#' at every dose), as YatchewTest; with `stute = TRUE`, Stute's test of the
+#' same hypotheses (a Cramer-von Mises statistic on the cumulated residuals
+#' with a wild bootstrap, as StuteTest), per horizon and jointly over the
+#' effects and over the placebos (the sum of the statistics, each group
+#' keeping its bootstrap multiplier across horizons). The tests are in
+#' `fit$tests` (`fit$stute_joint`) and printed under the table.
 #'
 #' @section Correspondence with DIDHAD:
 #' `yname`, `idname`, `tname`, `dname` are its `outcome`, `group`, `time`,
@@ -48,7 +52,13 @@
 #' is `level`. Estimates, standard errors, intervals, bandwidths (`bw`),
 #' `n_bw` (groups with dose at most the bandwidth), the QUG test and the
 #' Yatchew tests equal DIDHAD 2.0.0 (with nprobust 1.0.0 and YatchewTest
-#' 1.1.1) to about 1e-12 in the tests. Differences: `n` is the number of
+#' 1.1.1) to about 1e-12 in the tests. DIDHAD has no Stute test; the
+#' statistics equal StuteTest 1.0.2's (`stute_test()` on each horizon's
+#' changes and doses) and so do the p-values given the same uniforms (the
+#' draws come from R's RNG, one row per group; StuteTest's panel mode
+#' assigns multipliers by rank in each period's sorted doses rather than by
+#' group, which ignores the dependence of one group's changes across
+#' horizons in its joint test). Differences: `n` is the number of
 #' groups in the horizon's sample (DIDHAD reports the largest group number
 #' present); DIDHAD offers no covariance between horizons, the multiplier
 #' bootstrap, uniform bands, nor p-values, which come here from each
@@ -74,6 +84,9 @@
 #' @param trends_lin Group-specific linear trends (needs `F >= 3`).
 #' @param dynamic Divide effect `l` by the mean cumulative dose.
 #' @param yatchew Add Yatchew's linearity tests.
+#' @param stute Add Stute's linearity tests (wild bootstrap from R's RNG:
+#'   reproducible under `set.seed()`).
+#' @param stute_nboot Bootstrap draws of the Stute tests.
 #' @param alpha Significance level of the intervals and the QUG warning.
 #' @param nboot,boot_weights,cband Multiplier bootstrap of the influence
 #'   functions (0: analytic) and a uniform band over the event times.
@@ -95,15 +108,15 @@
 #' d$dose <- ifelse(d$t >= 4, dose[d$g], 0)
 #' d$y <- rnorm(G)[d$g] + 0.2 * d$t + d$dose * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
 #' fit <- did_had(d, yname = "y", idname = "g", tname = "t", dname = "dose",
-#'                effects = 3, placebo = 2, yatchew = TRUE)
+#'                effects = 3, placebo = 2, yatchew = TRUE, stute = TRUE)
 #' fit
 #' plot(fit)
 #' @export
 did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
                     kernel = c("epa", "tri", "uni", "gau"),
                     bwselect = c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"),
-                    trends_lin = FALSE, dynamic = FALSE, yatchew = FALSE, alpha = 0.05, nboot = 0,
-                    boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
+                    trends_lin = FALSE, dynamic = FALSE, yatchew = FALSE, stute = FALSE, stute_nboot = 500,
+                    alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
@@ -117,6 +130,8 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   bwselect <- dd_match_arg(if (identical(bwselect, eval(formals()$bwselect))) "mse-dpi" else tolower(bwselect),
                            c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"), "bwselect")
   dd_check_flag(trends_lin, "trends_lin"); dd_check_flag(dynamic, "dynamic"); dd_check_flag(yatchew, "yatchew")
+  dd_check_flag(stute, "stute")
+  stute_nboot <- dd_check_count(stute_nboot, "stute_nboot", min = 1)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname))
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (any(d < 0))
@@ -149,9 +164,16 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   }
   trend <- if (trends_lin) Y[, F - 1L] - Y[, F - 2L] else 0
   hz <- c(seq_len(effects), -seq_len(placebo))
-  U <- matrix(0, nG, length(hz))
+  Ui <- matrix(0, nG, length(hz))
   rows <- vector("list", length(hz))
   tests <- list()
+  # Stute tests: uniforms per group (groups in the order of their
+  # identifiers), so that a group keeps its multipliers across horizons
+  if (stute) {
+    U <- matrix(stats::runif(nG * stute_nboot), nG, stute_nboot)[match(seq_len(nG), order(gid, method = "radix")), ,
+                                                                   drop = FALSE]
+    sboot <- list(effects = 0, placebos = 0); sstat <- c(effects = 0, placebos = 0)
+  }
   qug_warn <- numeric()                              # QUG p-values of effects without zero doses
   for (k in seq_along(hz)) {
     l <- abs(hz[k]); pl <- hz[k] < 0
@@ -165,7 +187,7 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
                     format(tl[if (pl) F - 1L - l - trends_lin else F - 1L + l]),
                     format(tl[F - 1L - (pl && trends_lin)]))
     r <- dd_had_horizon(dy[s], x[s], den[s], kernel, bwselect, what, dname)
-    U[s, k] <- r$psi
+    Ui[s, k] <- r$psi
     rows[[k]] <- r$row
     qug <- if (pl) c(statistic = NA_real_, p.value = NA_real_) else dd_qug(x[s])
     if (!pl && !any(x[s] == 0)) qug_warn <- c(qug_warn, stats::setNames(qug[[2]], l))
@@ -174,6 +196,12 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
       yt <- dd_yatchew(dy[s], x[s], if (pl) 0L else 1L, TRUE)
       tests[[k]] <- cbind(tests[[k]], yatchew_sigma2_lin = yt[[1]], yatchew_sigma2_diff = yt[[2]],
                           yatchew_statistic = yt[[3]], yatchew_p.value = yt[[4]], yatchew_n = yt[[5]])
+    }
+    if (stute) {
+      st <- dd_stute(dy[s], x[s], if (pl) 0L else 1L, U[s, , drop = FALSE])
+      tests[[k]] <- cbind(tests[[k]], stute_statistic = st$statistic, stute_p.value = st$p.value)
+      w <- if (pl) "placebos" else "effects"
+      sstat[[w]] <- sstat[[w]] + st$statistic; sboot[[w]] <- sboot[[w]] + st$boot
     }
   }
   ev <- hz - 1                                       # effect l: l - 1; placebo l: -l - 1
@@ -186,13 +214,19 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
     warning(sprintf("did_had(): the quasi-untreated-group test rejects that the doses reach 0 (p = %s at effect(s) %s): no group is close to untreated, and the effects extrapolate the local-linear fit to dose 0.",
                     paste(format(signif(rej, 3)), collapse = ", "), paste(names(rej), collapse = ", ")),
             call. = FALSE)
+  stute_joint <- NULL
+  if (stute) {
+    w <- c("effects", if (placebo) "placebos")
+    stute_joint <- data.frame(horizons = w, statistic = unname(sstat[w]),
+                              p.value = vapply(w, function(v) mean(sboot[[v]] > sstat[[v]]), 0), row.names = NULL)
+  }
   est <- stats::setNames(R[, "estimate"], terms)
-  colnames(U) <- terms
-  V <- crossprod(U)
+  colnames(Ui) <- terms
+  V <- crossprod(Ui)
   dimnames(V) <- list(terms, terms)
   label <- sprintf("local-linear robust bias-corrected (%s kernel, %s bandwidth)", kernel, bwselect)
   band <- seq_along(terms)
-  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(U, V, sp, band, label))
+  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(Ui, V, sp, band, label))
   tab <- dd_had_centre(bt$tab, R[, "estimate_bc"], bt$crit, sp$alpha)
   tab$event <- ev
   tab$n <- R[, "n"]; tab$bw <- R[, "bw"]; tab$n_bw <- R[, "n_bw"]; tab$estimate_bc <- R[, "estimate_bc"]
@@ -202,8 +236,9 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   new_dd_fit("dd_had", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1, estimate = "estimate_bc"), crit = bt$crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
-                  inf = U, adoption = tl[F], n_stayers = a$n_stayers, kernel = kernel, bwselect = bwselect,
-                  tests = tests, settings = list(trends_lin = trends_lin, dynamic = dynamic)))
+                  inf = Ui, adoption = tl[F], n_stayers = a$n_stayers, kernel = kernel, bwselect = bwselect,
+                  tests = tests, stute_joint = stute_joint,
+                  settings = list(trends_lin = trends_lin, dynamic = dynamic)))
 }
 
 # The common adoption period: for each group the first period whose dose
@@ -292,9 +327,16 @@ dd_footer.dd_had <- function(x) {
   t <- x$tests
   m <- cbind(`QUG T` = t$qug_statistic, `QUG p` = t$qug_p.value)
   if (!is.null(t$yatchew_statistic)) m <- cbind(m, `Yatchew T` = t$yatchew_statistic, `Yatchew p` = t$yatchew_p.value)
+  if (!is.null(t$stute_statistic)) m <- cbind(m, `Stute S` = t$stute_statistic, `Stute p` = t$stute_p.value)
   rownames(m) <- t$term
   cat("Pre-tests: quasi-untreated group (QUG; H0: the doses reach 0)",
-      if (ncol(m) > 2L) "and Yatchew (H0: linear in the dose; placebos: constant)", "\n")
+      if (ncol(m) > 2L) sprintf("and %s (H0: linear in the dose; placebos: constant)",
+                                paste(c(if (!is.null(t$yatchew_statistic)) "Yatchew",
+                                        if (!is.null(t$stute_statistic)) "Stute"), collapse = ", ")), "\n")
   print(signif(m, 4), na.print = "")
+  if (!is.null(x$stute_joint))
+    cat(sprintf("Joint Stute tests (sum over horizons): %s\n",
+                paste(sprintf("%s S = %.4g, p = %.3g", x$stute_joint$horizons, x$stute_joint$statistic,
+                              x$stute_joint$p.value), collapse = "; ")))
   invisible(x)
 }

@@ -32,3 +32,27 @@ dd_qug <- function(d) {
   stat <- d[1] / (d[2] - d[1])
   c(statistic = stat, p.value = if (is.finite(stat)) 1 / (1 + stat) else 0)
 }
+
+# Stute's (1997) test that E(y | d) is a polynomial of degree `order` (1:
+# linear; 0: constant), as StuteTest::stute_test(): with the data sorted by
+# (d, y) and e the residuals of the polynomial fit, the statistic is
+# sum_k (sum_{i <= k} e_i)^2 / n^2; its null distribution comes from a wild
+# bootstrap with Mammen's two-point weights, (1 + sqrt 5) / 2 with
+# probability (sqrt 5 - 1) / (2 sqrt 5) and (1 - sqrt 5) / 2 otherwise,
+# from uniforms U (n x B, one row per observation in the input order, so
+# that a unit keeps its multipliers across horizons; drawn from R's RNG when
+# not given). Each draw refits the polynomial on fitted + w e. Returns the
+# statistic, p-value (the share of draws above it), n and the B bootstrap
+# statistics (for joint tests over horizons).
+dd_stute <- function(y, d, order = 1L, U = NULL, nboot = 500L) {
+  n <- length(y)
+  if (is.null(U)) U <- matrix(stats::runif(n * nboot), n, nboot)
+  o <- order(d, y)
+  X <- outer(d[o], 0:order, `^`)
+  q <- qr(X)
+  e <- qr.resid(q, y[o])
+  stat <- sum(cumsum(e)^2) / n^2
+  W <- ifelse(U[o, , drop = FALSE] > (sqrt(5) + 1) / (2 * sqrt(5)), (1 + sqrt(5)) / 2, (1 - sqrt(5)) / 2)
+  boot <- colSums(apply(qr.resid(q, W * e), 2, cumsum)^2) / n^2
+  list(statistic = stat, p.value = mean(boot > stat), n = n, boot = boot)
+}

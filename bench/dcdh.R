@@ -17,6 +17,7 @@ has_peer <- nzchar(lib) && requireNamespace("DIDmultiplegtDYN", lib.loc = lib, q
 out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 helper <- normalizePath(file.path("bench", "measure.R"))
+source(helper)
 
 make_panel <- function(G, TT, seed) {
   set.seed(seed)
@@ -93,9 +94,6 @@ md <- c("# bench/dcdh.R results", "",
         paste0("Each side in a fresh process: the peer one run, diffdiff the median of ", reps, " runs (the first ",
                "gives the peak memory). speedup = peer time / diffdiff time; mem ratio = diffdiff peak / peer ",
                "peak; diff = max relative difference of the estimates / of the SEs."), "",
-        "| case | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | diff |",
-        "|---|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %s | %.2f | %.3f | %.1fx | %.1f | %.1f | %.3f | %s |", res$case, res$peer, res$peer_s,
-                res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb, res$mem_ratio, res$diff))
+        bench_table_md(res))
 writeLines(md, file.path(out_dir, "dcdh.md"))
 cat(md, sep = "\n")

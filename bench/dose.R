@@ -19,6 +19,7 @@ reps <- if (length(args) >= 1) as.integer(args[1]) else 3L
 out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 helper <- normalizePath(file.path("bench", "measure.R"))
+source(helper)
 has <- function(p) requireNamespace(p, quietly = TRUE)
 
 fresh <- function(rds, side, reps) {
@@ -112,9 +113,6 @@ md <- c("# bench/dose.R results", "",
         paste0("Each side in a fresh process: the peer one run, diffdiff the median of ", reps, " runs (the first ",
                "gives the peak memory). speedup = peer time / diffdiff time; mem ratio = diffdiff peak / peer ",
                "peak; diff = agreement of the estimates and standard errors."), "",
-        "| case | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | diff |",
-        "|---|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %s | %.2f | %.3f | %.1fx | %.1f | %.1f | %.3f | %s |", res$case, res$peer, res$peer_s,
-                res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb, res$mem_ratio, res$diff))
+        bench_table_md(res))
 writeLines(md, file.path(out_dir, "dose.md"))
 cat(md, sep = "\n")

@@ -17,3 +17,12 @@ bench_measure <- function(run, reps = 1L) {
   if (reps > 1) el <- stats::median(c(el, vapply(seq_len(reps - 1), function(i) system.time(run())[["elapsed"]], 0)))
   list(time = el, mb = mb, res = res)
 }
+
+# The results table of the scripts whose rows have case, peer, peer_s,
+# diffdiff_s, speedup, peer_peak_mb, diffdiff_peak_mb, mem_ratio, diff (a
+# string), as markdown lines.
+bench_table_md <- function(res)
+  c("| case | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | diff |",
+    "|---|---|---|---|---|---|---|---|---|",
+    sprintf("| %s | %s | %.2f | %.3f | %.1fx | %.1f | %.1f | %.3f | %s |", res$case, res$peer, res$peer_s,
+            res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb, res$mem_ratio, res$diff))

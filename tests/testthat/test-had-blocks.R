@@ -52,3 +52,26 @@ test_that("one horizon of DIDHAD::did_had from dd_lprobust, dd_qug and dd_yatche
   expect_identical(unname(diffdiff:::dd_qug(c(0, 0, 1))), c(NA_real_, NA_real_))
   expect_identical(unname(diffdiff:::dd_qug(c(0.5, 0.5, 1))), c(Inf, 0))
 })
+
+test_that("dd_stute equals StuteTest::stute_test given the same uniforms", {
+  # StuteTest 1.0.2 (CRAN) draws U <- matrix(runif(n * brep)) and gives row k
+  # to the k-th observation sorted by (D, Y); dd_stute takes one row per
+  # observation in the input order, so the test hands it the same rows
+  skip_if_not_installed("StuteTest")
+  set.seed(3)
+  for (k in 1:3) {
+    n <- c(300, 120, 1000)[k]
+    d <- if (k == 1) round(runif(n), 2) else rexp(n)
+    y <- 1 + d + (k != 3) * 0.8 * d^2 + rnorm(n, sd = 0.3 + 0.2 * d)
+    for (o in 0:2) {
+      set.seed(11 + o)
+      r <- StuteTest::stute_test(data.frame(Y = y, D = d), "Y", "D", order = o, brep = 199)
+      set.seed(11 + o)
+      U <- matrix(runif(n * 199), n, 199)
+      Ui <- U; Ui[order(d, y), ] <- U
+      b <- diffdiff:::dd_stute(y, d, o, Ui)
+      expect_equal(b$statistic, r$results[1, "t stat"], tolerance = 1e-10, label = paste(k, o))
+      expect_identical(b$p.value, unname(r$results[1, "p-value"]), label = paste(k, o))
+    }
+  }
+})

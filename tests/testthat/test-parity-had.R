@@ -151,3 +151,31 @@ test_that("did_had: bad input gets errors naming the argument and value", {
   df <- had_sim(G = 100, stay = 0); df$D <- ifelse(df$t >= 4, 50 + df$D, 0)
   expect_error(suppressWarnings(did_had(df, "y", "g", "t", "D")), "singular.*smallest is 50")
 })
+
+test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tests, reproducible", {
+  skip_if_not_installed("StuteTest")
+  d <- had_sim(G = 300, seed = 12)
+  set.seed(5)
+  f <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 2, stute = TRUE, stute_nboot = 299)
+  ds <- d[sample(nrow(d)), ]
+  set.seed(5)
+  f2 <- did_had(ds, "y", "g", "t", "D", effects = 2, placebo = 2, stute = TRUE, stute_nboot = 299)
+  expect_identical(f2$tests$stute_p.value, f$tests$stute_p.value)      # row order does not matter
+  Y <- function(t) d$y[d$t == t][order(d$g[d$t == t])]
+  X <- function(t) d$D[d$t == t][order(d$g[d$t == t])]
+  for (k in 1:4) {
+    pl <- k > 2; l <- if (pl) k - 2 else k
+    dy <- if (pl) Y(3 - l) - Y(3) else Y(3 + l) - Y(3)
+    r <- StuteTest::stute_test(data.frame(Y = dy, D = X(3 + l)), "Y", "D", order = if (pl) 0 else 1, brep = 10)
+    expect_equal(f$tests$stute_statistic[k], r$results[1, "t stat"], tolerance = 1e-10, label = k)
+  }
+  # the joint statistics are the sums; the p-values are shares of 299 draws
+  expect_equal(f$stute_joint$statistic, c(sum(f$tests$stute_statistic[1:2]), sum(f$tests$stute_statistic[3:4])),
+               tolerance = 1e-12)
+  expect_true(all(abs(f$stute_joint$p.value * 299 - round(f$stute_joint$p.value * 299)) < 1e-9))
+  # nonlinear effects (the simulation's d^2 term) are detected, placebos pass
+  expect_lt(f$stute_joint$p.value[1], 0.05)
+  expect_gt(f$stute_joint$p.value[2], 0.05)
+  expect_error(did_had(d, "y", "g", "t", "D", stute = TRUE, stute_nboot = 0), "`stute_nboot`")
+  expect_output(print(f), "Joint Stute tests")
+})
