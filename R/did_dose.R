@@ -19,7 +19,8 @@
 #' Inference: every estimate has an influence function on the units (the
 #' spline coefficients' least-squares influence, the comparison mean's, and
 #' the estimated cohort shares'), which give analytic standard errors
-#' (clustered with `cluster`), or, with `nboot > 0`, the multiplier
+#' (clustered with `cluster`, or design-based with `survey`), or, with
+#' `nboot > 0`, the multiplier
 #' bootstrap of the package's shared layer; `cband = TRUE` adds uniform
 #' (sup-t) bands over the dose grid, one for ATT(d) and one for ACRT(d).
 #'
@@ -47,7 +48,8 @@
 #' data without never-treated units are handled as did does (contdid drops
 #' the earliest cohort instead). Not available: contdid's data-driven
 #' nonparametric path (`dose_est_method = "cck"`), covariates (neither has
-#' them), sampling weights and survey designs.
+#' them). contdid accepts `weightsname` and ignores it; did_dose uses the
+#' weights (and survey designs) in every mean and spline regression.
 #'
 #' @param data A data.frame (or data.table, tibble): a balanced panel.
 #' @param yname,idname,tname,gname Outcome, unit, period and first treated
@@ -64,8 +66,14 @@
 #'   `"nevertreated"`.
 #' @param base_period `"varying"` (default) or `"universal"`.
 #' @param anticipation Periods of anticipation.
+#' @param weightsname Sampling weights (constant within unit; normalised to
+#'   mean 1 as did does).
 #' @param cluster A column to cluster on (units nested in clusters);
 #'   default the unit.
+#' @param survey A complex survey design of `data` ([survey_design()] or a
+#'   survey package design; each unit within one PSU): its weights, and
+#'   design-based variances of the influence functions (PSU totals within
+#'   strata, or the replicate weights) as in [did_cs()].
 #' @param alpha Significance level.
 #' @param nboot,boot_weights,cband Multiplier bootstrap draws (0:
 #'   analytic standard errors; default 1000 as contdid's `biters`), weights
@@ -91,8 +99,9 @@
 #' @export
 did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_knots = 0, knots = NULL,
                      dvals = NULL, control_group = c("notyettreated", "nevertreated"),
-                     base_period = c("varying", "universal"), anticipation = 0, cluster = NULL, alpha = 0.05,
-                     nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
+                     base_period = c("varying", "universal"), anticipation = 0, weightsname = NULL, cluster = NULL,
+                     survey = NULL, alpha = 0.05, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
+                     cband = FALSE) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname", "dose"))
   dd_check_data(data)
@@ -112,24 +121,44 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   compat <- identical(getOption("diffdiff.contdid_compat"), "0.1.1")
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname, dose = dose), cluster = cluster,
-                complete = "did_dose()")
+  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
+  if (!is.null(design) && design$replicate && sp$nboot > 0L)
+    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
+            sp$nboot)
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname, dose = dose), weightsname = weightsname,
+                cluster = cluster, design = design, complete = "did_dose()")
   dv <- dd_check_numeric_col(p$vals$dose, "dose", dose)
   if (any(dv < 0)) dd_stop("`dose` = \"%s\" has negative values (%s); doses must be >= 0.", dose,
                            dd_show(unique(dv[dv < 0])))
   dd_check_constant_within(dv, p$id, "dose", dose, code = p$idc)
-  first <- dd_first_rows(p$idc)
-  n_all <- length(first)
-  G <- p$g[first]; never <- p$never[first]; Du <- dv[first]
-  cl <- if (is.null(cluster)) NULL else p$cl[first]
+  if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
+                                              if (is.null(design)) weightsname else "weights", code = p$idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cl, p$id, "cluster", cluster, code = p$idc)
+  if (!is.null(design) && !design$replicate) {
+    bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), design$stages[[1]]$clus[p$rows])
+    if (bad > 0) dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.",
+                         idname, dd_show(p$id[bad]))
+  }
+  # units in the order of their identifiers (the bootstrap draws its
+  # multipliers in this order, whatever the order of the rows)
+  first <- dd_first_rows(p$idc)
+  ou <- order(p$id[first], method = "radix")
+  first <- first[ou]
+  G <- p$g[first]; never <- p$never[first]; Du <- dv[first]
+  wu <- if (is.null(p$w)) rep(1, length(first)) else p$w[first]
+  cl <- if (is.null(cluster)) NULL else p$cl[first]
   tl <- sort(unique(p$tt))
-  Y <- dd_panel_wide(p, p$y)
+  Y <- dd_panel_wide(p, p$y, umap = match(seq_along(first), ou) - 1L)
   co <- dd_cs_cohorts(G, never, tl, anticipation, control_group, "units")
   keep <- co$keep
   notes <- co$notes
   Y <- Y[keep, co$tkeep, drop = FALSE]; tl <- tl[co$tkeep]
-  G <- G[keep]; never <- never[keep]; Du <- Du[keep]; if (!is.null(cl)) cl <- cl[keep]
+  G <- G[keep]; never <- never[keep]; Du <- Du[keep]; wu <- wu[keep]; if (!is.null(cl)) cl <- cl[keep]
+  w <- wu / mean(wu)
+  if (!is.null(design)) cl <- dd_svy_if_rows(design, p$rows[first[keep]])
+  svy_label <- if (is.null(design)) "" else if (design$replicate)
+    sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
+    ", survey design (Taylor linearisation, PSUs within strata)"
   glist <- co$glist
   n <- length(G)
   if (any(never & Du != 0)) {
@@ -174,18 +203,18 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
     if (!length(cc))
       dd_stop("cohort %s in period %s has no comparison units (%s); try control_group = \"notyettreated\" or fewer periods.",
               format(g), format(cells$t[k]), control_group)
-    r <- dd_dose_cell(dy[tr], Du[tr], dy[cc], knots, degree, dvals, n, compat, g)
+    r <- dd_dose_cell(dy[tr], Du[tr], dy[cc], w[tr], w[cc], knots, degree, dvals, n, compat, g)
     est$att[k] <- r$att; est$acrt[k] <- r$acrt; est$att_d[, k] <- r$att_d; est$acrt_d[, k] <- r$acrt_d
     psi_att[tr, k] <- r$if_att_t; psi_att[cc, k] <- r$if_c
-    psi_acrt[tr, k] <- r$if_acrt * if (compat) length(tr) / (length(tr) + length(cc)) else 1
+    psi_acrt[tr, k] <- r$if_acrt * if (compat) sum(w[tr]) / (sum(w[tr]) + sum(w[cc])) else 1
     cellfits[[k]] <- list(tr = tr, cc = cc, Z = r$Z, B = r$B, dB = r$dB, if_c = r$if_c)
   }
   # the group aggregation over post-treatment cells; cohort columns
   # C[, j] = 1{G = g_j} carry the estimated shares' terms
   post <- cells$t >= cells$g
-  pg <- vapply(glist, function(g) mean(G == g), numeric(1))
+  pg <- vapply(glist, function(g) sum(w * (G == g)) / n, numeric(1))
   gm <- dd_agg_group_map(cells$g, post, pg, glist)
-  Cm <- dd_cohort_mat(rep(1, n), G, glist)
+  Cm <- dd_cohort_mat(w, G, glist)
   a <- gm$a
   # contdid 0.1.1: ATT^o's share term with shares normalised over the
   # treated cohorts, no share term elsewhere
@@ -208,7 +237,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   se_of <- function(M) { s <- sqrt(.Call(C_ifs_colss, rows(M))) / n; s[!is.finite(s) | s <= dd_zero_tol] <- NA_real_; s }
   se_o <- se_of(if_o); se_d <- se_of(IFd); se_a <- se_of(IFa)
   crit_d <- crit_a <- NA_real_
-  label <- dd_cs_vcov_label(sp$nboot, sp$boot_weights, cluster)
+  label <- paste0(dd_cs_vcov_label(sp$nboot, sp$boot_weights, cluster), svy_label)
   if (sp$nboot > 0L) {
     bo <- dd_if_boot(dd_ifs_dense(if_o), n, cl, sp$nboot, sp$boot_weights, sp$alpha)
     bd <- dd_if_boot(dd_ifs_dense(IFd), n, cl, sp$nboot, sp$boot_weights, sp$alpha)
@@ -236,13 +265,15 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                          n_comparison = vapply(cellfits, function(f) length(f$cc), 1L))
   info <- dd_info("did_dose", "Continuous-dose difference in differences (did_dose)", yname, n * length(tl),
                   if (sp$nboot > 0L) "bootstrap" else "analytic", label, Inf, sp$alpha, c("ATT", "ACRT"),
-                  n_units = n, n_periods = length(tl), n_clusters = if (is.null(cl)) NULL else length(unique(cl)),
+                  n_units = n, n_periods = length(tl),
+                  n_clusters = if (inherits(cl, "dd_svy_rows")) cl$G else if (is.null(cl)) NULL else length(unique(cl)),
                   notes = notes)
   new_dd_fit("did_dose", tab, ov, V, info, call,
              list(dose = dose_tab, cells = cell_tab, knots = knots, degree = degree, tname = tname,
                   dose_crit = c(att = crit_d, acrt = crit_a), nboot = sp$nboot, boot_weights = sp$boot_weights,
                   cband = sp$cband, inf = if_o,
-                  cell_inf = list(att = psi_att, acrt = psi_acrt, G = G, cluster = cl, glist = glist,
+                  cell_inf = list(att = psi_att, acrt = psi_acrt, G = G, w = w, cluster = cl, glist = glist,
+                                  survey_label = if (nzchar(svy_label)) svy_label else NULL,
                                   periods = tl, control_group = control_group, base_period = base_period,
                                   anticipation = anticipation, cluster_name = cluster),
                   curve_inf = list(att = IFd, acrt = IFa)))
@@ -254,8 +285,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
 # influence-function pieces on the n scale: the treated units' Z = n (X e)
 # (X'X)^{-1} (times the basis at a dose gives ATT_gt(d)'s), the comparison
 # units' -(n / n0)(dy - m0), ATT^o's and ACRT^o's treated parts.
-dd_dose_cell <- function(dy, d, dy0, knots, degree, dvals, n, compat, g) {
-  n1 <- length(dy); n0 <- length(dy0)
+dd_dose_cell <- function(dy, d, dy0, w1, w0, knots, degree, dvals, n, compat, g) {
   nb <- degree + length(knots)
   if (length(unique(d)) < nb + 1L)
     dd_stop("cohort %s has %d distinct dose(s) for a spline with %d coefficients (degree %d, %d knot(s)); use a lower `degree` or fewer knots.",
@@ -266,7 +296,7 @@ dd_dose_cell <- function(dy, d, dy0, knots, degree, dvals, n, compat, g) {
             format(g), format(bnd[1]), format(bnd[2]), dd_show(knots))
   X <- dd_bspline(d, knots, bnd, degree)
   colnames(X) <- paste0("b", seq_len(nb))
-  f <- suppressMessages(dd_regress(dy, X))
+  f <- suppressMessages(dd_regress(dy, X, w = w1))
   if (!all(f$keep))
     dd_stop("cohort %s: the spline basis in the dose is collinear (too few distinct doses); use a lower `degree` or fewer knots.",
             format(g))
@@ -274,13 +304,15 @@ dd_dose_cell <- function(dy, d, dy0, knots, degree, dvals, n, compat, g) {
   gb <- if (compat) range(dvals) else bnd
   B <- cbind(1, dd_bspline(dvals, knots, gb, degree)); dB <- cbind(0, dd_bspline(dvals, knots, gb, degree, 1L))
   dX <- cbind(0, dd_bspline(d, knots, bnd, degree, 1L))
-  m0 <- mean(dy0)
-  Z <- n * (cbind(1, X) * f$resid) %*% f$bread
+  S1 <- sum(w1); S0 <- sum(w0)
+  m1 <- sum(w1 * dy) / S1; m0 <- sum(w0 * dy0) / S0
+  # influence of the (weighted) spline coefficients, n (X'WX)^{-1} X_i w_i e_i
+  Z <- n * (cbind(1, X) * (w1 * f$resid)) %*% f$bread
   acrt_i <- drop(dX %*% beta)
-  acrt <- mean(acrt_i)
-  list(att = mean(dy) - m0, acrt = acrt, att_d = drop(B %*% beta) - m0, acrt_d = drop(dB %*% beta),
-       if_att_t = n / n1 * (dy - mean(dy)), if_c = -n / n0 * (dy0 - m0),
-       if_acrt = n / n1 * (acrt_i - acrt) + drop(Z %*% colMeans(dX)),
+  acrt <- sum(w1 * acrt_i) / S1
+  list(att = m1 - m0, acrt = acrt, att_d = drop(B %*% beta) - m0, acrt_d = drop(dB %*% beta),
+       if_att_t = n * w1 / S1 * (dy - m1), if_c = -n * w0 / S0 * (dy0 - m0),
+       if_acrt = n * w1 / S1 * (acrt_i - acrt) + drop(Z %*% (colSums(w1 * dX) / S1)),
        Z = Z, B = B, dB = dB)
 }
 
@@ -364,13 +396,13 @@ aggregate.did_dose <- function(x, type = c("dynamic", "group", "simple", "calend
                     estimate = cs[[parameter]])
   # the cells as a did_cs fit: cell influence functions, then the cohort
   # columns of the share terms
-  shaped <- structure(list(coeftable = tab, n = n, unit_group = ci$G, unit_weight = rep(1, n),
+  shaped <- structure(list(coeftable = tab, n = n, unit_group = ci$G, unit_weight = ci$w,
                            unit_cluster = ci$cluster, periods = ci$periods,
-                           inf = dd_ifs_dense(cbind(ci[[parameter]], dd_cohort_mat(rep(1, n), ci$G, ci$glist))),
+                           inf = dd_ifs_dense(cbind(ci[[parameter]], dd_cohort_mat(ci$w, ci$G, ci$glist))),
                            boot_draws = NULL, alpha = x$alpha, nboot = x$nboot, boot_weights = x$boot_weights,
                            cband = x$cband, cband_method = "sup-t", yname = x$yname, nobs = x$nobs,
                            n_units = x$n_units, n_periods = x$n_periods, n_clusters = x$n_clusters,
-                           cluster = ci$cluster_name, survey_label = NULL, base_period = ci$base_period,
+                           cluster = ci$cluster_name, survey_label = ci$survey_label, base_period = ci$base_period,
                            anticipation = ci$anticipation),
                       class = c("did_cs", "dd_fit"))
   out <- aggregate.did_cs(shaped, type = type, ...)

@@ -170,3 +170,47 @@ test_that("did_dose: bad input gets errors naming the argument and value", {
   expect_error(run(da, control_group = "nevertreated"), "no never-treated units")
   expect_error(aggregate(run(d), type = "dynamic", parameter = "slope"), "`parameter`")
 })
+
+test_that("did_dose with weights and survey designs: ATT^o and its SE equal did_cs's; row order does not matter", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 8, n = 800)
+  set.seed(2)
+  u <- unique(df$id)
+  uw <- runif(length(u), 0.5, 2); st <- sample(1:4, length(u), TRUE); psu <- sample(1:60, length(u), TRUE)
+  df$w <- uw[match(df$id, u)]; df$st <- st[match(df$id, u)]; df$psu <- psu[match(df$id, u)] + 100 * df$st
+  f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, num_knots = 1, nboot = 0, weightsname = "w")
+  cs <- did_cs(df, "Y", "id", "time_period", "G", control_group = "notyettreated", nboot = 0, cband = FALSE,
+               weightsname = "w")
+  a <- aggregate(cs, type = "group")
+  expect_equal(f$coefficients[["ATT"]], a$coefficients[["ATT"]], tolerance = 1e-10)
+  expect_equal(f$coeftable$std.error[1], a$coeftable$std.error[a$coeftable$term == "ATT"], tolerance = 1e-10)
+  # the weighted spline fit: the weighted regression of the changes on the basis
+  f0 <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, num_knots = 1, nboot = 0)
+  expect_false(isTRUE(all.equal(f$dose$att, f0$dose$att)))
+  des <- survey_design(df, ids = "psu", strata = "st", weights = "w")
+  fs <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, num_knots = 1, nboot = 0, survey = des)
+  css <- did_cs(df, "Y", "id", "time_period", "G", control_group = "notyettreated", nboot = 0, cband = FALSE,
+                survey = des)
+  as <- aggregate(css, type = "group")
+  expect_equal(fs$coefficients, f$coefficients, tolerance = 1e-12)
+  expect_equal(fs$coeftable$std.error[1], as$coeftable$std.error[as$coeftable$term == "ATT"], tolerance = 1e-10)
+  expect_identical(fs$n_clusters, length(unique(df$psu)))
+  # event study through aggregate.did_cs keeps the design
+  es <- aggregate(fs, type = "dynamic")
+  ec <- aggregate(css, type = "dynamic")
+  expect_equal(es$coeftable$estimate, ec$coeftable$estimate, tolerance = 1e-10)
+  expect_equal(es$coeftable$std.error, ec$coeftable$std.error, tolerance = 1e-10)
+  # bootstrap: the same draws whatever the row order
+  set.seed(9)
+  b1 <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, nboot = 199, weightsname = "w")
+  ds <- df[sample(nrow(df)), ]
+  set.seed(9)
+  b2 <- did_dose(ds, "Y", "id", "time_period", "G", "D", degree = 2, nboot = 199, weightsname = "w")
+  expect_equal(b2$coeftable$std.error, b1$coeftable$std.error, tolerance = 1e-12)
+  expect_equal(b2$dose$att_se, b1$dose$att_se, tolerance = 1e-12)
+  dw <- df; dw$w[dw$id == u[1] & dw$time_period == 2] <- 9
+  expect_error(did_dose(dw, "Y", "id", "time_period", "G", "D", nboot = 0, weightsname = "w"),
+               "`weightsname` = \"w\" must be constant within each unit")
+  expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", nboot = 0, survey = des, cluster = "st"),
+               "`cluster`")
+})
