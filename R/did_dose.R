@@ -46,9 +46,20 @@
 #' grid, knots and every influence function, hence the bootstrap standard
 #' errors in distribution. Units treated in the first period are dropped and
 #' data without never-treated units are handled as did does (contdid drops
-#' the earliest cohort instead). Not available: contdid's data-driven
-#' nonparametric path (`dose_est_method = "cck"`), covariates (neither has
-#' them). contdid accepts `weightsname` and ignores it; did_dose uses the
+#' the earliest cohort instead). `dose_est_method = "cck"` is contdid's
+#' data-driven nonparametric path for two periods (as npiv: cubic B-splines
+#' whose number of segments is chosen by Lepski's method with a Gaussian
+#' multiplier bootstrap of 999 draws from R's RNG, leaving the RNG state
+#' unchanged as npiv does, and uniform bands whose critical value accounts
+#' for that choice); with contdid's conventions it equals contdid to about
+#' 1e-13 (the chosen dimension, critical values, curves, standard errors,
+#' ACRT^o and its influence function). By default did_dose reports the
+#' curves on `dvals` (contdid reports them at the observed doses and uses
+#' `dvals` only to choose the dimension), adds the comparison mean's
+#' variance to ATT(d)'s standard error, and gives ACRT^o's standard error
+#' with the package's influence-function convention (contdid's sd(IF) /
+#' sqrt(n1) is larger by sqrt(n1 / (n1 - 1))). Not available: covariates
+#' (neither has them). contdid accepts `weightsname` and ignores it; did_dose uses the
 #' weights (and survey designs) in every mean and spline regression.
 #'
 #' @param data A data.frame (or data.table, tibble): a balanced panel.
@@ -61,7 +72,12 @@
 #'   doses (0: a global polynomial of degree `degree`).
 #' @param knots Interior knots given directly (instead of `num_knots`).
 #' @param dvals Doses at which to report ATT(d) and ACRT(d); default the
-#'   10th to 99th percentiles of the treated doses (as contdid).
+#'   10th to 99th percentiles of the treated doses (as contdid), or 50
+#'   equally spaced doses over their range with `dose_est_method = "cck"`.
+#' @param dose_est_method `"parametric"` (default: a B-spline of the given
+#'   `degree` and knots) or `"cck"` (two periods, one cohort and
+#'   never-treated units: a data-driven cubic spline, as contdid; `cband`
+#'   then needs no bootstrap).
 #' @param control_group `"notyettreated"` (default, as contdid) or
 #'   `"nevertreated"`.
 #' @param base_period `"varying"` (default) or `"universal"`.
@@ -98,7 +114,7 @@
 #' plot(aggregate(fit, type = "dynamic"))
 #' @export
 did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_knots = 0, knots = NULL,
-                     dvals = NULL, control_group = c("notyettreated", "nevertreated"),
+                     dvals = NULL, dose_est_method = c("parametric", "cck"), control_group = c("notyettreated", "nevertreated"),
                      base_period = c("varying", "universal"), anticipation = 0, weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
                      cband = FALSE) {
@@ -118,6 +134,15 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   base_period <- dd_match_arg(if (identical(base_period, eval(formals()$base_period))) "varying" else base_period,
                               c("varying", "universal"), "base_period")
   anticipation <- dd_check_count(anticipation, "anticipation")
+  dose_est_method <- dd_match_arg(if (identical(dose_est_method, c("parametric", "cck"))) "parametric"
+                                  else dose_est_method, c("parametric", "cck"), "dose_est_method")
+  cck <- dose_est_method == "cck"
+  if (cck) {
+    if (!is.null(knots) || num_knots > 0 || degree != 3)
+      dd_stop("`dose_est_method` = \"cck\" chooses the spline itself (cubic, data-driven number of knots); drop `knots`, `num_knots` and `degree`.")
+    if (!is.null(weightsname) || !is.null(survey) || !is.null(cluster))
+      dd_stop("`dose_est_method` = \"cck\" has heteroskedasticity-robust standard errors for independent units only; drop `weightsname`, `survey` and `cluster`.")
+  }
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   compat <- identical(getOption("diffdiff.contdid_compat"), "0.1.1")
@@ -185,13 +210,22 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   if (any(knots <= rng[1] | knots >= rng[2]))
     dd_stop("`knots` must lie strictly inside the range of the treated doses [%s, %s]; got %s.",
             format(rng[1]), format(rng[2]), dd_show(knots))
-  if (is.null(dvals)) dvals <- unname(stats::quantile(d0, seq(0.1, 0.99, 0.01)))
+  if (cck) {
+    if (length(tl) != 2L || length(glist) != 1L || !any(never))
+      dd_stop("`dose_est_method` = \"cck\" needs two periods, one treated cohort and never-treated units (as contdid); the data have %d period(s) and %d treated cohort(s)%s.",
+              length(tl), length(glist), if (any(never)) "" else " and no never-treated unit")
+    if (sum(trt) < 25L)
+      dd_stop("`dose_est_method` = \"cck\" needs at least 25 treated units for its data-driven spline; got %d.", sum(trt))
+  }
+  if (is.null(dvals)) dvals <- if (cck) seq(min(dT), max(dT), length.out = 50)
+                               else unname(stats::quantile(d0, seq(0.1, 0.99, 0.01)))
   else if (any(dvals < rng[1] | dvals > rng[2]))
     dd_stop("`dvals` must lie within the range of the treated doses [%s, %s]; got %s.", format(rng[1]),
             format(rng[2]), dd_show(dvals[dvals < rng[1] | dvals > rng[2]]))
   cells <- dd_cs_cells(tl, glist, anticipation, base_period, control_group)
   K <- length(cells$g)
-  nd <- length(dvals)
+  deval <- if (cck && compat) sort(dT) else dvals   # contdid 0.1.1's cck reports at the observed doses
+  nd <- length(deval)
   est <- list(att = numeric(K), acrt = numeric(K), att_d = matrix(0, nd, K), acrt_d = matrix(0, nd, K))
   psi_att <- matrix(0, n, K); psi_acrt <- matrix(0, n, K)
   cellfits <- vector("list", K)
@@ -203,11 +237,14 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
     if (!length(cc))
       dd_stop("cohort %s in period %s has no comparison units (%s); try control_group = \"notyettreated\" or fewer periods.",
               format(g), format(cells$t[k]), control_group)
-    r <- dd_dose_cell(dy[tr], Du[tr], dy[cc], w[tr], w[cc], knots, degree, dvals, n, compat, g)
+    r <- if (cck) dd_dose_cck(dy[tr], Du[tr], dy[cc], dvals, deval, n, compat, sp$alpha)
+         else dd_dose_cell(dy[tr], Du[tr], dy[cc], w[tr], w[cc], knots, degree, dvals, n, compat, g)
     est$att[k] <- r$att; est$acrt[k] <- r$acrt; est$att_d[, k] <- r$att_d; est$acrt_d[, k] <- r$acrt_d
     psi_att[tr, k] <- r$if_att_t; psi_att[cc, k] <- r$if_c
-    psi_acrt[tr, k] <- r$if_acrt * if (compat) sum(w[tr]) / (sum(w[tr]) + sum(w[cc])) else 1
-    cellfits[[k]] <- list(tr = tr, cc = cc, Z = r$Z, B = r$B, dB = r$dB, if_c = r$if_c)
+    psi_acrt[tr, k] <- r$if_acrt * if (compat && !cck) sum(w[tr]) / (sum(w[tr]) + sum(w[cc])) else 1
+    # contdid 0.1.1's cck curves leave out the comparison mean's variance
+    cellfits[[k]] <- list(tr = tr, cc = cc, Z = r$Z, B = r$B, dB = r$dB,
+                          if_c = if (cck && compat) 0 * r$if_c else r$if_c, cck = r$cck)
   }
   # the group aggregation over post-treatment cells; cohort columns
   # C[, j] = 1{G = g_j} carry the estimated shares' terms
@@ -229,7 +266,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   for (k in which(post & a != 0)) {
     f <- cellfits[[k]]
     IFd[f$tr, ] <- IFd[f$tr, ] + a[k] * (f$Z %*% t(f$B))
-    IFd[f$cc, ] <- IFd[f$cc, ] + a[k] * (if (compat) -f$if_c else f$if_c)
+    IFd[f$cc, ] <- IFd[f$cc, ] + a[k] * (if (compat && !cck) -f$if_c else f$if_c)
     IFa[f$tr, ] <- IFa[f$tr, ] + a[k] * (f$Z %*% t(f$dB))
   }
   curve <- list(att = drop(est$att_d %*% a), acrt = drop(est$acrt_d %*% a))
@@ -244,12 +281,16 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
     ba <- dd_if_boot(dd_ifs_dense(IFa), n, cl, sp$nboot, sp$boot_weights, sp$alpha)
     se_o <- ifelse(is.na(se_o), NA_real_, bo$se); se_d <- ifelse(is.na(se_d), NA_real_, bd$se)
     se_a <- ifelse(is.na(se_a), NA_real_, ba$se)
-    if (sp$cband) { crit_d <- bd$crit; crit_a <- ba$crit }
-  } else if (sp$cband) {
+    if (sp$cband && !cck) { crit_d <- bd$crit; crit_a <- ba$crit }
+  } else if (sp$cband && !cck) {
     dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 1000, say.")
   }
+  # cck: the uniform bands of the data-driven spline (their critical values
+  # account for the choice of its dimension)
+  ck <- if (cck) cellfits[[1]]$cck else NULL
+  if (cck && sp$cband) { crit_d <- ck$cv; crit_a <- ck$cv_deriv }
   z <- stats::qnorm(1 - sp$alpha / 2)
-  dose_tab <- data.frame(dose = dvals, att = curve$att, att_se = se_d, att_low = curve$att - z * se_d,
+  dose_tab <- data.frame(dose = deval, att = curve$att, att_se = se_d, att_low = curve$att - z * se_d,
                          att_high = curve$att + z * se_d, acrt = curve$acrt, acrt_se = se_a,
                          acrt_low = curve$acrt - z * se_a, acrt_high = curve$acrt + z * se_a)
   if (is.finite(crit_d)) {
@@ -271,7 +312,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   new_dd_fit("did_dose", tab, ov, V, info, call,
              list(dose = dose_tab, cells = cell_tab, knots = knots, degree = degree, tname = tname,
                   dose_crit = c(att = crit_d, acrt = crit_a), nboot = sp$nboot, boot_weights = sp$boot_weights,
-                  cband = sp$cband, inf = if_o,
+                  cband = sp$cband, inf = if_o, cck = ck,
                   cell_inf = list(att = psi_att, acrt = psi_acrt, G = G, w = w, cluster = cl, glist = glist,
                                   survey_label = if (nzchar(svy_label)) svy_label else NULL,
                                   periods = tl, control_group = control_group, base_period = base_period,
@@ -316,6 +357,107 @@ dd_dose_cell <- function(dy, d, dy0, w1, w0, knots, degree, dvals, n, compat, g)
        Z = Z, B = B, dB = dB)
 }
 
+# The data-driven nonparametric cell (dose_est_method = "cck", as contdid's
+# path through npiv's npiv()): a cubic B-spline regression of the treated
+# units' outcome changes (net of the comparison mean) on their dose whose
+# number of segments is chosen by Lepski's method over J = 1, 2, 4, ... (Chen,
+# Christensen and Kankanala): every pair of dimensions is compared on the
+# grid `dvals` by the sup of their t statistics, against the 1 - alpha-hat
+# quantile of its Gaussian-multiplier bootstrap (999 draws from R's RNG, the
+# same draws for every pair, the RNG state left as it was, as npiv does);
+# the uniform band's critical value adds log(log J~) times that quantile.
+# Breakpoints at quantiles of the doses (plus npiv's 1e-10 jitter), least
+# squares by the pseudo-inverse, HC0 variances. ACRT^o's influence function
+# uses the unjittered basis, as contdid. Returns the pieces of dd_dose_cell
+# plus `cck` (J, the dimensions tried, theta*, the critical values).
+dd_dose_cck <- function(dy, d, dy0, dvals, deval, n, compat, alpha) {
+  n1 <- length(dy)
+  m0 <- mean(dy0)
+  y <- dy - m0
+  brk <- function(J, jitter = TRUE) {
+    b <- unname(stats::quantile(d, seq(0, 1, length.out = J + 1)))
+    if (jitter) b + seq(0, 1e-10 * (max(d) - min(d)), length.out = J + 1) else b
+  }
+  basis <- function(xx, br, deriv = 0L) dd_bspline(xx, br[-c(1, length(br))], range(br), 3L, deriv, intercept = TRUE)
+  fit <- function(J) {
+    P <- basis(d, brk(J))
+    tmp <- dd_ginv(crossprod(P)) %*% t(P)
+    b <- drop(tmp %*% y)
+    list(P = P, tmp = tmp, b = b, U = y - drop(P %*% b), br = brk(J))
+  }
+  nzd <- function(a) ifelse(a < 0, pmin(-.Machine$double.eps, a), pmax(.Machine$double.eps, a))
+  # the dimensions tried (npiv's J-hat-max rule)
+  Lmax <- max(floor(log(n1, 2)), 3)
+  S <- 2^(0:Lmax)
+  sc <- max(1, (0.1 * log(n1))^4)
+  tv <- vapply(seq_len(Lmax), function(i) { Jd <- 3 + S[i]; Jd * sqrt(log(Jd)) * max((0.1 * log(n1))^4, 1 / sc) }, 0)
+  Lh <- which(tv[-Lmax] <= 10 * sqrt(n1) & 10 * sqrt(n1) < tv[-1])[1]
+  if (is.na(Lh)) Lh <- Lmax
+  S <- S[seq_len(Lh)]
+  if (length(S) < 2L) dd_stop("`dose_est_method` = \"cck\": too few treated units (%d) to compare spline dimensions.", n1)
+  Jmax <- 3 + max(S)
+  ahat <- min(0.5, sqrt(log(Jmax) / Jmax))
+  # the multipliers: R's normal draws, the RNG state restored afterwards
+  seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv()) else NULL
+  Om <- matrix(stats::rnorm(n1 * 999), n1, 999)
+  if (!is.null(seed)) assign(".Random.seed", seed, globalenv()) else rm(".Random.seed", envir = globalenv())
+  fits <- lapply(S, fit)
+  hc0 <- function(A, U1, A2 = A, U2 = U1) rowSums((A * rep(U1, each = nrow(A))) * (A2 * rep(U2, each = nrow(A2))))
+  pairs <- expand.grid(i = seq_along(S), j = seq_along(S))
+  pairs <- pairs[pairs$j > pairs$i, , drop = FALSE]
+  Zs <- numeric(nrow(pairs)); Zb <- matrix(0, 999, nrow(pairs))
+  for (k in seq_len(nrow(pairs))) {
+    f1 <- fits[[pairs$i[k]]]; f2 <- fits[[pairs$j[k]]]
+    A1 <- basis(dvals, f1$br) %*% f1$tmp; A2 <- basis(dvals, f2$br) %*% f2$tmp
+    se <- sqrt(hc0(A1, f1$U) + hc0(A2, f2$U) - 2 * hc0(A1, f1$U, A2, f2$U))
+    Zs[k] <- max(abs(drop(A1 %*% y - A2 %*% y) / nzd(se)))
+    Zb[, k] <- apply(abs((A1 %*% (f1$U * Om) - A2 %*% (f2$U * Om)) / nzd(se)), 2, max)
+  }
+  theta <- stats::quantile(apply(Zb, 1, max), 1 - ahat, type = 5, names = FALSE)
+  ok <- matrix(TRUE, length(S), length(S))
+  ok[cbind(pairs$i, pairs$j)] <- Zs <= 1.1 * theta
+  acc <- vapply(seq_len(length(S) - 1L), function(i) all(ok[i, (i + 1):length(S)]), TRUE)
+  Jseg <- if (any(acc)) S[which(acc)[1]] else max(S)
+  J2 <- sort(S, decreasing = TRUE)[2]
+  Jx <- min(Jseg, J2); Jt <- min(3 + Jseg, 3 + J2)
+  # the uniform band's critical values over the evaluation points
+  Jb <- if (length(S) > 2L) S[S <= max(Jx, max(S[seq_len(length(S) - 2L)]))] else S
+  ev <- if (compat) d else deval
+  sup <- function(deriv) {
+    M <- vapply(Jb, function(J) {
+      f <- fits[[match(J, S)]]
+      A <- basis(ev, f$br, deriv) %*% f$tmp
+      apply(abs((A %*% (f$U * Om)) / nzd(sqrt(abs(hc0(A, f$U))))), 2, max)
+    }, numeric(999))
+    stats::quantile(apply(matrix(M, 999), 1, max), if (compat) 0.95 else 1 - alpha, type = 5, names = FALSE) +
+      max(0, log(log(Jt))) * theta
+  }
+  cv <- sup(0L); cvd <- sup(1L)
+  # the chosen spline
+  f <- fits[[match(Jx, S)]]
+  B <- basis(deval, f$br); dB <- basis(deval, f$br, 1L)
+  dX <- basis(d, f$br, 1L)
+  acrt_i <- drop(dX %*% f$b)
+  acrt <- mean(acrt_i)
+  # ACRT^o's influence function on the unjittered basis (contdid)
+  b0 <- brk(Jx, FALSE)
+  B0 <- basis(d, b0); dB0 <- basis(d, b0, 1L)
+  ifa <- (acrt_i - acrt) + drop((f$U * B0) %*% dd_ginv(crossprod(B0) / n1) %*% colMeans(dB0))
+  list(att = mean(dy) - m0, acrt = acrt, att_d = drop(B %*% f$b), acrt_d = drop(dB %*% f$b),
+       if_att_t = n / n1 * (dy - mean(dy)), if_c = -n / length(dy0) * (dy0 - m0),
+       if_acrt = n / n1 * ifa * if (compat) sqrt(n1 / (n1 - 1)) else 1,
+       Z = n * (f$P * f$U) %*% dd_ginv(crossprod(f$P)), B = B, dB = dB,
+       cck = list(J = Jx, J_tried = S, theta = theta, cv = cv, cv_deriv = cvd))
+}
+
+# Moore-Penrose inverse of a symmetric matrix (singular values below
+# sqrt(eps) times the largest dropped, as MASS::ginv)
+dd_ginv <- function(A) {
+  s <- svd(A)
+  keep <- s$d > sqrt(.Machine$double.eps) * s$d[1]
+  s$v[, keep, drop = FALSE] %*% (t(s$u[, keep, drop = FALSE]) / s$d[keep])
+}
+
 # contdid 0.1.1's share term for ATT^o: shares normalised over the treated
 # cohorts in both the weights and the indicators' centring
 dd_dose_compat_map <- function(gk, post, pg, glist) {
@@ -335,7 +477,7 @@ dd_dose_compat_map <- function(gk, post, pg, glist) {
 # splines2::dbs), with boundary knots `boundary`; beyond them (and, for the
 # derivative, at the right one) the boundary pieces are continued as
 # polynomials (splines::bs's expansion, exact for the piece's degree).
-dd_bspline <- function(x, knots, boundary, degree, deriv = 0L) {
+dd_bspline <- function(x, knots, boundary, degree, deriv = 0L, intercept = FALSE) {
   ord <- degree + 1L
   Ak <- sort(c(rep(boundary, ord), knots))
   nb <- length(Ak) - ord
@@ -352,7 +494,7 @@ dd_bspline <- function(x, knots, boundary, degree, deriv = 0L) {
     P <- outer(x[o] - b, j - deriv, `^`) %*% diag(1 / factorial(j - deriv), length(j))
     B[o, ] <- P %*% D[j + 1L, , drop = FALSE]
   }
-  B[, -1, drop = FALSE]
+  if (intercept) B else B[, -1, drop = FALSE]
 }
 
 #' Event study and other aggregations of a did_dose fit
@@ -415,10 +557,13 @@ aggregate.did_dose <- function(x, type = c("dynamic", "group", "simple", "calend
 dd_footer.did_dose <- function(x) {
   dd_footer.default(x)
   d <- x$dose
-  cat(sprintf("Dose-response: ATT(d) and ACRT(d) at %d doses from %s to %s in fit$dose; B-spline of degree %d, %s.\n",
-              nrow(d), format(signif(min(d$dose), 4)), format(signif(max(d$dose), 4)), x$degree,
-              if (length(x$knots)) sprintf("knots at %s", paste(format(signif(x$knots, 4)), collapse = ", "))
-              else "no interior knots"))
+  cat(sprintf("Dose-response: ATT(d) and ACRT(d) at %d doses from %s to %s in fit$dose; %s.\n",
+              nrow(d), format(signif(min(d$dose), 4)), format(signif(max(d$dose), 4)),
+              if (!is.null(x$cck)) sprintf("data-driven cubic B-spline with %d segment(s) (chosen among %s)", x$cck$J,
+                                           paste(x$cck$J_tried, collapse = ", "))
+              else sprintf("B-spline of degree %d, %s", x$degree,
+                           if (length(x$knots)) sprintf("knots at %s", paste(format(signif(x$knots, 4)), collapse = ", "))
+                           else "no interior knots")))
   if (any(is.finite(x$dose_crit)))
     cat(sprintf("Uniform bands over the doses: critical values %.3f (ATT(d)) and %.3f (ACRT(d)).\n",
                 x$dose_crit[["att"]], x$dose_crit[["acrt"]]))

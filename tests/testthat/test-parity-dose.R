@@ -18,8 +18,9 @@ dose_data <- function(seed = 1234, n = 1000, periods = 4, groups = 4) {
                                  dose_linear_effect = 0.5, dose_quadratic_effect = 0.3)
 }
 
-dose_peer <- function(df, target = "level", aggregation = "dose", degree = 3, num_knots = 1, biters = 1000, ...) {
-  set.seed(1)
+dose_peer <- function(df, target = "level", aggregation = "dose", degree = 3, num_knots = 1, biters = 1000, seed = 1,
+                      ...) {
+  set.seed(seed)
   suppressWarnings(suppressMessages(contdid::cont_did(
     yname = "Y", tname = "time_period", idname = "id", dname = "D", gname = "G", data = df,
     target_parameter = target, aggregation = aggregation, treatment_type = "continuous",
@@ -213,4 +214,49 @@ test_that("did_dose with weights and survey designs: ATT^o and its SE equal did_
                "`weightsname` = \"w\" must be constant within each unit")
   expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", nboot = 0, survey = des, cluster = "st"),
                "`cluster`")
+})
+
+test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path (npiv), Lepski choice included", {
+  # contdid 0.1.1's cck path draws npiv's 999 normal multipliers from R's RNG
+  # with the state preserved; did_dose draws the same ones, so the chosen
+  # dimension, theta* and the critical values must be equal, not only close.
+  skip_if_not_installed("contdid")
+  wiggly <- function(seed, n) {
+    set.seed(seed)
+    G <- ifelse(runif(n) < 0.3, 0, 2); D <- ifelse(G == 2, runif(n), 0)
+    df <- data.frame(id = rep(1:n, each = 2), time_period = rep(1:2, n), G = rep(G, each = 2), D = rep(D, each = 2))
+    df$Y <- rnorm(n)[df$id] + df$time_period + (df$time_period == 2) * (sin(6 * pi * df$D) + 2 * df$D) +
+      rnorm(2 * n, sd = 0.3)
+    df
+  }
+  sets <- list(dose_data(seed = 7, n = 2000, periods = 2, groups = 2), wiggly(3, 3000))
+  for (k in seq_along(sets)) {
+    df <- sets[[k]]
+    r <- dose_peer(df, dose_est_method = "cck", cband = TRUE, degree = 3, num_knots = 0, seed = 7)
+    set.seed(7)
+    f <- dose_compat(df, "Y", "id", "time_period", "G", "D", dose_est_method = "cck", nboot = 0, cband = TRUE)
+    s1 <- .Random.seed; set.seed(7); expect_identical(s1, .Random.seed)        # RNG state left as it was
+    expect_equal(f$dose$dose, r$dose, tolerance = 1e-12)
+    expect_equal(f$dose$att, unname(r$att.d), tolerance = 1e-8, label = paste(k, "ATT(d)"))
+    expect_equal(f$dose$acrt, unname(r$acrt.d), tolerance = 1e-8, label = paste(k, "ACRT(d)"))
+    expect_equal(f$dose$att_se, unname(r$att.d_se), tolerance = 1e-6, label = paste(k, "ATT(d) se"))
+    expect_equal(f$dose$acrt_se, unname(r$acrt.d_se), tolerance = 1e-6, label = paste(k, "ACRT(d) se"))
+    expect_equal(unname(f$coefficients), c(r$overall_att, r$overall_acrt), tolerance = 1e-8)
+    expect_equal(f$coeftable$std.error[2], r$overall_acrt_se, tolerance = 1e-6)
+    tr <- df$G[df$time_period == 1] > 0; n <- length(tr); n1 <- sum(tr)
+    expect_equal(unname(f$inf[tr, "ACRT"]) * n1 / n / sqrt(n1 / (n1 - 1)), as.numeric(r$overall_acrt_inffunc),
+                 tolerance = 1e-8)
+    expect_equal(unname(f$dose_crit), c(r$att.d_crit.val, r$acrt.d_crit.val), tolerance = 1e-10)
+  }
+  expect_identical(f$cck$J, 16)                          # the wiggly curve needs many segments
+  # the default: curves on dvals, the comparison mean's variance in ATT(d)'s SE
+  g <- did_dose(sets[[2]], "Y", "id", "time_period", "G", "D", dose_est_method = "cck", nboot = 0, cband = TRUE)
+  expect_identical(nrow(g$dose), 50L)
+  expect_identical(g$cck$J, f$cck$J)
+  i <- findInterval(0.5, f$dose$dose)
+  expect_gt(g$dose$att_se[which.min(abs(g$dose$dose - 0.5))], 0.99 * min(f$dose$att_se[i + 0:1]))
+  d2 <- dose_data(seed = 1)
+  expect_error(did_dose(d2, "Y", "id", "time_period", "G", "D", dose_est_method = "cck"), "needs two periods")
+  expect_error(did_dose(sets[[1]], "Y", "id", "time_period", "G", "D", dose_est_method = "cck", num_knots = 2),
+               "chooses the spline itself")
 })
