@@ -229,7 +229,7 @@ test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path
       rnorm(2 * n, sd = 0.3)
     df
   }
-  sets <- list(dose_data(seed = 7, n = 2000, periods = 2, groups = 2), wiggly(3, 3000))
+  sets <- list(dose_data(seed = 7, n = 1000, periods = 2, groups = 2), wiggly(3, 800))
   for (k in seq_along(sets)) {
     df <- sets[[k]]
     r <- dose_peer(df, dose_est_method = "cck", cband = TRUE, degree = 3, num_knots = 0, seed = 7)
@@ -248,7 +248,7 @@ test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path
                  tolerance = 1e-8)
     expect_equal(unname(f$dose_crit), c(r$att.d_crit.val, r$acrt.d_crit.val), tolerance = 1e-10)
   }
-  expect_identical(f$cck$J, 16)                          # the wiggly curve needs many segments
+  expect_gt(f$cck$J, 4)                                  # the wiggly curve needs many segments
   # the default: curves on dvals, the comparison mean's variance in ATT(d)'s SE
   g <- did_dose(sets[[2]], "Y", "id", "time_period", "G", "D", dose_est_method = "cck", nboot = 0, cband = TRUE)
   expect_identical(nrow(g$dose), 50L)
@@ -259,4 +259,46 @@ test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path
   expect_error(did_dose(d2, "Y", "id", "time_period", "G", "D", dose_est_method = "cck"), "needs two periods")
   expect_error(did_dose(sets[[1]], "Y", "id", "time_period", "G", "D", dose_est_method = "cck", num_knots = 2),
                "chooses the spline itself")
+})
+
+test_that("did_dose's control groups and base periods: the binarised cells are did_cs's", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 21, n = 900, periods = 5, groups = 5)
+  for (cg in c("nevertreated", "notyettreated")) for (bp in c("varying", "universal")) {
+    f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, nboot = 0, control_group = cg, base_period = bp)
+    cs <- did_cs(df, "Y", "id", "time_period", "G", control_group = cg, base_period = bp, nboot = 0, cband = FALSE)
+    ct <- cs$coeftable
+    m <- match(paste(ct$group, ct$time), paste(f$cells$group, f$cells$time))
+    ok <- !is.na(m)
+    expect_true(mean(ok) > 0.8, label = paste(cg, bp))
+    expect_equal(f$cells$att[m[ok]], ct$estimate[ok], tolerance = 1e-10, label = paste(cg, bp))
+    a <- aggregate(cs, type = "group"); g <- aggregate(f, type = "group", nboot = 0)
+    expect_equal(g$coefficients[["ATT"]], a$coefficients[["ATT"]], tolerance = 1e-10, label = paste(cg, bp))
+    expect_equal(g$coeftable$std.error, a$coeftable$std.error, tolerance = 1e-10, label = paste(cg, bp))
+    e1 <- aggregate(f, type = "dynamic", nboot = 0); e2 <- aggregate(cs, type = "dynamic")
+    expect_equal(e1$coeftable$estimate, e2$coeftable$estimate, tolerance = 1e-10, label = paste(cg, bp))
+    expect_equal(e1$event_study$reference, e2$event_study$reference)
+  }
+})
+
+test_that("cck across npiv's dimension threshold (31 / 32 / 33 treated units) equals contdid", {
+  # npiv tries J = 1, 2, ..., 2^(L - 1) with L = max(floor(log2(n1)), 3) as
+  # long as its rule J sqrt(log J) <= 10 sqrt(n1) allows (always here): 4
+  # dimensions (1 to 8) for 31 treated units, 5 (1 to 16) for 32 and 33
+  skip_if_not_installed("contdid")
+  for (n1 in 31:33) {
+    set.seed(n1)
+    n <- n1 + 40
+    G <- c(rep(2, n1), rep(0, 40)); D <- ifelse(G == 2, runif(n), 0)
+    df <- data.frame(id = rep(1:n, each = 2), time_period = rep(1:2, n), G = rep(G, each = 2), D = rep(D, each = 2))
+    df$Y <- rnorm(n)[df$id] + df$time_period + (df$time_period == 2) * (sin(4 * pi * df$D) + df$D) +
+      rnorm(2 * n, sd = 0.2)
+    r <- dose_peer(df, dose_est_method = "cck", cband = TRUE, degree = 3, num_knots = 0, seed = 2)
+    set.seed(2)
+    f <- dose_compat(df, "Y", "id", "time_period", "G", "D", dose_est_method = "cck", nboot = 0, cband = TRUE)
+    expect_identical(f$cck$J_tried, if (n1 < 32) c(1, 2, 4, 8) else c(1, 2, 4, 8, 16), label = n1)
+    expect_equal(f$dose$att, unname(r$att.d), tolerance = 1e-8, label = n1)
+    expect_equal(f$dose$att_se, unname(r$att.d_se), tolerance = 1e-6, label = n1)
+    expect_equal(unname(f$dose_crit), c(r$att.d_crit.val, r$acrt.d_crit.val), tolerance = 1e-10, label = n1)
+  }
 })

@@ -179,3 +179,13 @@ test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tes
   expect_error(did_had(d, "y", "g", "t", "D", stute = TRUE, stute_nboot = 0), "`stute_nboot`")
   expect_output(print(f), "Joint Stute tests")
 })
+
+test_that("did_had equals DIDHAD at and across nprobust's 21-point floor (20, 21, 22 groups)", {
+  skip_if_not_installed("DIDHAD")
+  for (G in 20:22) {
+    d <- had_sim(G = G, TT = 4, F = 3, stay = 0, seed = G)
+    r <- suppressWarnings(had_peer(d, "y", "g", "t", "D", effects = 2, placebo = 1))
+    f <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 1)
+    expect_had_equal(f, r, paste(G, "groups"))
+  }
+})
