@@ -237,7 +237,7 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
              list(event_study = dd_es_spec(reference = -1, estimate = "estimate_bc"), crit = bt$crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
                   inf = Ui, adoption = tl[F], n_stayers = a$n_stayers, kernel = kernel, bwselect = bwselect,
-                  tests = tests, stute_joint = stute_joint,
+                  tests = tests, stute_joint = stute_joint, stute_nboot = if (stute) stute_nboot,
                   settings = list(trends_lin = trends_lin, dynamic = dynamic)))
 }
 
@@ -336,7 +336,8 @@ dd_footer.dd_had <- function(x) {
   print(signif(m, 4), na.print = "")
   if (!is.null(x$stute_joint))
     cat(sprintf("Joint Stute tests (sum over horizons): %s\n",
-                paste(sprintf("%s S = %.4g, p = %.3g", x$stute_joint$horizons, x$stute_joint$statistic,
-                              x$stute_joint$p.value), collapse = "; ")))
+                paste(sprintf("%s S = %.4g, p %s", x$stute_joint$horizons, x$stute_joint$statistic,
+                              ifelse(x$stute_joint$p.value > 0, sprintf("= %.3g", x$stute_joint$p.value),
+                                     sprintf("< %.3g", 1 / x$stute_nboot))), collapse = "; ")))
   invisible(x)
 }

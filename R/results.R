@@ -21,7 +21,7 @@ dd_fit_fields <- list(
   did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
                  "unit_cluster", "base_period"),
   did_dose = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
-  dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "settings"),
+  dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "stute_nboot", "settings"),
   did_dcdh = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
                "cohort_of", "fits", "replicates", "settings", "tname"))

@@ -1,5 +1,5 @@
 # bench/dose-coverage.R: are did_dose()'s analytic standard errors right?
-# 300 panels from contdid's own simulator (1,000 units x 4 periods, cohorts
+# 1,000 panels from contdid's own simulator (1,000 units x 4 periods, cohorts
 # 2, 3, 4 and never treated, ATT(d) = 0.5 d + 0.3 d^2), B-spline of degree 3
 # with one knot: the Monte Carlo standard deviation of each estimate against
 # the mean standard error of did_dose (contdid's faults corrected) and of
@@ -9,7 +9,7 @@
 # Usage: Rscript bench/dose-coverage.R [reps]
 suppressPackageStartupMessages(library(diffdiff))
 args <- commandArgs(TRUE)
-R <- if (length(args) >= 1) as.integer(args[1]) else 300L
+R <- if (length(args) >= 1) as.integer(args[1]) else 1000L
 if (!requireNamespace("contdid", quietly = TRUE)) stop("bench/dose-coverage.R needs contdid")
 dv <- c(0.3, 0.5, 0.7)
 out <- t(vapply(seq_len(R), function(r) {
