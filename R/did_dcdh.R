@@ -183,9 +183,9 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
-  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband)
-  effects <- dd_check_count(effects, "effects", min = 1)
-  placebo <- dd_check_count(placebo, "placebo")
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,
+                placebo = placebo)
+  effects <- sp$effects; placebo <- sp$placebo
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
   dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
   dd_check_flag(same_switchers_pl, "same_switchers_pl")

@@ -120,9 +120,9 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
-  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband)
-  effects <- dd_check_count(effects, "effects", min = 1)
-  placebo <- dd_check_count(placebo, "placebo")
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,
+                placebo = placebo)
+  effects <- sp$effects; placebo <- sp$placebo
   kernel <- dd_match_arg(if (identical(kernel, eval(formals()$kernel))) "epa" else tolower(kernel),
                          c("epa", "tri", "uni", "gau"), "kernel")
   if (identical(bwselect, "ce-dpi"))

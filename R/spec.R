@@ -14,12 +14,15 @@
 #   drop_singletons       fixed-effect singletons
 #   vcov_type, design   the regression variance and the survey design (set
 #                  by dd_spec_variance() from `vcov`, `cluster` and `survey`)
+#   effects, placebo    event-study horizons (did_dcdh, did_had): whole
+#                  numbers, effects >= 1
 #   dots, aliases, fun    a peer's spellings in `...` (did's `alp`,
 #                  `bstrap`, `biters`, `clustervars`), mapped onto the names
 #                  above; `cluster` is returned when `clustervars` is used.
 dd_spec <- function(alpha = 0.05, nboot = 0L, boot_weights = "rademacher", cband = FALSE,
                     cband_method = "sup-t", fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE,
-                    cluster = NULL, nboot_min = 0L, dots = list(), aliases = character(), fun = NULL) {
+                    cluster = NULL, nboot_min = 0L, effects = NULL, placebo = NULL, dots = list(),
+                    aliases = character(), fun = NULL) {
   a <- dd_did_aliases(dots, aliases, fun)
   if (!is.null(a$alp)) alpha <- a$alp
   if (!is.null(a$biters)) nboot <- a$biters
@@ -32,7 +35,9 @@ dd_spec <- function(alpha = 0.05, nboot = 0L, boot_weights = "rademacher", cband
                  cband_method = dd_match_arg(cband_method[1], c("sup-t", "bootstrap-t"), "cband_method"),
                  opts = dd_fe_opts(fe_tol, fe_maxit),
                  drop_singletons = dd_check_flag(drop_singletons, "drop_singletons"),
-                 cluster = cluster, vcov_type = NULL, design = NULL),
+                 cluster = cluster, vcov_type = NULL, design = NULL,
+                 effects = if (!is.null(effects)) dd_check_count(effects, "effects", min = 1),
+                 placebo = if (!is.null(placebo)) dd_check_count(placebo, "placebo")),
             class = "dd_spec")
 }
 
