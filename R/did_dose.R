@@ -94,6 +94,8 @@
 #' @param nboot,boot_weights,cband Multiplier bootstrap draws (0:
 #'   analytic standard errors; default 1000 as contdid's `biters`), weights
 #'   and uniform bands over `dvals`.
+#' @param ... contdid's and did's spellings: `dname` (the dose column),
+#'   `alp`, `bstrap`, `biters`, `clustervars`.
 #' @return A fit of class `c("did_dose", "dd_fit")` with rows `ATT` (ATT^o)
 #'   and `ACRT` (ACRT^o); `fit$dose` is the table of ATT(d) and ACRT(d) on
 #'   the grid with standard errors, pointwise intervals and bands; `fit$cells`
@@ -117,11 +119,21 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                      dvals = NULL, dose_est_method = c("parametric", "cck"), control_group = c("notyettreated", "nevertreated"),
                      base_period = c("varying", "universal"), anticipation = 0, weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
-                     cband = FALSE) {
+                     cband = FALSE, ...) {
   call <- match.call()
+  # contdid's spellings: `dname` for the dose; did's `alp`, `bstrap`,
+  # `biters`, `clustervars` (through dd_spec)
+  dots <- list(...)
+  if (!is.null(dots$dname)) {
+    if (!missing(dose)) dd_stop("give the dose column once: `dose` or contdid's `dname`, not both.")
+    dose <- dots$dname
+    dots$dname <- NULL
+  }
   dd_required(c("data", "yname", "idname", "tname", "gname", "dose"))
   dd_check_data(data)
-  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, cluster = cluster,
+                dots = dots, aliases = c("alp", "bstrap", "biters", "clustervars", "dname"), fun = "did_dose")
+  cluster <- sp$cluster
   degree <- dd_check_count(degree, "degree", min = 1)
   if (degree > 10) dd_stop("`degree` must be between 1 and 10; got %s.", dd_show(degree))
   num_knots <- dd_check_count(num_knots, "num_knots")

@@ -90,6 +90,9 @@
 #' @param alpha Significance level of the intervals and the QUG warning.
 #' @param nboot,boot_weights,cband Multiplier bootstrap of the influence
 #'   functions (0: analytic) and a uniform band over the event times.
+#' @param ... DIDHAD's spellings: `df`, `outcome`, `group`, `time`,
+#'   `treatment`, `level`, `bw_method` (and `graph_off`, ignored), so that a
+#'   call written for DIDHAD runs unchanged.
 #' @return A fit of class `c("dd_had", "dd_fit")` (not `"did_had"`, which is
 #'   DIDHAD's class: its print method would capture this fit when both
 #'   packages are loaded): the table has
@@ -116,8 +119,19 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
                     kernel = c("epa", "tri", "uni", "gau"),
                     bwselect = c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"),
                     trends_lin = FALSE, dynamic = FALSE, yatchew = FALSE, stute = FALSE, stute_nboot = 500,
-                    alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE) {
+                    alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
+                    ...) {
   call <- match.call()
+  # DIDHAD's spellings: a did_had() call written for DIDHAD runs unchanged
+  a <- dd_did_aliases(list(...), c("df", "outcome", "group", "time", "treatment", "level", "bw_method", "graph_off"),
+                      "did_had")
+  if (!is.null(a$df)) data <- a$df
+  if (!is.null(a$outcome)) yname <- a$outcome
+  if (!is.null(a$group)) idname <- a$group
+  if (!is.null(a$time)) tname <- a$time
+  if (!is.null(a$treatment)) dname <- a$treatment
+  if (!is.null(a$level)) alpha <- a$level
+  if (!is.null(a$bw_method)) bwselect <- a$bw_method
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,

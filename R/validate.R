@@ -70,7 +70,7 @@ dd_required <- function(args, env = parent.frame()) {
   what <- c(data = "the data frame", yname = "the outcome column", idname = "the unit identifier column",
             tname = "the period column",
             gname = "the column with each unit's first treated period, e.g. 2004; 0 or NA for never treated",
-            dname = "the 0/1 treatment column", treatname = "the 0/1 treated-group column",
+            dname = "the treatment column", dose = "the dose column", treatname = "the 0/1 treated-group column",
             postname = "the 0/1 post-period column")
   for (a in args)
     if (eval(call("missing", as.name(a)), env)) dd_stop("`%s` (%s) is missing.", a, what[[a]])

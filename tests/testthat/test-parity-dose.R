@@ -302,3 +302,15 @@ test_that("cck across npiv's dimension threshold (31 / 32 / 33 treated units) eq
     expect_equal(unname(f$dose_crit), c(r$att.d_crit.val, r$acrt.d_crit.val), tolerance = 1e-10, label = n1)
   }
 })
+
+test_that("did_dose takes contdid's and did's spellings", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 5, n = 600)
+  a <- did_dose(df, "Y", "id", "time_period", "G", dname = "D", degree = 2, alp = 0.1, bstrap = FALSE)
+  b <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, alpha = 0.1, nboot = 0)
+  expect_identical(a$coeftable, b$coeftable)
+  expect_identical(a$alpha, 0.1)
+  expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", dname = "D"), "once")
+  expect_error(did_dose(df, "Y", "id", "time_period", "G"), "`dose` \\(the dose column\\) is missing")
+  expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", xformula = ~x), "`xformula`")
+})

@@ -189,3 +189,12 @@ test_that("did_had equals DIDHAD at and across nprobust's 21-point floor (20, 21
     expect_had_equal(f, r, paste(G, "groups"))
   }
 })
+
+test_that("a call written for DIDHAD::did_had runs unchanged", {
+  d <- had_sim(G = 200, seed = 4)
+  a <- did_had(df = d, outcome = "y", group = "g", time = "t", treatment = "D", effects = 2, placebo = 1,
+               level = 0.1, bw_method = "mse-rot", kernel = "tri", graph_off = TRUE)
+  b <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 1, alpha = 0.1, bwselect = "mse-rot", kernel = "tri")
+  expect_identical(a$coeftable, b$coeftable)
+  expect_error(did_had(d, "y", "g", "t", "D", bandwidth = 2), "no argument `bandwidth`")
+})
