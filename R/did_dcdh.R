@@ -181,7 +181,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                      survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                      cband = FALSE) {
   call <- match.call()
-  dd_required(c("data", "yname", "idname", "tname", "dname"))
+  dd_required(c("data", "yname", "idname", "tname", "dname"), labels = c(dname = "the treatment column"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,
                 placebo = placebo)

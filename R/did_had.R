@@ -132,7 +132,7 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   if (!is.null(a$treatment)) dname <- a$treatment
   if (!is.null(a$level)) alpha <- a$level
   if (!is.null(a$bw_method)) bwselect <- a$bw_method
-  dd_required(c("data", "yname", "idname", "tname", "dname"))
+  dd_required(c("data", "yname", "idname", "tname", "dname"), labels = c(dname = "the dose column"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,
                 placebo = placebo)

@@ -66,12 +66,13 @@ dd_did_you_mean <- function(x, names) {
 # Required arguments of the calling front end that were not given: an error
 # naming the first and what it holds (instead of R's "argument is missing,
 # with no default" at its first use).
-dd_required <- function(args, env = parent.frame()) {
+dd_required <- function(args, env = parent.frame(), labels = character()) {
   what <- c(data = "the data frame", yname = "the outcome column", idname = "the unit identifier column",
             tname = "the period column",
             gname = "the column with each unit's first treated period, e.g. 2004; 0 or NA for never treated",
-            dname = "the treatment column", dose = "the dose column", treatname = "the 0/1 treated-group column",
+            dname = "the 0/1 treatment column", dose = "the dose column", treatname = "the 0/1 treated-group column",
             postname = "the 0/1 post-period column")
+  what[names(labels)] <- labels
   for (a in args)
     if (eval(call("missing", as.name(a)), env)) dd_stop("`%s` (%s) is missing.", a, what[[a]])
   invisible(TRUE)

@@ -197,4 +197,5 @@ test_that("a call written for DIDHAD::did_had runs unchanged", {
   b <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 1, alpha = 0.1, bwselect = "mse-rot", kernel = "tri")
   expect_identical(a$coeftable, b$coeftable)
   expect_error(did_had(d, "y", "g", "t", "D", bandwidth = 2), "no argument `bandwidth`")
+  expect_error(did_had(d, "y", "g", "t"), "`dname` \\(the dose column\\) is missing")
 })
