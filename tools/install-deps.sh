@@ -50,4 +50,7 @@ if (utils::packageVersion("knitr") < "1.43") {
   if (utils::packageVersion("knitr", lib.loc = .libPaths()[1]) < "1.43") stop("install-deps: could not update knitr")
 }
 '
+# triplediff (did_ddd's reference) asks for R >= 4.3 and runs with that
+# requirement relaxed (tools/install-triplediff.sh).
+bash "$(dirname "$0")/install-triplediff.sh"
 echo "install-deps: all dependencies present"
