@@ -45,6 +45,23 @@ dd_agg_group_map <- function(gk, post, pg, glist) {
   list(a = a, M = M)
 }
 
+# Cell estimates of another estimator (did_dose's ATT^o(g,t), did_ddd's
+# ATT(g,t)) as the did_cs fit that aggregate.did_cs() reads: the table
+# (group, time, estimate), the influence functions (the K cells, then the
+# cohort-share columns), the units' cohorts, weights and clusters, and the
+# inference settings of the fit x.
+dd_cells_as_cs <- function(x, group, time, estimate, inf, G, w, cluster, periods, cluster_name, survey_label,
+                           base_period, anticipation) {
+  structure(list(coeftable = data.frame(term = sprintf("ATT(%s,%s)", group, time), group = group, time = time,
+                                        estimate = estimate),
+                 n = length(G), unit_group = G, unit_weight = w, unit_cluster = cluster, periods = periods, inf = inf,
+                 boot_draws = NULL, alpha = x$alpha, nboot = x$nboot, boot_weights = x$boot_weights, cband = x$cband,
+                 cband_method = "sup-t", yname = x$yname, nobs = x$nobs, n_units = x$n_units,
+                 n_periods = x$n_periods, n_clusters = x$n_clusters, cluster = cluster_name,
+                 survey_label = survey_label, base_period = base_period, anticipation = anticipation),
+            class = c("did_cs", "dd_fit"))
+}
+
 #' Aggregate group-time average treatment effects
 #'
 #' Combines the ATT(g,t) of a [did_cs()] fit into the summaries of Callaway and

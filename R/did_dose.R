@@ -544,21 +544,12 @@ aggregate.did_dose <- function(x, type = c("dynamic", "group", "simple", "calend
   parameter <- dd_match_arg(if (identical(parameter, c("att", "acrt"))) "att" else parameter, c("att", "acrt"),
                             "parameter")
   ci <- x$cell_inf
-  n <- length(ci$G)
   cs <- x$cells
-  tab <- data.frame(term = sprintf("ATT(%s,%s)", cs$group, cs$time), group = cs$group, time = cs$time,
-                    estimate = cs[[parameter]])
   # the cells as a did_cs fit: cell influence functions, then the cohort
   # columns of the share terms
-  shaped <- structure(list(coeftable = tab, n = n, unit_group = ci$G, unit_weight = ci$w,
-                           unit_cluster = ci$cluster, periods = ci$periods,
-                           inf = dd_ifs_dense(cbind(ci[[parameter]], dd_cohort_mat(ci$w, ci$G, ci$glist))),
-                           boot_draws = NULL, alpha = x$alpha, nboot = x$nboot, boot_weights = x$boot_weights,
-                           cband = x$cband, cband_method = "sup-t", yname = x$yname, nobs = x$nobs,
-                           n_units = x$n_units, n_periods = x$n_periods, n_clusters = x$n_clusters,
-                           cluster = ci$cluster_name, survey_label = ci$survey_label, base_period = ci$base_period,
-                           anticipation = ci$anticipation),
-                      class = c("did_cs", "dd_fit"))
+  shaped <- dd_cells_as_cs(x, cs$group, cs$time, cs[[parameter]],
+                           dd_ifs_dense(cbind(ci[[parameter]], dd_cohort_mat(ci$w, ci$G, ci$glist))), ci$G, ci$w,
+                           ci$cluster, ci$periods, ci$cluster_name, ci$survey_label, ci$base_period, ci$anticipation)
   out <- aggregate.did_cs(shaped, type = type, ...)
   out$title <- sprintf("did_dose aggregation (type = \"%s\") of %s", type,
                        if (parameter == "att") "ATT^o(g,t), the binarised effect" else "ACRT^o(g,t), the average causal response")

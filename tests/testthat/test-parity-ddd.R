@@ -1,0 +1,125 @@
+# did_ddd() against the live triplediff 0.2.4 (installed by
+# tools/install-triplediff.sh with its R >= 4.3 and Matrix >= 1.6.1
+# requirements relaxed, no code changed) on triplediff's own generators.
+# Tolerances: ATT and ATT(g,t) 1e-8, influence functions 1e-8, analytic
+# standard errors 1e-6. In the two-period case triplediff's SE is
+# sd(psi) / sqrt(n) (n - 1 in the sd), did_ddd's sqrt(sum(psi^2)) / n (as
+# triplediff's staggered SEs): the test compares did_ddd's SE times
+# sqrt(n / (n - 1)), the documented difference.
+
+ddd_peer <- function(...) suppressWarnings(suppressMessages(triplediff::ddd(...)))
+xf <- ~ cov1 + cov2 + cov3 + cov4
+
+test_that("did_ddd equals triplediff in the two-period panel: dr, reg, ipw, with covariates", {
+  skip_if_not_installed("triplediff")
+  set.seed(11)
+  g2 <- triplediff::gen_dgp_2periods(size = 2000, dgp_type = 1)$data
+  d <- as.data.frame(g2); d$G <- ifelse(d$state == 1, 2, 0)
+  d0 <- d
+  for (m in c("dr", "reg", "ipw")) {
+    r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition", xformla = xf,
+                  data = g2, control_group = "nevertreated", est_method = m, inffunc = TRUE)
+    f <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, est_method = m)
+    n <- f$n
+    expect_equal(unname(f$coefficients), r$ATT, tolerance = 1e-8, label = m)
+    psi <- as.matrix(f$inf)[match(sort(f$units), f$units), 1]
+    expect_equal(psi, as.numeric(r$att_inf_func), tolerance = 1e-8, label = paste(m, "IF"))
+    expect_equal(f$coeftable$std.error * sqrt(n / (n - 1)), r$se, tolerance = 1e-6, label = paste(m, "SE"))
+  }
+  expect_identical(d, d0)
+})
+
+test_that("did_ddd without covariates is the difference of the eligible and ineligible DiDs", {
+  set.seed(2)
+  n <- 400
+  s <- rbinom(n, 1, 0.5); q <- rbinom(n, 1, 0.5)
+  d <- data.frame(id = rep(1:n, each = 2), t = rep(1:2, n), g = rep(2 * s, each = 2), q = rep(q, each = 2))
+  d$y <- rnorm(n)[d$id] + d$t * (1 + q[d$id] + s[d$id]) + 1.5 * (d$g == 2 & d$t == 2 & d$q == 1) + rnorm(2 * n)
+  dy <- d$y[d$t == 2] - d$y[d$t == 1]
+  did <- function(qq) mean(dy[s == 1 & q == qq]) - mean(dy[s == 0 & q == qq])
+  for (m in c("dr", "reg", "ipw")) {
+    f <- did_ddd(d, "y", "id", "t", "g", "q", est_method = m)
+    expect_equal(unname(f$coefficients), did(1) - did(0), tolerance = 1e-12, label = m)
+  }
+})
+
+test_that("did_ddd equals triplediff with staggered adoption (never-treated comparisons) and its aggregations", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
+  for (bp in c("varying", "universal")) for (m in c("dr", "reg", "ipw")) {
+    lab <- paste(bp, m)
+    r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition", xformla = xf,
+                  data = gm, control_group = "nevertreated", base_period = bp, est_method = m, inffunc = TRUE)
+    f <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, base_period = bp, est_method = m)
+    k <- match(paste(r$groups, r$periods), paste(f$coeftable$group, f$coeftable$time))
+    expect_false(anyNA(k))
+    expect_equal(f$coeftable$estimate[k], r$ATT, tolerance = 1e-8, label = lab)
+    ok <- !is.na(r$se)
+    expect_equal(f$coeftable$std.error[k][ok], r$se[ok], tolerance = 1e-6, label = paste(lab, "SE"))
+    psi <- as.matrix(f$inf)[match(sort(f$units), f$units), k, drop = FALSE]
+    expect_equal(unname(psi[, ok]), unname(as.matrix(r$inf_func_mat)[, ok]), tolerance = 1e-8, label = paste(lab, "IF"))
+    if (m != "dr") next
+    for (ty in c("simple", "eventstudy", "group")) {
+      a <- suppressWarnings(triplediff::agg_ddd(r, type = ty))$aggte_ddd
+      b <- aggregate(f, type = c(simple = "simple", eventstudy = "dynamic", group = "group")[[ty]])
+      tb <- b$coeftable
+      expect_equal(b$coefficients[["ATT"]], a$overall.att, tolerance = 1e-8, label = paste(lab, ty))
+      if (ty != "simple") {
+        el <- tb[tb$term != "ATT", ]
+        expect_equal(el$estimate, a$att.egt, tolerance = 1e-8, label = paste(lab, ty, "elements"))
+        okk <- !is.na(a$se.egt)
+        expect_equal(el$std.error[okk], a$se.egt[okk], tolerance = 1e-6, label = paste(lab, ty, "element SEs"))
+      }
+      # triplediff's overall SE of the group aggregation differs (under study)
+      if (ty != "group") expect_equal(tb$std.error[tb$term == "ATT"], a$overall.se, tolerance = 1e-6,
+                                      label = paste(lab, ty, "overall SE"))
+    }
+  }
+})
+
+test_that("did_ddd: bootstrap, bands, clusters and the event study's typed component", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
+  f0 <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf)
+  set.seed(1)
+  fb <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, nboot = 999, cband = TRUE)
+  expect_identical(fb$coefficients, f0$coefficients)
+  ratio <- fb$coeftable$std.error / f0$coeftable$std.error
+  expect_true(all(abs(ratio - 1) < 0.15), label = paste(format(ratio, digits = 3), collapse = " "))
+  expect_true(fb$crit > stats::qnorm(0.975))
+  es <- aggregate(f0, type = "dynamic")
+  expect_equal(es$event_study$event, c(-1, 0, 1))
+  fc <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, cluster = "cluster")
+  expect_identical(fc$n_clusters, length(unique(d$cluster)))
+  expect_false(isTRUE(all.equal(fc$coeftable$std.error, f0$coeftable$std.error)))
+  expect_equal(sqrt(diag(vcov(f0))), stats::setNames(f0$coeftable$std.error, f0$coeftable$term), tolerance = 1e-12)
+})
+
+test_that("did_ddd: bad input gets errors naming the argument and value", {
+  set.seed(2)
+  n <- 200
+  s <- sample(c(0, 2), n, TRUE); q <- rbinom(n, 1, 0.5)
+  d <- data.frame(id = rep(1:n, each = 3), t = rep(1:3, n), g = rep(s, each = 3), q = rep(q, each = 3))
+  d$y <- rnorm(nrow(d))
+  run <- function(dd, ...) did_ddd(dd, "y", "id", "t", "g", "q", ...)
+  d2 <- d; d2$q[1] <- 2
+  expect_error(run(d2), "`pname` = \"q\" must be a 0/1 indicator")
+  d3 <- d; d3$q[d3$id == 1] <- c(0, 1, 1)
+  expect_error(run(d3), "`pname` = \"q\" must be constant within each unit")
+  d4 <- d; d4$q[d4$g == 2] <- 1
+  expect_error(run(d4), "cohort 2 .* no ineligible units")
+  d5 <- d; d5$q[d5$g == 2] <- 0
+  expect_error(run(d5), "cohort 2 .* no eligible units")
+  d6 <- d; d6$q[d6$g == 0] <- 1
+  expect_error(run(d6), "never-treated units .* eligible and ineligible")
+  d7 <- d; d7$g[d7$id == 3] <- c(0, 2, 2)
+  expect_error(run(d7), "`gname` = \"g\" must be constant within each unit")
+  expect_error(run(d, control_group = "notyettreated"), "notyettreated")
+  expect_error(run(d[-1, ]), "unbalanced")
+  expect_error(run(d, est_method = "ols"), "`est_method`")
+  expect_error(did_ddd(d, "y", "id", "t", "g"), "`pname`")
+})
