@@ -72,9 +72,25 @@ test_that("did_ddd equals triplediff with staggered adoption (never-treated comp
         okk <- !is.na(a$se.egt)
         expect_equal(el$std.error[okk], a$se.egt[okk], tolerance = 1e-6, label = paste(lab, ty, "element SEs"))
       }
-      # triplediff's overall SE of the group aggregation differs (under study)
+      # triplediff's overall SE of the group aggregation differs: its
+      # weight-influence term takes `group` (the cohorts of the first cells)
+      # where did takes the cohort list (compute_aggregations.R, selective
+      # branch); did_ddd follows did (documented in ?did_ddd)
       if (ty != "group") expect_equal(tb$std.error[tb$term == "ATT"], a$overall.se, tolerance = 1e-6,
                                       label = paste(lab, ty, "overall SE"))
+      if (ty == "group") {
+        # triplediff's number from did_ddd's influence functions with its
+        # weight term (cohorts r$groups[1:2] instead of the cohort list)
+        psi <- as.matrix(b$inf) %*% b$comb
+        G <- f$unit_group; gl <- sort(unique(r$groups)); J <- length(gl)
+        pg <- vapply(gl, function(g) mean(G == g), 0)
+        wif <- function(grp) sapply(seq_len(J), function(k) ((G == grp[k]) - pg[k]) / sum(pg)) -
+          rowSums(sapply(seq_len(J), function(k) (G == grp[k]) - pg[k])) %*% t(pg / sum(pg)^2)
+        th <- el$estimate
+        ov <- function(grp) psi[, seq_len(J)] %*% (pg / sum(pg)) + wif(grp) %*% th
+        expect_equal(sqrt(sum(ov(r$groups[seq_len(J)])^2)) / f$n, a$overall.se, tolerance = 1e-6)
+        expect_equal(sqrt(sum(ov(gl)^2)) / f$n, tb$std.error[tb$term == "ATT"], tolerance = 1e-10)
+      }
     }
   }
 })
