@@ -9,6 +9,12 @@
 # Usage: tools/install-triplediff.sh [LIB]
 set -euo pipefail
 LIB="${1:-}"
+if Rscript --no-save --no-restore --no-init-file --no-environ -e "
+  if (nzchar('$LIB')) .libPaths(c('$LIB', .libPaths()))
+  quit(status = !(requireNamespace('triplediff', quietly = TRUE) && utils::packageVersion('triplediff') >= '0.2.4'))" \
+  2>/dev/null; then
+  echo "install-triplediff: triplediff present"; exit 0
+fi
 bash "$(dirname "$0")/apt-install.sh" install-triplediff r-cran-rcppeigen r-cran-data.table r-cran-rcpp
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -16,9 +22,6 @@ Rscript --no-save --no-restore --no-init-file --no-environ -e "
 lib <- if (nzchar('$LIB')) '$LIB' else .libPaths()[1]
 dir.create(lib, showWarnings = FALSE, recursive = TRUE)
 .libPaths(c(lib, .libPaths()))
-if (requireNamespace('triplediff', quietly = TRUE) && utils::packageVersion('triplediff') >= '0.2.4') {
-  message('install-triplediff: triplediff ', utils::packageVersion('triplediff'), ' present'); quit(save = 'no')
-}
 repos <- getOption('repos')
 deps <- c('BMisc', 'fastglm')
 need <- deps[!vapply(deps, requireNamespace, logical(1), quietly = TRUE)]
