@@ -191,10 +191,7 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
                         control_group = control_group, panel = panel,
                         allow_unbalanced = allow_unbalanced_panel)
   if (!is.null(design)) {
-    psu <- if (design$replicate) NULL else design$stages[[1]]$clus[p$rows]
-    if (panel && !is.null(psu) && .Call(C_first_varying, idc, attr(idc, "nlev"), psu) > 0)
-      dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.", idname,
-              dd_show(id[.Call(C_first_varying, idc, attr(idc, "nlev"), psu)]))
+    if (panel) dd_svy_check_units(design, p, idname)
     prep$unit_cluster <- dd_svy_if_rows(design, p$rows[prep$unit_prow])
   }
   if (!is.null(cluster)) dd_check_nclusters(length(unique(prep$unit_cluster)), cluster)
@@ -259,9 +256,7 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
   terms <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   tab <- dd_if_table(terms, r$att, se, alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
-  svy_label <- if (is.null(design)) "" else if (design$replicate)
-    sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
-    ", survey design (Taylor linearisation, PSUs within strata)"
+  svy_label <- dd_svy_label(design)
   label <- paste0(dd_cs_vcov_label(nboot, boot_weights, cluster, bootstrap_t), svy_label)
   info <- dd_info("did_cs", "Callaway-Sant'Anna group-time ATT (did_cs)", yname, prep$nobs,
                   if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic", label, Inf, alpha, terms,

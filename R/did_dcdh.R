@@ -238,12 +238,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
                 xf, weightsname, design = design, na_ok = c("yname", "dname"))
-  if (!is.null(design) && !design$replicate) {
-    psu <- design$stages[[1]]$clus[p$rows]
-    bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), psu)
-    if (bad > 0) dd_stop("`survey`: groups (`idname` = \"%s\") must lie within one PSU; group %s spans several.",
-                         idname, dd_show(p$id[bad]))
-  }
+  dd_svy_check_units(design, p, idname, "group")
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (any(is.infinite(d))) dd_stop("`dname` = \"%s\" has infinite values.", dname)
   if (all(is.na(d))) dd_stop("`dname` = \"%s\" is missing in every row.", dname)

@@ -101,11 +101,7 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
                                               if (is.null(design)) weightsname else "weights", code = p$idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
-  if (!is.null(design) && !design$replicate) {
-    bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), design$stages[[1]]$clus[p$rows])
-    if (bad > 0) dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.",
-                         idname, dd_show(p$id[bad]))
-  }
+  dd_svy_check_units(design, p, idname)
   ef <- dd_first_rows(p$idc)
   tlev <- as.double(p$tt[dd_first_rows(p$tc)])
   tlist <- sort(tlev)
@@ -146,9 +142,7 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   terms <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   tab <- dd_if_table(terms, eng$att, se, sp$alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
-  svy_label <- if (is.null(design)) "" else if (design$replicate)
-    sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
-    ", survey design (Taylor linearisation, PSUs within strata)"
+  svy_label <- dd_svy_label(design)
   uw <- if (is.null(wide$W)) rep(1, n) else wide$W[, 1]
   info <- dd_info("did_ddd", "Triple differences, group-time ATT (did_ddd)", yname, n * length(tl),
                   if (sp$nboot > 0L) "bootstrap" else "analytic",

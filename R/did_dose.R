@@ -171,11 +171,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
                                               if (is.null(design)) weightsname else "weights", code = p$idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cl, p$id, "cluster", cluster, code = p$idc)
-  if (!is.null(design) && !design$replicate) {
-    bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), design$stages[[1]]$clus[p$rows])
-    if (bad > 0) dd_stop("`survey`: units (`idname` = \"%s\") must lie within one PSU; unit %s spans several.",
-                         idname, dd_show(p$id[bad]))
-  }
+  dd_svy_check_units(design, p, idname)
   # units in the order of their identifiers (the bootstrap draws its
   # multipliers in this order, whatever the order of the rows)
   first <- dd_first_rows(p$idc)
@@ -193,9 +189,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   G <- G[keep]; never <- never[keep]; Du <- Du[keep]; wu <- wu[keep]; if (!is.null(cl)) cl <- cl[keep]
   w <- wu / mean(wu)
   if (!is.null(design)) cl <- dd_svy_if_rows(design, p$rows[first[keep]])
-  svy_label <- if (is.null(design)) "" else if (design$replicate)
-    sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type) else
-    ", survey design (Taylor linearisation, PSUs within strata)"
+  svy_label <- dd_svy_label(design)
   glist <- co$glist
   n <- length(G)
   if (any(never & Du != 0)) {

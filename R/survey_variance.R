@@ -304,3 +304,21 @@ dd_svy_rows_apply <- function(psi, s) {
   attr(R, "lonely") <- NULL
   dd_ifs_dense(R)
 }
+
+# Panel estimators whose influence functions are per unit (did_cs, did_dose,
+# did_ddd, did_dcdh): each unit within one PSU of a linearisation design
+# (`what`: "unit" or "group").
+dd_svy_check_units <- function(design, p, idname, what = "unit") {
+  if (is.null(design) || design$replicate) return(invisible(TRUE))
+  bad <- .Call(C_first_varying, p$idc, attr(p$idc, "nlev"), design$stages[[1]]$clus[p$rows])
+  if (bad > 0) dd_stop("`survey`: %ss (`idname` = \"%s\") must lie within one PSU; %s %s spans several.",
+                       what, idname, what, dd_show(p$id[bad]))
+  invisible(TRUE)
+}
+
+# the survey part of a variance label ("" without a design)
+dd_svy_label <- function(design) {
+  if (is.null(design)) ""
+  else if (design$replicate) sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type)
+  else ", survey design (Taylor linearisation, PSUs within strata)"
+}
