@@ -139,7 +139,7 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
   expect_error(run(d, est_method = "ols"), "`est_method`")
   expect_error(did_ddd(d, "y", "id", "t", "g"), "`pname`")
   d8 <- d; d8$psu <- seq_len(nrow(d8))
-  expect_error(run(d8, survey = survey_design(d8, ids = "psu")), "units \\(`idname` = \"id\"\\) must lie within one PSU")
+  expect_error(run(d8, survey = suppressWarnings(survey_design(d8, ids = "psu"))), "units \\(`idname` = \"id\"\\) must lie within one PSU")
 })
 
 test_that("did_ddd reproduces the stored triplediff staggered numbers (never-treated keys)", {
