@@ -234,7 +234,8 @@ dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, es
 #' g <- sample(c(0, 3, 4), n, replace = TRUE); q <- rbinom(n, 1, 0.5)
 #' d <- expand.grid(t = 1:5, id = 1:n)
 #' d$g <- g[d$id]; d$q <- q[d$id]
-#' d$y <- rnorm(n)[d$id] + d$t * (1 + 0.2 * d$q) + 2 * (d$g > 0 & d$t >= d$g & d$q == 1) + rnorm(nrow(d))
+#' d$y <- rnorm(n)[d$id] + d$t * (1 + 0.2 * d$q) +
+#'   2 * (d$g > 0 & d$t >= d$g & d$q == 1) + rnorm(nrow(d))
 #' aggregate(did_ddd(d, "y", "id", "t", "g", "q"), type = "simple")
 #' @export
 aggregate.did_ddd <- function(x, type = c("dynamic", "group", "simple", "calendar"), ...) {
