@@ -26,14 +26,22 @@
 #' triplediff 0.2.4's to about 1e-12 in the tests. Standard errors are
 #' sqrt(sum(psi^2)) / n as triplediff's staggered ones; in the two-period
 #' case triplediff divides the influence function's standard deviation
-#' (n - 1) by sqrt(n), larger by sqrt(n / (n - 1)). The aggregations equal
+#' (n - 1) by sqrt(n), larger by sqrt(n / (n - 1)), and so do its SEs of
+#' cells that combine several not-yet-treated comparison cohorts (GMM:
+#' sqrt(1 / (n sum(Omega^-1))) with the n - 1 covariance Omega). With
+#' `control_group = "notyettreated"` a cell with several comparison cohorts
+#' (the never treated and every cohort not yet treated) combines their
+#' triple differences with the weights colSums(Omega^-1) / sum(Omega^-1), as
+#' triplediff (`fit$comparisons` counts them). The aggregations equal
 #' triplediff's `agg_ddd()` (estimates, element SEs, overall SEs) except the
 #' overall SE of `type = "group"`: triplediff's weight-estimation term there
 #' takes the cohorts of the first ATT(g,t) cells instead of the cohort list
 #' (0.273 against did_ddd's 0.355, which follows did, on the test data).
-#' Not yet available:
-#' `control_group = "notyettreated"` with several periods (triplediff's GMM
-#' combination of comparison cohorts) and repeated cross-sections.
+#' Not yet available: repeated cross-sections. triplediff 0.2.4 mis-scales
+#' and misplaces the comparison cohorts' influence functions when a cell
+#' leaves some cohorts out (its help's "size_gt < n" case); did_ddd uses
+#' each cohort's full-sample influence function (under study: the tests
+#' compare designs where every cohort is in every cell).
 #'
 #' @param data A balanced panel (data.frame, data.table or tibble).
 #' @param yname,idname,tname,gname Outcome, unit, period and first treated
@@ -42,7 +50,7 @@
 #' @param xformla One-sided covariate formula (values from the earlier of a
 #'   cell's two periods, as did_cs).
 #' @param est_method `"dr"` (default), `"reg"` or `"ipw"`.
-#' @param control_group `"nevertreated"` (default).
+#' @param control_group `"nevertreated"` (default) or `"notyettreated"`.
 #' @param base_period `"varying"` (default) or `"universal"`.
 #' @param anticipation Periods of anticipation.
 #' @param weightsname Sampling weights (constant within unit).
@@ -108,8 +116,6 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   G <- as.double(p$g[ef]); never <- p$never[ef]; Qu <- Q[ef]
   co <- dd_cs_cohorts(G, never, tlist, anticipation, control_group, "units")
   tl <- tlist[co$tkeep]
-  if (control_group == "notyettreated" && length(tl) > 2L)
-    dd_stop("`control_group` = \"notyettreated\" with more than two periods (triplediff's GMM combination of comparison cohorts) is not available yet; use control_group = \"nevertreated\".")
   # units in blocks of (cohort, eligibility): cohorts in order (never treated
   # last), eligible before ineligible, then by identifier
   Gk <- ifelse(never, Inf, G)
@@ -125,7 +131,7 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   n <- length(kept)
   ug <- Gk[kept]; uq <- Qu[kept]
   glist <- co$glist
-  eng <- dd_ddd_engine(wide, ug, uq, tl, glist, anticipation, base_period, est_method, gname, pname)
+  eng <- dd_ddd_engine(wide, ug, uq, tl, glist, anticipation, base_period, control_group, est_method, gname, pname)
   cl <- if (!is.null(design)) dd_svy_if_rows(design, p$rows[ef[kept]])
         else if (!is.null(cluster)) p$cluster[[1]][ef[kept]] else NULL
   if (!is.null(cluster)) dd_check_nclusters(length(unique(cl)), cluster)
@@ -155,7 +161,8 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
                   unit_partition = uq, unit_weight = uw / mean(uw), unit_cluster = cl, periods = tl, crit = crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, control_group = control_group,
                   anticipation = anticipation, base_period = base_period, est_method = est_method, tname = tname,
-                  cluster = cluster, survey_label = if (nzchar(svy_label)) svy_label else NULL))
+                  cluster = cluster, survey_label = if (nzchar(svy_label)) svy_label else NULL,
+                  comparisons = eng$n_comparisons))
 }
 
 # The cells of the triple difference in did_cs's panel engine (C_cs_panel):
@@ -165,7 +172,8 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
 # treated. Returns att (K), the cells, and the influence functions (n x
 # (K + |glist|): the K cells' DDD combinations, then the cohort-share
 # columns of the aggregations, w 1{S = g, Q = 1}).
-dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, est_method, gname, pname) {
+dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, control_group, est_method, gname,
+                          pname) {
   key <- paste(ug, uq)
   bkey <- unique(key)                                # units are sorted by block
   first <- match(bkey, key)
@@ -180,41 +188,81 @@ dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, es
     if (!any(bG == g & bQ == 0)) dd_stop("cohort %s of `gname` = \"%s\" has no ineligible units (`pname` = \"%s\" is 1 for all of them); the triple difference needs both.",
                                          format(g), gname, pname)
   }
-  if (!any(bnever & bQ == 1) || !any(bnever & bQ == 0))
+  if (control_group == "nevertreated" && (!any(bnever & bQ == 1) || !any(bnever & bQ == 0)))
     dd_stop("the never-treated units of `gname` = \"%s\" must include eligible and ineligible units (`pname` = \"%s\" 1 and 0).",
             gname, pname)
-  cells <- dd_cs_cells(tl, glist, anticipation, base_period, "nevertreated")
+  cells <- dd_cs_cells(tl, glist, anticipation, base_period, control_group)
   K <- length(cells$g)
-  sub <- rep(seq_len(K), each = 3L); pair <- rep(c(3L, 2L, 1L), K)
-  gc <- cells$g[sub]
-  memb <- vapply(seq_len(3L * K), function(j) {
+  ref <- cells$idx[, 2] == cells$idx[, 3]
+  # each cell's comparison cohorts (Inf: never treated): the never treated,
+  # or with not-yet-treated comparisons every cohort not treated by the
+  # cell's threshold; cohorts lacking eligible or ineligible units are left out
+  comp <- lapply(seq_len(K), function(k) {
+    cs <- sort(unique(bG[bnever | (bG > cells$thr[k] & bG != cells$g[k])]))
+    cs[vapply(cs, function(c) any(bG == c & bQ == 1) && any(bG == c & bQ == 0), TRUE)]
+  })
+  nc <- lengths(comp)
+  if (any(nc == 0L & !ref))
+    dd_stop("ATT(%s,%s) has no comparison cohort with both eligible and ineligible units (`pname` = \"%s\").",
+            format(cells$g[which(nc == 0L & !ref)[1]]), format(cells$t[which(nc == 0L & !ref)[1]]), pname)
+  # engine cells: per cell the eligible of g against the ineligible of g
+  # (pair 3), then per comparison cohort c against its eligible (2) and
+  # ineligible (1) units
+  cell <- integer(); pair <- integer(); cc <- numeric()
+  for (k in seq_len(K)) {
+    cs <- if (length(comp[[k]])) comp[[k]] else Inf
+    cell <- c(cell, k, rep(k, 2L * length(cs))); pair <- c(pair, 3L, rep(c(2L, 1L), length(cs)))
+    cc <- c(cc, NA, rep(cs, each = 2L))
+  }
+  J <- length(cell); gc <- cells$g[cell]
+  memb <- vapply(seq_len(J), function(j) {
     tr <- !bnever & bG == gc[j] & bQ == 1
-    tr | switch(pair[j], bnever & bQ == 0, bnever & bQ == 1, !bnever & bG == gc[j] & bQ == 0)
+    tr | switch(pair[j], bG == cc[j] & bQ == 0, bG == cc[j] & bQ == 1, !bnever & bG == gc[j] & bQ == 0)
   }, logical(length(bkey)))
   memb <- matrix(memb, length(bkey))
-  ref <- cells$idx[sub, 2] == cells$idx[sub, 3]
-  memb[, ref] <- FALSE
+  refj <- ref[cell]
+  memb[, refj] <- FALSE
   bc <- dd_cs_block_cols(memb, bval, bnever, glist)
   varying <- (!is.null(wide$X) && dim(wide$X)[3] > 1L) || (!is.null(wide$W) && ncol(wide$W) > 1L)
   tkey <- paste(gc, apply(memb, 2, function(z) paste(which(z), collapse = ",")),
-                if (varying) pmin(cells$idx[sub, 2], cells$idx[sub, 3]) else "")
-  task <- match(tkey, unique(tkey[!ref])) - 1L
-  task[ref] <- -1L
-  r <- .Call(C_cs_panel, wide$Y, bstart, as.double(bval), bnever, wide$W, wide$X, cells$idx[sub, , drop = FALSE],
+                if (varying) pmin(cells$idx[cell, 2], cells$idx[cell, 3]) else "")
+  task <- match(tkey, unique(tkey[!refj])) - 1L
+  task[refj] <- -1L
+  r <- .Call(C_cs_panel, wide$Y, bstart, as.double(bval), bnever, wide$W, wide$X, cells$idx[cell, , drop = FALSE],
              as.double(gc), bc$pos, as.integer(task), lengths(bc$cols), bc$extra,
              match(est_method, c("reg", "ipw", "dr")) - 1L, 0.995)
-  r$cells <- cells
-  dd_cs_report(r, list(g = gc, t = cells$t[sub]))
-  psi <- dd_ifs(length(ug), 3L * K + length(glist), bstart, bc$cols, r$vals)
-  # DDD = pair 3 + pair 2 - pair 1, cell by cell; then the cohort-share
-  # columns w 1{S = g} (every unit of the cohort, eligible or not, as
-  # triplediff's aggregation weights)
-  comb <- matrix(0, 3L * K + length(glist), K)
-  comb[cbind(seq_len(3L * K), sub)] <- ifelse(pair == 1L, -1, 1)
-  att <- drop(r$att %*% comb[seq_len(3L * K), , drop = FALSE])
+  dd_cs_report(r, list(g = gc, t = cells$t[cell]))
+  psi <- dd_ifs(length(ug), J + length(glist), bstart, bc$cols, r$vals)
+  # one DDD per (cell, comparison cohort): pair 3 + pair 2 - pair 1
+  p3 <- which(pair == 3L)
+  pc <- which(pair == 2L)                            # one per (cell, cohort)
+  comb <- matrix(0, J + length(glist), length(pc))
+  comb[cbind(p3[cell[pc]], seq_along(pc))] <- 1
+  comb[cbind(pc, seq_along(pc))] <- 1
+  comb[cbind(pc + 1L, seq_along(pc))] <- -1
+  attc <- drop(r$att %*% comb[seq_len(J), , drop = FALSE])
+  L <- .Call(C_ifs_combine, psi, comb)
+  # several comparison cohorts: their optimal (GMM) combination, weights
+  # colSums(Omega^-1) / sum(Omega^-1) with Omega the covariance of their
+  # influence functions (as triplediff)
+  att <- numeric(K); IF <- matrix(0, length(ug), K)
+  for (k in seq_len(K)) {
+    j <- which(cell[pc] == k)
+    if (length(j) == 1L || ref[k]) {
+      att[k] <- attc[j[1]]; IF[, k] <- L[, j[1]]
+    } else {
+      Oi <- tryCatch(solve(stats::cov(L[, j, drop = FALSE])), error = function(e) NULL)
+      if (is.null(Oi)) dd_stop("ATT(%s,%s): the covariance of the comparison cohorts' estimates is singular.",
+                               format(cells$g[k]), format(cells$t[k]))
+      w <- colSums(Oi) / sum(Oi)
+      att[k] <- sum(w * attc[j]); IF[, k] <- L[, j, drop = FALSE] %*% w
+    }
+  }
+  # the cohort-share columns w 1{S = g} (every unit of the cohort, eligible or
+  # not, as triplediff's aggregation weights)
   w <- if (is.null(wide$W)) rep(1, length(ug)) else wide$W[, 1]
-  inf <- cbind(.Call(C_ifs_combine, psi, comb), dd_cohort_mat(w, ifelse(is.finite(ug), ug, 0), glist))
-  list(att = att, cells = cells, inf = dd_ifs_dense(inf))
+  list(att = att, cells = cells, n_comparisons = nc,
+       inf = dd_ifs_dense(cbind(IF, dd_cohort_mat(w, ifelse(is.finite(ug), ug, 0), glist))))
 }
 
 #' Aggregate a did_ddd fit

@@ -95,6 +95,41 @@ test_that("did_ddd equals triplediff with staggered adoption (never-treated comp
   }
 })
 
+test_that("did_ddd equals triplediff with not-yet-treated comparisons (GMM over comparison cohorts)", {
+  # gen_dgp_mult_periods has cohorts 2, 3 and never treated over 3 periods:
+  # ATT(2,2) combines the never treated and cohort 3; every cohort is in
+  # every cell (the case where triplediff's scaling is right). The GMM
+  # cells' SE of triplediff uses the n - 1 covariance: did_ddd's times
+  # sqrt(n / (n - 1)) is compared there (documented).
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
+  for (bp in c("varying", "universal")) for (m in c("dr", "reg", "ipw")) {
+    lab <- paste(bp, m)
+    r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition", xformla = xf,
+                  data = gm, control_group = "notyettreated", base_period = bp, est_method = m, inffunc = TRUE)
+    f <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, base_period = bp, est_method = m,
+                 control_group = "notyettreated")
+    k <- match(paste(r$groups, r$periods), paste(f$coeftable$group, f$coeftable$time))
+    expect_equal(f$coeftable$estimate[k], r$ATT, tolerance = 1e-8, label = lab)
+    psi <- as.matrix(f$inf)[match(sort(f$units), f$units), k, drop = FALSE]
+    ok <- !is.na(r$se)
+    expect_equal(unname(psi[, ok]), unname(as.matrix(r$inf_func_mat)[, ok]), tolerance = 1e-8, label = paste(lab, "IF"))
+    gmm <- f$comparisons[k] > 1
+    expect_true(any(gmm))
+    fac <- ifelse(gmm, sqrt(f$n / (f$n - 1)), 1)
+    expect_equal((f$coeftable$std.error[k] * fac)[ok], r$se[ok], tolerance = 1e-6, label = paste(lab, "SE"))
+    if (m == "dr" && bp == "varying") {
+      e <- aggregate(f, type = "dynamic")
+      a <- suppressWarnings(triplediff::agg_ddd(r, type = "eventstudy"))$aggte_ddd
+      el <- e$coeftable[e$coeftable$term != "ATT", ]
+      expect_equal(el$estimate, a$att.egt, tolerance = 1e-8)
+      expect_equal(el$std.error, a$se.egt, tolerance = 1e-6)
+    }
+  }
+})
+
 test_that("did_ddd: bootstrap, bands, clusters and the event study's typed component", {
   skip_if_not_installed("triplediff")
   set.seed(3)
@@ -134,7 +169,6 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
   expect_error(run(d6), "never-treated units .* eligible and ineligible")
   d7 <- d; d7$g[d7$id == 3] <- c(0, 2, 2)
   expect_error(run(d7), "`gname` = \"g\" must be constant within each unit")
-  expect_error(run(d, control_group = "notyettreated"), "notyettreated")
   expect_error(run(d[-1, ]), "unbalanced")
   expect_error(run(d, est_method = "ols"), "`est_method`")
   expect_error(did_ddd(d, "y", "id", "t", "g"), "`pname`")
@@ -145,20 +179,21 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
 test_that("did_ddd reproduces the stored triplediff staggered numbers (never-treated keys)", {
   # ref-ddd-staggered.csv: triplediff's numbers from ../shared/reference (an
   # earlier release; 0.2.4 reproduces them), xformla = ~1, varying base
-  # period; the not-yet-treated keys wait for that comparison group
+  # period, never- and not-yet-treated comparisons
   skip_if_not_installed("triplediff")
   ref <- read.csv(test_path("ref-ddd-staggered.csv"), comment.char = "#", stringsAsFactors = FALSE)
-  ref <- ref[ref$control_group == "nevertreated", ]
   for (k in unique(ref$key)) {
     r <- ref[ref$key == k, ]
     set.seed(r$seed[1])
     d <- as.data.frame(triplediff::gen_dgp_mult_periods(size = r$n[1], dgp_type = r$dgp_type[1])$data)
     d$G <- ifelse(is.finite(d$state), d$state, 0)
-    f <- did_ddd(d, "y", "id", "time", "G", "partition", est_method = r$est_method[1])
+    f <- did_ddd(d, "y", "id", "time", "G", "partition", est_method = r$est_method[1],
+                 control_group = r$control_group[1])
     gt <- r[r$what == "gt", ]
     m <- match(paste(gt$group, gt$time), paste(f$coeftable$group, f$coeftable$time))
     expect_equal(f$coeftable$estimate[m], gt$att, tolerance = 1e-8, label = k)
-    expect_equal(f$coeftable$std.error[m], gt$se, tolerance = 1e-6, label = k)
+    fac <- ifelse(f$comparisons[m] > 1, sqrt(f$n / (f$n - 1)), 1)       # GMM cells: n - 1 (see above)
+    expect_equal(f$coeftable$std.error[m] * fac, gt$se, tolerance = 1e-6, label = k)
     s <- aggregate(f, type = "simple")
     expect_equal(unname(s$coefficients), r$att[r$what == "simple"], tolerance = 1e-8, label = k)
     expect_equal(s$coeftable$std.error, r$se[r$what == "simple"], tolerance = 1e-6, label = k)
