@@ -176,7 +176,7 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
   expect_error(run(d8, survey = suppressWarnings(survey_design(d8, ids = "psu"))), "units \\(`idname` = \"id\"\\) must lie within one PSU")
 })
 
-test_that("did_ddd reproduces the stored triplediff staggered numbers (never-treated keys)", {
+test_that("did_ddd reproduces the stored triplediff staggered numbers (never- and not-yet-treated keys)", {
   # ref-ddd-staggered.csv: triplediff's numbers from ../shared/reference (an
   # earlier release; 0.2.4 reproduces them), xformla = ~1, varying base
   # period, never- and not-yet-treated comparisons
