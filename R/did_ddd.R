@@ -37,11 +37,14 @@
 #' overall SE of `type = "group"`: triplediff's weight-estimation term there
 #' takes the cohorts of the first ATT(g,t) cells instead of the cohort list
 #' (0.273 against did_ddd's 0.355, which follows did, on the test data).
-#' Not yet available: repeated cross-sections. triplediff 0.2.4 mis-scales
-#' and misplaces the comparison cohorts' influence functions when a cell
-#' leaves some cohorts out (its help's "size_gt < n" case); did_ddd uses
-#' each cohort's full-sample influence function (under study: the tests
-#' compare designs where every cohort is in every cell).
+#' When a not-yet-treated cell leaves some cohorts out (e.g. ATT(2,3) with
+#' cohort 3 already treated), triplediff 0.2.4 scales the comparison
+#' cohorts' influence functions by the cell size instead of the sample size
+#' and places them on the wrong units, which changes its estimates there
+#' (ATT(2,3) 1.8488 against 1.8569 in the tests) and shrinks their SEs;
+#' did_ddd uses each comparison's full-sample influence function (checked
+#' against an independent implementation). Not yet available: repeated
+#' cross-sections.
 #'
 #' @param data A balanced panel (data.frame, data.table or tibble).
 #' @param yname,idname,tname,gname Outcome, unit, period and first treated

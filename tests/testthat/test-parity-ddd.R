@@ -207,3 +207,41 @@ test_that("did_ddd reproduces the stored triplediff staggered numbers (never- an
     expect_equal(e$coeftable$std.error[e$coeftable$term == "ATT"], r$se[r$what == "es_overall"], tolerance = 1e-6)
   }
 })
+
+test_that("did_ddd with not-yet-treated comparisons when cells leave cohorts out: the corrected estimator", {
+  # Four periods, cohorts 2, 3, 4 and never treated: ATT(2,3) compares cohort
+  # 2 with cohort 4 and the never treated (cohort 3 is treated by then), so
+  # cells leave cohorts out. triplediff 0.2.4 then scales the comparison
+  # cohorts' influence functions by the cell size and places them on the
+  # wrong units, which moves ATT(2,3) (1.8488 against 1.8569). The reference
+  # (ref-ddd-nyt-stag4.csv) is an independent base-R re-implementation with
+  # full-sample influence functions; its GMM cells' SE uses the n - 1
+  # covariance (compared after the factor sqrt(n / (n - 1))).
+  stag4_panel <- function(n = 1200, seed = 11) {
+    set.seed(seed)
+    G <- sample(c(0, 2, 3, 4), n, replace = TRUE, prob = c(.3, .25, .25, .2))
+    Q <- rbinom(n, 1, 0.5); x1 <- rnorm(n); x2 <- rnorm(n)
+    a <- rnorm(n) + 0.5 * x1
+    d <- expand.grid(id = 1:n, time = 1:4)
+    d <- d[order(d$id, d$time), ]
+    i <- d$id
+    d$state <- G[i]; d$partition <- Q[i]; d$x1 <- x1[i]; d$x2 <- x2[i]
+    treated <- G[i] > 0 & d$time >= G[i] & Q[i] == 1
+    d$y <- a[i] + d$time * (1 + 0.3 * x1[i] + 0.2 * Q[i] + 0.1 * (G[i] > 0)) + treated * (1 + d$time - G[i]) +
+      rnorm(nrow(d))
+    d
+  }
+  d <- stag4_panel()
+  ref <- read.csv(test_path("ref-ddd-nyt-stag4.csv"), comment.char = "#")
+  f <- did_ddd(d, "y", "id", "time", "state", "partition", xformla = ~ x1 + x2, control_group = "notyettreated")
+  k <- match(paste(ref$group, ref$time), paste(f$coeftable$group, f$coeftable$time))
+  expect_equal(f$coeftable$estimate[k], ref$att, tolerance = 1e-8)
+  fac <- ifelse(f$comparisons[k] > 1, sqrt(f$n / (f$n - 1)), 1)
+  expect_equal(f$coeftable$std.error[k] * fac, ref$se, tolerance = 1e-6)
+  expect_identical(as.integer(f$comparisons[k][1:2]), c(3L, 2L))     # ATT(2,2): never, 3, 4; ATT(2,3): never, 4
+  skip_if_not_installed("triplediff")
+  r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition",
+                xformla = ~ x1 + x2, data = d, control_group = "notyettreated", est_method = "dr")
+  j <- match(paste(r$groups, r$periods), paste(ref$group, ref$time))
+  expect_gt(abs(r$ATT[j == 2] - ref$att[2]), 0.005)                 # triplediff's placement fault
+})
