@@ -276,9 +276,8 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
     IFa[f$tr, ] <- IFa[f$tr, ] + a[k] * (f$Z %*% t(f$dB))
   }
   curve <- list(att = drop(est$att_d %*% a), acrt = drop(est$acrt_d %*% a))
-  rows <- function(M) dd_if_rows(dd_ifs_dense(M), cl)
-  se_of <- function(M) { s <- sqrt(.Call(C_ifs_colss, rows(M))) / n; s[!is.finite(s) | s <= dd_zero_tol] <- NA_real_; s }
-  se_o <- se_of(if_o); se_d <- se_of(IFd); se_a <- se_of(IFa)
+  se_o <- dd_if_se(dd_ifs_dense(if_o), n, cl); se_d <- dd_if_se(dd_ifs_dense(IFd), n, cl)
+  se_a <- dd_if_se(dd_ifs_dense(IFa), n, cl)
   crit_d <- crit_a <- NA_real_
   label <- paste0(dd_cs_vcov_label(sp$nboot, sp$boot_weights, cluster), svy_label)
   if (sp$nboot > 0L) {
@@ -304,9 +303,8 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
     dose_tab$acrt_cband_low <- curve$acrt - crit_a * se_a; dose_tab$acrt_cband_high <- curve$acrt + crit_a * se_a
   }
   tab <- dd_if_table(c("ATT", "ACRT"), ov, se_o, sp$alpha)
-  V <- crossprod(as.matrix(rows(if_o))) / n^2
-  if (sp$nboot > 0L) { s <- se_o / sqrt(diag(V)); V <- V * outer(s, s) }
-  dimnames(V) <- list(c("ATT", "ACRT"), c("ATT", "ACRT"))
+  V <- dd_if_vcov(list(inf = dd_ifs_dense(if_o), unit_cluster = cl, n = n, coeftable = tab,
+                       vcov_type = if (sp$nboot > 0L) "bootstrap" else "analytic"))
   cell_tab <- data.frame(group = cells$g, time = cells$t, att = est$att, acrt = est$acrt,
                          n_treated = vapply(cellfits, function(f) length(f$tr), 1L),
                          n_comparison = vapply(cellfits, function(f) length(f$cc), 1L))
