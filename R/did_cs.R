@@ -294,8 +294,11 @@ dd_cs_crit_warn <- function(crit) {
 # The estimation sample. A balanced panel goes wide (N x T outcomes, units
 # sorted by cohort into blocks) with unit-level bookkeeping only; repeated
 # cross-sections and unbalanced panels stay long (rows) for the RC engine.
+# `part` (did_ddd's eligibility, per row) sorts a panel's units by cohort and
+# eligibility.
 dd_cs_prepare <- function(y, tt, g, never, id, w, X, cl, nterm, gname, tname, anticipation,
-                          control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt)) {
+                          control_group, panel, allow_unbalanced, idc = dd_codes(id), tc = dd_codes(tt),
+                          part = NULL) {
   tlev <- as.double(tt[dd_first_rows(tc)])    # period of each time code
   tlist <- sort(tlev)
   ef <- if (panel) dd_first_rows(idc) else NULL
@@ -311,7 +314,9 @@ dd_cs_prepare <- function(y, tt, g, never, id, w, X, cl, nterm, gname, tname, an
     # the influence-function rows (and the bootstrap multipliers drawn for
     # them) do not depend on the order of the rows; dropped units map to -1
     kept <- which(co$keep)
-    kept <- kept[order(gkey[kept], id[ef][kept])]
+    # (did_ddd: eligible before ineligible within a cohort, `part`)
+    kept <- if (is.null(part)) kept[order(gkey[kept], id[ef][kept])]
+            else kept[order(gkey[kept], -part[ef][kept], id[ef][kept])]
     umap <- rep(-1L, length(eg)); umap[kept] <- seq_along(kept) - 1L
     wide <- .Call(C_panel_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
                   if (is.null(w)) NULL else as.double(w), X)

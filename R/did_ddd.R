@@ -43,8 +43,23 @@
 #' and places them on the wrong units, which changes its estimates there
 #' (ATT(2,3) 1.8488 against 1.8569 in the tests) and shrinks their SEs;
 #' did_ddd uses each comparison's full-sample influence function (checked
-#' against an independent implementation). Not yet available: repeated
-#' cross-sections.
+#' against an independent implementation).
+#'
+#' Repeated cross-sections (`panel = FALSE`: each row its own observation)
+#' and unbalanced panels (`allow_unbalanced_panel = TRUE`) run in did_cs()'s
+#' repeated cross-section engine with DRDID's `drdid_rc`, `reg_did_rc` and
+#' `std_ipw_did_rc` per comparison, as triplediff's `panel = FALSE` and
+#' `allow_unbalanced_panel = TRUE` paths: `"reg"` and `"ipw"` equal
+#' triplediff 0.2.4 (estimates, influence functions, SEs with the factors
+#' above). Its doubly robust repeated cross-section influence function
+#' (`compute_did_rc`) adds the comparison regression's base-period terms
+#' where DRDID subtracts them; the estimates agree (with one comparison
+#' cohort), the influence functions differ on the comparison observations of
+#' the base period, and so do SEs (0.3427 against did_ddd's 0.3446 on the
+#' same n - 1 convention in the two-period test) and the GMM weights of
+#' not-yet-treated cells. did_ddd follows DRDID
+#' (checked against `DRDID::drdid_rc`). Without `allow_unbalanced_panel`,
+#' units missing periods are dropped with a warning (as triplediff).
 #'
 #' @param data A balanced panel (data.frame, data.table or tibble).
 #' @param yname,idname,tname,gname Outcome, unit, period and first treated
@@ -57,11 +72,19 @@
 #' @param base_period `"varying"` (default) or `"universal"`.
 #' @param anticipation Periods of anticipation.
 #' @param weightsname Sampling weights (constant within unit).
+#' @param panel `TRUE` for panel data, `FALSE` for repeated cross-sections
+#'   (`idname` then only orders the rows).
+#' @param allow_unbalanced_panel Keep units missing some periods (estimated
+#'   as repeated cross-sections with the units' rows combined, as triplediff
+#'   and did) instead of dropping them.
 #' @param cluster A column to cluster on (units nested in clusters).
 #' @param survey A complex survey design (as in [did_cs()]).
 #' @param nboot,boot_weights,cband,alpha Multiplier bootstrap draws (0:
 #'   analytic), weights, uniform band over the ATT(g,t), significance level.
-#' @param ... triplediff's `boot` (TRUE: `nboot` draws, default 999).
+#' @param ... triplediff's `boot` (TRUE: `nboot` draws, default 999);
+#'   `inffunc`, `use_parallel` and `cores` are accepted and change nothing
+#'   (the influence functions are always in `fit$inf`; threads follow
+#'   [dd_threads()]).
 #' @return A fit of class `c("did_ddd", "dd_fit")` with one row per ATT(g,t)
 #'   (`group`, `time`, `event`); with two periods one row `ATT(g,t)` for the
 #'   treated cohort.
@@ -83,13 +106,18 @@
 #' @export
 did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, est_method = c("dr", "reg", "ipw"),
                     control_group = c("nevertreated", "notyettreated"), base_period = c("varying", "universal"),
-                    anticipation = 0, weightsname = NULL, cluster = NULL, survey = NULL, nboot = 0,
-                    boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE, alpha = 0.05, ...) {
+                    anticipation = 0, weightsname = NULL, panel = TRUE, allow_unbalanced_panel = FALSE,
+                    cluster = NULL, survey = NULL, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
+                    cband = FALSE, alpha = 0.05, ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   if (missing(pname)) dd_stop("`pname` (the 0/1 eligibility column) is missing.")
-  dots <- list(...)
-  a <- dd_did_aliases(dots, "boot", "did_ddd")
+  # triplediff's spellings: `boot`; `inffunc` (the influence functions are
+  # always kept, `fit$inf`), `use_parallel` and `cores` (threads follow
+  # dd_threads()) are accepted and change nothing
+  a <- dd_did_aliases(list(...), c("boot", "inffunc", "use_parallel", "cores"), "did_ddd")
+  for (nm in c("inffunc", "use_parallel")) if (!is.null(a[[nm]])) dd_check_flag(a[[nm]], nm)
+  if (!is.null(a$cores)) dd_check_count(a$cores, "cores", min = 1)
   if (!is.null(a$boot) && dd_check_flag(a$boot, "boot") && identical(nboot, 0)) nboot <- 999
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, cluster = cluster)
   dd_check_data(data)
@@ -98,47 +126,40 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   control_group <- dd_match_vocab(control_group[1], c("nevertreated", "notyettreated"), "control_group")
   base_period <- dd_match_arg(base_period[1], c("varying", "universal"), "base_period")
   anticipation <- dd_check_count(anticipation, "anticipation")
+  panel <- dd_check_flag(panel, "panel")
+  allow_unbalanced_panel <- dd_check_flag(allow_unbalanced_panel, "allow_unbalanced_panel")
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
   if (!is.null(design) && design$replicate && sp$nboot > 0L)
     dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
             sp$nboot)
+  # repeated cross-sections: identifiers are not unit-period keys
   p <- dd_panel(data, yname, idname, tname, c(gname = gname, pname = pname), xformla, weightsname, cluster, NULL,
-                design, x_list = TRUE, anticipation = anticipation)
+                design, x_list = TRUE, unique_rows = panel, anticipation = anticipation)
   Q <- dd_check_numeric_col(p$vals$pname, "pname", pname)
   dd_check_binary(Q, "pname", pname)
-  dd_check_constant_within(Q, p$id, "pname", pname, code = p$idc)
-  if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
-                                              if (is.null(design)) weightsname else "weights", code = p$idc)
-  if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
-  dd_svy_check_units(design, p, idname)
-  ef <- dd_first_rows(p$idc)
-  tlev <- as.double(p$tt[dd_first_rows(p$tc)])
-  tlist <- sort(tlev)
-  G <- as.double(p$g[ef]); never <- p$never[ef]; Qu <- Q[ef]
-  co <- dd_cs_cohorts(G, never, tlist, anticipation, control_group, "units")
-  tl <- tlist[co$tkeep]
-  # units in blocks of (cohort, eligibility): cohorts in order (never treated
-  # last), eligible before ineligible, then by identifier
-  Gk <- ifelse(never, Inf, G)
-  kept <- which(co$keep)
-  kept <- kept[order(Gk[kept], -Qu[kept], p$id[ef][kept], method = "radix")]
-  umap <- rep(-1L, length(ef)); umap[kept] <- seq_along(kept) - 1L
-  tmap <- match(tlev, tl) - 1L; tmap[is.na(tmap)] <- -1L
-  wide <- .Call(C_panel_wide, p$idc, p$tc, umap, tmap, length(kept), length(tl), as.double(p$y),
-                if (is.null(p$w)) NULL else as.double(p$w), p$X)
-  if (anyNA(wide$Y))
-    dd_stop("the panel is unbalanced: %d unit(s) miss some periods; did_ddd() needs a balanced panel.",
-            sum(rowSums(is.na(wide$Y)) > 0))
-  n <- length(kept)
-  ug <- Gk[kept]; uq <- Qu[kept]
-  glist <- co$glist
-  eng <- dd_ddd_engine(wide, ug, uq, tl, glist, anticipation, base_period, control_group, est_method, gname, pname)
-  cl <- if (!is.null(design)) dd_svy_if_rows(design, p$rows[ef[kept]])
-        else if (!is.null(cluster)) p$cluster[[1]][ef[kept]] else NULL
+  if (panel) {
+    dd_check_constant_within(Q, p$id, "pname", pname, code = p$idc)
+    if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
+                                                if (is.null(design)) weightsname else "weights", code = p$idc)
+    if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
+    dd_svy_check_units(design, p, idname)
+  }
+  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
+  prep <- dd_cs_prepare(y = p$y, tt = p$tt, g = p$g, never = p$never, id = p$id, w = p$w, X = p$X, idc = p$idc,
+                        tc = p$tc, cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
+                        gname = gname, tname = tname, anticipation = anticipation, control_group = control_group,
+                        panel = panel, allow_unbalanced = allow_unbalanced_panel, part = Q)
+  uq <- Q[prep$unit_prow]
+  prow <- p$rows[prep$unit_prow]
+  rm(p, Q)
+  cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
+  eng <- dd_ddd_engine(prep, uq, cells, control_group, est_method, gname, pname)
+  n <- prep$n
+  cl <- if (!is.null(design)) dd_svy_if_rows(design, prow) else prep$unit_cluster
   if (!is.null(cluster)) dd_check_nclusters(length(unique(cl)), cluster)
-  cells <- eng$cells; K <- length(cells$g)
+  K <- length(cells$g)
   se <- dd_if_se(eng$inf, n, cl, seq_len(K))
   se[is.na(eng$att)] <- NA_real_
   crit <- NA_real_
@@ -152,65 +173,63 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   tab <- dd_if_table(terms, eng$att, se, sp$alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
   svy_label <- dd_svy_label(design)
-  uw <- if (is.null(wide$W)) rep(1, n) else wide$W[, 1]
-  info <- dd_info("did_ddd", "Triple differences, group-time ATT (did_ddd)", yname, n * length(tl),
+  units_level <- prep$panel || allow_unbalanced_panel
+  info <- dd_info("did_ddd", "Triple differences, group-time ATT (did_ddd)", yname, prep$nobs,
                   if (sp$nboot > 0L) "bootstrap" else "analytic",
                   paste0(dd_cs_vcov_label(sp$nboot, sp$boot_weights, cluster), svy_label), Inf, sp$alpha, terms,
-                  n_units = n, n_periods = length(tl),
+                  n_units = if (units_level) n else NULL, n_periods = length(prep$tlist),
                   n_clusters = if (inherits(cl, "dd_svy_rows")) cl$G else if (is.null(cl)) NULL else length(unique(cl)),
-                  notes = co$notes)
+                  notes = prep$notes)
+  uw <- prep$unit_weight
   new_dd_fit("did_ddd", tab, stats::setNames(eng$att, terms), NULL, info, call,
-             list(inf = eng$inf, n = n, units = p$id[ef][kept], unit_group = ifelse(is.finite(ug), ug, 0),
-                  unit_partition = uq, unit_weight = uw / mean(uw), unit_cluster = cl, periods = tl, crit = crit,
+             list(inf = eng$inf, n = n, units = prep$units, unit_group = prep$unit_group, unit_partition = uq,
+                  unit_weight = uw / mean(uw), unit_cluster = cl, periods = prep$tlist, crit = crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, control_group = control_group,
                   anticipation = anticipation, base_period = base_period, est_method = est_method, tname = tname,
-                  cluster = cluster, survey_label = if (nzchar(svy_label)) svy_label else NULL,
+                  panel = prep$panel, cluster = cluster, survey_label = if (nzchar(svy_label)) svy_label else NULL,
                   comparisons = eng$n_comparisons))
 }
 
-# The cells of the triple difference in did_cs's panel engine (C_cs_panel):
-# blocks of units by (cohort, eligibility); each ATT(g,t) is three engine
-# cells with the eligible units of cohort g treated, compared with the
-# ineligible units of g, the eligible never treated and the ineligible never
-# treated. Returns att (K), the cells, and the influence functions (n x
-# (K + |glist|): the K cells' DDD combinations, then the cohort-share
-# columns of the aggregations, w 1{S = g, Q = 1}).
-dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, control_group, est_method, gname,
-                          pname) {
-  key <- paste(ug, uq)
-  bkey <- unique(key)                                # units are sorted by block
-  first <- match(bkey, key)
-  bG <- ug[first]; bQ <- uq[first]; bnever <- !is.finite(bG)
-  # treated blocks are found by value (bval == the cell's cohort): the
-  # ineligible block of a cohort gets a value no cell has
-  bval <- ifelse(bnever, Inf, ifelse(bQ == 1, bG, -Inf))
-  bstart <- as.integer(c(0L, cumsum(tabulate(match(key, bkey), length(bkey)))))
-  for (g in glist) {
-    if (!any(bG == g & bQ == 1)) dd_stop("cohort %s of `gname` = \"%s\" has no eligible units (`pname` = \"%s\" is 0 for all of them).",
-                                         format(g), gname, pname)
-    if (!any(bG == g & bQ == 0)) dd_stop("cohort %s of `gname` = \"%s\" has no ineligible units (`pname` = \"%s\" is 1 for all of them); the triple difference needs both.",
-                                         format(g), gname, pname)
-  }
-  if (control_group == "nevertreated" && (!any(bnever & bQ == 1) || !any(bnever & bQ == 0)))
-    dd_stop("the never-treated units of `gname` = \"%s\" must include eligible and ineligible units (`pname` = \"%s\" 1 and 0).",
-            gname, pname)
-  cells <- dd_cs_cells(tl, glist, anticipation, base_period, control_group)
+# The triple difference in did_cs's cell engines. Units (observations in
+# repeated cross-sections) form blocks of (cohort, eligibility), in repeated
+# cross-sections also by period; each ATT(g,t) is, per comparison cohort c,
+# three engine cells with the eligible units of cohort g treated, compared
+# with the ineligible units of g (pair 3), the eligible (pair 2) and the
+# ineligible (pair 1) units of c: DDD_c = pair 3 + pair 2 - pair 1. Several
+# comparison cohorts (not-yet-treated) are combined with GMM weights.
+# Returns att (K), the number of comparison cohorts per cell, and the
+# influence functions (n x (K + |glist|): the cells, then the cohort-share
+# columns of the aggregations, w 1{S = g}).
+dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pname) {
+  ug <- ifelse(prep$unit_group == 0, Inf, prep$unit_group)   # Inf: never treated
+  glist <- prep$glist
   K <- length(cells$g)
   ref <- cells$idx[, 2] == cells$idx[, 3]
+  # (cohort, eligibility) combinations and the engine cells they enter
+  cq <- paste(ug, uq)
+  ckey <- unique(cq)
+  cG <- ug[match(ckey, cq)]; cQ <- uq[match(ckey, cq)]; cnever <- !is.finite(cG)
+  what <- if (prep$panel || !is.null(prep$units)) "units" else "observations"
+  for (g in glist) {
+    if (!any(cG == g & cQ == 1)) dd_stop("cohort %s of `gname` = \"%s\" has no eligible %s (`pname` = \"%s\" is 0 for all of them).",
+                                         format(g), gname, what, pname)
+    if (!any(cG == g & cQ == 0)) dd_stop("cohort %s of `gname` = \"%s\" has no ineligible %s (`pname` = \"%s\" is 1 for all of them); the triple difference needs both.",
+                                         format(g), gname, what, pname)
+  }
+  if (control_group == "nevertreated" && (!any(cnever & cQ == 1) || !any(cnever & cQ == 0)))
+    dd_stop("the never-treated %s of `gname` = \"%s\" must include eligible and ineligible ones (`pname` = \"%s\" 1 and 0).",
+            what, gname, pname)
   # each cell's comparison cohorts (Inf: never treated): the never treated,
   # or with not-yet-treated comparisons every cohort not treated by the
   # cell's threshold; cohorts lacking eligible or ineligible units are left out
   comp <- lapply(seq_len(K), function(k) {
-    cs <- sort(unique(bG[bnever | (bG > cells$thr[k] & bG != cells$g[k])]))
-    cs[vapply(cs, function(c) any(bG == c & bQ == 1) && any(bG == c & bQ == 0), TRUE)]
+    cs <- sort(unique(cG[cnever | (cG > cells$thr[k] & cG != cells$g[k])]))
+    cs[vapply(cs, function(c) any(cG == c & cQ == 1) && any(cG == c & cQ == 0), TRUE)]
   })
   nc <- lengths(comp)
   if (any(nc == 0L & !ref))
-    dd_stop("ATT(%s,%s) has no comparison cohort with both eligible and ineligible units (`pname` = \"%s\").",
-            format(cells$g[which(nc == 0L & !ref)[1]]), format(cells$t[which(nc == 0L & !ref)[1]]), pname)
-  # engine cells: per cell the eligible of g against the ineligible of g
-  # (pair 3), then per comparison cohort c against its eligible (2) and
-  # ineligible (1) units
+    dd_stop("ATT(%s,%s) has no comparison cohort with both eligible and ineligible %s (`pname` = \"%s\").",
+            format(cells$g[which(nc == 0L & !ref)[1]]), format(cells$t[which(nc == 0L & !ref)[1]]), what, pname)
   cell <- integer(); pair <- integer(); cc <- numeric()
   for (k in seq_len(K)) {
     cs <- if (length(comp[[k]])) comp[[k]] else Inf
@@ -218,24 +237,60 @@ dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, co
     cc <- c(cc, NA, rep(cs, each = 2L))
   }
   J <- length(cell); gc <- cells$g[cell]
-  memb <- vapply(seq_len(J), function(j) {
-    tr <- !bnever & bG == gc[j] & bQ == 1
-    tr | switch(pair[j], bG == cc[j] & bQ == 0, bG == cc[j] & bQ == 1, !bnever & bG == gc[j] & bQ == 0)
-  }, logical(length(bkey)))
-  memb <- matrix(memb, length(bkey))
+  cmemb <- vapply(seq_len(J), function(j) {
+    tr <- !cnever & cG == gc[j] & cQ == 1
+    tr | switch(pair[j], cG == cc[j] & cQ == 0, cG == cc[j] & cQ == 1, !cnever & cG == gc[j] & cQ == 0)
+  }, logical(length(ckey)))
+  cmemb <- matrix(cmemb, length(ckey))
   refj <- ref[cell]
-  memb[, refj] <- FALSE
-  bc <- dd_cs_block_cols(memb, bval, bnever, glist)
-  varying <- (!is.null(wide$X) && dim(wide$X)[3] > 1L) || (!is.null(wide$W) && ncol(wide$W) > 1L)
-  tkey <- paste(gc, apply(memb, 2, function(z) paste(which(z), collapse = ",")),
-                if (varying) pmin(cells$idx[cell, 2], cells$idx[cell, 3]) else "")
-  task <- match(tkey, unique(tkey[!refj])) - 1L
-  task[refj] <- -1L
-  r <- .Call(C_cs_panel, wide$Y, bstart, as.double(bval), bnever, wide$W, wide$X, cells$idx[cell, , drop = FALSE],
-             as.double(gc), bc$pos, as.integer(task), lengths(bc$cols), bc$extra,
-             match(est_method, c("reg", "ipw", "dr")) - 1L, 0.995)
+  cmemb[, refj] <- FALSE
+  # treated blocks are found by value (== the cell's cohort): ineligible
+  # blocks of a cohort get a value no cell has
+  cval <- ifelse(cnever, Inf, ifelse(cQ == 1, cG, -Inf))
+  idx <- cells$idx[cell, , drop = FALSE]
+  method <- match(est_method, c("reg", "ipw", "dr")) - 1L
+  if (prep$panel) {
+    # units come sorted by cohort and eligibility: the blocks are contiguous
+    bstart <- as.integer(c(0L, cumsum(tabulate(match(cq, ckey), length(ckey)))))
+    bc <- dd_cs_block_cols(cmemb, cval, cnever, glist)
+    varying <- (!is.null(prep$X) && dim(prep$X)[3] > 1L) || (!is.null(prep$W) && ncol(prep$W) > 1L)
+    tkey <- paste(gc, apply(cmemb, 2, function(z) paste(which(z), collapse = ",")),
+                  if (varying) pmin(idx[, 2], idx[, 3]) else "")
+    task <- match(tkey, unique(tkey[!refj])) - 1L
+    task[refj] <- -1L
+    r <- .Call(C_cs_panel, prep$Y, bstart, as.double(cval), cnever, prep$W, prep$X, idx, as.double(gc), bc$pos,
+               as.integer(task), lengths(bc$cols), bc$extra, method, 0.995)
+    psi <- dd_ifs(length(ug), J + length(glist), bstart, bc$cols, r$vals)
+  } else {
+    # rows stay in their order (by identifier); blocks of (cohort,
+    # eligibility), by period in repeated cross-sections (a row is in a cell
+    # only in one of the cell's two periods)
+    n <- prep$n
+    up <- if (is.null(prep$unit_period)) rep(-1L, n) else prep$unit_period
+    tl <- sort(unique(up))
+    key <- (match(cq, ckey) - 1L) * length(tl) + match(up, tl)
+    ord <- order(key)
+    bkey <- unique(key[ord])
+    nb <- length(bkey)
+    blk <- match(key, bkey) - 1L
+    start <- c(0L, cumsum(tabulate(blk + 1L, nb)))
+    loc <- integer(n)
+    loc[ord] <- seq_len(n) - 1L - start[blk[ord] + 1L]
+    bcq <- (bkey - 1L) %/% length(tl) + 1L; bp <- tl[(bkey - 1L) %% length(tl) + 1L]
+    memb <- cmemb[bcq, , drop = FALSE] & (bp < 0 | outer(bp, idx[, 2], "==") | outer(bp, idx[, 3], "=="))
+    memb <- matrix(memb, nb, J)
+    bc <- dd_cs_block_cols(memb, cval[bcq], cnever[bcq], glist)
+    rows <- ord - 1L
+    if (!is.unsorted(rows)) rows <- NULL
+    r <- .Call(C_cs_rc, prep$y, prep$tcol, prep$gval, prep$never, prep$w, prep$Xrc, idx, as.double(gc),
+               cells$thr[cell], method, 0.995, prep$unit, n,
+               list(as.integer(start), bc$pos, lengths(bc$cols), bc$extra, as.integer(blk), as.integer(loc),
+                    as.double(cval[bcq])),
+               as.double(prep$unit_weight))
+    psi <- dd_ifs(n, J + length(glist), start, bc$cols, r$vals, rows = rows)
+  }
+  r$vals <- NULL
   dd_cs_report(r, list(g = gc, t = cells$t[cell]))
-  psi <- dd_ifs(length(ug), J + length(glist), bstart, bc$cols, r$vals)
   # one DDD per (cell, comparison cohort): pair 3 + pair 2 - pair 1
   p3 <- which(pair == 3L)
   pc <- which(pair == 2L)                            # one per (cell, cohort)
@@ -254,18 +309,19 @@ dd_ddd_engine <- function(wide, ug, uq, tl, glist, anticipation, base_period, co
     if (length(j) == 1L || ref[k]) {
       att[k] <- attc[j[1]]; IF[, k] <- L[, j[1]]
     } else {
-      Oi <- tryCatch(solve(stats::cov(L[, j, drop = FALSE])), error = function(e) NULL)
-      if (is.null(Oi)) dd_stop("ATT(%s,%s): the covariance of the comparison cohorts' estimates is singular.",
+      Oi <- if (anyNA(L[, j])) NULL else tryCatch(solve(stats::cov(L[, j, drop = FALSE])), error = function(e) NULL)
+      if (is.null(Oi)) dd_stop("ATT(%s,%s): the covariance of the comparison cohorts' estimates is singular or not available.",
                                format(cells$g[k]), format(cells$t[k]))
       w <- colSums(Oi) / sum(Oi)
       att[k] <- sum(w * attc[j]); IF[, k] <- L[, j, drop = FALSE] %*% w
     }
   }
   # the cohort-share columns w 1{S = g} (every unit of the cohort, eligible or
-  # not, as triplediff's aggregation weights)
-  w <- if (is.null(wide$W)) rep(1, length(ug)) else wide$W[, 1]
-  list(att = att, cells = cells, n_comparisons = nc,
-       inf = dd_ifs_dense(cbind(IF, dd_cohort_mat(w, ifelse(is.finite(ug), ug, 0), glist))))
+  # not, as triplediff's aggregation weights), with the weights normalised
+  # as the fit's unit_weight from which aggregate() computes the shares
+  uw <- prep$unit_weight
+  list(att = att, n_comparisons = nc,
+       inf = dd_ifs_dense(cbind(IF, dd_cohort_mat(uw / mean(uw), prep$unit_group, glist))))
 }
 
 #' Aggregate a did_ddd fit
@@ -303,3 +359,20 @@ aggregate.did_ddd <- function(x, type = c("dynamic", "group", "simple", "calenda
 
 #' @export
 vcov.did_ddd <- function(object, ...) dd_if_vcov(object)
+
+# print() and summary(): after the table, the settings and the comparisons
+dd_footer.did_ddd <- function(x) {
+  NextMethod()
+  cat(sprintf("Control group: %s; anticipation: %d; base period: %s; estimator: %s; %s\n",
+              x$control_group, x$anticipation, x$base_period, x$est_method,
+              if (isTRUE(x$panel)) "panel" else if (!is.null(x$units)) "unbalanced panel" else "repeated cross-sections"))
+  q <- x$unit_partition
+  cat(sprintf("Eligible %s: %d of %d in treated cohorts, %d of %d never treated\n",
+              if (is.null(x$units)) "observations" else "units", sum(q == 1 & x$unit_group > 0), sum(x$unit_group > 0), sum(q == 1 & x$unit_group == 0),
+              sum(x$unit_group == 0)))
+  m <- x$comparisons
+  if (any(m > 1L))
+    cat(sprintf("%d cell(s) combine %s comparison cohorts (GMM weights).\n", sum(m > 1L),
+                if (min(m[m > 1L]) == max(m)) max(m) else paste(min(m[m > 1L]), "to", max(m))))
+  invisible(x)
+}

@@ -23,7 +23,7 @@ dd_fit_fields <- list(
   did_dose = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
   dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "stute_nboot", "settings"),
   did_ddd = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",
-              "control_group", "anticipation", "base_period", "est_method", "tname", "cluster", "survey_label",
+              "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster", "survey_label",
               "comparisons"),
   did_dcdh = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",

@@ -773,14 +773,38 @@ static int cs_rc_cell(int method, int n, int k, rc_work *R, double trim, double 
  * Memory: each thread's workspace is sized for the largest cell (the rows of
  * its two periods in its comparison), not for all rows; a cell finds its
  * rows through a by-period index of the rows. */
+/* A row's role in cell c: 1 treated, 0 comparison, -1 not in the cell.
+ * Without block values, by cohort: the cell's cohort is treated, the never
+ * treated and cohorts not yet treated by the cell's threshold compare; with
+ * block values (bval), the row's block must be stored for the cell and is
+ * treated when its value is the cell's cohort. */
+static inline int rc_role(int i, int c, const double *gval, const int *never, const double *gcell,
+                          const double *thr, const double *bval, const int *ublk, const int *unit,
+                          const int *pos, int nb) {
+  if (bval) {
+    const int b = ublk[unit[i]];
+    if (pos[b + (R_xlen_t) nb * c] < 0) return -1;
+    return bval[b] == gcell[c] ? 1 : 0;
+  }
+  if (!never[i] && gval[i] == gcell[c]) return 1;
+  if (never[i] || gval[i] > thr[c]) return 0;
+  return -1;
+}
+
 SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEXP cells_,
              SEXP gcell_, SEXP thr_, SEXP method_, SEXP trim_, SEXP unit_, SEXP nunit_, SEXP lay_, SEXP uw_) {
   const char *fn = "C_cs_rc";
   dd_chk_type(y_, REALSXP, 0, fn, "y");
   cs_check_cells(cells_, method_, trim_, fn);
-  dd_chk_list(lay_, 6, fn, "lay");
+  if (TYPEOF(lay_) != VECSXP || (LENGTH(lay_) != 6 && LENGTH(lay_) != 7))
+    error("internal error in %s: `lay` must be a list of 6 or 7; please report", fn);
   SEXP bstart_ = VECTOR_ELT(lay_, 0), pos_ = VECTOR_ELT(lay_, 1), bncol_ = VECTOR_ELT(lay_, 2),
        bextra_ = VECTOR_ELT(lay_, 3), ublk_ = VECTOR_ELT(lay_, 4), uloc_ = VECTOR_ELT(lay_, 5);
+  /* optional seventh element: block values; a row then belongs to cell c when
+   * its block is stored for c (pos >= 0) and is treated when its block value
+   * is the cell's cohort (the triple difference's blocks of cohort and
+   * eligibility) instead of the cohort rule */
+  SEXP bval_ = LENGTH(lay_) == 7 ? VECTOR_ELT(lay_, 6) : R_NilValue;
   {
     const R_xlen_t n0 = XLENGTH(y_);
     const int K0 = nrows(cells_);
@@ -803,6 +827,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     dd_chk_vec(bextra_, INTSXP, nb0, 0, fn, "lay$extra");
     dd_chk_codes(ublk_, nu0, nb0, fn, "lay$blk");
     dd_chk_vec(uloc_, INTSXP, nu0, 0, fn, "lay$loc");
+    if (bval_ != R_NilValue) dd_chk_vec(bval_, REALSXP, nb0, 0, fn, "lay$bval");
     const int *bs = INTEGER(bstart_), *bn = INTEGER(bncol_), *be = INTEGER(bextra_), *ps = INTEGER(pos_);
     const int *ub = INTEGER(ublk_), *ul = INTEGER(uloc_);
     if (bs[0] != 0 || bs[nb0] != nu0) error("internal error in %s: `lay$start`; please report", fn);
@@ -830,6 +855,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
   const int *bstart = INTEGER(bstart_), *pos = INTEGER(pos_), *bncol = INTEGER(bncol_), *bextra = INTEGER(bextra_);
   const int *ublk = INTEGER(ublk_), *uloc = INTEGER(uloc_);
   const double *gcell = REAL(gcell_), *thr = REAL(thr_);
+  const double *bval = bval_ == R_NilValue ? NULL : REAL(bval_);
   const int method = asInteger(method_);
   const double trim = asReal(trim_);
   if (LENGTH(tcol_) != NR || LENGTH(gval_) != NR || LENGTH(never_) != NR || LENGTH(w_) != NR ||
@@ -874,8 +900,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     for (int pp = 0; pp < (tc == bc ? 1 : 2); pp++) {
       const int per = pp ? bc : tc;
       for (int q = pstart[per]; q < pstart[per + 1]; q++) {
-        const int i = prow[q];
-        if ((!never[i] && gval[i] == gcell[c]) || never[i] || gval[i] > thr[c]) n++;
+        if (rc_role(prow[q], c, gval, never, gcell, thr, bval, ublk, unit, pos, nb) >= 0) n++;
       }
     }
     ncell[c] = n;
@@ -905,10 +930,8 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
     const int ea = pstart[tc + 1], eb = pstart[bc + 1];
     while (qa < ea || qb < eb) {
       const int i = (qb >= eb || (qa < ea && prow[qa] < prow[qb])) ? prow[qa++] : prow[qb++];
-      int d;
-      if (!never[i] && gval[i] == gcell[c]) d = 1;
-      else if (never[i] || gval[i] > thr[c]) d = 0;
-      else continue;
+      const int d = rc_role(i, c, gval, never, gcell, thr, bval, ublk, unit, pos, nb);
+      if (d < 0) continue;
       if (n >= nmax) { bad[c] = 1; break; }
       i0[n++] = i;
       if (d) { if (tcol[i] == tc) n1t++; else n1b++; } else { if (tcol[i] == tc) n0t++; else n0b++; }
@@ -927,7 +950,7 @@ SEXP C_cs_rc(SEXP y_, SEXP tcol_, SEXP gval_, SEXP never_, SEXP w_, SEXP X_, SEX
       for (int j = 0; j < n; j++) {
         int i = i0[j];
         R.y[j] = y[i]; R.post[j] = tcol[i] == tc ? 1.0 : 0.0;
-        R.D[j] = (!never[i] && gval[i] == gcell[c]) ? 1.0 : 0.0; R.w[j] = w[i];
+        R.D[j] = rc_role(i, c, gval, never, gcell, thr, bval, ublk, unit, pos, nb) == 1 ? 1.0 : 0.0; R.w[j] = w[i];
         for (int a = 0; a < k; a++) R.X[j + (R_xlen_t) a * n] = X[i + (R_xlen_t) a * NR];
       }
       /* guards on the pooled cell sample, as for panels */

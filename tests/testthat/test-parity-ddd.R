@@ -169,7 +169,13 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
   expect_error(run(d6), "never-treated units .* eligible and ineligible")
   d7 <- d; d7$g[d7$id == 3] <- c(0, 2, 2)
   expect_error(run(d7), "`gname` = \"g\" must be constant within each unit")
-  expect_error(run(d[-1, ]), "unbalanced")
+  # units missing periods are dropped with a warning (as triplediff and did)
+  expect_warning(fu <- run(d[-1, ]), "1 units are missing in some periods")
+  expect_equal(coef(fu), coef(run(d[d$id != 1, ])), tolerance = 1e-14)
+  expect_error(run(d, panel = "no"), "`panel`")
+  expect_error(run(d, cores = 0), "`cores`")
+  expect_error(run(d, inffunc = NA), "`inffunc`")
+  expect_error(run(d, bootstrap = TRUE), "no argument `bootstrap`")
   expect_error(run(d, est_method = "ols"), "`est_method`")
   expect_error(did_ddd(d, "y", "id", "t", "g"), "`pname`")
   d8 <- d; d8$psu <- seq_len(nrow(d8))
@@ -244,4 +250,154 @@ test_that("did_ddd with not-yet-treated comparisons when cells leave cohorts out
                 xformla = ~ x1 + x2, data = d, control_group = "notyettreated", est_method = "dr")
   j <- match(paste(r$groups, r$periods), paste(ref$group, ref$time))
   expect_gt(abs(r$ATT[j == 2] - ref$att[2]), 0.005)                 # triplediff's placement fault
+})
+
+# Repeated cross-sections and unbalanced panels run in did_cs's repeated
+# cross-section engine (C_cs_rc) with blocks of (cohort, eligibility,
+# period). The samples: triplediff's panels with a random 60% (two periods)
+# or 70% (staggered) of the rows kept, each row its own observation
+# (triplediff: idname = NULL, panel = FALSE), and a random 85% of the rows
+# kept as an unbalanced panel (allow_unbalanced_panel = TRUE).
+# triplediff 0.2.4's doubly robust repeated cross-section influence function
+# (compute_did_rc) adds the pre-period regression terms where DRDID's
+# drdid_rc (did's and did_cs's estimator) subtracts them: the estimates
+# agree, the influence functions differ on the comparison observations of
+# the base period only. did_ddd follows DRDID; the tests check both facts,
+# and the doubly robust influence function against DRDID::drdid_rc directly.
+rc_rows <- function(x, p, seed) { set.seed(seed); x[rbinom(nrow(x), 1, p) == 1] }
+
+test_that("did_ddd equals triplediff in two-period repeated cross-sections: dr, reg, ipw", {
+  skip_if_not_installed("triplediff")
+  set.seed(11)
+  g2 <- rc_rows(triplediff::gen_dgp_2periods(size = 1000, dgp_type = 1)$data, 0.6, 5)
+  d <- as.data.frame(g2); d$G <- ifelse(d$state == 1, 2, 0); d$rid <- seq_len(nrow(d))
+  n <- nrow(d)
+  d0 <- d
+  on.exit(expect_identical(d, d0))
+  db <- d; db$partition[db$G == 2] <- 1
+  expect_error(did_ddd(db, "y", "rid", "time", "G", "partition", panel = FALSE),
+               "cohort 2 of `gname` = \"G\" has no ineligible observations")
+  db <- d; db$partition[1] <- 3
+  expect_error(did_ddd(db, "y", "rid", "time", "G", "partition", panel = FALSE), "`pname` = \"partition\" must be a 0/1")
+  for (m in c("dr", "reg", "ipw")) {
+    r <- ddd_peer(yname = "y", tname = "time", idname = NULL, gname = "state", pname = "partition", xformla = xf,
+                  data = data.table::copy(g2), est_method = m, panel = FALSE, inffunc = TRUE)
+    f <- did_ddd(d, "y", "rid", "time", "G", "partition", xformla = xf, est_method = m, panel = FALSE)
+    expect_identical(f$n, n)
+    expect_null(f$units)
+    expect_equal(unname(f$coefficients), r$ATT, tolerance = 1e-8, label = m)
+    psi <- as.matrix(f$inf)[, 1]
+    if (m == "dr") {
+      # the base-period comparison rows (state 0 or partition 0, time 1) carry
+      # triplediff's sign difference; everywhere else the two agree
+      cmp <- !(d$state == 1 & d$partition == 1) & d$time == 1
+      expect_equal(psi[!cmp], as.numeric(r$att_inf_func)[!cmp], tolerance = 1e-8)
+      expect_gt(max(abs(psi[cmp] - as.numeric(r$att_inf_func)[cmp])), 1)
+      # did_ddd's influence function is DRDID's: sum of the three drdid_rc
+      # influence functions, each scaled by n / n_j
+      sg <- ifelse(d$state == 1 & d$partition == 1, 4, ifelse(d$state == 1, 3, ifelse(d$partition == 1, 2, 1)))
+      X <- stats::model.matrix(xf, d)
+      ref <- numeric(n)
+      for (j in 3:1) {
+        s <- sg %in% c(4, j)
+        a <- DRDID::drdid_rc(y = d$y[s], post = as.numeric(d$time[s] == 2), D = as.numeric(sg[s] == 4),
+                             covariates = X[s, ], boot = FALSE, inffunc = TRUE)
+        ref[s] <- ref[s] + (if (j == 1) -1 else 1) * n / sum(s) * a$att.inf.func
+      }
+      expect_equal(psi, ref, tolerance = 1e-8)
+    } else {
+      expect_equal(psi, as.numeric(r$att_inf_func), tolerance = 1e-8, label = paste(m, "IF"))
+      expect_equal(f$coeftable$std.error * sqrt(n / (n - 1)), r$se, tolerance = 1e-6, label = paste(m, "SE"))
+    }
+  }
+})
+
+test_that("did_ddd equals triplediff with staggered repeated cross-sections and unbalanced panels", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  for (layout in c("rcs", "unbalanced")) for (cg in c("nevertreated", "notyettreated")) for (m in c("dr", "reg", "ipw")) {
+    rcs <- layout == "rcs"
+    gs <- rc_rows(gm, if (rcs) 0.7 else 0.85, 6)
+    d <- as.data.frame(gs); d$G <- ifelse(is.finite(d$state), d$state, 0); d$rid <- seq_len(nrow(d))
+    bp <- if (cg == "nevertreated") "universal" else "varying"
+    lab <- paste(layout, cg, m)
+    r <- ddd_peer(yname = "y", tname = "time", idname = if (rcs) NULL else "id", gname = "state", pname = "partition",
+                  xformla = xf, data = data.table::copy(gs), control_group = cg, base_period = bp, est_method = m,
+                  panel = !rcs, allow_unbalanced_panel = !rcs)
+    f <- did_ddd(d, "y", if (rcs) "rid" else "id", "time", "G", "partition", xformla = xf, control_group = cg,
+                 base_period = bp, est_method = m, panel = !rcs, allow_unbalanced_panel = !rcs)
+    expect_identical(f$n, r$n)
+    k <- match(paste(r$groups, r$periods), paste(f$coeftable$group, f$coeftable$time))
+    ok <- !is.na(r$se)
+    o <- if (rcs) seq_len(f$n) else match(sort(f$units), f$units)   # triplediff's order
+    psi <- as.matrix(f$inf)[o, k, drop = FALSE]
+    gmm <- f$comparisons[k] > 1
+    if (cg == "notyettreated") expect_true(any(gmm))
+    if (m == "dr") {
+      # triplediff's sign difference moves the GMM weights; with one
+      # comparison cohort the estimates agree and the influence functions
+      # agree on the treated units' rows
+      expect_equal(f$coeftable$estimate[k][!gmm], r$ATT[!gmm], tolerance = 1e-8, label = lab)
+      tr <- (f$unit_group > 0 & f$unit_partition == 1)[o]
+      expect_equal(unname(psi[tr, ok & !gmm]), unname(as.matrix(r$inf_func_mat)[tr, ok & !gmm]), tolerance = 1e-8,
+                   label = paste(lab, "IF"))
+      next
+    }
+    expect_equal(f$coeftable$estimate[k], r$ATT, tolerance = 1e-8, label = lab)
+    expect_equal(unname(psi[, ok]), unname(as.matrix(r$inf_func_mat)[, ok]), tolerance = 1e-8, label = paste(lab, "IF"))
+    fac <- ifelse(gmm, sqrt(f$n / (f$n - 1)), 1)
+    expect_equal((f$coeftable$std.error[k] * fac)[ok], r$se[ok], tolerance = 1e-6, label = paste(lab, "SE"))
+    for (ty in c("simple", "eventstudy")) {
+      a <- suppressWarnings(triplediff::agg_ddd(r, type = ty))$aggte_ddd
+      b <- aggregate(f, type = c(simple = "simple", eventstudy = "dynamic")[[ty]])$coeftable
+      expect_equal(b$estimate[b$term == "ATT"], a$overall.att, tolerance = 1e-8, label = paste(lab, ty))
+      if (cg == "nevertreated") expect_equal(b$std.error[b$term == "ATT"], a$overall.se, tolerance = 1e-6,
+                                             label = paste(lab, ty, "SE"))
+      if (ty == "eventstudy") expect_equal(b$estimate[b$term != "ATT"], a$att.egt, tolerance = 1e-8)
+    }
+  }
+})
+
+test_that("did_ddd's clustered standard errors equal triplediff's (staggered: analytic; two periods: its bootstrap)", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
+  for (cg in c("nevertreated", "notyettreated")) {
+    # triplediff's staggered clustered SEs are analytic cluster sums of the
+    # influence functions, also for the GMM cells (no n - 1 factor there)
+    r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition", xformla = xf,
+                  data = gm, control_group = cg, base_period = "varying", est_method = "dr", cluster = "cluster")
+    f <- did_ddd(d, "y", "id", "time", "G", "partition", xformla = xf, control_group = cg, cluster = "cluster")
+    expect_identical(f$n_clusters, length(unique(d$cluster)))
+    k <- match(paste(r$groups, r$periods), paste(f$coeftable$group, f$coeftable$time))
+    expect_equal(f$coeftable$estimate[k], r$ATT, tolerance = 1e-8, label = cg)
+    expect_equal(f$coeftable$std.error[k], r$se, tolerance = 1e-6, label = paste(cg, "cluster SE"))
+    for (ty in c("simple", "eventstudy")) {
+      a <- suppressWarnings(triplediff::agg_ddd(r, type = ty))$aggte_ddd
+      b <- aggregate(f, type = c(simple = "simple", eventstudy = "dynamic")[[ty]])$coeftable
+      expect_equal(b$std.error[b$term == "ATT"], a$overall.se, tolerance = 1e-6, label = paste(cg, ty, "cluster SE"))
+      if (ty == "eventstudy") {
+        ok <- !is.na(a$se.egt)
+        expect_equal(b$std.error[b$term != "ATT"][ok], a$se.egt[ok], tolerance = 1e-6)
+      }
+    }
+  }
+  # two periods: triplediff clusters by its multiplier bootstrap only (999
+  # draws, forced); did_ddd's analytic cluster SE lies within its Monte Carlo
+  # error (the interquartile-range SE of 999 draws: a few per cent)
+  set.seed(11)
+  g2 <- triplediff::gen_dgp_2periods(size = 2000, dgp_type = 1)$data
+  d2 <- as.data.frame(g2); d2$G <- ifelse(d2$state == 1, 2, 0)
+  set.seed(7)
+  r2 <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition", xformla = xf,
+                 data = g2, est_method = "dr", cluster = "cluster")
+  expect_identical(r2$nboot, 999)
+  f2 <- did_ddd(d2, "y", "id", "time", "G", "partition", xformla = xf, cluster = "cluster")
+  expect_equal(unname(f2$coefficients), r2$ATT, tolerance = 1e-8)
+  expect_lt(abs(f2$coeftable$std.error / r2$se - 1), 0.12)
+  set.seed(8)
+  fb <- did_ddd(d2, "y", "id", "time", "G", "partition", xformla = xf, cluster = "cluster", nboot = 999)
+  expect_lt(abs(fb$coeftable$std.error / r2$se - 1), 0.12)
 })
