@@ -66,6 +66,9 @@ bench: install
 	DID2S_LIB=/tmp/did2slib $(RSCRIPT) bench/staggered.R
 	bash tools/install-honestdid.sh /tmp/honestlib || true
 	HONESTDID_LIB=/tmp/honestlib $(RSCRIPT) bench/honest.R
+	$(RSCRIPT) bench/twfe_weights.R
+	$(RSCRIPT) bench/dose.R
+	$(RSCRIPT) bench/ddd.R
 
 # Monte Carlo coverage study (bench/coverage/): every script, then the
 # table bench/results/coverage.md and inst/extdata/coverage.csv. Tests the
