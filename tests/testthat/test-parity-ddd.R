@@ -401,3 +401,49 @@ test_that("did_ddd's clustered standard errors equal triplediff's (staggered: an
   fb <- did_ddd(d2, "y", "id", "time", "G", "partition", xformla = xf, cluster = "cluster", nboot = 999)
   expect_lt(abs(fb$coeftable$std.error / r2$se - 1), 0.12)
 })
+
+test_that("did_ddd equals triplediff with sampling weights (staggered panel and repeated cross-sections)", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  set.seed(9); wu <- runif(max(gm$id), 0.5, 2); gm$w <- wu[gm$id]
+  gr <- rc_rows(gm, 0.7, 6)
+  for (rcs in c(FALSE, TRUE)) for (m in c("dr", "reg", "ipw")) for (cg in c("nevertreated", "notyettreated")) {
+    if (rcs && (m == "dr" || cg == "notyettreated")) next     # triplediff's dr sign difference (above)
+    gs <- if (rcs) gr else gm
+    d <- as.data.frame(gs); d$G <- ifelse(is.finite(d$state), d$state, 0); d$rid <- seq_len(nrow(d))
+    lab <- paste(rcs, m, cg)
+    r <- ddd_peer(yname = "y", tname = "time", idname = if (rcs) NULL else "id", gname = "state",
+                  pname = "partition", xformla = xf, data = data.table::copy(gs), control_group = cg, est_method = m,
+                  weightsname = "w", panel = !rcs)
+    f <- did_ddd(d, "y", if (rcs) "rid" else "id", "time", "G", "partition", xformla = xf, control_group = cg,
+                 est_method = m, weightsname = "w", panel = !rcs)
+    k <- match(paste(r$groups, r$periods), paste(f$coeftable$group, f$coeftable$time))
+    ok <- !is.na(r$se)
+    expect_equal(f$coeftable$estimate[k], r$ATT, tolerance = 1e-8, label = lab)
+    fac <- ifelse(f$comparisons[k] > 1, sqrt(f$n / (f$n - 1)), 1)
+    expect_equal((f$coeftable$std.error[k] * fac)[ok], r$se[ok], tolerance = 1e-6, label = paste(lab, "SE"))
+    a <- suppressWarnings(triplediff::agg_ddd(r, type = "eventstudy"))$aggte_ddd
+    b <- aggregate(f, type = "dynamic")$coeftable
+    expect_equal(b$estimate[b$term != "ATT"], a$att.egt, tolerance = 1e-8, label = paste(lab, "ES"))
+    expect_equal(b$std.error[b$term == "ATT"], a$overall.se, tolerance = 1e-6, label = paste(lab, "ES SE"))
+  }
+})
+
+test_that("did_ddd with a survey design in repeated cross-sections: the design variance without strata is the clustered one times sqrt(G / (G - 1))", {
+  skip_if_not_installed("triplediff")
+  set.seed(3)
+  gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
+  d <- as.data.frame(rc_rows(gm, 0.7, 6)); d$G <- ifelse(is.finite(d$state), d$state, 0); d$rid <- seq_len(nrow(d))
+  set.seed(2); d$w <- runif(nrow(d), 0.5, 2); d$psu <- d$cluster
+  G <- length(unique(d$psu))
+  f1 <- did_ddd(d, "y", "rid", "time", "G", "partition", xformla = ~ cov1, weightsname = "w", panel = FALSE,
+                cluster = "psu")
+  f2 <- did_ddd(d, "y", "rid", "time", "G", "partition", xformla = ~ cov1, panel = FALSE,
+                survey = survey_design(d, weights = "w", ids = "psu"))
+  expect_equal(f2$coefficients, f1$coefficients, tolerance = 1e-12)
+  expect_equal(f2$coeftable$std.error, f1$coeftable$std.error * sqrt(G / (G - 1)), tolerance = 1e-10)
+  a1 <- aggregate(f1, type = "simple")$coeftable; a2 <- aggregate(f2, type = "simple")$coeftable
+  expect_equal(a2$std.error, a1$std.error * sqrt(G / (G - 1)), tolerance = 1e-10)
+  expect_match(f2$vcov_label, "survey design")
+})
