@@ -401,15 +401,8 @@ dd_cs_rc_layout <- function(cells, prep, glist) {
   ug <- prep$unit_group                            # 0: never treated
   up <- if (is.null(prep$unit_period)) rep(-1L, n) else prep$unit_period
   gl <- sort(unique(ug)); tl <- sort(unique(up))
-  key <- (match(ug, gl) - 1L) * length(tl) + match(up, tl)
-  ord <- order(key)                                # stable: rows in order within a block
-  bkey <- unique(key[ord])
-  nb <- length(bkey)
-  blk <- match(key, bkey) - 1L
-  cnt <- tabulate(blk + 1L, nb)
-  start <- c(0L, cumsum(cnt))
-  loc <- integer(n)
-  loc[ord] <- seq_len(n) - 1L - start[blk[ord] + 1L]
+  bl <- dd_rc_blocks((match(ug, gl) - 1L) * length(tl) + match(up, tl))
+  bkey <- bl$key; nb <- length(bkey)
   bg <- gl[(bkey - 1L) %/% length(tl) + 1L]; bp <- tl[(bkey - 1L) %% length(tl) + 1L]
   bnever <- bg == 0
   memb <- (outer(bg, cells$g, "==") & !bnever) | bnever | outer(bg, cells$thr, ">")
@@ -417,10 +410,24 @@ dd_cs_rc_layout <- function(cells, prep, glist) {
   memb <- matrix(memb, nb, K)
   memb[, cells$idx[, 2] == cells$idx[, 3]] <- FALSE   # reference cells: zero
   bc <- dd_cs_block_cols(memb, bg, bnever, glist)
+  list(start = bl$start, pos = bc$pos, cols = bc$cols, extra = bc$extra, blk = bl$blk, loc = bl$loc,
+       rows = bl$rows)
+}
+
+# Blocks of rows by an integer key, rows in their order within a block: the
+# sorted distinct keys, each row's block (0-based) and place in it, the
+# blocks' starts, and the rows in block order (0-based; NULL when the blocks
+# are contiguous already). The layout of C_cs_rc's influence functions.
+dd_rc_blocks <- function(key) {
+  ord <- order(key)                                # stable
+  bkey <- unique(key[ord])
+  blk <- match(key, bkey) - 1L
+  start <- c(0L, cumsum(tabulate(blk + 1L, length(bkey))))
+  loc <- integer(length(key))
+  loc[ord] <- seq_along(key) - 1L - start[blk[ord] + 1L]
   rows <- ord - 1L
-  if (!is.unsorted(rows)) rows <- NULL             # the blocks are contiguous
-  list(start = as.integer(start), pos = bc$pos, cols = bc$cols, extra = bc$extra, blk = as.integer(blk),
-       loc = as.integer(loc), rows = rows)
+  if (!is.unsorted(rows)) rows <- NULL
+  list(key = bkey, blk = as.integer(blk), start = as.integer(start), loc = as.integer(loc), rows = rows)
 }
 
 # The columns each block of rows stores, given its membership in the cells

@@ -268,26 +268,17 @@ dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pna
     n <- prep$n
     up <- if (is.null(prep$unit_period)) rep(-1L, n) else prep$unit_period
     tl <- sort(unique(up))
-    key <- (match(cq, ckey) - 1L) * length(tl) + match(up, tl)
-    ord <- order(key)
-    bkey <- unique(key[ord])
-    nb <- length(bkey)
-    blk <- match(key, bkey) - 1L
-    start <- c(0L, cumsum(tabulate(blk + 1L, nb)))
-    loc <- integer(n)
-    loc[ord] <- seq_len(n) - 1L - start[blk[ord] + 1L]
-    bcq <- (bkey - 1L) %/% length(tl) + 1L; bp <- tl[(bkey - 1L) %% length(tl) + 1L]
+    bl <- dd_rc_blocks((match(cq, ckey) - 1L) * length(tl) + match(up, tl))
+    nb <- length(bl$key)
+    bcq <- (bl$key - 1L) %/% length(tl) + 1L; bp <- tl[(bl$key - 1L) %% length(tl) + 1L]
     memb <- cmemb[bcq, , drop = FALSE] & (bp < 0 | outer(bp, idx[, 2], "==") | outer(bp, idx[, 3], "=="))
     memb <- matrix(memb, nb, J)
     bc <- dd_cs_block_cols(memb, cval[bcq], cnever[bcq], glist)
-    rows <- ord - 1L
-    if (!is.unsorted(rows)) rows <- NULL
     r <- .Call(C_cs_rc, prep$y, prep$tcol, prep$gval, prep$never, prep$w, prep$Xrc, idx, as.double(gc),
                cells$thr[cell], method, 0.995, prep$unit, n,
-               list(as.integer(start), bc$pos, lengths(bc$cols), bc$extra, as.integer(blk), as.integer(loc),
-                    as.double(cval[bcq])),
+               list(bl$start, bc$pos, lengths(bc$cols), bc$extra, bl$blk, bl$loc, as.double(cval[bcq])),
                as.double(prep$unit_weight))
-    psi <- dd_ifs(n, J + length(glist), start, bc$cols, r$vals, rows = rows)
+    psi <- dd_ifs(n, J + length(glist), bl$start, bc$cols, r$vals, rows = bl$rows)
   }
   r$vals <- NULL
   dd_cs_report(r, list(g = gc, t = cells$t[cell]))
