@@ -472,16 +472,19 @@ dd_cs_layout <- function(cells, prep, glist) {
 }
 
 # Warnings for cells did warns about, with counts.
-dd_cs_report <- function(r, cells) {
-  lab <- function(s) paste(sprintf("(%s,%s)", format(cells$g[s]), format(cells$t[s])), collapse = ", ")
+# did_ddd names its engine cells (`labels`, `what`) and what becomes of them
+# (`fate`).
+dd_cs_report <- function(r, cells, labels = NULL, what = "ATT(g,t)", fate = "set to NA") {
+  lab <- function(s) paste(if (is.null(labels)) sprintf("(%s,%s)", format(cells$g[s]), format(cells$t[s]))
+                           else labels[s], collapse = ", ")
   st <- r$status
-  if (any(st == 4L)) warning(sprintf("no comparison (or treated) units for ATT(g,t) %s; set to NA (did warns likewise).",
-                                     lab(st == 4L)), call. = FALSE)
-  if (any(st == 5L)) warning(sprintf("overlap condition violated (propensity score >= 0.999) for ATT(g,t) %s; set to NA.",
-                                     lab(st == 5L)), call. = FALSE)
-  if (any(st %in% 2:3)) warning(sprintf("singular covariate matrix (outcome regression or propensity score) for ATT(g,t) %s; set to NA.",
-                                        lab(st %in% 2:3)), call. = FALSE)
-  if (any(st == 1L)) warning(sprintf("propensity score estimation did not converge for ATT(g,t) %s.", lab(st == 1L)),
+  if (any(st == 4L)) warning(sprintf("no comparison (or treated) units for %s %s; %s%s.", what, lab(st == 4L), fate,
+                                     if (is.null(labels)) " (did warns likewise)" else ""), call. = FALSE)
+  if (any(st == 5L)) warning(sprintf("overlap condition violated (propensity score >= 0.999) for %s %s; %s.",
+                                     what, lab(st == 5L), fate), call. = FALSE)
+  if (any(st %in% 2:3)) warning(sprintf("singular covariate matrix (outcome regression or propensity score) for %s %s; %s.",
+                                        what, lab(st %in% 2:3), fate), call. = FALSE)
+  if (any(st == 1L)) warning(sprintf("propensity score estimation did not converge for %s %s.", what, lab(st == 1L)),
                              call. = FALSE)
   if (any(r$n_trim > 0L))
     warning(sprintf("propensity scores at the 0.995 trimming bound: %s comparison unit(s) given zero weight across %d cell(s).",

@@ -281,7 +281,12 @@ dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pna
     psi <- dd_ifs(n, J + length(glist), bl$start, bc$cols, r$vals, rows = bl$rows)
   }
   r$vals <- NULL
-  dd_cs_report(r, list(g = gc, t = cells$t[cell]))
+  coh <- function(c) ifelse(is.finite(c), paste("cohort", format(c)), "never treated")
+  dd_cs_report(r, NULL, what = "the comparisons",
+               labels = sprintf("ATT(%s,%s) against %s", format(gc), format(cells$t[cell]),
+                                ifelse(pair == 3L, paste(coh(gc), "ineligible"),
+                                       paste(coh(cc), ifelse(pair == 2L, "eligible", "ineligible")))),
+               fate = "left out (a cell without any comparison left is NA)")
   # one DDD per (cell, comparison cohort): pair 3 + pair 2 - pair 1
   p3 <- which(pair == 3L)
   pc <- which(pair == 2L)                            # one per (cell, cohort)
@@ -289,14 +294,26 @@ dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pna
   comb[cbind(p3[cell[pc]], seq_along(pc))] <- 1
   comb[cbind(pc, seq_along(pc))] <- 1
   comb[cbind(pc + 1L, seq_along(pc))] <- -1
-  attc <- drop(r$att %*% comb[seq_len(J), , drop = FALSE])
+  # (sums over each combination's own engine cells: an NA cell elsewhere
+  # must not reach it, as NA * 0 would in a matrix product)
+  attc <- vapply(seq_along(pc), function(i) {
+    a <- comb[seq_len(J), i]
+    sum(r$att[a != 0] * a[a != 0])
+  }, numeric(1))
   L <- .Call(C_ifs_combine, psi, comb)
   # several comparison cohorts: their optimal (GMM) combination, weights
   # colSums(Omega^-1) / sum(Omega^-1) with Omega the covariance of their
   # influence functions (as triplediff)
+  # (a comparison cohort whose triple difference is NA, for want of
+  # observations, is left out of the combination)
   att <- numeric(K); IF <- matrix(0, length(ug), K)
   for (k in seq_len(K)) {
     j <- which(cell[pc] == k)
+    if (!ref[k] && length(j) > 1L) {
+      j <- j[!is.na(attc[j])]
+      nc[k] <- length(j)
+      if (!length(j)) { att[k] <- NA_real_; IF[, k] <- NA_real_; next }
+    }
     if (length(j) == 1L || ref[k]) {
       att[k] <- attc[j[1]]; IF[, k] <- L[, j[1]]
     } else {

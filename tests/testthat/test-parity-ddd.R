@@ -176,6 +176,35 @@ test_that("did_ddd: bad input gets errors naming the argument and value", {
   expect_error(run(d, cores = 0), "`cores`")
   expect_error(run(d, inffunc = NA), "`inffunc`")
   expect_error(run(d, bootstrap = TRUE), "no argument `bootstrap`")
+  # not-yet-treated comparisons from a cohort without ineligible units only
+  set.seed(2)
+  s2 <- sample(c(3, 5), n, TRUE); q2 <- rbinom(n, 1, 0.5); q2[s2 == 5] <- 1
+  dn <- data.frame(id = rep(1:n, each = 6), t = rep(1:6, n), g = rep(s2, each = 6), q = rep(q2, each = 6))
+  dn$y <- rnorm(nrow(dn))
+  expect_error(run(dn, control_group = "notyettreated"),
+               "ATT\\(3,2\\) has no comparison cohort with both eligible and ineligible units")
+  # repeated cross-sections with no ineligible never-treated observation in
+  # period 2: the cells using period 2 are NA with a warning, the others stay
+  dr <- d[!(d$g == 0 & d$q == 0 & d$t == 2), ]
+  expect_warning(fr <- run(dr, panel = FALSE),
+                 "no comparison \\(or treated\\) units for the comparisons ATT\\(2,2\\) against never treated ineligible; left out")
+  expect_identical(fr$coeftable$term, c("ATT(2,2)", "ATT(2,3)"))
+  expect_identical(is.na(fr$coeftable$estimate), c(TRUE, FALSE))
+  expect_identical(is.na(fr$coeftable$std.error), c(TRUE, FALSE))
+  # with not-yet-treated comparisons a cell keeps the comparison cohorts
+  # that have observations: ATT(3,2) (periods 2 and 1) without the
+  # ineligible never treated of period 1 compares with cohort 4 alone
+  set.seed(2)
+  s3 <- sample(c(0, 3, 4), 900, TRUE); q3 <- rbinom(900, 1, 0.5)
+  d3 <- data.frame(id = rep(1:900, each = 4), t = rep(1:4, 900), g = rep(s3, each = 4), q = rep(q3, each = 4))
+  d3$y <- rnorm(nrow(d3)) + 2 * (d3$g > 0 & d3$t >= d3$g & d3$q == 1)
+  d3 <- d3[!(d3$g == 0 & d3$q == 0 & d3$t == 1), ]
+  expect_warning(f3 <- run(d3, panel = FALSE, control_group = "notyettreated"),
+                 "ATT\\(3,2\\) against never treated ineligible, ATT\\(4,2\\) against never treated ineligible; left out")
+  expect_false(anyNA(f3$coeftable$estimate))
+  expect_identical(f3$comparisons[f3$coeftable$term == "ATT(3,2)"], 1L)
+  only4 <- suppressWarnings(run(d3[d3$g != 0 | d3$t != 1, ], panel = FALSE, control_group = "notyettreated"))
+  expect_equal(f3$coefficients[["ATT(3,2)"]], only4$coefficients[["ATT(3,2)"]], tolerance = 1e-12)
   expect_error(run(d, est_method = "ols"), "`est_method`")
   expect_error(did_ddd(d, "y", "id", "t", "g"), "`pname`")
   d8 <- d; d8$psu <- seq_len(nrow(d8))
@@ -268,6 +297,7 @@ rc_rows <- function(x, p, seed) { set.seed(seed); x[rbinom(nrow(x), 1, p) == 1] 
 
 test_that("did_ddd equals triplediff in two-period repeated cross-sections: dr, reg, ipw", {
   skip_if_not_installed("triplediff")
+  skip_if_not_installed("DRDID")
   set.seed(11)
   g2 <- rc_rows(triplediff::gen_dgp_2periods(size = 1000, dgp_type = 1)$data, 0.6, 5)
   d <- as.data.frame(g2); d$G <- ifelse(d$state == 1, 2, 0); d$rid <- seq_len(nrow(d))
