@@ -241,8 +241,11 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     V <- dd_if_vcov(list(inf = x$inf, unit_cluster = cl, comb = comb, n = n, coeftable = ctab,
                          vcov_type = info$vcov_type))
     ant <- if (is.null(x$anticipation)) 0 else x$anticipation
+    # (did_edid under parallel trends in all periods: pre-period cells test
+    # the assumption, no reference period)
     extra$event_study <- dd_es_spec(reference = if (identical(x$base_period, "universal")) -1 - ant else numeric(),
-                                    base_period = if (identical(x$base_period, "universal")) "reference" else "varying",
+                                    base_period = switch(paste0("", x$base_period), universal = "reference",
+                                                         pt_all = "imputation", "varying"),
                                     vcov = V)
   }
   new_dd_fit(c("did_cs_agg"), ctab, coefs, NULL, info, call, extra)

@@ -13,11 +13,29 @@
 #'     Source: Abadie, Diamond and Hainmueller (2010), as distributed with the
 #'     synthdid R package (file `data/california_prop99.csv`, synthdid 0.0.9,
 #'     https://github.com/synth-inference/synthdid), unchanged.}
+#'   \item{`hrs_edid.csv`}{Out-of-pocket medical spending (`outcome`, 2005
+#'     dollars) of 656 individuals in Health and Retirement Study waves 7-10
+#'     (`unit`, `time`), by the wave of their first hospitalisation
+#'     (`first_treat` 8, 9, 10; `inf`: not hospitalised in the sample): the
+#'     sample of Chen, Sant'Anna and Xie (2025, Table 6), built from the
+#'     Dobkin, Finkelstein, Kluender and Notowidigdo (2018) replication kit as
+#'     in Sun and Abraham (2021) (ever hospitalised at ages 50-59, first
+#'     hospitalisation from wave 8 on, wave-11 hospitalisations as never
+#'     treated). As distributed with the tests of the Python library diff-diff
+#'     3.3.2 (MIT licence), unchanged; the paper's sample had 652
+#'     individuals.}
 #' }
 #' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
 #'   control methods for comparative case studies: estimating the effect of
 #'   California's tobacco control program. Journal of the American
 #'   Statistical Association 105(490).
+#'
+#'   Dobkin, C., Finkelstein, A., Kluender, R. and Notowidigdo, M. J. (2018).
+#'   The economic consequences of hospital admissions. American Economic
+#'   Review 108(2).
+#'
+#'   Chen, X., Sant'Anna, P. H. C. and Xie, H. (2025). Efficient
+#'   difference-in-differences and event study estimators.
 #' @examples
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)

@@ -373,6 +373,8 @@ dd_did_aliases <- function(dots, allowed, fun) {
   if (is.null(nms) || any(!nzchar(nms)))
     dd_stop("`%s()` got an unnamed extra argument; did's options must be named.", fun)
   bad <- setdiff(nms, allowed)
+  if (length(bad) && !length(allowed))
+    dd_stop("`%s()` has no argument %s.", fun, paste0("`", bad, "`", collapse = ", "))
   if (length(bad))
     dd_stop("`%s()` has no argument %s; did-style aliases accepted here: %s.", fun,
             paste0("`", bad, "`", collapse = ", "), paste0("`", allowed, "`", collapse = ", "))
