@@ -69,6 +69,7 @@ bench: install
 	$(RSCRIPT) bench/twfe_weights.R
 	$(RSCRIPT) bench/dose.R
 	$(RSCRIPT) bench/ddd.R
+	$(RSCRIPT) bench/edid_mc.R
 
 # Monte Carlo coverage study (bench/coverage/): every script, then the
 # table bench/results/coverage.md and inst/extdata/coverage.csv. Tests the
