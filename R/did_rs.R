@@ -332,30 +332,24 @@ dd_rs_est <- function(sm, N, A, gl, gmin, m, beta) {
 
 # The same for one assignment of cohorts to units in the permutation test
 # (k: cohort index per unit; N: cohort sizes, fixed under permutation),
-# from each unit's outcomes projected on its cohort's rows of A_theta (zt)
-# and A_0 (z0): O(units) per permutation, plus the refinement's first m
-# periods.
-dd_rs_stats <- function(Y, k, zt, z0, N, gl, gmin, m, beta) {
-  mt <- dd_rs_gsum(zt, k, N) / N; m0 <- dd_rs_gsum(z0, k, N) / N
-  dt <- zt - mt[k]; d0 <- z0 - m0[k]
-  v <- function(a, b) sum(dd_rs_gsum(a * b, k, N) / (N - 1) / N)
-  Xvar <- v(d0, d0); Xth <- v(d0, dt); Vth <- v(dt, dt)
+# from the units' outcomes projected on every cohort's rows of A_theta and
+# A_0 (pj$th, pj$a0: units x cohorts): the cohort moments in C (rs.c), one
+# pass over the units per permutation.
+dd_rs_stats <- function(Y, k, pj, N, gl, gmin, m, beta) {
+  r <- .Call(C_rs_perm, pj$th, pj$a0, k - 1L, Y, as.integer(m))
+  Xvar <- sum(r$v00 / N); Xth <- sum(r$v0t / N); Vth <- sum(r$vtt / N)
   b <- if (is.null(beta)) { if (Xvar^2 > .Machine$double.xmin) Xvar * Xth / Xvar^2 else 0 } else beta
-  est <- sum(mt) - b * sum(m0)
-  vn <- Vth + b^2 * Xvar - 2 * b * Xth
-  sen <- sqrt(max(vn, 0))
+  est <- sum(r$mt) - b * sum(r$m0)
+  sen <- sqrt(max(Vth + b^2 * Xvar - 2 * b * Xth, 0))
   se <- sen
   if (m > 0L) {
     # the refinement from the permuted cohorts' first m periods
     K <- which(gl >= gmin)
     Bv <- numeric(m); Sbar <- matrix(0, m, m)
     for (kk in K) {
-      s <- which(k == kk)
-      Ys <- Y[s, seq_len(m), drop = FALSE]
-      mu <- colMeans(Ys)
-      Smm <- (crossprod(Ys) - length(s) * tcrossprod(mu)) / (length(s) - 1)
+      Smm <- matrix(r$S[, , kk], m, m)
       Sbar <- Sbar + Smm / length(K)
-      Bv <- Bv + dd_rs_ginv(Smm) %*% (crossprod(Ys, dt[s]) / (length(s) - 1))
+      Bv <- Bv + dd_rs_ginv(Smm) %*% r$c[, kk]
     }
     se <- sqrt(max(sen^2 - sum(Bv * (Sbar %*% Bv)) / length(k), 0))
   }
@@ -422,10 +416,8 @@ dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
     for (i in seq_along(b)) {
       if (compat) set.seed(b[i])
       kp <- base[sample.int(n)]
-      idx <- cbind(seq_len(n), kp)
       for (j in seq_len(E)) {
-        r <- tryCatch(dd_rs_stats(pr$Y, kp, pj[[j]]$th[idx], pj[[j]]$a0[idx], N, gl, gmin[j], m[j], beta),
-                      error = function(e) NULL)
+        r <- tryCatch(dd_rs_stats(pr$Y, kp, pj[[j]], N, gl, gmin[j], m[j], beta), error = function(e) NULL)
         if (!is.null(r)) out[i, c(j, E + j)] <- c(r$estimate / r$se, r$estimate / r$se_neyman)
       }
     }
@@ -433,8 +425,9 @@ dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
   }, "Fisher randomisation test", combine = dd_rbind_batches)
   tb <- tt[, seq_len(E), drop = FALSE]; tn <- tt[, E + seq_len(E), drop = FALSE]
   ok <- colSums(!is.na(tb))
-  list(p = vapply(seq_len(E), function(j) mean(abs(est[j] / se[j]) < abs(tb[, j]), na.rm = TRUE), numeric(1)),
-       p_neyman = vapply(seq_len(E), function(j) mean(abs(est[j] / sen[j]) < abs(tn[, j]), na.rm = TRUE), numeric(1)),
+  pv <- function(t0, tt) { p <- mean(abs(t0) < abs(tt), na.rm = TRUE); if (is.finite(p)) p else NA_real_ }
+  list(p = vapply(seq_len(E), function(j) pv(est[j] / se[j], tb[, j]), numeric(1)),
+       p_neyman = vapply(seq_len(E), function(j) pv(est[j] / sen[j], tn[, j]), numeric(1)),
        ok = as.integer(ok))
 }
 
@@ -448,6 +441,12 @@ dd_footer.did_rs <- function(x) {
               if (length(unique(x$beta)) == 1L) format(signif(x$beta[1], 5)) else paste(format(signif(x$beta, 4)), collapse = ", "),
               if (x$comparison == "last") "the last-treated cohort" else "not-yet-treated cohorts",
               nrow(x$cohorts), paste(range(x$cohorts$n), collapse = "-")))
-  if (x$nperm > 0L) cat(sprintf("Fisher randomisation test: %d permutations.\n", x$nperm))
+  tab <- x$coeftable
+  if (x$nperm > 0L) {
+    cat(sprintf("Fisher randomisation test (%d permutations; p: share with a larger |t|):\n", x$nperm))
+    ft <- data.frame(`p (refined SE)` = tab$p.value.fisher, `p (Neyman SE)` = tab$p.value.fisher_neyman,
+                     permutations = tab$nperm, check.names = FALSE, row.names = tab$term)
+    print(ft, digits = 4)
+  }
   invisible(x)
 }

@@ -153,6 +153,9 @@ SEXP C_stagger(SEXP g, SEXP t);
 SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
 SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
+
+/* rs.c */
+SEXP C_rs_perm(SEXP th, SEXP a0, SEXP k, SEXP Y, SEXP m);
 SEXP C_panel_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 
 /* vcov.c */

@@ -27,6 +27,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(wss, 3),
   CALLDEF(lin_rows, 8),
   CALLDEF(cell_sums, 4),
+  CALLDEF(rs_perm, 5),
   CALLDEF(wild_boot, 14),
   CALLDEF(cs_panel, 14),
   CALLDEF(cs_rc, 15),

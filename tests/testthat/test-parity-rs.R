@@ -108,7 +108,7 @@ test_that("did_rs's Fisher test equals staggered's with its seeds and agrees in 
   pr <- diffdiff:::dd_rs_prepare(diffdiff:::dd_panel(d, "y", "id", "t", c(gname = "g")), "id", "g")
   A <- diffdiff:::dd_rs_A("simple", NA, pr$glist, pr$tlist, pr$N, "notyettreated", "t")
   gm <- diffdiff:::dd_rs_gmin(A$theta, pr$glist)
-  r <- diffdiff:::dd_rs_stats(pr$Y, pr$k, rowSums(pr$Y * A$theta[pr$k, ]), rowSums(pr$Y * A$a0[pr$k, ]), pr$N,
+  r <- diffdiff:::dd_rs_stats(pr$Y, pr$k, list(th = pr$Y %*% t(A$theta), a0 = pr$Y %*% t(A$a0)), pr$N,
                               pr$glist, gm, sum(pr$tlist < gm), NULL)
   expect_equal(c(r$estimate, r$se, r$se_neyman),
                c(f$coeftable$estimate, f$coeftable$std.error, f$coeftable$se_neyman), tolerance = 1e-12)
