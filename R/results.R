@@ -23,6 +23,8 @@ dd_fit_fields <- list(
   did_dose = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
   dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "stute_nboot", "settings"),
   did_rs = c("vcov_neyman", "beta", "estimand", "comparison", "cohorts", "tname", "nperm"),
+  did_etwfe = c("family", "control_group", "fe", "tname", "etwfe"),
+  did_etwfe_agg = c("type", "jacobian"),
   did_edid = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "pt_assumption",
                "anticipation", "tname", "cluster", "survey_label", "weights"),
   did_ddd = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",

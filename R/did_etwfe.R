@@ -1,0 +1,311 @@
+#' Extended two-way fixed effects (Wooldridge)
+#'
+#' Wooldridge's extended TWFE regression, as the etwfe package fits it: the
+#' outcome on one indicator per treated cohort x period cell (and, with
+#' covariates, the cell indicators times the covariates demeaned within
+#' cohort, the covariates, and their cohort- and period-specific slopes),
+#' with cohort and period fixed effects (`fe = "cohort"`), unit and period
+#' fixed effects (`fe = "unit"`) or explicit cohort and period indicators
+#' (`fe = "none"`). With `control_group = "notyettreated"` the cells are the
+#' treated periods of each cohort (everything else, the not-yet-treated
+#' periods included, identifies the untreated outcome); with
+#' `"nevertreated"` every period but the one before adoption gets a cell, so
+#' that only the never treated identify the untreated outcome. Poisson
+#' (`family = "poisson"`) and logit models are fitted by iteratively
+#' reweighted least squares on the same least-squares engine.
+#'
+#' `aggregate()` averages the cells' effects over the treated observations
+#' (`"simple"`), by cohort (`"group"`), by period (`"calendar"`) or by event
+#' time (`"dynamic"`, also `"event"`), as `etwfe::emfx()`: each observation's
+#' effect is its cell coefficient plus the interactions at its demeaned
+#' covariates (nonlinear models: the difference of the fitted means with the
+#' cell switched on and off), and the standard errors are from the delta
+#' method with the model's covariance (exact derivatives).
+#'
+#' @section Correspondence with etwfe:
+#' `did_etwfe(d, y, id, t, g, xformla, control_group, fe, family)` is
+#' `etwfe(y ~ x, tvar = t, gvar = g, data = d, cgroup = "notyet"/"never",
+#' fe = "feo"` (its default) `/ ivar = id / fe = "none", family)`; the tests
+#' find coefficients and `emfx()` aggregates equal to about 1e-10 and the
+#' standard errors to 1e-5 relative (emfx's numerical derivatives carry
+#' noise of that size). Differences: the default variance is clustered by
+#' unit (etwfe inherits fixest's iid; `vcov = "iid"` gives it); covariates
+#' are demeaned, and the aggregates averaged, over the estimation sample
+#' (etwfe uses every row of the data, also rows whose outcome is missing);
+#' sampling weights weight the aggregates too (emfx gives every row the same
+#' weight); cohorts treated in the first period are dropped with a warning;
+#' with `"nevertreated"` the reference period is the last one before
+#' adoption (etwfe takes the period `g - 1`, which does not exist when
+#' periods are not consecutive integers). Nonlinear models need `fe =
+#' "none"` (as etwfe, whose `emfx()` gives no standard errors otherwise).
+#'
+#' @param data A panel (data.frame, data.table or tibble).
+#' @param yname,idname,tname,gname Outcome, unit, period and first treated
+#'   period columns (0, Inf or NA: never treated).
+#' @param xformla One-sided covariate formula (time-invariant covariates,
+#'   as etwfe's controls).
+#' @param control_group `"notyettreated"` (default) or `"nevertreated"`.
+#' @param fe `"cohort"` (cohort and period fixed effects; default for linear
+#'   models), `"unit"` (unit and period), `"none"` (explicit indicators;
+#'   default and only choice for Poisson and logit).
+#' @param family `"gaussian"` (default), `"poisson"` or `"logit"`.
+#' @param weightsname Sampling weights.
+#' @param cluster,vcov The variance: clustered by unit by default
+#'   (`vcov = "iid"`, `"hetero"`, or `cluster =` another column).
+#' @param alpha Significance level.
+#' @param fe_tol,fe_maxit Fixed-effect absorption settings.
+#' @param glm_tol,glm_maxit Convergence of the Poisson and logit fits
+#'   (relative change of the deviance).
+#' @param ... etwfe's spellings: `cgroup` (`"notyet"`, `"never"`), `ivar`
+#'   (unit fixed effects).
+#' @return A fit of class `c("did_etwfe", "dd_fit")` whose table has the
+#'   cell coefficients `ATT(g,t)` (and their covariate interactions).
+#' @references Wooldridge, J. M. (2021). Two-way fixed effects, the two-way
+#'   Mundlak regression, and difference-in-differences estimators.
+#'   Wooldridge, J. M. (2023). Simple approaches to nonlinear
+#'   difference-in-differences with panel data. Econometrics Journal 26(3).
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_etwfe(d, "y", "id", "year", "first_treat")
+#' aggregate(fit, type = "simple")
+#' es <- aggregate(fit, type = "dynamic")
+#' es
+#' plot(es)
+#' @export
+did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
+                      control_group = c("notyettreated", "nevertreated"), fe = NULL,
+                      family = c("gaussian", "poisson", "logit"), weightsname = NULL, cluster = NULL, vcov = NULL,
+                      alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, glm_tol = 1e-10, glm_maxit = 100, ...) {
+  call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
+  a <- dd_did_aliases(list(...), c("cgroup", "ivar"), "did_etwfe")
+  if (!is.null(a$cgroup)) control_group <- switch(paste0("", a$cgroup[1]), notyet = "notyettreated",
+                                                  never = "nevertreated", a$cgroup[1])
+  if (!is.null(a$ivar)) fe <- "unit"
+  dd_check_data(data)
+  control_group <- dd_match_vocab(control_group[1], c("notyettreated", "nevertreated"), "control_group")
+  family <- dd_match_arg(family[1], c("gaussian", "poisson", "logit"), "family")
+  fe <- dd_match_arg(if (is.null(fe)) (if (family == "gaussian") "cohort" else "none") else fe[1],
+                     c("cohort", "unit", "none"), "fe")
+  if (family != "gaussian" && fe != "none")
+    dd_stop("`fe` = \"%s\" with `family` = \"%s\": nonlinear models keep the cohort and period effects as coefficients (fe = \"none\"), so that the averaged effects have standard errors (etwfe's emfx gives none otherwise).",
+            fe, family)
+  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, NULL)
+  glm_tol <- dd_check_positive(glm_tol, "glm_tol")
+  glm_maxit <- dd_check_count(glm_maxit, "glm_maxit", min = 1)
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, NULL)
+  y <- p$y; tt <- as.double(p$tt)
+  G <- ifelse(p$never, Inf, as.double(p$g))
+  if (family == "poisson" && any(y < 0))
+    dd_stop("`yname` = \"%s\" has negative values (smallest %s): a Poisson model needs outcomes >= 0.", yname,
+            format(min(y)))
+  if (family == "logit" && any(y != 0 & y != 1))
+    dd_stop("`yname` = \"%s\" has values other than 0 and 1 (e.g. %s): a logit model needs a binary outcome.", yname,
+            format(y[y != 0 & y != 1][1]))
+  tl <- sort(unique(tt)); tref <- tl[1]
+  rows <- rep(TRUE, length(y))
+  notes <- character()
+  first <- is.finite(G) & G <= tref
+  if (any(first)) {
+    warning(sprintf("Dropped %d observations of units already treated in the first period (cohort(s) %s).", sum(first),
+                    paste(unique(G[first]), collapse = ", ")), call. = FALSE)
+    rows <- rows & !first
+  }
+  if (any(!is.finite(G[rows]))) {
+    gref <- Inf
+  } else if (control_group == "notyettreated") {
+    gref <- max(G[rows])
+    notes <- c(notes, sprintf("no never-treated units: cohort %s (the last treated) is the comparison; periods from %s on are dropped.",
+                              format(gref), format(gref)))
+    rows <- rows & tt < gref
+  } else {
+    dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".",
+            gname)
+  }
+  keep <- which(rows)
+  if (!all(rows)) {
+    y <- y[keep]; tt <- tt[keep]; G <- G[keep]
+    p$X <- if (is.null(p$X)) NULL else p$X[keep, , drop = FALSE]
+    p$w <- if (is.null(p$w)) NULL else p$w[keep]
+    p$cluster <- lapply(p$cluster, `[`, keep)
+    p$idc <- dd_recode(p$idc, keep); p$tc <- dd_recode(p$tc, keep)
+    p$id <- p$id[keep]
+  }
+  tl <- sort(unique(tt))
+  glist <- sort(unique(G[is.finite(G) & G != gref]))
+  if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname`).")
+  # the cells: treated periods (not yet treated comparisons) or every period
+  # but the one before adoption (never treated)
+  prev <- vapply(glist, function(g) { j <- which(tl < g); if (length(j)) max(tl[j]) else NA_real_ }, numeric(1))
+  inc <- G != gref & (if (control_group == "notyettreated") tt >= G else tt != prev[match(G, glist)])
+  inc[is.na(inc)] <- FALSE
+  ckey <- paste(G, tt)
+  cells <- unique(data.frame(g = G[inc], t = tt[inc]))
+  cells <- cells[order(cells$g, cells$t), ]
+  cidx <- match(ckey, paste(cells$g, cells$t))
+  cidx[!inc] <- NA_integer_
+  K <- nrow(cells)
+  cterm <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
+  n <- length(y)
+  D <- matrix(0, n, K, dimnames = list(NULL, cterm))
+  D[cbind(which(inc), cidx[inc])] <- 1
+  # covariates: demeaned within cohort (over the estimation sample), the cell
+  # interactions, the covariates with cohort- and period-specific slopes
+  X <- D
+  xnm <- character()
+  Xdm <- NULL
+  if (!is.null(p$X) && ncol(p$X)) {
+    xnm <- colnames(p$X)
+    gcode <- match(G, sort(unique(G)))
+    Xdm <- p$X - apply(p$X, 2, function(x) (rowsum(x, gcode, reorder = TRUE)[, 1] / tabulate(gcode))[gcode])
+    flat <- apply(abs(Xdm[G != gref, , drop = FALSE]), 2, max) <= 1e-12 * pmax(1, apply(abs(p$X), 2, max))
+    if (any(flat))
+      dd_stop("`xformla`: %s %s constant within every treated cohort, so %s cell interactions are zero; drop %s (the cohort effects absorb %s).",
+              paste0("'", xnm[flat], "'", collapse = ", "), if (sum(flat) > 1) "are" else "is",
+              if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
+              if (sum(flat) > 1) "them" else "it")
+    for (j in seq_along(xnm)) {
+      Dx <- D * Xdm[, j]; colnames(Dx) <- paste0(cterm, ":", xnm[j])
+      X <- cbind(X, Dx)
+    }
+    gcols <- sort(unique(G[G != gref])); tcols <- tl[-1]
+    for (j in seq_along(xnm)) {
+      x <- p$X[, j]
+      xg <- matrix(vapply(gcols, function(g) x * (G == g), numeric(n)), nrow = n,
+                   dimnames = list(NULL, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), xnm[j])))
+      xt <- matrix(vapply(tcols, function(s) x * (tt == s), numeric(n)), nrow = n,
+                   dimnames = list(NULL, sprintf("period::%s:%s", format(tcols, trim = TRUE), xnm[j])))
+      X <- cbind(X, matrix(x, dimnames = list(NULL, xnm[j])), xg, xt)
+    }
+  }
+  if (fe == "none") {
+    gd <- sort(unique(G[G != gref])); td <- tl[-1]
+    X <- cbind(X, matrix(vapply(gd, function(g) as.double(G == g), numeric(n)), nrow = n,
+                         dimnames = list(NULL, sprintf("cohort::%s", format(gd, trim = TRUE)))),
+               matrix(vapply(td, function(s) as.double(tt == s), numeric(n)), nrow = n,
+                      dimnames = list(NULL, sprintf("period::%s", format(td, trim = TRUE)))))
+  }
+  fel <- switch(fe, cohort = stats::setNames(list(dd_codes(G), p$tc), c(gname, tname)),
+                unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
+  if (family == "gaussian") {
+    est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm)
+    reg <- est$reg; V <- est$vc$V; tab <- est$tab; vc <- est$vc
+    if (length(est$rows) != n) dd_stop("internal error: rows dropped in did_etwfe; please report")
+  } else {
+    g <- dd_glm(y, X, fel, p$w, family, sp$opts, glm_tol, glm_maxit)
+    reg <- g$reg
+    clusters <- lapply(p$cluster, dd_codes)
+    vc <- dd_glm_vcov(g, sp$vcov_type, clusters)
+    V <- vc$V
+    b <- reg$coef[reg$keep]
+    tab <- dd_coef_table(b, sqrt(diag(V)), vc$df, alpha)
+  }
+  b <- reg$coef[reg$keep]
+  # the evaluation rows of the aggregations: the treated observations
+  # (never treated comparisons: every period of the treated cohorts for the
+  # event study) and each one's design with its cell switched on and off
+  post <- G != gref & tt >= G
+  evr <- if (control_group == "nevertreated") which(G != gref) else which(post)
+  Xe <- X[evr, names(b)[names(b) != "(Intercept)"], drop = FALSE]
+  if ("(Intercept)" %in% names(b)) Xe <- cbind("(Intercept)" = 1, Xe)
+  Xe <- Xe[, names(b), drop = FALSE]
+  X0 <- Xe
+  cc <- intersect(names(b), c(cterm, if (length(xnm)) outer(cterm, xnm, function(a, z) paste0(a, ":", z))))
+  X0[, cc] <- 0
+  info <- dd_info("did_etwfe", sprintf("Extended TWFE (did_etwfe)%s", if (family != "gaussian") paste0(", ", family) else ""),
+                  yname, n, vc$type, vc$label, vc$df, alpha, intersect(cterm, names(b)),
+                  n_units = attr(p$idc, "nlev"), n_periods = length(tl),
+                  n_clusters = if (vc$type == "cluster") vc$G[1] else NULL,
+                  fe_names = names(fel), dropped = reg$dropped, notes = notes)
+  new_dd_fit("did_etwfe", tab, b, V, info, call,
+             list(family = family, control_group = control_group, fe = fe, tname = tname,
+                  etwfe = list(X1 = Xe, X0 = X0, group = G[evr], time = tt[evr], post = post[evr],
+                               w = if (is.null(p$w)) NULL else p$w[evr], offset = if (family == "gaussian") NULL
+                               else g$eta[evr] - drop(Xe %*% b))))
+}
+
+#' Aggregate a did_etwfe fit
+#'
+#' The averages of `etwfe::emfx()`: each treated observation's effect (its
+#' cell coefficient plus the covariate interactions at its demeaned
+#' covariates; Poisson and logit: the fitted mean with the cell on minus
+#' off) averaged over all treated observations (`"simple"`), by cohort
+#' (`"group"`), by period (`"calendar"`) or by event time (`"dynamic"`, or
+#' etwfe's `"event"`), with delta-method standard errors from the model's
+#' covariance. With never-treated comparisons the event study includes the
+#' pre-periods (the period before adoption is the reference, zero).
+#'
+#' @param x A `did_etwfe` fit.
+#' @param type `"simple"` (default), `"group"`, `"calendar"` or `"dynamic"`.
+#' @param post_only With not-yet-treated comparisons, `FALSE` adds the
+#'   pre-adoption event times (zero by construction, as emfx).
+#' @param window Event times kept: a number `w` (`-w..w`) or two (`c(before,
+#'   after)`).
+#' @param predict `"response"` (default) or `"link"` (nonlinear models: the
+#'   effect on the linear predictor).
+#' @param ... Ignored.
+#' @return A `did_etwfe_agg` fit.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' aggregate(did_etwfe(d, "y", "id", "year", "first_treat"), type = "group")
+#' @export
+aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dynamic"), post_only = TRUE,
+                                window = NULL, predict = c("response", "link"), ...) {
+  type <- if (identical(type, eval(formals()$type))) "simple" else type[1]
+  if (identical(type, "event")) type <- "dynamic"
+  type <- dd_match_arg(type, c("simple", "group", "calendar", "dynamic"), "type")
+  predict <- dd_match_arg(predict[1], c("response", "link"), "predict")
+  post_only <- dd_check_flag(post_only, "post_only")
+  e <- x$etwfe
+  ev <- e$time - e$group
+  sel <- if (type == "dynamic" && (x$control_group == "nevertreated" || !post_only)) rep(TRUE, length(ev)) else e$post
+  if (type == "dynamic" && x$control_group == "notyettreated" && !post_only)
+    dd_stop("`post_only` = FALSE: the pre-adoption event times of a not-yet-treated fit are zero by construction and not estimated; use control_group = \"nevertreated\" for an event study with leads.")
+  if (!is.null(window)) {
+    if (!is.numeric(window) || !length(window) %in% 1:2 || anyNA(window) || any(window < 0))
+      dd_stop("`window` = %s must be one or two non-negative numbers.", dd_show(window))
+    w2 <- rep(window, length.out = 2)
+    sel <- sel & ev >= -w2[1] & ev <= w2[2]
+  }
+  key <- switch(type, simple = rep(0, length(ev)), group = e$group, calendar = e$time, dynamic = ev)
+  lev <- sort(unique(key[sel]))
+  if (!length(lev)) dd_stop("no treated observation is left to average (check `window`).")
+  b <- x$coefficients
+  lin <- x$family == "gaussian" || predict == "link"
+  eta1 <- drop(e$X1 %*% b); eta0 <- drop(e$X0 %*% b)
+  if (!is.null(e$offset)) { eta1 <- eta1 + e$offset; eta0 <- eta0 + e$offset }
+  if (lin) {
+    tau <- eta1 - eta0
+    dX <- e$X1 - e$X0
+  } else {
+    F <- if (x$family == "poisson") exp else stats::plogis
+    f <- if (x$family == "poisson") exp else stats::dlogis
+    tau <- F(eta1) - F(eta0)
+    dX <- f(eta1) * e$X1 - f(eta0) * e$X0
+  }
+  wt <- if (is.null(e$w)) rep(1, length(tau)) else e$w
+  J <- t(vapply(lev, function(l) {
+    s <- sel & key == l
+    colSums(wt[s] * dX[s, , drop = FALSE]) / sum(wt[s])
+  }, numeric(ncol(dX))))
+  J <- matrix(J, nrow = length(lev))
+  est <- vapply(lev, function(l) { s <- sel & key == l; sum(wt[s] * tau[s]) / sum(wt[s]) }, numeric(1))
+  V <- J %*% x$vcov %*% t(J)
+  se <- sqrt(pmax(diag(V), 0))
+  se[se == 0] <- NA_real_
+  terms <- switch(type, simple = "ATT", group = paste0("group::", lev), calendar = paste0("time::", lev),
+                  dynamic = paste0("event::", lev))
+  extra <- switch(type, simple = NULL, group = data.frame(group = lev), calendar = data.frame(time = lev),
+                  dynamic = data.frame(event = lev))
+  tab <- dd_if_table(terms, est, se, x$alpha, NA_real_, extra)
+  dimnames(V) <- list(terms, terms)
+  info <- dd_info("did_etwfe_agg", sprintf("Extended TWFE: average effects (type = \"%s\") (did_etwfe)", type),
+                  x$yname, x$nobs, x$vcov_type, x$vcov_label, Inf, x$alpha, terms, n_units = x$n_units,
+                  n_periods = x$n_periods, n_clusters = x$n_clusters)
+  new_dd_fit("did_etwfe_agg", tab, stats::setNames(est, terms), V, info, match.call(),
+             list(type = type, jacobian = J,
+                  event_study = if (type == "dynamic")
+                    dd_es_spec(reference = if (x$control_group == "nevertreated") -1 else numeric(),
+                               base_period = if (x$control_group == "nevertreated") "reference" else "imputation")))
+}
