@@ -217,7 +217,8 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                   yname, n, vc$type, vc$label, vc$df, alpha, intersect(cterm, names(b)),
                   n_units = attr(p$idc, "nlev"), n_periods = length(tl),
                   n_clusters = if (vc$type == "cluster") vc$G[1] else NULL,
-                  fe_names = names(fel), dropped = reg$dropped, notes = notes)
+                  fe_names = names(fel), dropped = reg$dropped, notes = notes,
+                  more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev))
   new_dd_fit("did_etwfe", tab, b, V, info, call,
              list(family = family, control_group = control_group, fe = fe, tname = tname,
                   etwfe = list(X1 = Xe, X0 = X0, group = G[evr], time = tt[evr], post = post[evr],
@@ -308,4 +309,16 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
                   event_study = if (type == "dynamic")
                     dd_es_spec(reference = if (x$control_group == "nevertreated") -1 else numeric(),
                                base_period = if (x$control_group == "nevertreated") "reference" else "imputation")))
+}
+
+# print() and summary(): after the table, the design
+dd_footer.did_etwfe <- function(x) {
+  NextMethod()
+  cat(sprintf("Comparisons: %s; %s; model: %s. Average effects: aggregate(fit, type = \"simple\" | \"group\" | \"calendar\" | \"dynamic\").\n",
+              if (x$control_group == "notyettreated") "not-yet-treated and never-treated observations"
+              else "never-treated units (every period but the one before adoption has a cell)",
+              switch(x$fe, cohort = "cohort and period fixed effects", unit = "unit and period fixed effects",
+                     none = "cohort and period indicators"),
+              x$family))
+  invisible(x)
 }

@@ -169,7 +169,7 @@ plot_event_studies <- function(fits, level = 0.95, col = NULL, main = "Event stu
     if (!inherits(f, "dd_fit") || is.null(f$event_study))
       dd_stop("`fits` element \"%s\" is not an event-study fit (a dd_fit with an event-study component).", nm[k])
   }
-  if (is.null(col)) col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD", "#D68910", "#17A589", "#566573")
+  if (is.null(col)) col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD", "#D68910", "#17A589", "#566573", "#D81B60", "#6E2C00")
   col <- rep_len(col, length(fits))
   rows <- lapply(seq_along(fits), function(k) {
     f <- fits[[k]]
