@@ -148,13 +148,13 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   K <- nrow(cells)
   cterm <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   n <- length(y)
-  D <- matrix(0, n, K, dimnames = list(NULL, cterm))
-  D[cbind(which(inc), cidx[inc])] <- 1
-  # covariates: demeaned within cohort (over the estimation sample), the cell
-  # interactions, the covariates with cohort- and period-specific slopes
-  X <- D
+  # the design, allocated once and filled by column: the cell indicators,
+  # with covariates (demeaned within cohort over the estimation sample) the
+  # cell interactions, the covariates and their cohort- and period-specific
+  # slopes; with fe = "none" the cohort and period indicators
   xnm <- character()
   Xdm <- NULL
+  gcols <- sort(unique(G[G != gref])); tcols <- tl[-1]
   if (!is.null(p$X) && ncol(p$X)) {
     xnm <- colnames(p$X)
     gcode <- match(G, sort(unique(G)))
@@ -165,26 +165,25 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
               paste0("'", xnm[flat], "'", collapse = ", "), if (sum(flat) > 1) "are" else "is",
               if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
               if (sum(flat) > 1) "them" else "it")
-    for (j in seq_along(xnm)) {
-      Dx <- D * Xdm[, j]; colnames(Dx) <- paste0(cterm, ":", xnm[j])
-      X <- cbind(X, Dx)
-    }
-    gcols <- sort(unique(G[G != gref])); tcols <- tl[-1]
-    for (j in seq_along(xnm)) {
-      x <- p$X[, j]
-      xg <- matrix(vapply(gcols, function(g) x * (G == g), numeric(n)), nrow = n,
-                   dimnames = list(NULL, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), xnm[j])))
-      xt <- matrix(vapply(tcols, function(s) x * (tt == s), numeric(n)), nrow = n,
-                   dimnames = list(NULL, sprintf("period::%s:%s", format(tcols, trim = TRUE), xnm[j])))
-      X <- cbind(X, matrix(x, dimnames = list(NULL, xnm[j])), xg, xt)
-    }
+  }
+  cn <- c(cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
+          unlist(lapply(xnm, function(z) c(z, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), z),
+                                            sprintf("period::%s:%s", format(tcols, trim = TRUE), z)))),
+          if (fe == "none") c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
+                              sprintf("period::%s", format(tcols, trim = TRUE))))
+  X <- matrix(0, n, length(cn), dimnames = list(NULL, cn))
+  ir <- which(inc)
+  X[cbind(ir, cidx[ir])] <- 1
+  for (j in seq_along(xnm)) {
+    X[cbind(ir, K * j + cidx[ir])] <- Xdm[ir, j]
+    x <- p$X[, j]
+    X[, xnm[j]] <- x
+    for (g in gcols) { r <- which(G == g); X[r, sprintf("cohort::%s:%s", format(g, trim = TRUE), xnm[j])] <- x[r] }
+    for (s0 in tcols) { r <- which(tt == s0); X[r, sprintf("period::%s:%s", format(s0, trim = TRUE), xnm[j])] <- x[r] }
   }
   if (fe == "none") {
-    gd <- sort(unique(G[G != gref])); td <- tl[-1]
-    X <- cbind(X, matrix(vapply(gd, function(g) as.double(G == g), numeric(n)), nrow = n,
-                         dimnames = list(NULL, sprintf("cohort::%s", format(gd, trim = TRUE)))),
-               matrix(vapply(td, function(s) as.double(tt == s), numeric(n)), nrow = n,
-                      dimnames = list(NULL, sprintf("period::%s", format(td, trim = TRUE)))))
+    for (g in gcols) X[G == g, sprintf("cohort::%s", format(g, trim = TRUE))] <- 1
+    for (s0 in tcols) X[tt == s0, sprintf("period::%s", format(s0, trim = TRUE))] <- 1
   }
   fel <- switch(fe, cohort = stats::setNames(list(dd_codes(G), p$tc), c(gname, tname)),
                 unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
@@ -207,12 +206,20 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   # event study) and each one's design with its cell switched on and off
   post <- G != gref & tt >= G
   evr <- if (control_group == "nevertreated") which(G != gref) else which(post)
-  Xe <- X[evr, names(b)[names(b) != "(Intercept)"], drop = FALSE]
-  if ("(Intercept)" %in% names(b)) Xe <- cbind("(Intercept)" = 1, Xe)
-  Xe <- Xe[, names(b), drop = FALSE]
-  X0 <- Xe
-  cc <- intersect(names(b), c(cterm, if (length(xnm)) outer(cterm, xnm, function(a, z) paste0(a, ":", z))))
-  X0[, cc] <- 0
+  ev <- list(group = G[evr], time = tt[evr], post = post[evr], w = if (is.null(p$w)) NULL else p$w[evr],
+             cell = cidx[evr], xdm = if (length(xnm)) Xdm[evr, , drop = FALSE] else NULL, cterm = cterm, xnm = xnm)
+  if (family != "gaussian") {
+    # nonlinear models: each evaluation row's design with its cell on and off
+    Xe <- X[evr, names(b)[names(b) != "(Intercept)"], drop = FALSE]
+    if ("(Intercept)" %in% names(b)) Xe <- cbind("(Intercept)" = 1, Xe)
+    Xe <- Xe[, names(b), drop = FALSE]
+    X0 <- Xe
+    cc <- intersect(names(b), c(cterm, if (length(xnm)) outer(cterm, xnm, function(a, z) paste0(a, ":", z))))
+    X0[, cc] <- 0
+    ev$X1 <- Xe; ev$X0 <- X0
+    ev$offset <- g$eta[evr] - drop(Xe %*% b)
+  }
+  rm(X)
   info <- dd_info("did_etwfe", sprintf("Extended TWFE (did_etwfe)%s", if (family != "gaussian") paste0(", ", family) else ""),
                   yname, n, vc$type, vc$label, vc$df, alpha, intersect(cterm, names(b)),
                   n_units = attr(p$idc, "nlev"), n_periods = length(tl),
@@ -220,10 +227,7 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                   fe_names = names(fel), dropped = reg$dropped, notes = notes,
                   more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev))
   new_dd_fit("did_etwfe", tab, b, V, info, call,
-             list(family = family, control_group = control_group, fe = fe, tname = tname,
-                  etwfe = list(X1 = Xe, X0 = X0, group = G[evr], time = tt[evr], post = post[evr],
-                               w = if (is.null(p$w)) NULL else p$w[evr], offset = if (family == "gaussian") NULL
-                               else g$eta[evr] - drop(Xe %*% b))))
+             list(family = family, control_group = control_group, fe = fe, tname = tname, etwfe = ev))
 }
 
 #' Aggregate a did_etwfe fit
@@ -273,25 +277,38 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
   lev <- sort(unique(key[sel]))
   if (!length(lev)) dd_stop("no treated observation is left to average (check `window`).")
   b <- x$coefficients
-  lin <- x$family == "gaussian" || predict == "link"
-  eta1 <- drop(e$X1 %*% b); eta0 <- drop(e$X0 %*% b)
-  if (!is.null(e$offset)) { eta1 <- eta1 + e$offset; eta0 <- eta0 + e$offset }
-  if (lin) {
-    tau <- eta1 - eta0
-    dX <- e$X1 - e$X0
+  wt <- if (is.null(e$w)) rep(1, length(ev)) else e$w
+  gi <- match(key, lev); gi[!sel] <- NA_integer_
+  ok <- !is.na(gi)
+  gsum <- function(v) .Call(C_cell_sums, as.double(v[ok]), NULL, gi[ok] - 1L, length(lev))
+  den <- gsum(wt)[, 1]
+  if (x$family == "gaussian" || predict == "link") {
+    # linear in the coefficients: an observation's effect is its cell's
+    # coefficient plus the interactions at its demeaned covariates, so the
+    # derivative of an average is the weighted share of its cells (and their
+    # mean covariates)
+    nm <- c(e$cterm, if (length(e$xnm)) as.vector(outer(e$cterm, e$xnm, function(a, z) paste0(a, ":", z))))
+    K <- length(e$cterm)
+    J <- matrix(0, length(lev), length(b), dimnames = list(NULL, names(b)))
+    r <- which(ok & !is.na(e$cell))
+    L <- length(lev)
+    for (j in c(0L, seq_along(e$xnm))) {
+      v <- wt[r] * (if (j == 0L) 1 else e$xdm[r, j])
+      S <- matrix(.Call(C_cell_sums, as.double(v), NULL, (gi[r] - 1L) + L * (e$cell[r] - 1L), L * K), L, K)
+      cols <- nm[j * K + seq_len(K)]
+      have <- cols %in% names(b)
+      J[, cols[have]] <- S[, have, drop = FALSE]
+    }
+    J <- J / den
+    est <- drop(J %*% b)
   } else {
+    eta1 <- drop(e$X1 %*% b) + e$offset; eta0 <- drop(e$X0 %*% b) + e$offset
     F <- if (x$family == "poisson") exp else stats::plogis
     f <- if (x$family == "poisson") exp else stats::dlogis
-    tau <- F(eta1) - F(eta0)
-    dX <- f(eta1) * e$X1 - f(eta0) * e$X0
+    J <- .Call(C_cell_sums, wt[ok] * (f(eta1) * e$X1 - f(eta0) * e$X0)[ok, , drop = FALSE], NULL, gi[ok] - 1L,
+               length(lev)) / den
+    est <- gsum(wt * (F(eta1) - F(eta0)))[, 1] / den
   }
-  wt <- if (is.null(e$w)) rep(1, length(tau)) else e$w
-  J <- t(vapply(lev, function(l) {
-    s <- sel & key == l
-    colSums(wt[s] * dX[s, , drop = FALSE]) / sum(wt[s])
-  }, numeric(ncol(dX))))
-  J <- matrix(J, nrow = length(lev))
-  est <- vapply(lev, function(l) { s <- sel & key == l; sum(wt[s] * tau[s]) / sum(wt[s]) }, numeric(1))
   V <- J %*% x$vcov %*% t(J)
   se <- sqrt(pmax(diag(V), 0))
   se[se == 0] <- NA_real_
