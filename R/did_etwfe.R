@@ -140,10 +140,11 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   prev <- vapply(glist, function(g) { j <- which(tl < g); if (length(j)) max(tl[j]) else NA_real_ }, numeric(1))
   inc <- G != gref & (if (control_group == "notyettreated") tt >= G else tt != prev[match(G, glist)])
   inc[is.na(inc)] <- FALSE
-  ckey <- paste(G, tt)
-  cells <- unique(data.frame(g = G[inc], t = tt[inc]))
-  cells <- cells[order(cells$g, cells$t), ]
-  cidx <- match(ckey, paste(cells$g, cells$t))
+  tcode <- match(tt, tl)
+  ckey <- ifelse(inc, match(G, glist) * (length(tl) + 1) + tcode, NA_real_)
+  uk <- sort(unique(ckey[inc]))
+  cells <- data.frame(g = glist[uk %/% (length(tl) + 1)], t = tl[uk %% (length(tl) + 1)])
+  cidx <- match(ckey, uk)
   cidx[!inc] <- NA_integer_
   K <- nrow(cells)
   cterm <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
@@ -166,16 +167,18 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
               if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
               if (sum(flat) > 1) "them" else "it")
   }
-  cn <- c(cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
+  cn <- c(if (fe == "none" && family != "gaussian") "(Intercept)", cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
           unlist(lapply(xnm, function(z) c(z, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), z),
                                             sprintf("period::%s:%s", format(tcols, trim = TRUE), z)))),
           if (fe == "none") c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
                               sprintf("period::%s", format(tcols, trim = TRUE))))
   X <- matrix(0, n, length(cn), dimnames = list(NULL, cn))
+  off <- if (cn[1] == "(Intercept)") 1L else 0L
+  if (off) X[, 1] <- 1
   ir <- which(inc)
-  X[cbind(ir, cidx[ir])] <- 1
+  X[cbind(ir, off + cidx[ir])] <- 1
   for (j in seq_along(xnm)) {
-    X[cbind(ir, K * j + cidx[ir])] <- Xdm[ir, j]
+    X[cbind(ir, off + K * j + cidx[ir])] <- Xdm[ir, j]
     x <- p$X[, j]
     X[, xnm[j]] <- x
     for (g in gcols) { r <- which(G == g); X[r, sprintf("cohort::%s:%s", format(g, trim = TRUE), xnm[j])] <- x[r] }
@@ -210,13 +213,9 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
              cell = cidx[evr], xdm = if (length(xnm)) Xdm[evr, , drop = FALSE] else NULL, cterm = cterm, xnm = xnm)
   if (family != "gaussian") {
     # nonlinear models: each evaluation row's design with its cell on and off
-    Xe <- X[evr, names(b)[names(b) != "(Intercept)"], drop = FALSE]
-    if ("(Intercept)" %in% names(b)) Xe <- cbind("(Intercept)" = 1, Xe)
-    Xe <- Xe[, names(b), drop = FALSE]
-    X0 <- Xe
-    cc <- intersect(names(b), c(cterm, if (length(xnm)) outer(cterm, xnm, function(a, z) paste0(a, ":", z))))
-    X0[, cc] <- 0
-    ev$X1 <- Xe; ev$X0 <- X0
+    Xe <- X[evr, names(b), drop = FALSE]
+    ev$X1 <- Xe
+    ev$cells_cols <- intersect(names(b), c(cterm, if (length(xnm)) outer(cterm, xnm, function(a, z) paste0(a, ":", z))))
     ev$offset <- g$eta[evr] - drop(Xe %*% b)
   }
   rm(X)
@@ -302,10 +301,11 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
     J <- J / den
     est <- drop(J %*% b)
   } else {
-    eta1 <- drop(e$X1 %*% b) + e$offset; eta0 <- drop(e$X0 %*% b) + e$offset
+    X0 <- e$X1; X0[, e$cells_cols] <- 0
+    eta1 <- drop(e$X1 %*% b) + e$offset; eta0 <- drop(X0 %*% b) + e$offset
     F <- if (x$family == "poisson") exp else stats::plogis
     f <- if (x$family == "poisson") exp else stats::dlogis
-    J <- .Call(C_cell_sums, wt[ok] * (f(eta1) * e$X1 - f(eta0) * e$X0)[ok, , drop = FALSE], NULL, gi[ok] - 1L,
+    J <- .Call(C_cell_sums, wt[ok] * (f(eta1) * e$X1 - f(eta0) * X0)[ok, , drop = FALSE], NULL, gi[ok] - 1L,
                length(lev)) / den
     est <- gsum(wt * (F(eta1) - F(eta0)))[, 1] / den
   }

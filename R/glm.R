@@ -23,6 +23,15 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
   eta <- fam$start(y)
   dev_old <- Inf
   keep_cols <- NULL
+  # without fixed effects each step solves the normal equations (X'WX) b =
+  # X'Wz by Cholesky with the QR engine's rank rule (dd_gram_ols), the QR
+  # engine only when that rule cannot decide; with fixed effects the
+  # working response and design are demeaned with the working weights (C)
+  Xi <- if (!is.null(fe)) NULL else if (identical(colnames(X)[1], "(Intercept)")) X else cbind("(Intercept)" = 1, X)
+  # a sparse design (did_etwfe's cells and slopes) in compressed rows: the
+  # normal equations cost n nnz^2 per step (C_xtwx) instead of n p^2
+  csr <- if (!is.null(Xi) && mean(Xi != 0) < 0.3) .Call(C_csr, Xi) else NULL
+  gram <- NULL
   for (it in seq_len(maxit)) {
     mu <- fam$linkinv(eta)
     me <- fam$mu.eta(eta)
@@ -31,10 +40,30 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
     if (any(!is.finite(W)) || any(W <= 0))
       dd_stop("the %s fit diverged (fitted means at the boundary); check for perfect separation or outcomes that a covariate predicts exactly.",
               family)
-    reg <- if (is.null(keep_cols)) dd_regress(z, X, fe, W, opts)
-           else suppressMessages(dd_regress(z, X[, keep_cols, drop = FALSE], fe, W, opts))
-    if (is.null(keep_cols)) keep_cols <- setdiff(names(reg$coef)[reg$keep], "(Intercept)")
-    eta <- z - reg$resid
+    gram <- NULL
+    if (!is.null(csr)) {
+      ne <- .Call(C_xtwx, csr, as.double(W), as.double(z))
+      gram <- dd_gram_ols(ne$A, ne$r, sqrt(pmax(diag(ne$A), 0)), opts$collin_tol)
+    } else if (!is.null(Xi)) {
+      XW <- Xi * W
+      A <- crossprod(Xi, XW)
+      gram <- dd_gram_ols(A, drop(crossprod(XW, z)), sqrt(pmax(diag(A), 0)), opts$collin_tol)
+      rm(XW)
+    }
+    if (!is.null(gram)) {
+      if (it == 1L && !all(gram$keep))
+        message(sprintf("diffdiff: %s removed because of collinearity (coefficient NA).",
+                        paste0("'", colnames(Xi)[!gram$keep], "'", collapse = ", ")))
+      cf <- gram$coef; cf[!gram$keep] <- 0
+      eta <- drop(Xi %*% cf)
+    } else {
+      # (the QR engine adds its own intercept without fixed effects)
+      if (is.null(fe) && identical(colnames(X)[1], "(Intercept)")) X <- X[, -1, drop = FALSE]
+      reg <- if (is.null(keep_cols)) dd_regress(z, X, fe, W, opts)
+             else suppressMessages(dd_regress(z, X[, keep_cols, drop = FALSE], fe, W, opts))
+      if (is.null(keep_cols)) keep_cols <- setdiff(names(reg$coef)[reg$keep], "(Intercept)")
+      eta <- z - reg$resid
+    }
     mu <- fam$linkinv(eta)
     dev <- sum(fam$dev(y, mu))
     if (abs(dev - dev_old) / (0.1 + abs(dev)) < tol) break
@@ -48,8 +77,20 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
   mu <- fam$linkinv(eta); me <- fam$mu.eta(eta)
   W <- pw * me^2 / fam$var(mu)
   z <- eta + (y - mu) / me
-  reg <- suppressMessages(dd_regress(z, X[, keep_cols, drop = FALSE], fe, W, opts))
-  reg$dropped <- setdiff(colnames(X), keep_cols)
+  if (!is.null(gram)) {
+    # the weighted least-squares fit of the last step, as dd_regress()
+    # returns it (z - eta are its residuals: the step has converged)
+    k <- gram$keep
+    kn <- colnames(Xi)[k]
+    bread <- gram$bread; dimnames(bread) <- list(kn, kn)
+    reg <- list(coef = stats::setNames(gram$coef, colnames(Xi)), keep = k, bread = bread, resid = z - eta,
+                Xd = Xi[, k, drop = FALSE], yd = z, w = W, n = length(y), rank = sum(k), nparams = sum(k),
+                intercept = TRUE, fe = NULL, fe_codes = NULL, dropped = colnames(Xi)[!k], iter = 0L, opts = opts)
+  } else {
+    if (is.null(keep_cols)) keep_cols <- colnames(X)
+    reg <- suppressMessages(dd_regress(z, X[, keep_cols, drop = FALSE], fe, W, opts))
+    reg$dropped <- setdiff(colnames(X), keep_cols)
+  }
   list(reg = reg, eta = eta, mu = mu, deviance = dev, iter = it, converged = converged, family = family)
 }
 

@@ -156,6 +156,10 @@ SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
 
 /* rs.c */
 SEXP C_rs_perm(SEXP th, SEXP a0, SEXP k, SEXP Y, SEXP m);
+
+/* glm.c */
+SEXP C_csr(SEXP X);
+SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 SEXP C_panel_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 
 /* vcov.c */

@@ -28,6 +28,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(lin_rows, 8),
   CALLDEF(cell_sums, 4),
   CALLDEF(rs_perm, 5),
+  CALLDEF(csr, 1),
+  CALLDEF(xtwx, 3),
   CALLDEF(wild_boot, 14),
   CALLDEF(cs_panel, 14),
   CALLDEF(cs_rc, 15),
