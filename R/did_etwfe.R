@@ -167,11 +167,16 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
               if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
               if (sum(flat) > 1) "them" else "it")
   }
-  cn <- c(if (fe == "none" && family != "gaussian") "(Intercept)", cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
+  # linear models with cohort (or no) fixed effects are solved like the
+  # nonlinear ones: explicit cohort and period indicators in a sparse design
+  # and the normal equations (dd_glm's sparse path); unit fixed effects are
+  # absorbed (dd_estimate)
+  dummies <- fe == "none" || (family == "gaussian" && fe == "cohort")
+  cn <- c(if (dummies) "(Intercept)", cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
           unlist(lapply(xnm, function(z) c(z, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), z),
                                             sprintf("period::%s:%s", format(tcols, trim = TRUE), z)))),
-          if (fe == "none") c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
-                              sprintf("period::%s", format(tcols, trim = TRUE))))
+          if (dummies) c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
+                         sprintf("period::%s", format(tcols, trim = TRUE))))
   X <- matrix(0, n, length(cn), dimnames = list(NULL, cn))
   off <- if (cn[1] == "(Intercept)") 1L else 0L
   if (off) X[, 1] <- 1
@@ -184,13 +189,15 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     for (g in gcols) { r <- which(G == g); X[r, sprintf("cohort::%s:%s", format(g, trim = TRUE), xnm[j])] <- x[r] }
     for (s0 in tcols) { r <- which(tt == s0); X[r, sprintf("period::%s:%s", format(s0, trim = TRUE), xnm[j])] <- x[r] }
   }
-  if (fe == "none") {
+  if (dummies) {
     for (g in gcols) X[G == g, sprintf("cohort::%s", format(g, trim = TRUE))] <- 1
     for (s0 in tcols) X[tt == s0, sprintf("period::%s", format(s0, trim = TRUE))] <- 1
   }
   fel <- switch(fe, cohort = stats::setNames(list(dd_codes(G), p$tc), c(gname, tname)),
                 unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
-  if (family == "gaussian") {
+  fe_sizes <- if (is.null(fel)) NULL else vapply(fel, function(f) attr(f, "nlev"), integer(1))
+  if (dummies) fel <- NULL
+  if (family == "gaussian" && !dummies) {
     est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm)
     reg <- est$reg; V <- est$vc$V; tab <- est$tab; vc <- est$vc
     if (length(est$rows) != n) dd_stop("internal error: rows dropped in did_etwfe; please report")
@@ -201,6 +208,16 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     vc <- dd_glm_vcov(g, sp$vcov_type, clusters)
     V <- vc$V
     b <- reg$coef[reg$keep]
+    if (family == "gaussian" && fe == "cohort") {
+      # the cohort and period indicators are the fixed effects: not reported
+      # (the cell averages do not involve them)
+      fx <- grepl("^cohort::[^:]*$|^period::[^:]*$", names(b)) | names(b) == "(Intercept)"
+      b <- b[!fx]; V <- V[!fx, !fx, drop = FALSE]
+      reg$coef <- reg$coef[names(reg$coef) %in% names(b) | !reg$keep]
+      reg$keep <- names(reg$coef) %in% names(b)
+      reg$dropped <- setdiff(reg$dropped, c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
+                                            sprintf("period::%s", format(tcols, trim = TRUE))))
+    }
     tab <- dd_coef_table(b, sqrt(diag(V)), vc$df, alpha)
   }
   b <- reg$coef[reg$keep]
@@ -223,8 +240,8 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                   yname, n, vc$type, vc$label, vc$df, alpha, intersect(cterm, names(b)),
                   n_units = attr(p$idc, "nlev"), n_periods = length(tl),
                   n_clusters = if (vc$type == "cluster") vc$G[1] else NULL,
-                  fe_names = names(fel), dropped = reg$dropped, notes = notes,
-                  more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev))
+                  fe_names = names(fe_sizes), dropped = reg$dropped, notes = notes,
+                  more = list(fe_sizes = if (fe == "none") NULL else unname(fe_sizes)))
   new_dd_fit("did_etwfe", tab, b, V, info, call,
              list(family = family, control_group = control_group, fe = fe, tname = tname, etwfe = ev))
 }

@@ -10,10 +10,13 @@
 # fitted means, the deviance and the iteration count.
 dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), opts = dd_fe_opts(), tol = 1e-10,
                    maxit = 100L) {
-  family <- match.arg(family)
+  family <- match.arg(family, c("poisson", "logit", "gaussian"))
   n <- length(y)
   pw <- if (is.null(w)) rep(1, n) else w
   fam <- switch(family,
+    gaussian = list(linkinv = function(eta) eta, mu.eta = function(eta) rep(1, length(eta)),
+                    var = function(mu) rep(1, length(mu)), dev = function(y, mu) pw * (y - mu)^2,
+                    start = function(y) y),
     poisson = list(linkinv = function(eta) exp(eta), mu.eta = function(eta) exp(eta), var = function(mu) mu,
                    dev = function(y, mu) 2 * pw * (ifelse(y > 0, y * log(y / mu), 0) - (y - mu)),
                    start = function(y) log(y + 0.1)),
@@ -91,7 +94,8 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
     reg <- suppressMessages(dd_regress(z, X[, keep_cols, drop = FALSE], fe, W, opts))
     reg$dropped <- setdiff(colnames(X), keep_cols)
   }
-  list(reg = reg, eta = eta, mu = mu, deviance = dev, iter = it, converged = converged, family = family)
+  list(reg = reg, eta = eta, mu = mu, deviance = dev, iter = it, converged = converged, family = family,
+       path = if (!is.null(gram)) (if (!is.null(csr)) "sparse" else "dense") else "qr")
 }
 
 # The variance of a dd_glm() fit as fixest computes it (dispersion 1):
@@ -100,7 +104,7 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
 # x (y - mu) mu.eta / var).
 dd_glm_vcov <- function(g, type, clusters = NULL) {
   reg <- g$reg
-  if (type == "iid") {
+  if (type == "iid" && g$family != "gaussian") {
     K <- reg$nparams
     return(list(V = reg$bread * (reg$n - 1) / (reg$n - K), df = reg$n - K, K = K, G = NULL, type = "iid",
                 label = "IID"))
