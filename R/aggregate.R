@@ -50,6 +50,22 @@ dd_agg_group_map <- function(gk, post, pg, glist) {
 # (group, time, estimate), the influence functions (the K cells, then the
 # cohort-share columns), the units' cohorts, weights and clusters, and the
 # inference settings of the fit x.
+# aggregate() of a cell estimator whose fit carries did_cs's unit-level
+# fields (inf with the cohort-share columns, unit_group, unit_weight,
+# unit_cluster, periods, cluster, survey_label, anticipation): through
+# aggregate.did_cs() (did_ddd, did_edid).
+dd_agg_via_cs <- function(x, type, base_period, title, call, ...) {
+  choices <- c("dynamic", "group", "simple", "calendar")
+  type <- dd_match_arg(if (identical(type, choices)) "dynamic" else type, choices, "type")
+  tab <- x$coeftable
+  out <- aggregate.did_cs(dd_cells_as_cs(x, tab$group, tab$time, tab$estimate, x$inf, x$unit_group, x$unit_weight,
+                                         x$unit_cluster, x$periods, x$cluster, x$survey_label, base_period,
+                                         x$anticipation), type = type, ...)
+  out$title <- sprintf("%s: aggregation (type = \"%s\") of ATT(g,t) (%s)", title, type, class(x)[1])
+  out$call <- call
+  out
+}
+
 dd_cells_as_cs <- function(x, group, time, estimate, inf, G, w, cluster, periods, cluster_name, survey_label,
                            base_period, anticipation) {
   structure(list(coeftable = data.frame(term = sprintf("ATT(%s,%s)", group, time), group = group, time = time,

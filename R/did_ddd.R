@@ -353,17 +353,8 @@ dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pna
 #'   2 * (d$g > 0 & d$t >= d$g & d$q == 1) + rnorm(nrow(d))
 #' aggregate(did_ddd(d, "y", "id", "t", "g", "q"), type = "simple")
 #' @export
-aggregate.did_ddd <- function(x, type = c("dynamic", "group", "simple", "calendar"), ...) {
-  type <- dd_match_arg(if (identical(type, eval(formals()$type))) "dynamic" else type,
-                       c("dynamic", "group", "simple", "calendar"), "type")
-  tab <- x$coeftable
-  out <- aggregate.did_cs(dd_cells_as_cs(x, tab$group, tab$time, tab$estimate, x$inf, x$unit_group, x$unit_weight,
-                                         x$unit_cluster, x$periods, x$cluster, x$survey_label, x$base_period,
-                                         x$anticipation), type = type, ...)
-  out$title <- sprintf("Triple differences: aggregation (type = \"%s\") of ATT(g,t) (did_ddd)", type)
-  out$call <- match.call()
-  out
-}
+aggregate.did_ddd <- function(x, type = c("dynamic", "group", "simple", "calendar"), ...)
+  dd_agg_via_cs(x, type, x$base_period, "Triple differences", match.call(), ...)
 
 #' @export
 vcov.did_ddd <- function(object, ...) dd_if_vcov(object)

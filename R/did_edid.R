@@ -263,18 +263,8 @@ dd_edid_weights <- function(Om, g, t) {
 #' d <- read.csv(system.file("extdata", "hrs_edid.csv", package = "diffdiff"))
 #' aggregate(did_edid(d, "outcome", "unit", "time", "first_treat"), type = "simple")
 #' @export
-aggregate.did_edid <- function(x, type = c("dynamic", "group", "simple", "calendar"), ...) {
-  type <- dd_match_arg(if (identical(type, eval(formals()$type))) "dynamic" else type,
-                       c("dynamic", "group", "simple", "calendar"), "type")
-  tab <- x$coeftable
-  out <- aggregate.did_cs(dd_cells_as_cs(x, tab$group, tab$time, tab$estimate, x$inf, x$unit_group, x$unit_weight,
-                                         x$unit_cluster, x$periods, x$cluster, x$survey_label,
-                                         if (x$pt_assumption == "all") "pt_all" else "universal", x$anticipation),
-                          type = type, ...)
-  out$title <- sprintf("Efficient DiD: aggregation (type = \"%s\") of ATT(g,t) (did_edid)", type)
-  out$call <- match.call()
-  out
-}
+aggregate.did_edid <- function(x, type = c("dynamic", "group", "simple", "calendar"), ...)
+  dd_agg_via_cs(x, type, if (x$pt_assumption == "all") "pt_all" else "universal", "Efficient DiD", match.call(), ...)
 
 #' @export
 vcov.did_edid <- function(object, ...) dd_if_vcov(object)
