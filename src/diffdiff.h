@@ -153,13 +153,6 @@ SEXP C_stagger(SEXP g, SEXP t);
 SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
 SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
-
-/* rs.c */
-SEXP C_rs_perm(SEXP th, SEXP a0, SEXP k, SEXP Y, SEXP m);
-
-/* glm.c */
-SEXP C_csr(SEXP X);
-SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 SEXP C_panel_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
 
 /* vcov.c */
@@ -180,5 +173,12 @@ SEXP C_flci_bias(SEXP H, SEXP a, SEXP r_);
 
 /* pretrends.c: Gaussian rectangle probabilities and truncated moments (Genz) */
 SEXP C_pretrends_mvn(SEXP mu, SEXP S, SEXP lower, SEXP upper, SEXP A, SEXP mZ, SEXP ctrl);
+
+/* rs.c */
+SEXP C_rs_perm(SEXP th, SEXP a0, SEXP k, SEXP Y, SEXP m);
+
+/* glm.c */
+SEXP C_csr(SEXP X);
+SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 
 #endif
