@@ -62,6 +62,31 @@ test_that("did_etwfe equals etwfe + emfx on mpdta (linear; not-yet and never tre
   expect_false(-1 %in% es$event_study$event)
 })
 
+test_that("did_etwfe with sampling weights: etwfe's weighted regression; aggregates weighted too", {
+  skip_if_not_installed("etwfe")
+  skip_if_not_installed("did")
+  data("mpdta", package = "did", envir = environment())
+  set.seed(3)
+  w <- runif(500, 0.5, 2)
+  mpdta$w <- w[match(mpdta$countyreal, unique(mpdta$countyreal))]
+  m <- et(lemp ~ lpop, tvar = year, gvar = first.treat, data = mpdta, weights = ~w, vcov = ~countyreal)
+  f <- did_etwfe(mpdta, "lemp", "countyreal", "year", "first.treat", xformla = ~ lpop, weightsname = "w")
+  ec <- et_cells(m)
+  k <- match(names(ec$coef), f$coeftable$term)
+  expect_equal(f$coeftable$estimate[k], unname(ec$coef), tolerance = 1e-8)
+  expect_equal(f$coeftable$std.error[k], unname(ec$se), tolerance = 1e-6)
+  # emfx averages every row with weight one; did_etwfe weights them: equal
+  # weights reproduce emfx, the sampling weights move the average
+  a <- aggregate(f, type = "simple")$coeftable$estimate
+  e <- suppressWarnings(etwfe::emfx(m, type = "simple"))$estimate
+  expect_false(isTRUE(all.equal(a, e)))
+  mpdta$one <- 1
+  f1 <- did_etwfe(mpdta, "lemp", "countyreal", "year", "first.treat", xformla = ~ lpop, weightsname = "one")
+  m1 <- et(lemp ~ lpop, tvar = year, gvar = first.treat, data = mpdta, vcov = ~countyreal)
+  expect_equal(aggregate(f1, type = "simple")$coeftable$estimate, etwfe::emfx(m1, type = "simple")$estimate,
+               tolerance = 1e-8)
+})
+
 test_that("did_etwfe equals etwfe + emfx for Poisson (mpdta) and logit (simulated)", {
   skip_if_not_installed("etwfe")
   skip_if_not_installed("did")
