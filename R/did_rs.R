@@ -335,8 +335,8 @@ dd_rs_est <- function(sm, N, A, gl, gmin, m, beta) {
 # from the units' outcomes projected on every cohort's rows of A_theta and
 # A_0 (pj$th, pj$a0: units x cohorts): the cohort moments in C (rs.c), one
 # pass over the units per permutation.
-dd_rs_stats <- function(Y, k, pj, N, gl, gmin, m, beta) {
-  r <- .Call(C_rs_perm, pj$th, pj$a0, k - 1L, Y, as.integer(m))
+dd_rs_stats <- function(Y, k, pj, N, gl, gmin, m, beta, k0 = k - 1L) {
+  r <- .Call(C_rs_perm, pj$th, pj$a0, k0, Y, as.integer(m))
   Xvar <- sum(r$v00 / N); Xth <- sum(r$v0t / N); Vth <- sum(r$vtt / N)
   b <- if (is.null(beta)) { if (Xvar^2 > .Machine$double.xmin) Xvar * Xth / Xvar^2 else 0 } else beta
   est <- sum(r$mt) - b * sum(r$m0)
@@ -351,7 +351,7 @@ dd_rs_stats <- function(Y, k, pj, N, gl, gmin, m, beta) {
       Sbar <- Sbar + Smm / length(K)
       Bv <- Bv + dd_rs_ginv(Smm) %*% r$c[, kk]
     }
-    se <- sqrt(max(sen^2 - sum(Bv * (Sbar %*% Bv)) / length(k), 0))
+    se <- sqrt(max(sen^2 - sum(Bv * (Sbar %*% Bv)) / length(k0), 0))
   }
   list(estimate = est, se = se, se_neyman = sen, beta = b)
 }
@@ -403,7 +403,7 @@ dd_rs_vcov <- function(sm, N, A, bet, gl, gmin, m) {
 dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
   compat <- isTRUE(getOption("diffdiff.staggered_compat"))
   n <- length(pr$k)
-  base <- if (compat) pr$k[order(pr$first_row)] else pr$k
+  base0 <- (if (compat) pr$k[order(pr$first_row)] else pr$k) - 1L
   if (compat) {
     had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
     old <- if (had) get(".Random.seed", envir = globalenv(), inherits = FALSE)
@@ -415,9 +415,12 @@ dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
     out <- matrix(NA_real_, length(b), 2L * E)
     for (i in seq_along(b)) {
       if (compat) set.seed(b[i])
-      kp <- base[sample.int(n)]
+      # the cohorts permuted in C with R's generator (as sample.int(n)),
+      # 0-based: one small allocation per permutation
+      k0 <- .Call(C_rs_shuffle, base0)
       for (j in seq_len(E)) {
-        r <- tryCatch(dd_rs_stats(pr$Y, kp, pj[[j]], N, gl, gmin[j], m[j], beta), error = function(e) NULL)
+        r <- tryCatch(dd_rs_stats(pr$Y, NULL, pj[[j]], N, gl, gmin[j], m[j], beta, k0 = k0),
+                      error = function(e) NULL)
         if (!is.null(r)) out[i, c(j, E + j)] <- c(r$estimate / r$se, r$estimate / r$se_neyman)
       }
     }

@@ -80,3 +80,27 @@ SEXP C_rs_perm(SEXP th_, SEXP a0_, SEXP k_, SEXP Y_, SEXP m_) {
   UNPROTECT(8);
   return out;
 }
+
+/* A random permutation of the cohort codes `base` (0-based), drawn from R's
+ * generator exactly as sample.int(n) draws its permutation (R_unif_index,
+ * swap-with-last), so that set.seed() reproduces it: out[i] = base[perm[i]]. */
+SEXP C_rs_shuffle(SEXP base_) {
+  const char *fn = "C_rs_shuffle";
+  dd_chk_type(base_, INTSXP, 0, fn, "base");
+  const int n = LENGTH(base_);
+  const int *base = INTEGER(base_);
+  SEXP out_ = PROTECT(allocVector(INTSXP, n));
+  int *out = INTEGER(out_);
+  int *x = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int i = 0; i < n; i++) x[i] = i;
+  GetRNGstate();
+  int m = n;
+  for (int i = 0; i < n; i++) {
+    const int j = (int) R_unif_index((double) m);
+    out[i] = base[x[j]];
+    x[j] = x[--m];
+  }
+  PutRNGstate();
+  UNPROTECT(1);
+  return out_;
+}
