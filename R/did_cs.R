@@ -175,10 +175,7 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
               dd_show(cluster))
     if (!length(cluster)) cluster <- NULL
   }
-  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
-  if (!is.null(design) && design$replicate && nboot > 0L)
-    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
-            nboot)
+  design <- dd_if_design(survey, data, weightsname, cluster, nboot)
   # repeated cross-sections: identifiers are not unit-period keys
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL, design,
                 x_list = TRUE, unique_rows = panel, anticipation = anticipation)

@@ -231,10 +231,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     if (!is.null(by)) return(dd_dcdh_by(args, by))
   }
   xf <- dd_dcdh_controls_formula(controls, data)
-  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
-  if (!is.null(design) && design$replicate && sp$nboot > 0L)
-    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
-            sp$nboot)
+  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
                 xf, weightsname, design = design, na_ok = c("yname", "dname"))

@@ -158,10 +158,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   compat <- identical(getOption("diffdiff.contdid_compat"), "0.1.1")
-  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
-  if (!is.null(design) && design$replicate && sp$nboot > 0L)
-    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
-            sp$nboot)
+  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname, dose = dose), weightsname = weightsname,
                 cluster = cluster, design = design, complete = "did_dose()")
   dv <- dd_check_numeric_col(p$vals$dose, "dose", dose)

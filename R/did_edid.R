@@ -84,10 +84,7 @@ did_edid <- function(data, yname, idname, tname, gname, xformla = NULL, pt_assum
             paste(deparse(xformla), collapse = " "))
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
-  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
-  if (!is.null(design) && design$replicate && sp$nboot > 0L)
-    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
-            sp$nboot)
+  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), NULL, weightsname, cluster, NULL, design,
                 x_list = TRUE, anticipation = anticipation)
   if (!any(p$never))
@@ -110,14 +107,8 @@ did_edid <- function(data, yname, idname, tname, gname, xformla = NULL, pt_assum
   if (!is.null(cluster)) dd_check_nclusters(length(unique(cl)), cluster)
   cells <- eng$cells
   K <- nrow(cells)
-  se <- dd_if_se(eng$inf, n, cl, seq_len(K))
-  crit <- NA_real_
-  if (sp$nboot > 0L) {
-    okc <- which(!is.na(se))
-    bt <- dd_if_boot(eng$inf, n, cl, sp$nboot, sp$boot_weights, sp$alpha, band = seq_along(okc), cols = okc)
-    se[okc] <- bt$se
-    if (sp$cband && length(okc) > 1L) crit <- bt$crit
-  } else if (sp$cband) dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 999, say.")
+  ci <- dd_cells_inference(eng$inf, n, cl, K, cells$att, sp)
+  se <- ci$se; crit <- ci$crit
   terms <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
   tab <- dd_if_table(terms, cells$att, se, sp$alpha, crit,
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g,

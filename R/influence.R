@@ -60,6 +60,23 @@ dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K), comb = NULL)
   se
 }
 
+# The standard errors of K cell estimates from their influence functions
+# (the first K columns of psi): analytic, or with nboot > 0 the multiplier
+# bootstrap's (and, with a band, its sup-t critical value); NA where the
+# estimate is NA. spec: dd_spec() settings. (did_ddd, did_edid.)
+dd_cells_inference <- function(psi, n, cluster, K, est, spec) {
+  se <- dd_if_se(psi, n, cluster, seq_len(K))
+  se[is.na(est)] <- NA_real_
+  crit <- NA_real_
+  if (spec$nboot > 0L) {
+    okc <- which(!is.na(se))
+    bt <- dd_if_boot(psi, n, cluster, spec$nboot, spec$boot_weights, spec$alpha, band = seq_along(okc), cols = okc)
+    se[okc] <- bt$se
+    if (spec$cband && length(okc) > 1L) crit <- bt$crit
+  } else if (spec$cband) dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 999, say.")
+  list(se = se, crit = crit)
+}
+
 # Multiplier bootstrap (C, ifs.c) of the columns `cols` of psi, or of
 # psi %*% comb (the draws of a linear combination are that combination of
 # the draws): returns bootstrap standard errors (interquartile range / 1.349,

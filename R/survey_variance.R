@@ -322,3 +322,15 @@ dd_svy_label <- function(design) {
   else if (design$replicate) sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type)
   else ", survey design (Taylor linearisation, PSUs within strata)"
 }
+
+# The survey design of an influence-function estimator (did_cs, did_ddd,
+# did_dcdh, did_dose, did_edid): converted and checked by dd_svy_arg(); a
+# replicate-weight design gives the standard errors itself, so no
+# multiplier bootstrap on top.
+dd_if_design <- function(survey, data, weightsname, cluster, nboot) {
+  design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
+  if (!is.null(design) && design$replicate && nboot > 0L)
+    dd_stop("`nboot` = %d: with a replicate-weight `survey` design the standard errors come from the replicates; use nboot = 0.",
+            nboot)
+  design
+}
