@@ -318,12 +318,19 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
     J <- J / den
     est <- drop(J %*% b)
   } else {
-    X0 <- e$X1; X0[, e$cells_cols] <- 0
-    eta1 <- drop(e$X1 %*% b) + e$offset; eta0 <- drop(X0 %*% b) + e$offset
+    # the design with the cell off is the design with the cell columns
+    # zeroed: eta0 from the coefficients with those zeroed, and the
+    # derivative's sums weighted in C without copies of the design
+    b0 <- b; b0[e$cells_cols] <- 0
+    eta1 <- drop(e$X1 %*% b) + e$offset; eta0 <- drop(e$X1 %*% b0) + e$offset
     F <- if (x$family == "poisson") exp else stats::plogis
     f <- if (x$family == "poisson") exp else stats::dlogis
-    J <- .Call(C_cell_sums, wt[ok] * (f(eta1) * e$X1 - f(eta0) * X0)[ok, , drop = FALSE], NULL, gi[ok] - 1L,
-               length(lev)) / den
+    idx <- ifelse(ok, gi - 1L, length(lev))              # rows not averaged: an extra, dropped cell
+    J <- .Call(C_cell_sums, e$X1, as.double(wt * (f(eta1) - f(eta0))), as.integer(idx), length(lev) + 1L)
+    J1 <- .Call(C_cell_sums, e$X1, as.double(wt * f(eta1)), as.integer(idx), length(lev) + 1L)
+    cc <- match(e$cells_cols, names(b))
+    J[, cc] <- J1[, cc]
+    J <- J[seq_along(lev), , drop = FALSE] / den
     est <- gsum(wt * (F(eta1) - F(eta0)))[, 1] / den
   }
   V <- J %*% x$vcov %*% t(J)
