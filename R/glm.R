@@ -69,6 +69,8 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
     }
     mu <- fam$linkinv(eta)
     dev <- sum(fam$dev(y, mu))
+    # (identity link: the first step is the least-squares solution)
+    if (family == "gaussian") { dev_old <- dev; break }
     if (abs(dev - dev_old) / (0.1 + abs(dev)) < tol) break
     dev_old <- dev
   }

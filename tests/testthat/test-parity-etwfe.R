@@ -181,3 +181,15 @@ test_that("dd_glm: the sparse, dense and QR paths agree with glm.fit (Poisson an
     expect_equal(unname(r$reg$coef[["x"]]), unname(ref$coefficients[1]), tolerance = 1e-8)
   }
 })
+
+test_that("C_xtwx (sparse normal equations) equals crossprod across its interrupt-check block of 65,536 rows", {
+  for (n in c(65535L, 65536L, 65537L)) {
+    set.seed(n)
+    g <- sample(1:10, n, replace = TRUE)
+    X <- cbind(1, rnorm(n), sapply(2:10, function(k) as.double(g == k)))
+    w <- runif(n); z <- rnorm(n)
+    ne <- .Call(diffdiff:::C_xtwx, .Call(diffdiff:::C_csr, X), w, z)
+    expect_equal(ne$A, crossprod(X, w * X), tolerance = 1e-12, label = paste("A", n))
+    expect_equal(ne$r, drop(crossprod(X, w * z)), tolerance = 1e-12, label = paste("r", n))
+  }
+})
