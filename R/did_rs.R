@@ -410,14 +410,17 @@ dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
     on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else rm(".Random.seed", envir = globalenv()))
   }
   E <- length(pj)
+  # the permuted cohorts and C_rs_shuffle's scratch: buffers filled in place
+  # by every permutation (so that the permutations allocate nothing large)
+  k0 <- integer(n); work <- integer(n)
   # the permutations run in order (the draws do not depend on the batches)
   tt <- dd_progress_batches(nperm, function(b) {
     out <- matrix(NA_real_, length(b), 2L * E)
     for (i in seq_along(b)) {
       if (compat) set.seed(b[i])
       # the cohorts permuted in C with R's generator (as sample.int(n)),
-      # 0-based: one small allocation per permutation
-      k0 <- .Call(C_rs_shuffle, base0)
+      # 0-based, into k0
+      .Call(C_rs_shuffle, base0, k0, work)
       for (j in seq_len(E)) {
         r <- tryCatch(dd_rs_stats(pr$Y, NULL, pj[[j]], N, gl, gmin[j], m[j], beta, k0 = k0),
                       error = function(e) NULL)

@@ -33,7 +33,9 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
   Xi <- if (!is.null(fe)) NULL else if (identical(colnames(X)[1], "(Intercept)")) X else cbind("(Intercept)" = 1, X)
   # a sparse design (did_etwfe's cells and slopes) in compressed rows: the
   # normal equations cost n nnz^2 per step (C_xtwx) instead of n p^2
-  csr <- if (!is.null(Xi) && mean(Xi != 0) < 0.3) .Call(C_csr, Xi) else NULL
+  # (density from the nonzero count: no n x p logical temporary)
+  csr <- if (!is.null(Xi)) .Call(C_csr, Xi) else NULL
+  if (!is.null(csr) && length(csr$val) >= 0.3 * as.double(nrow(Xi)) * ncol(Xi)) csr <- NULL
   gram <- NULL
   for (it in seq_len(maxit)) {
     mu <- fam$linkinv(eta)
@@ -89,7 +91,7 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
     kn <- colnames(Xi)[k]
     bread <- gram$bread; dimnames(bread) <- list(kn, kn)
     reg <- list(coef = stats::setNames(gram$coef, colnames(Xi)), keep = k, bread = bread, resid = z - eta,
-                Xd = Xi[, k, drop = FALSE], yd = z, w = W, n = length(y), rank = sum(k), nparams = sum(k),
+                Xd = if (all(k)) Xi else Xi[, k, drop = FALSE], yd = z, w = W, n = length(y), rank = sum(k), nparams = sum(k),
                 intercept = TRUE, fe = NULL, fe_codes = NULL, dropped = colnames(Xi)[!k], iter = 0L, opts = opts)
   } else {
     if (is.null(keep_cols)) keep_cols <- colnames(X)

@@ -26,7 +26,7 @@ dd_fit_fields <- list(
   did_etwfe = c("family", "control_group", "fe", "tname", "etwfe"),
   did_etwfe_agg = c("type", "jacobian"),
   did_edid = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "pt_assumption",
-               "anticipation", "tname", "cluster", "survey_label", "weights"),
+               "covariates", "engine", "anticipation", "tname", "cluster", "survey_label", "weights"),
   did_ddd = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",
               "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster", "survey_label",
               "comparisons"),

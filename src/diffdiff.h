@@ -176,7 +176,7 @@ SEXP C_pretrends_mvn(SEXP mu, SEXP S, SEXP lower, SEXP upper, SEXP A, SEXP mZ, S
 
 /* rs.c */
 SEXP C_rs_perm(SEXP th, SEXP a0, SEXP k, SEXP Y, SEXP m);
-SEXP C_rs_shuffle(SEXP base);
+SEXP C_rs_shuffle(SEXP base, SEXP out, SEXP work);
 
 /* glm.c */
 SEXP C_csr(SEXP X);

@@ -28,7 +28,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(lin_rows, 8),
   CALLDEF(cell_sums, 4),
   CALLDEF(rs_perm, 5),
-  CALLDEF(rs_shuffle, 1),
+  CALLDEF(rs_shuffle, 3),
   CALLDEF(csr, 1),
   CALLDEF(xtwx, 3),
   CALLDEF(wild_boot, 14),

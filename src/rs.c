@@ -83,15 +83,19 @@ SEXP C_rs_perm(SEXP th_, SEXP a0_, SEXP k_, SEXP Y_, SEXP m_) {
 
 /* A random permutation of the cohort codes `base` (0-based), drawn from R's
  * generator exactly as sample.int(n) draws its permutation (R_unif_index,
- * swap-with-last), so that set.seed() reproduces it: out[i] = base[perm[i]]. */
-SEXP C_rs_shuffle(SEXP base_) {
+ * swap-with-last), so that set.seed() reproduces it: out[i] = base[perm[i]].
+ * `out` and `work` (integer, length n) are buffers that dd_rs_fisher()
+ * allocates once for all permutations and nothing else references: they
+ * are filled in place, so that a permutation allocates nothing (the test's
+ * memory does not grow with the number of permutations). */
+SEXP C_rs_shuffle(SEXP base_, SEXP out_, SEXP work_) {
   const char *fn = "C_rs_shuffle";
   dd_chk_type(base_, INTSXP, 0, fn, "base");
   const int n = LENGTH(base_);
+  dd_chk_vec(out_, INTSXP, n, 0, fn, "out");
+  dd_chk_vec(work_, INTSXP, n, 0, fn, "work");
   const int *base = INTEGER(base_);
-  SEXP out_ = PROTECT(allocVector(INTSXP, n));
-  int *out = INTEGER(out_);
-  int *x = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  int *out = INTEGER(out_), *x = INTEGER(work_);
   for (int i = 0; i < n; i++) x[i] = i;
   GetRNGstate();
   int m = n;
@@ -101,6 +105,5 @@ SEXP C_rs_shuffle(SEXP base_) {
     x[j] = x[--m];
   }
   PutRNGstate();
-  UNPROTECT(1);
-  return out_;
+  return R_NilValue;
 }

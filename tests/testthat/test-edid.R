@@ -12,7 +12,15 @@
 #    panel that edid_synth() below generates, anticipation 0 and 1 (exact
 #    covariance of the moments, within-group divisor n_c, unclustered SEs);
 #  * by construction: parallel trends after treatment only, or one comparison
-#    per cell, give did_cs()'s never-treated estimates and SEs.
+#    per cell, give did_cs()'s never-treated estimates and SEs;
+#  * covariates: edid_x_ref() below, a direct unit-by-unit transcription of the
+#    paper's doubly robust generated outcomes (its Eq. 4.4) with lm() outcome
+#    regressions and the linear-sieve propensity ratios solved from their
+#    normal equations (written for this test, not from did_edid's vectorised
+#    engine); `~ 1` must give the estimator without covariates, and with
+#    parallel trends after treatment only, did_cs(est_method = "reg") with the
+#    same covariates (linear outcome regression and a linear sieve make the
+#    doubly robust moment the regression-adjusted one).
 
 edid_synth <- function() {
   set.seed(42)
@@ -27,6 +35,62 @@ edid_synth <- function() {
              y = as.vector(t(Y)), cl = rep((seq_len(n) - 1) %% 40, each = TT))
 }
 hrs <- function() read.csv(system.file("extdata", "hrs_edid.csv", package = "diffdiff"))
+
+# conditional parallel trends: cohort membership and trends both depend on x
+edid_synth_x <- function(n = 1200, seed = 7) {
+  set.seed(seed)
+  TT <- 6
+  x1 <- rnorm(n); x2 <- rbinom(n, 1, 0.4)
+  lp <- cbind(0, 0.8 * x1, -0.5 * x1 + 0.5 * x2, 0.3 * x2)
+  pr <- exp(lp) / rowSums(exp(lp))
+  G <- apply(pr, 1, function(p) sample(c(Inf, 3, 4, 5), 1, prob = p))
+  a <- rnorm(n) + x1
+  Y <- a + outer(x1, 0.5 * seq_len(TT)) + outer(x2, 0.2 * seq_len(TT)) + matrix(rnorm(n * TT), n)
+  for (t in seq_len(TT)) Y[, t] <- Y[, t] + ifelse(is.finite(G) & t >= G, 1 + 0.3 * (t - G), 0)
+  data.frame(id = rep(seq_len(n), each = TT), t = rep(seq_len(TT), n), g = rep(ifelse(is.finite(G), G, 0), each = TT),
+             y = as.vector(t(Y)), x1 = rep(x1, each = TT), x2 = rep(x2, each = TT),
+             w = rep(runif(n, 0.5, 2), each = TT))
+}
+
+# the paper's generated outcomes unit by unit (units' rows of Y in the order
+# of ids; G with Inf for never treated; X the covariate matrix; w weights)
+edid_x_ref <- function(Y, G, X, w = rep(1, nrow(Y))) {
+  n <- nrow(Y); TT <- ncol(Y); w <- w / mean(w)
+  coh <- sort(unique(G[is.finite(G)]))
+  P <- cbind(1, X)
+  pi <- function(c) sum(w[G == c]) / n
+  mfit <- function(c, a, b) {          # E[Y_a - Y_b | X, G = c] at every unit
+    if (a == b) return(numeric(n))
+    s <- G == c
+    fit <- stats::lm.wfit(P[s, , drop = FALSE], Y[s, a] - Y[s, b], w[s])
+    drop(P %*% fit$coefficients)
+  }
+  ratio <- function(g, c) {            # linear sieve of p_g(X) / p_c(X)
+    s <- G == c
+    beta <- solve(crossprod(P[s, , drop = FALSE] * w[s], P[s, , drop = FALSE]), colSums(w[G == g] * P[G == g, , drop = FALSE]))
+    drop(P %*% beta)
+  }
+  out <- NULL
+  for (g in coh) for (t in 2:TT) {
+    pairs <- list(c(Inf, 1))
+    for (gp in coh) for (tp in 2:TT) if (tp < gp && !(gp == g && tp == t)) pairs[[length(pairs) + 1]] <- c(gp, tp)
+    Yh <- sapply(pairs, function(pr) {
+      gp <- pr[1]; tp <- pr[2]
+      mi <- mfit(Inf, t, tp); mg <- if (is.finite(gp)) mfit(gp, tp, 1) else numeric(n)
+      v <- (G == g) * (Y[, t] - Y[, 1] - mi - mg) - (G == Inf) * ratio(g, Inf) * (Y[, t] - Y[, tp] - mi)
+      if (is.finite(gp)) v <- v - (G == gp) * (if (gp == g) 1 else ratio(g, gp)) * (Y[, tp] - Y[, 1] - mg)
+      v / pi(g)
+    })
+    Yh <- matrix(Yh, n)
+    m <- colSums(w * Yh) / n
+    E <- w * (Yh - outer(G == g, m / pi(g)))
+    Om <- crossprod(E) / n
+    wt <- solve(Om, rep(1, ncol(Om))); wt <- wt / sum(wt)
+    out <- rbind(out, data.frame(g = g, t = t, H = length(pairs), att = sum(wt * m),
+                                 se = sqrt(sum(drop(E %*% wt)^2)) / n))
+  }
+  out
+}
 
 test_that("did_edid reproduces Table 6 of Chen, Sant'Anna and Xie (2025) on the HRS sample", {
   d <- hrs()
@@ -120,6 +184,60 @@ test_that("did_edid with one comparison per cell is did_cs (two periods; weights
   expect_equal(aggregate(f10)$coeftable$std.error, aggregate(f1)$coeftable$std.error, tolerance = 1e-12)
 })
 
+test_that("did_edid with covariates equals the paper's generated outcomes computed unit by unit", {
+  d <- edid_synth_x()
+  d0 <- d
+  o <- order(d$id, d$t)
+  Y <- matrix(d$y[o], ncol = 6, byrow = TRUE)
+  u <- d[o, ][d$t[o] == 1, ]
+  G <- ifelse(u$g == 0, Inf, u$g)
+  for (wt in c(FALSE, TRUE)) {
+    ref <- edid_x_ref(Y, G, cbind(u$x1, u$x2), if (wt) u$w else rep(1, nrow(u)))
+    f <- did_edid(d, "y", "id", "t", "g", xformla = ~ x1 + x2, weightsname = if (wt) "w")
+    expect_identical(f$engine, "generated_outcomes")
+    k <- match(paste(ref$g, ref$t), paste(f$coeftable$group, f$coeftable$time))
+    expect_false(anyNA(k))
+    expect_identical(nrow(f$coeftable), nrow(ref))
+    expect_identical(f$coeftable$comparisons[k], as.integer(ref$H))
+    expect_equal(f$coeftable$estimate[k], ref$att, tolerance = 1e-9, label = paste("att, weights", wt))
+    expect_equal(f$coeftable$std.error[k], ref$se, tolerance = 1e-9, label = paste("se, weights", wt))
+  }
+  expect_identical(d, d0)
+  # conditional parallel trends: with x1 and x2 the post cells are centred on
+  # the truth (1 + 0.3 e); without, cohort 3's are biased (x1 drives both)
+  f <- did_edid(d, "y", "id", "t", "g", xformla = ~ x1 + x2)
+  f0 <- did_edid(d, "y", "id", "t", "g")
+  post <- f$coeftable$time >= f$coeftable$group
+  truth <- 1 + 0.3 * (f$coeftable$time - f$coeftable$group)[post]
+  zx <- (f$coeftable$estimate[post] - truth) / f$coeftable$std.error[post]
+  z0 <- (f0$coeftable$estimate[post] - truth) / f0$coeftable$std.error[post]
+  expect_true(max(abs(zx)) < 3.5, label = paste(round(zx, 2), collapse = " "))
+  expect_true(max(abs(z0)) > 5, label = paste(round(z0, 2), collapse = " "))
+  expect_output(print(f), "Covariates: ~x1 \\+ x2")
+})
+
+test_that("did_edid with covariates: ~ 1 is the estimator without; after treatment only it is did_cs(reg)", {
+  d <- edid_synth()
+  set.seed(3); d$w <- runif(800, 0.5, 2)[d$id]
+  for (pt in c("all", "post")) {
+    a <- did_edid(d, "y", "id", "t", "g", weightsname = "w", cluster = "cl", pt_assumption = pt)
+    b <- did_edid(d, "y", "id", "t", "g", xformla = ~ 1, weightsname = "w", cluster = "cl", pt_assumption = pt)
+    expect_identical(c(a$engine, b$engine), c("means", "generated_outcomes"))
+    expect_equal(b$coeftable$estimate, a$coeftable$estimate, tolerance = 1e-10)
+    expect_equal(b$coeftable$std.error, a$coeftable$std.error, tolerance = 1e-10)
+    expect_equal(aggregate(b)$coeftable$std.error, aggregate(a)$coeftable$std.error, tolerance = 1e-10)
+  }
+  dx <- edid_synth_x()
+  fp <- did_edid(dx, "y", "id", "t", "g", xformla = ~ x1 + x2, weightsname = "w", pt_assumption = "post")
+  cs <- did_cs(dx, "y", "id", "t", "g", xformla = ~ x1 + x2, weightsname = "w", control_group = "nevertreated",
+               base_period = "universal", est_method = "reg", nboot = 0)
+  expect_identical(fp$coeftable$term, cs$coeftable$term)
+  expect_equal(fp$coeftable$estimate, cs$coeftable$estimate, tolerance = 1e-10)
+  expect_equal(fp$coeftable$std.error, cs$coeftable$std.error, tolerance = 1e-10)
+  ep <- aggregate(fp, type = "dynamic"); ec <- aggregate(cs, type = "dynamic")
+  expect_equal(ep$coeftable$std.error, ec$coeftable$std.error, tolerance = 1e-10)
+})
+
 test_that("did_edid: bootstrap, bands, survey designs and the shared methods", {
   d <- edid_synth()
   f0 <- did_edid(d, "y", "id", "t", "g")
@@ -140,7 +258,9 @@ test_that("did_edid: bootstrap, bands, survey designs and the shared methods", {
 
 test_that("did_edid: bad input gets errors naming the argument and value", {
   d <- edid_synth()
-  expect_error(did_edid(d, "y", "id", "t", "g", xformla = ~ cl), "`xformla` = ~cl")
+  d$cx <- d$g                      # constant within every cohort
+  expect_error(did_edid(d, "y", "id", "t", "g", xformla = ~ cx), "`xformla` = ~cx: .*constant within cohort 3 \\(")
+  expect_error(did_edid(d, "y", "id", "t", "g", xformla = "cl"), "`xformla` must be a one-sided formula")
   expect_error(did_edid(d, "y", "id", "t", "g", pt_assumption = "some"), "`pt_assumption`")
   expect_error(did_edid(d, "y", "id", "t", "g", control_group = "notyettreated"), "`did_edid\\(\\)` has no argument `control_group`\\.$")
   expect_error(did_edid(d[d$g != 0, ], "y", "id", "t", "g"), "no never-treated units .*did_edid\\(\\) needs them")
