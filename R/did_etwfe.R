@@ -38,6 +38,10 @@
 #' adoption (etwfe takes the period `g - 1`, which does not exist when
 #' periods are not consecutive integers). Nonlinear models need `fe =
 #' "none"` (as etwfe, whose `emfx()` gives no standard errors otherwise).
+#' Without never-treated units, the last cohort is the comparison group and
+#' the periods from its adoption on are dropped (with a message), as etwfe.
+#' Survey designs and the multiplier bootstrap (not in etwfe) come from the
+#' package's shared variance code.
 #'
 #' @param data A panel (data.frame, data.table or tibble).
 #' @param yname,idname,tname,gname Outcome, unit, period and first treated
@@ -52,6 +56,17 @@
 #' @param weightsname Sampling weights.
 #' @param cluster,vcov The variance: clustered by unit by default
 #'   (`vcov = "iid"`, `"hetero"`, or `cluster =` another column).
+#' @param survey A complex survey design of `data` ([survey_design()] or a
+#'   survey package design): design weights and the design-based variance of
+#'   the coefficients, as `survey::svyglm()` of the same regression (Taylor
+#'   linearisation of the model's scores; replicate weights: refits, linear
+#'   models only); the averages' standard errors by the delta method.
+#' @param nboot,boot_weights,cband Multiplier bootstrap of the coefficients'
+#'   influence functions (`nboot` draws of `"rademacher"`, `"mammen"` or
+#'   `"webb"` weights, one per cluster, per PSU with a survey design, or per
+#'   observation with `vcov = "hetero"`); `aggregate()` bootstraps the
+#'   averages from the same draws and, with `cband = TRUE`, gives the event
+#'   study a uniform band. 0 (default): analytic.
 #' @param alpha Significance level.
 #' @param fe_tol,fe_maxit Fixed-effect absorption settings.
 #' @param glm_tol,glm_maxit Convergence of the Poisson and logit fits
@@ -71,10 +86,15 @@
 #' es <- aggregate(fit, type = "dynamic")
 #' es
 #' plot(es)
+#' # multiplier bootstrap with a uniform band for the event study
+#' set.seed(1)
+#' fb <- did_etwfe(d, "y", "id", "year", "first_treat", nboot = 499, cband = TRUE)
+#' plot(aggregate(fb, type = "dynamic"))
 #' @export
 did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                       control_group = c("notyettreated", "nevertreated"), fe = NULL,
                       family = c("gaussian", "poisson", "logit"), weightsname = NULL, cluster = NULL, vcov = NULL,
+                      survey = NULL, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                       alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, glm_tol = 1e-10, glm_maxit = 100, ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
@@ -90,11 +110,16 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   if (family != "gaussian" && fe != "none")
     dd_stop("`fe` = \"%s\" with `family` = \"%s\": nonlinear models keep the cohort and period effects as coefficients (fe = \"none\"), so that the averaged effects have standard errors (etwfe's emfx gives none otherwise).",
             fe, family)
-  sp <- dd_spec(alpha = alpha, fe_tol = fe_tol, fe_maxit = fe_maxit)
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, NULL)
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
+                fe_maxit = fe_maxit)
+  if (sp$cband && sp$nboot == 0L) dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 999, say.")
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey)
   glm_tol <- dd_check_positive(glm_tol, "glm_tol")
   glm_maxit <- dd_check_count(glm_maxit, "glm_maxit", min = 1)
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, NULL)
+  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, sp$design)
+  if (!is.null(p$survey) && p$survey$design$replicate && family != "gaussian")
+    dd_stop("`survey`: a replicate-weight design with `family` = \"%s\" is not supported (its replicates would need nonlinear refits); use a design with PSUs and strata (Taylor linearisation).",
+            family)
   y <- p$y; tt <- as.double(p$tt)
   G <- ifelse(p$never, Inf, as.double(p$g))
   if (family == "poisson" && any(y < 0))
@@ -118,6 +143,10 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     gref <- max(G[rows])
     notes <- c(notes, sprintf("no never-treated units: cohort %s (the last treated) is the comparison; periods from %s on are dropped.",
                               format(gref), format(gref)))
+    late <- rows & tt >= gref
+    if (any(late))
+      message(sprintf("diffdiff: no never-treated units: cohort %s (the last treated) is the comparison group; %d observations of periods from %s on (no not-yet-treated observations there) are dropped.",
+                      format(gref), sum(late), format(gref)))
     rows <- rows & tt < gref
   } else {
     dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".",
@@ -131,10 +160,16 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     p$cluster <- lapply(p$cluster, `[`, keep)
     p$idc <- dd_recode(p$idc, keep); p$tc <- dd_recode(p$tc, keep)
     p$id <- p$id[keep]
+    if (!is.null(p$survey)) p$survey$rows <- p$survey$rows[keep]
   }
   tl <- sort(unique(tt))
   glist <- sort(unique(G[is.finite(G) & G != gref]))
-  if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname`).")
+  if (!length(glist)) {
+    if (is.finite(gref))
+      dd_stop("`gname` = \"%s\": there are no never-treated units and one cohort (%s), which is then the comparison (not yet treated until %s): no cohort is left to estimate and no period has not-yet-treated observations after its adoption.",
+              gname, format(gref), format(gref))
+    dd_stop("`gname` = \"%s\": no treated cohort is left to estimate.", gname)
+  }
   # the cells: treated periods (not yet treated comparisons) or every period
   # but the one before adoption (never treated)
   prev <- vapply(glist, function(g) { j <- which(tl < g); if (length(j)) max(tl[j]) else NA_real_ }, numeric(1))
@@ -197,15 +232,23 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                 unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
   fe_sizes <- if (is.null(fel)) NULL else vapply(fel, function(f) attr(f, "nlev"), integer(1))
   if (dummies) fel <- NULL
+  ifs <- NULL
   if (family == "gaussian" && !dummies) {
-    est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm)
-    reg <- est$reg; V <- est$vc$V; tab <- est$tab; vc <- est$vc
+    est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm, survey = p$survey, boot_key = list(p$id, tt),
+                       wild_available = FALSE)
+    reg <- est$reg; V <- est$vc$V; tab <- est$tab; vc <- est$vc; ifs <- est$ifs
     if (length(est$rows) != n) dd_stop("internal error: rows dropped in did_etwfe; please report")
   } else {
     g <- dd_glm(y, X, fel, p$w, family, sp$opts, glm_tol, glm_maxit)
     reg <- g$reg
     clusters <- lapply(p$cluster, dd_codes)
-    vc <- dd_glm_vcov(g, sp$vcov_type, clusters)
+    # survey designs: the model's scores (x (y - mu) for both links) by
+    # Taylor linearisation, or (linear) the replicates' refits
+    vc <- if (is.null(p$survey)) dd_glm_vcov(g, sp$vcov_type, clusters)
+          else dd_svy_reg_vcov(reg, p$survey$design, p$survey$rows, y, X, NULL, sp$opts)
+    if (sp$nboot > 0L)
+      ifs <- dd_reg_ifs(reg, vc, p$cluster, dd_row_ranks(list(p$id, tt)) - 1L,
+                        if (is.null(p$survey)) NULL else p$survey)
     V <- vc$V
     b <- reg$coef[reg$keep]
     if (family == "gaussian" && fe == "cohort") {
@@ -221,6 +264,18 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     tab <- dd_coef_table(b, sqrt(diag(V)), vc$df, alpha)
   }
   b <- reg$coef[reg$keep]
+  # the multiplier bootstrap of the coefficients' influence functions (the
+  # aggregations bootstrap their combinations of the same draws' rows)
+  boot <- NULL
+  if (sp$nboot > 0L) {
+    ifs <- ifs[, names(b), drop = FALSE]
+    band <- which(names(b) %in% cterm)
+    bt <- dd_boot_table(b, V, vc$df, sp, band, function(V) dd_ifs_boot(ifs, V, sp, band, structure(vc$label,
+                        psu = identical(vc$type, "survey"))))
+    boot <- list(nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, alpha = alpha,
+                 label = vc$label, psu = identical(vc$type, "survey"))
+    tab <- bt$tab; V <- bt$V; vc$label <- bt$label
+  } else ifs <- NULL
   # the evaluation rows of the aggregations: the treated observations
   # (never treated comparisons: every period of the treated cohorts for the
   # event study) and each one's design with its cell switched on and off
@@ -243,7 +298,8 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                   fe_names = names(fe_sizes), dropped = reg$dropped, notes = notes,
                   more = list(fe_sizes = if (fe == "none") NULL else unname(fe_sizes)))
   new_dd_fit("did_etwfe", tab, b, V, info, call,
-             list(family = family, control_group = control_group, fe = fe, tname = tname, etwfe = ev))
+             list(family = family, control_group = control_group, fe = fe, tname = tname, etwfe = ev, ifs = ifs,
+                  boot = boot))
 }
 
 #' Aggregate a did_etwfe fit
@@ -335,12 +391,21 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
   }
   V <- J %*% x$vcov %*% t(J)
   se <- sqrt(pmax(diag(V), 0))
+  crit <- NA_real_
+  if (!is.null(x$ifs)) {
+    # the multiplier bootstrap's draws of the averages: J times the
+    # coefficients' (the delta method's linearisation)
+    bt <- dd_ifs_boot(x$ifs %*% t(J[, colnames(x$ifs), drop = FALSE]), V, x$boot,
+                      if (type == "dynamic" && x$boot$cband) seq_along(lev) else integer(),
+                      structure(x$boot$label, psu = x$boot$psu))
+    se <- bt$se; V <- bt$V; crit <- bt$crit
+  }
   se[se == 0] <- NA_real_
   terms <- switch(type, simple = "ATT", group = paste0("group::", lev), calendar = paste0("time::", lev),
                   dynamic = paste0("event::", lev))
   extra <- switch(type, simple = NULL, group = data.frame(group = lev), calendar = data.frame(time = lev),
                   dynamic = data.frame(event = lev))
-  tab <- dd_if_table(terms, est, se, x$alpha, NA_real_, extra)
+  tab <- dd_if_table(terms, est, se, x$alpha, crit, extra)
   dimnames(V) <- list(terms, terms)
   info <- dd_info("did_etwfe_agg", sprintf("Extended TWFE: average effects (type = \"%s\") (did_etwfe)", type),
                   x$yname, x$nobs, x$vcov_type, x$vcov_label, Inf, x$alpha, terms, n_units = x$n_units,

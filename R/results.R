@@ -23,7 +23,7 @@ dd_fit_fields <- list(
   did_dose = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
   dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "stute_nboot", "settings"),
   did_rs = c("vcov_neyman", "beta", "estimand", "comparison", "cohorts", "tname", "nperm"),
-  did_etwfe = c("family", "control_group", "fe", "tname", "etwfe"),
+  did_etwfe = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
   did_etwfe_agg = c("type", "jacobian"),
   did_edid = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "pt_assumption",
                "covariates", "engine", "anticipation", "tname", "cluster", "survey_label", "weights"),

@@ -148,7 +148,7 @@ test_that("did_etwfe: bad input gets errors naming the argument and value", {
   expect_error(run(xformla = ~ cx), "'cx' is constant within every treated cohort")
   expect_error(run(fe = "twoway"), "`fe`")
   expect_error(run(ivar2 = 1), "no argument `ivar2`")
-  f <- run(mpdta[mpdta$first.treat != 0, ])
+  expect_message(f <- run(mpdta[mpdta$first.treat != 0, ]), "191 observations of periods from 2007 on")
   expect_match(f$notes, "cohort 2007 \\(the last treated\\) is the comparison")
 })
 
