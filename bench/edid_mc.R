@@ -79,15 +79,15 @@ summ <- do.call(rbind, lapply(split(res, factor(res$term, unique(res$term))), fu
 rownames(summ) <- NULL
 print(summ, digits = 3)
 stopifnot(all(summ$ratio_lo <= 1))           # never worse than did_cs beyond simulation noise
-list(summ = summ, el = el)
+list(summ = summ, el = el, covariates = !is.null(xf))
 }
 tab <- function(r, title) {
   summ <- r$summ
   c(sprintf("## %s (%.0f s)", title, r$el), "",
     "| estimate | bias EDiD | bias CS | bias EDiD without covariates | sd EDiD | sd CS | ratio | 95% interval | se/sd EDiD | se/sd CS | cover EDiD | cover CS |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    sprintf("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.3f | %.3f-%.3f | %.3f | %.3f | %.3f | %.3f |", summ$term,
-            summ$bias_edid, summ$bias_cs, summ$bias_edid0, summ$sd_edid, summ$sd_cs, summ$ratio, summ$ratio_lo,
+    sprintf("| %s | %.4f | %.4f | %s | %.4f | %.4f | %.3f | %.3f-%.3f | %.3f | %.3f | %.3f | %.3f |", summ$term,
+            summ$bias_edid, summ$bias_cs, if (r$covariates) sprintf("%.4f", summ$bias_edid0) else "-", summ$sd_edid, summ$sd_cs, summ$ratio, summ$ratio_lo,
             summ$ratio_hi, summ$se_over_sd_edid, summ$se_over_sd_cs, summ$cover_edid, summ$cover_cs), "")
 }
 r0 <- run(gen, NULL)
