@@ -54,7 +54,9 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
     graphics::segments(ev, lo, ev, hi, col = cc, lwd = 2)
     isref <- seq_along(ev) > nrow(tab)
     graphics::points(ev, est, pch = ifelse(isref, 1, ifelse(ev < 0, 15, 16)), col = cc, cex = 1.2)
-    leg <- c("pre-treatment", "post-treatment"); pch <- c(15, 16); lc <- col; lw <- c(NA, NA)
+    # (only the kinds of periods the plot has)
+    has <- c(any(tab$event < 0), any(tab$event >= 0))
+    leg <- c("pre-treatment", "post-treatment")[has]; pch <- c(15, 16)[has]; lc <- col[has]; lw <- c(NA, NA)[has]
     if (length(ref)) { leg <- c(leg, "reference (0)"); pch <- c(pch, 1); lc <- c(lc, "grey30"); lw <- c(lw, NA) }
     if (band) { leg <- c(leg, "uniform band"); pch <- c(pch, NA); lc <- c(lc, grDevices::adjustcolor("grey30", 0.35)); lw <- c(lw, 6) }
     if (legend)
