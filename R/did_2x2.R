@@ -13,8 +13,9 @@
 #' @param cluster Optional column(s) to cluster by (one or two names, or a
 #'   one-sided formula).
 #' @param vcov `NULL` (clustered when `cluster` is given, otherwise `"hetero"`)
-#'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`; see
-#'   [dd_vcov_types].
+#'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"`
+#'   (bias-reduced with Satterthwaite degrees of freedom; needs `cluster`);
+#'   see [dd_vcov_types].
 #' @param survey Optional complex survey design of `data`: a [survey_design()]
 #'   or a `survey::svydesign()` / `svrepdesign()` object. Its weights are the
 #'   regression weights, and the variance is design-based, as

@@ -212,6 +212,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
                       terms, p$cluster, names(fel), n_units = attr(est$reg$fe_codes[[1]], "nlev"),
                       n_periods = attr(est$reg$fe_codes[[2]], "nlev"))
   if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
+  if (identical(est$vc$type, "CR2")) info$df <- stats::setNames(dd_vc_df(est$vc, S), terms)
   full <- dd_coef_table(b, sqrt(diag(V)), est$vc$df, alpha)
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs,

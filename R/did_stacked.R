@@ -44,6 +44,9 @@
 #' @param control_group Clean controls: `"not_yet_treated"`,
 #'   `"never_treated"` or `"strict"`.
 #' @param cluster Column to cluster by (default `idname`).
+#' @param vcov `NULL` or `"cluster"` (CR1, default) or `"CR2"` (bias-reduced,
+#'   with Satterthwaite degrees of freedom for each event time and the
+#'   average; see [dd_vcov_types]).
 #' @param nboot Multiplier-bootstrap draws (0, the default: analytic
 #'   standard errors). With `nboot > 0` the standard errors of the event-time
 #'   estimates and of the ATT come from a multiplier bootstrap of the
@@ -73,7 +76,7 @@
 #' @export
 did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa_pre, kappa_post,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
-                        cluster = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
+                        cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                         cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
@@ -85,7 +88,10 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
   kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
   control_group <- dd_match_vocab(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, NULL, survey, one_way = TRUE)
+  if (!is.null(vcov) && !identical(vcov, "cluster") && !identical(vcov, "CR2"))
+    dd_stop("`vcov` = %s: did_stacked() clusters its standard errors (\"cluster\", CR1, default) or uses \"CR2\".",
+            dd_show(vcov))
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, one_way = TRUE)
   st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
                                  NULL, sp$design), gname)
   p <- st; g <- st$g; tt <- st$tt
@@ -149,7 +155,7 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
     list(idx = as.integer(idx), D = M, grp = Dr[fr], per = er[fr])
   }
   clusters <- if (length(p$cluster)) stats::setNames(list(st$cl[r]), names(p$cluster)) else list()
-  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, "cluster"), character(),
+  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, if (identical(sp$vcov_type, "CR2")) "CR2" else "cluster"), character(),
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
                      cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE,
                      boot_key = list(st$id[r], st$tt[r]))
@@ -169,6 +175,7 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
                       out_terms, p$cluster, c("treated", "event time"),
                       n_units = sum(rowSums(umask) > 0), n_periods = sum(rowSums(pmask) > 0))
   if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
+  if (identical(est$vc$type, "CR2")) info$df <- stats::setNames(dd_vc_df(est$vc, S), out_terms)
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
              list(event_study = dd_es_spec(reference = -1), cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha), crit = ag$crit,

@@ -47,11 +47,13 @@
 #' @param fe Optional names of further fixed-effect columns, absorbed with the
 #'   unit and time effects.
 #' @param cluster Column(s) to cluster by: one or two names, or a one-sided
-#'   formula (`~ state`). Defaults to `idname` when `vcov` is `NULL` or
-#'   `"cluster"`.
+#'   formula (`~ state`). Defaults to `idname` when `vcov` is `NULL`,
+#'   `"cluster"` or `"CR2"`.
 #' @param vcov `NULL` (clustered by `cluster`) or one of `"iid"`, `"hetero"`
-#'   (`"HC1"`), `"HC0"`, `"cluster"`; see [dd_vcov_types] for the formulas and
-#'   the fixest setting each equals.
+#'   (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"` (bias-reduced with
+#'   Satterthwaite degrees of freedom, as clubSandwich; for few clusters); see
+#'   [dd_vcov_types] for the formulas and the fixest or clubSandwich setting
+#'   each equals.
 #' @param alpha Significance level for confidence intervals (default 0.05).
 #' @param survey Optional complex survey design of `data` ([survey_design()] or a
 #'   survey package design): design weights and design-based variance, as
@@ -85,6 +87,10 @@
 #' fit
 #' did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",
 #'          vcov = "hetero")
+#' # few clusters: bias-reduced CR2 with Satterthwaite degrees of freedom
+#' d$region <- d$id %% 10
+#' summary(did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",
+#'                  cluster = "region", vcov = "CR2"))
 #' @export
 did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsname = NULL,
                      fe = NULL, cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,

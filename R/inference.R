@@ -1,7 +1,7 @@
 # Variance choices, small-sample corrections and the wild cluster bootstrap.
 # Conventions are fixest's (version 0.14), stated on ?dd_vcov_types.
 
-dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster")
+dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2")
 
 #' Variance estimators and small-sample corrections
 #'
@@ -27,9 +27,25 @@ dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster")
 #'     fixest's `vcov = ~cl` (or `~cl1 + cl2`) with its default `ssc()`
 #'     (`K.adj = TRUE, K.fixef = "nonnested", G.adj = TRUE, G.df = "min",
 #'     t.df = "min"`).}
+#'   \item{`"CR2"`}{Bell and McCaffrey's bias-reduced cluster-robust
+#'     variance as Pustejovsky and Tipton (2018) define it and clubSandwich
+#'     (0.7.0) computes it for the model with its fixed effects as dummies
+#'     (working model: independent errors of equal variance): each cluster's
+#'     residuals are multiplied by `A_j = G_j^(-1/2)`, with `G_j` the
+#'     cluster's block of `(I - H)(I - H)'` (`H` the hat matrix including the
+#'     fixed effects; unweighted, `I - H_jj`; eigenvalues below 1e-12 count
+#'     as zero), and `V = B (sum_j X_j' W_j A_j e_j e_j' A_j W_j X_j) B` with
+#'     no further factor. Each coefficient, and each aggregate of them, is
+#'     tested with its own Satterthwaite degrees of freedom (clubSandwich's
+#'     `coef_test(test = "Satterthwaite")`). One-way clustering (by default
+#'     the unit); fixed effects not nested in the clusters are limited to
+#'     3,000 levels in all. Recommended with few clusters (say 8 to 40).}
 #' }
 #' Tests and intervals use the t distribution with `n - K` degrees of freedom,
-#' or `G - 1` (smallest G) when clustered, as fixest does.
+#' or `G - 1` (smallest G) when clustered, as fixest does (CR2: Satterthwaite).
+#' @references Pustejovsky, J. E. and Tipton, E. (2018). Small-sample
+#'   methods for cluster-robust variance estimation and hypothesis testing in
+#'   fixed effects models. Journal of Business and Economic Statistics 36(4).
 #' @name dd_vcov_types
 NULL
 
@@ -37,9 +53,12 @@ dd_resolve_vcov <- function(vcov, cluster, default) {
   if (is.null(vcov)) return(if (!is.null(cluster)) "cluster" else default)
   v <- dd_match_arg(vcov, dd_vcov_choices, "vcov")
   if (v == "HC1") v <- "hetero"
-  if (v == "cluster" && is.null(cluster))
-    dd_stop("`vcov` = \"cluster\" needs `cluster`, the column(s) to cluster by.")
-  if (v != "cluster" && !is.null(cluster))
+  if (v %in% c("cluster", "CR2") && is.null(cluster))
+    dd_stop("`vcov` = \"%s\" needs `cluster`, the column(s) to cluster by.", v)
+  if (v == "CR2" && length(cluster) > 1L)
+    dd_stop("`vcov` = \"CR2\" supports one-way clustering; `cluster` = %s names %d columns.", dd_show(cluster),
+            length(cluster))
+  if (!v %in% c("cluster", "CR2") && !is.null(cluster))
     dd_stop("`vcov` = \"%s\" does not use `cluster` = %s; drop one of them.", v, dd_show(cluster))
   v
 }
@@ -66,6 +85,15 @@ dd_vcov <- function(reg, type, clusters = NULL) {
     dimnames(V) <- dimnames(B)
     return(list(V = V, df = n - K, K = K, G = NULL, type = type,
                 label = if (type == "hetero") "Heteroskedasticity-robust (HC1)" else "Heteroskedasticity-robust (HC0)"))
+  }
+  if (type == "CR2") {
+    # bias-reduced (CR2) with Satterthwaite degrees of freedom per
+    # coefficient (cr2.R); `cr2` gives any contrast's degrees of freedom
+    pr <- dd_cr2_prep(reg, clusters[[1]])
+    df <- dd_cr2_df(pr, diag(ncol(pr$V)))
+    names(df) <- colnames(pr$V)
+    return(list(V = pr$V, df = df, K = nparams, G = pr$J, type = "CR2", cr2 = pr,
+                label = sprintf("CR2 bias-reduced, clustered (%s); Satterthwaite df", names(clusters)[1])))
   }
   # clustered
   codes <- clusters

@@ -271,4 +271,9 @@ dd_boot_table <- function(estimate, V, df, spec, band, boot) {
 
 # a regression aggregate's table (did_sa, did_stacked)
 dd_reg_agg_table <- function(est, lc, S, spec, band)
-  dd_boot_table(lc$estimate, lc$vcov, est$vc$df, spec, band, function(V) dd_reg_boot(est, S, V, spec, band))
+  dd_boot_table(lc$estimate, lc$vcov, dd_vc_df(est$vc, S), spec, band, function(V) dd_reg_boot(est, S, V, spec, band))
+
+# The t degrees of freedom of the linear combinations S b of a fit's
+# coefficients: the variance's (one number), or CR2's Satterthwaite degrees
+# of freedom of each combination.
+dd_vc_df <- function(vc, S) if (identical(vc$type, "CR2")) dd_cr2_df(vc$cr2, S) else vc$df

@@ -85,7 +85,7 @@ confint.dd_fit <- function(object, parm, level = 0.95, ...) {
   if (!is.numeric(level) || length(level) != 1L || is.na(level) || level <= 0 || level >= 1)
     dd_stop("`level` must be a number strictly between 0 and 1; got %s.", dd_show(level))
   tab <- object$coeftable[dd_parm(object, if (missing(parm)) NULL else parm), , drop = FALSE]
-  crit <- stats::qt(1 - (1 - level) / 2, object$df)
+  crit <- stats::qt(1 - (1 - level) / 2, dd_term_df(object, tab$term))
   out <- cbind(tab$estimate - crit * tab$std.error, tab$estimate + crit * tab$std.error)
   a <- (1 - level) / 2
   dimnames(out) <- list(tab$term, sprintf("%s %%", format(100 * c(a, 1 - a), trim = TRUE, digits = 3)))
@@ -158,7 +158,7 @@ glance.dd_fit <- function(x, ...) {
   data.frame(estimator = x$estimator, nobs = x$nobs, n.units = x$n_units %||% NA_integer_,
              n.periods = x$n_periods %||% NA_integer_,
              n.clusters = if (is.null(x$n_clusters)) NA_integer_ else min(x$n_clusters),
-             vcov.type = x$vcov_label, df = x$df, r.squared = x$r2 %||% NA_real_,
+             vcov.type = x$vcov_label, df = min(x$df), r.squared = x$r2 %||% NA_real_,
              r.squared.within = x$r2_within %||% NA_real_, stringsAsFactors = FALSE)
 }
 
@@ -185,8 +185,18 @@ dd_print_header <- function(x) {
 # The coefficient table: z / Pr(>|z|) headers under normal inference (df =
 # Inf), t / Pr(>|t|) otherwise; the interval ends formatted like the
 # estimates (fixed notation, no 1e-05 in an interval column).
+# The t degrees of freedom of the terms `terms` of a fit: one number for
+# all, or (CR2's Satterthwaite df) one per coefficient, by name.
+dd_term_df <- function(x, terms) {
+  df <- x$df
+  if (length(df) <= 1L) return(df)
+  d <- unname(df[terms])
+  d[is.na(d)] <- Inf
+  d
+}
+
 dd_print_table <- function(tab, alpha, digits, df = Inf) {
-  z <- !is.finite(df)
+  z <- all(!is.finite(df))
   # printCoefmat formats the last column as the p-value: the interval goes before it
   # a bias-corrected estimate (did_had) goes next to the estimate: the
   # statistic, p-value and interval are centred on it
@@ -219,7 +229,7 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   dd_print_header(x)
   cat("\n")
   tab <- x$coeftable[x$coeftable$term %in% x$main_terms, , drop = FALSE]
-  dd_print_table(tab, x$alpha, digits, x$df)
+  dd_print_table(tab, x$alpha, digits, dd_term_df(x, tab$term))
   if (length(setdiff(x$coeftable$term, x$main_terms)))
     cat("(covariates: see summary())\n")
   dd_footer(x)
@@ -237,11 +247,14 @@ summary.dd_fit <- function(object, ...) {
 print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   f <- x$fit
   dd_print_header(f)
-  cat(if (is.finite(f$df)) sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
-                                   format(f$df), 100 * (1 - f$alpha))
+  cat(if (length(f$df) > 1L)
+        sprintf("Inference: t distributions with Satterthwaite degrees of freedom per coefficient (%s to %s), %g%% intervals\n",
+                format(min(f$df), digits = 4), format(max(f$df), digits = 4), 100 * (1 - f$alpha))
+      else if (is.finite(f$df)) sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
+                                        format(f$df), 100 * (1 - f$alpha))
       else sprintf("Inference: normal distribution, %g%% intervals\n", 100 * (1 - f$alpha)))
   cat("\n")
-  dd_print_table(f$coeftable, f$alpha, digits, f$df)
+  dd_print_table(f$coeftable, f$alpha, digits, dd_term_df(f, f$coeftable$term))
   dd_footer(f)
   if (length(f$dropped))
     cat("Dropped for collinearity: ", paste(f$dropped, collapse = ", "), "\n", sep = "")

@@ -143,7 +143,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   # survey and bootstrap code take dense columns)
   if (!is.null(cells)) {
     cells <- cells(rows)
-    if (!is.null(survey) || nboot > 0L) {
+    if (!is.null(survey) || nboot > 0L || identical(vcov_type, "CR2")) {
       X <- cbind(X, cells$D[cells$idx + 1L, , drop = FALSE])
       cells <- NULL
     }
@@ -205,10 +205,11 @@ dd_reg_info <- function(est, estimator, title, yname, alpha, main_terms, cluster
                         n_units = NULL, n_periods = NULL, notes = character()) {
   reg <- est$reg
   dd_info(estimator, title, yname, reg$n, est$vc$type, est$vc$label, est$vc$df, alpha, main_terms,
-          n_units = n_units, n_periods = n_periods, n_clusters = if (est$vc$type == "cluster") est$vc$G else NULL,
+          n_units = n_units, n_periods = n_periods, n_clusters = if (est$vc$type %in% c("cluster", "CR2")) est$vc$G else NULL,
           fe_names = fe_names, dropped = reg$dropped, notes = notes,
           more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev, r2 = est$r2, r2_within = est$r2w,
-                      wild_boot = est$boot, n_singletons = est$n_singletons, fe_iter = reg$iter))
+                      wild_boot = est$boot, n_singletons = est$n_singletons, fe_iter = reg$iter,
+                      cr2_path = est$vc$cr2$path))
 }
 
 # Puts the coefficients, the table rows and the covariance of a

@@ -56,9 +56,10 @@ dd_spec_variance <- function(spec, data, idname, weightsname, cluster, vcov, sur
   if (one_way && length(cluster) > 1L)
     dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(cluster))
   design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, if (wild) spec$nboot else 0L)
-  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster") || identical(vcov, "CR2")))
+    cluster <- idname
   vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
+  if (!vtype %in% c("cluster", "CR2")) cluster <- NULL
   spec$vcov_type <- vtype
   spec$cluster <- cluster
   spec$design <- design

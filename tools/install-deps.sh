@@ -21,7 +21,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-tibble r-cran-broom r-cran-haven r-cran-dplyr r-cran-ggplot2 r-cran-plm r-cran-splines2
   r-cran-checkmate r-cran-pbapply r-cran-rcpparmadillo r-cran-rcppeigen r-cran-purrr pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
-CRAN_PKGS="fixest did DRDID staggered etwfe didimputation bacondecomp modelsummary TwoWayFEWeights contdid DIDHAD nprobust YatchewTest StuteTest"
+CRAN_PKGS="fixest did DRDID staggered etwfe clubSandwich didimputation bacondecomp modelsummary TwoWayFEWeights contdid DIDHAD nprobust YatchewTest StuteTest"
 
 bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 
