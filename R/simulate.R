@@ -1,0 +1,250 @@
+#' Simulated DiD panels
+#'
+#' Generators of balanced panels with a known effect, for power analysis
+#' ([dd_simulate_power()]), examples and tests; reproducible under
+#' [set.seed()]. Outcomes are `unit effect + time effect + error`, errors
+#' AR(1) within unit (`rho`), plus the treatment effect on treated
+#' observations.
+#'
+#' * `dd_sim_basic()`: a block design: a share `treated_share` of units is
+#'   treated from period `n_pre + 1` on (`first_treat`; 0 for controls),
+#'   with indicators `treat`, `post` and `D`.
+#' * `dd_sim_staggered()`: staggered adoption: units are spread evenly over
+#'   the `cohorts` (first treated periods) and the never treated
+#'   (`never_share`, `first_treat = 0`); the effect at event time `e >= 0` is
+#'   `effect + dynamic * e`.
+#'
+#' @param n_units Number of units.
+#' @param n_pre,n_post Periods before and after treatment (`dd_sim_basic`).
+#' @param n_periods Number of periods (`dd_sim_staggered`).
+#' @param cohorts First treated periods (`dd_sim_staggered`; default: every
+#'   second period from 3 to `n_periods - 1`).
+#' @param treated_share,never_share Share of treated (basic) or
+#'   never-treated (staggered) units.
+#' @param effect Treatment effect (at adoption).
+#' @param dynamic Change of the effect per period since adoption.
+#' @param rho AR(1) coefficient of the errors.
+#' @param sd,sd_unit Standard deviations of the errors (stationary) and of
+#'   the unit effects.
+#' @param trend Common time trend per period.
+#' @return A data frame: `id`, `time`, `first_treat`, `D` (treated
+#'   observation), `y` (and `treat`, `post` for `dd_sim_basic`).
+#' @examples
+#' set.seed(1)
+#' head(dd_sim_basic(n_units = 50, n_pre = 2, n_post = 2, effect = 0.5))
+#' d <- dd_sim_staggered(n_units = 300, n_periods = 8, effect = 1, dynamic = 0.2)
+#' table(d$first_treat[d$time == 1])
+#' @name dd_sim
+NULL
+
+# errors: n x T, AR(1) with stationary variance sd^2
+dd_sim_errors <- function(n, T, rho, sd) {
+  e <- matrix(stats::rnorm(n * T), n, T)
+  if (T > 1L && rho != 0) for (t in 2:T) e[, t] <- rho * e[, t - 1] + sqrt(1 - rho^2) * e[, t]
+  sd * e
+}
+
+dd_sim_check <- function(n_units, rho, sd, sd_unit, effect, dynamic = 0, trend = 0) {
+  if (!is.numeric(rho) || length(rho) != 1L || is.na(rho) || abs(rho) >= 1)
+    dd_stop("`rho` must be one number in (-1, 1); got %s.", dd_show(rho))
+  for (a in list(list(sd, "sd"), list(sd_unit, "sd_unit")))
+    if (!is.numeric(a[[1]]) || length(a[[1]]) != 1L || is.na(a[[1]]) || a[[1]] < 0)
+      dd_stop("`%s` must be one number >= 0; got %s.", a[[2]], dd_show(a[[1]]))
+  for (a in list(list(effect, "effect"), list(dynamic, "dynamic"), list(trend, "trend")))
+    if (!is.numeric(a[[1]]) || length(a[[1]]) != 1L || !is.finite(a[[1]]))
+      dd_stop("`%s` must be one finite number; got %s.", a[[2]], dd_show(a[[1]]))
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_basic <- function(n_units = 200, n_pre = 1, n_post = 1, treated_share = 0.5, effect = 0, rho = 0,
+                         sd = 1, sd_unit = 1, trend = 0) {
+  n_units <- dd_check_count(n_units, "n_units", min = 2)
+  n_pre <- dd_check_count(n_pre, "n_pre", min = 1)
+  n_post <- dd_check_count(n_post, "n_post", min = 1)
+  if (!is.numeric(treated_share) || length(treated_share) != 1L || is.na(treated_share) || treated_share <= 0 ||
+      treated_share >= 1)
+    dd_stop("`treated_share` must be one number in (0, 1); got %s.", dd_show(treated_share))
+  dd_sim_check(n_units, rho, sd, sd_unit, effect, 0, trend)
+  T <- n_pre + n_post
+  nt <- ceiling(n_units * treated_share)
+  if (nt >= n_units) dd_stop("`treated_share` = %s leaves no control unit among %d.", format(treated_share), n_units)
+  tr <- rep(c(1, 0), c(nt, n_units - nt))
+  post <- rep(seq_len(T) > n_pre, each = n_units)
+  Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+  y <- as.vector(Y) + rep(trend * seq_len(T), each = n_units)
+  D <- as.numeric(rep(tr, T) == 1 & post)
+  data.frame(id = rep(seq_len(n_units), T), time = rep(seq_len(T), each = n_units),
+             first_treat = rep(ifelse(tr == 1, n_pre + 1, 0), T), treat = rep(tr, T), post = as.numeric(post),
+             D = D, y = y + effect * D)
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_staggered <- function(n_units = 500, n_periods = 10, cohorts = NULL, never_share = 0.3, effect = 0,
+                             dynamic = 0, rho = 0, sd = 1, sd_unit = 1, trend = 0) {
+  n_units <- dd_check_count(n_units, "n_units", min = 2)
+  n_periods <- dd_check_count(n_periods, "n_periods", min = 2)
+  if (is.null(cohorts)) cohorts <- seq(3, max(3, n_periods - 1), by = 2)
+  if (!is.numeric(cohorts) || !length(cohorts) || anyNA(cohorts) || any(cohorts < 2 | cohorts > n_periods) ||
+      any(cohorts != round(cohorts)))
+    dd_stop("`cohorts` must be whole periods between 2 and `n_periods` = %d; got %s.", n_periods, dd_show(cohorts))
+  if (!is.numeric(never_share) || length(never_share) != 1L || is.na(never_share) || never_share < 0 ||
+      never_share >= 1)
+    dd_stop("`never_share` must be one number in [0, 1); got %s.", dd_show(never_share))
+  dd_sim_check(n_units, rho, sd, sd_unit, effect, dynamic, trend)
+  cohorts <- sort(unique(cohorts))
+  nn <- round(n_units * never_share)
+  g <- c(rep(0, nn), rep(cohorts, length.out = n_units - nn))
+  g <- g[order(g == 0, g)]                         # cohorts in order, never treated last
+  T <- n_periods
+  Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+  tt <- rep(seq_len(T), each = n_units)
+  gg <- rep(g, T)
+  D <- as.numeric(gg > 0 & tt >= gg)
+  eff <- ifelse(D == 1, effect + dynamic * (tt - gg), 0)
+  data.frame(id = rep(seq_len(n_units), T), time = tt, first_treat = gg, D = D,
+             y = as.vector(Y) + trend * tt + eff)
+}
+
+#' Simulated power of any DiD estimator
+#'
+#' Runs `estimator` on `nsim` panels drawn by `dgp` for each effect size and
+#' reports the share of draws in which the test of `term` rejects at
+#' `alpha` (power; the size at effect 0), with its Monte Carlo standard
+#' error, the mean estimate, its sampling SD and the mean reported standard
+#' error. Every draw gets its own seed, drawn in advance from the caller's
+#' random-number stream, so the results are the same under [set.seed()]
+#' whatever the number of `cores` (draws run in forked processes with
+#' `cores > 1`, not on Windows).
+#'
+#' @param estimator A function of a data frame returning a fit (e.g.
+#'   `function(d) did_twfe(d, "y", "id", "time", "D")`), or a fit-producing
+#'   function such as [did_twfe()] with `est_args`.
+#' @param dgp A generator taking `effect` (e.g. [dd_sim_basic()],
+#'   [dd_sim_staggered()]).
+#' @param effect_sizes Effects to simulate (>= 0; 0 gives the size).
+#' @param nsim Draws per effect size.
+#' @param alpha Level of the two-sided test.
+#' @param term The coefficient tested (default: the fit's first main term).
+#' @param dgp_args,est_args Further arguments of `dgp` and `estimator`.
+#' @param power The target power for the minimum detectable effect
+#'   (interpolated between the simulated effect sizes).
+#' @param mc_se Largest acceptable Monte Carlo standard error of a power
+#'   estimate: fewer draws than `0.25 / mc_se^2` give a warning.
+#' @param cores Processes for the draws.
+#' @return A data frame of class `dd_power_sim` (one row per effect size:
+#'   `effect`, `power`, `mc_se`, `mean_estimate`, `sd_estimate`,
+#'   `mean_se`, `nsim`, `failed`), with the attribute `mde`.
+#' @examples
+#' set.seed(1)
+#' ps <- dd_simulate_power(function(d) did_twfe(d, "y", "id", "time", "D"), dd_sim_basic,
+#'                         effect_sizes = c(0, 0.2, 0.4), nsim = 100, mc_se = 0.05,
+#'                         dgp_args = list(n_units = 100, n_pre = 2, n_post = 2))
+#' ps
+#' plot(ps)
+#' @export
+dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim = 1000, alpha = 0.05, term = NULL,
+                              dgp_args = list(), est_args = list(), power = 0.8, mc_se = 0.025, cores = 1L) {
+  if (!is.function(estimator)) dd_stop("`estimator` must be a function returning a fit; got %s.", dd_show(estimator))
+  if (!is.function(dgp)) dd_stop("`dgp` must be a data-generating function (e.g. dd_sim_basic); got %s.", dd_show(dgp))
+  if (!is.numeric(effect_sizes) || !length(effect_sizes) || anyNA(effect_sizes) || any(effect_sizes < 0) ||
+      any(!is.finite(effect_sizes)))
+    dd_stop("`effect_sizes` must be finite numbers >= 0 (0: the size of the test); got %s.", dd_show(effect_sizes))
+  nsim <- dd_check_count(nsim, "nsim", min = 2)
+  cores <- dd_check_count(cores, "cores", min = 1)
+  if (!is.numeric(alpha) || length(alpha) != 1L || is.na(alpha) || alpha <= 0 || alpha >= 1)
+    dd_stop("`alpha` must be one number in (0, 1); got %s.", dd_show(alpha))
+  if (!is.list(dgp_args) || !is.list(est_args)) dd_stop("`dgp_args` and `est_args` must be lists.")
+  if (!is.numeric(mc_se) || length(mc_se) != 1L || is.na(mc_se) || mc_se <= 0)
+    dd_stop("`mc_se` must be one positive number; got %s.", dd_show(mc_se))
+  if (nsim < 0.25 / mc_se^2)
+    warning(sprintf("`nsim` = %d draws give power estimates with a Monte Carlo standard error up to %.3f, above `mc_se` = %s; use nsim >= %d.",
+                    nsim, sqrt(0.25 / nsim), format(mc_se), ceiling(0.25 / mc_se^2)), call. = FALSE)
+  K <- length(effect_sizes)
+  seeds <- sample.int(.Machine$integer.max, K * nsim)   # one per draw, from the caller's stream
+  one <- function(k) {
+    es <- effect_sizes[(k - 1L) %/% nsim + 1L]
+    set.seed(seeds[k])
+    d <- do.call(dgp, c(list(effect = es), dgp_args))
+    f <- tryCatch(suppressMessages(suppressWarnings(do.call(estimator, c(list(d), est_args)))),
+                  error = function(e) NULL)
+    if (is.null(f) || !inherits(f, "dd_fit")) return(c(NA_real_, NA_real_, NA_real_))
+    tab <- f$coeftable
+    tm <- if (is.null(term)) f$main_terms[1] else term
+    i <- match(tm, tab$term)
+    if (is.na(i)) return(c(NA_real_, NA_real_, NA_real_))
+    c(tab$estimate[i], tab$std.error[i], tab$p.value[i])
+  }
+  # keep the caller's random-number state: the draws reseed
+  had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else rm(".Random.seed", envir = globalenv()))
+  idx <- seq_len(K * nsim)
+  res <- if (cores > 1L && .Platform$OS.type != "windows")
+    parallel::mclapply(idx, one, mc.cores = cores, mc.preschedule = TRUE)
+  else dd_progress_lapply(idx, one, "power simulation")
+  res <- matrix(unlist(res), ncol = 3L, byrow = TRUE)
+  out <- do.call(rbind, lapply(seq_len(K), function(k) {
+    r <- res[(k - 1L) * nsim + seq_len(nsim), , drop = FALSE]
+    ok <- stats::complete.cases(r)
+    pw <- mean(r[ok, 3] < alpha)
+    data.frame(effect = effect_sizes[k], power = pw, mc_se = sqrt(pw * (1 - pw) / sum(ok)),
+               mean_estimate = mean(r[ok, 1]), sd_estimate = stats::sd(r[ok, 1]), mean_se = mean(r[ok, 2]),
+               nsim = sum(ok), failed = sum(!ok))
+  }))
+  if (any(out$failed > 0))
+    warning(sprintf("%d draws failed (the estimator gave an error or no `%s`) and were left out.", sum(out$failed),
+                    if (is.null(term)) "main term" else term), call. = FALSE)
+  # minimum detectable effect: the first crossing of the target power
+  mde <- NA_real_
+  o <- order(out$effect)
+  e <- out$effect[o]; p <- out$power[o]
+  j <- which(p[-1] >= power & p[-length(p)] < power)
+  if (length(j)) { j <- j[1]; mde <- e[j] + (power - p[j]) * (e[j + 1] - e[j]) / (p[j + 1] - p[j]) }
+  structure(out, class = c("dd_power_sim", "data.frame"), mde = mde, target_power = power, alpha = alpha)
+}
+
+#' @export
+print.dd_power_sim <- function(x, digits = 4, ...) {
+  cat(sprintf("Simulated power (%d draws per effect, two-sided alpha = %s)\n", max(x$nsim), format(attr(x, "alpha"))))
+  print(as.data.frame(x), digits = digits, row.names = FALSE)
+  mde <- attr(x, "mde")
+  cat(sprintf("Minimum detectable effect at power %s: %s\n", format(attr(x, "target_power")),
+              if (is.finite(mde)) format(mde, digits = digits) else "not bracketed by the effect sizes"))
+  invisible(x)
+}
+
+#' Plot a simulated power curve
+#'
+#' Power against effect size with Monte Carlo 95% intervals, the target
+#' power and the interpolated minimum detectable effect.
+#' @param x A [dd_simulate_power()] result.
+#' @param main,xlab,ylab Titles.
+#' @param ... Passed to [graphics::plot.default()].
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' ps <- dd_simulate_power(function(d) did_twfe(d, "y", "id", "time", "D"), dd_sim_basic,
+#'                         effect_sizes = c(0, 0.25, 0.5), nsim = 60, mc_se = 0.07,
+#'                         dgp_args = list(n_units = 80))
+#' plot(ps)
+#' @export
+plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size", ylab = "Power", ...) {
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  o <- order(x$effect)
+  lo <- pmax(0, x$power - 1.96 * x$mc_se); hi <- pmin(1, x$power + 1.96 * x$mc_se)
+  graphics::plot.default(x$effect[o], x$power[o], type = "n", ylim = c(0, 1), main = main, xlab = xlab, ylab = ylab,
+                         ...)
+  graphics::abline(h = c(attr(x, "alpha"), attr(x, "target_power")), lty = c(3, 2), col = "grey50")
+  graphics::lines(x$effect[o], x$power[o], col = "#1B6CA8", lwd = 2)
+  graphics::segments(x$effect, lo, x$effect, hi, col = "#1B6CA8", lwd = 2)
+  graphics::points(x$effect, x$power, pch = 16, col = "#1B6CA8")
+  mde <- attr(x, "mde")
+  if (is.finite(mde)) {
+    graphics::abline(v = mde, lty = 2, col = "#C0392B")
+    graphics::mtext(sprintf("MDE %.3g", mde), side = 3, at = mde, line = 0.2, col = "#C0392B", cex = 0.85)
+  }
+  invisible(x)
+}

@@ -1,0 +1,64 @@
+# dd_sim_*() generators and dd_simulate_power(). References: dd_power()'s
+# analytic power (itself checked against diff-diff 3.3.2 and closed forms in
+# test-power.R) must agree with the simulated rejection rate of did_twfe on
+# dd_sim_basic() panels within Monte Carlo error (the design where the
+# formula holds: unit effects, AR(1) errors, balanced block assignment;
+# did_twfe's clustered t test).
+
+test_that("dd_sim generators: shapes, effects, reproducibility", {
+  set.seed(3); a <- dd_sim_basic(n_units = 40, n_pre = 2, n_post = 3, effect = 2, sd = 0, sd_unit = 0)
+  set.seed(3); b <- dd_sim_basic(n_units = 40, n_pre = 2, n_post = 3, effect = 2, sd = 0, sd_unit = 0)
+  expect_identical(a, b)
+  expect_identical(nrow(a), 200L)
+  expect_equal(a$y, 2 * a$D)                                  # no noise: the effect only
+  expect_identical(sort(unique(a$first_treat)), c(0, 3))
+  s <- dd_sim_staggered(n_units = 100, n_periods = 8, cohorts = c(3, 5), never_share = 0.2, effect = 1,
+                        dynamic = 0.5, sd = 0, sd_unit = 0)
+  expect_equal(s$y, ifelse(s$D == 1, 1 + 0.5 * (s$time - s$first_treat), 0))
+  expect_identical(as.vector(table(s$first_treat[s$time == 1])), c(20L, 40L, 40L))
+  expect_error(dd_sim_basic(treated_share = 1), "`treated_share`")
+  expect_error(dd_sim_basic(rho = 1), "`rho` must be one number in \\(-1, 1\\)")
+  expect_error(dd_sim_staggered(n_periods = 5, cohorts = 7), "`cohorts` must be whole periods")
+})
+
+test_that("dd_simulate_power agrees with dd_power and is reproducible whatever the cores", {
+  J <- 120; m <- 2; r <- 2; rho <- 0.5
+  est <- function(d) did_twfe(d, "y", "id", "time", "D")
+  args <- list(n_units = J, n_pre = m, n_post = r, rho = rho, sd = 1, sd_unit = 1)
+  set.seed(42)
+  ps <- dd_simulate_power(est, dd_sim_basic, effect_sizes = c(0, 0.25, 0.45), nsim = 600, dgp_args = args)
+  an <- dd_power(effect = c(0.25, 0.45), n = J, n_pre = m, n_post = r, rho = rho, correlation = "ar1")
+  # the size, and the power at two effects, within 4 Monte Carlo SEs (plus
+  # the t test's small-sample difference, a fraction of a point here)
+  expect_true(abs(ps$power[1] - 0.05) < 4 * sqrt(0.05 * 0.95 / 600), label = paste("size", ps$power[1]))
+  d <- ps$power[2:3] - an$power
+  expect_true(all(abs(d) < 4 * ps$mc_se[2:3] + 0.01), label = paste(round(ps$power[2:3], 3), "vs", round(an$power, 3)))
+  # the sampling SD is the analytic SE
+  expect_true(all(abs(ps$sd_estimate[2:3] / an$se - 1) < 4 * sqrt(1 / (2 * 600))))
+  expect_true(is.finite(attr(ps, "mde")) || max(ps$power) < 0.8)
+  # the same draws with two processes
+  skip_on_os("windows")
+  set.seed(42)
+  p2 <- dd_simulate_power(est, dd_sim_basic, effect_sizes = c(0, 0.25, 0.45), nsim = 600, dgp_args = args, cores = 2)
+  expect_identical(p2$power, ps$power)
+  expect_identical(p2$mean_estimate, ps$mean_estimate)
+})
+
+test_that("dd_simulate_power: output, plot, warnings and bad input", {
+  est <- function(d) did_twfe(d, "y", "id", "time", "D")
+  set.seed(1)
+  expect_warning(ps <- dd_simulate_power(est, dd_sim_basic, effect_sizes = c(0, 0.5, 1), nsim = 40,
+                                         dgp_args = list(n_units = 60)),
+                 "`nsim` = 40 draws give power estimates with a Monte Carlo standard error up to 0.079")
+  expect_s3_class(ps, "dd_power_sim")
+  expect_output(print(ps), "Simulated power \\(40 draws per effect")
+  f <- tempfile(fileext = ".png"); grDevices::png(f); plot(ps); grDevices::dev.off()
+  expect_true(file.size(f) > 0)
+  expect_error(dd_simulate_power(est, dd_sim_basic, effect_sizes = -1, nsim = 10), "`effect_sizes`")
+  expect_error(dd_simulate_power("did_twfe", dd_sim_basic, effect_sizes = 1, nsim = 10), "`estimator` must be a function")
+  expect_error(dd_simulate_power(est, dd_sim_basic, effect_sizes = 1, nsim = 1), "`nsim`")
+  expect_warning(pf <- dd_simulate_power(function(d) stop("no"), dd_sim_basic, effect_sizes = 1, nsim = 5,
+                                         mc_se = 0.5),
+                 "5 draws failed")
+  expect_identical(pf$failed, 5L)
+})
