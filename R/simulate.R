@@ -27,8 +27,31 @@
 #' @param sd,sd_unit Standard deviations of the errors (stationary) and of
 #'   the unit effects.
 #' @param trend Common time trend per period.
+#' * `dd_sim_factor()`: `n_treated` units adopt at `first_treat`, and the
+#'   outcomes add `n_factors` interactive effects `lambda_i' f_t` (factors
+#'   are random walks) whose loadings are larger by `loading_shift` for the
+#'   treated units, so that parallel trends fail but a factor model (or
+#'   synthetic control) holds.
+#' * `dd_sim_ddd()`: staggered adoption with an eligibility partition
+#'   (`eligible`, a share `eligible_share` of every cohort): only eligible
+#'   units of treated cohorts are affected, and cohort x period and
+#'   eligibility x period shocks (`sd_shock`) break both double differences
+#'   but not the triple difference.
+#' * `dd_sim_survey()`: a block design in `n_strata` strata of `n_psu` PSUs
+#'   each, treatment assigned by PSU within stratum, a PSU effect on the
+#'   post-period change (`sd_psu`) and sampling weights that differ by
+#'   stratum (columns `stratum`, `psu`, `weight`).
+#' @param n_treated,first_treat Treated units and their adoption period
+#'   (`dd_sim_factor`; default: the last quarter of the periods).
+#' @param n_factors,loading_shift Number of factors and the treated units'
+#'   loading shift (`dd_sim_factor`).
+#' @param eligible_share,sd_shock Share of eligible units and the SD of the
+#'   group x period shocks (`dd_sim_ddd`).
+#' @param n_strata,n_psu,units_per_psu,sd_psu Survey layout and the SD of
+#'   the PSU effect on the post-period outcomes (`dd_sim_survey`).
 #' @return A data frame: `id`, `time`, `first_treat`, `D` (treated
-#'   observation), `y` (and `treat`, `post` for `dd_sim_basic`).
+#'   observation), `y` (and `treat`, `post` for `dd_sim_basic`; `eligible`
+#'   for `dd_sim_ddd`; `stratum`, `psu`, `weight` for `dd_sim_survey`).
 #' @examples
 #' set.seed(1)
 #' head(dd_sim_basic(n_units = 50, n_pre = 2, n_post = 2, effect = 0.5))
@@ -105,6 +128,86 @@ dd_sim_staggered <- function(n_units = 500, n_periods = 10, cohorts = NULL, neve
   eff <- ifelse(D == 1, effect + dynamic * (tt - gg), 0)
   data.frame(id = rep(seq_len(n_units), T), time = tt, first_treat = gg, D = D,
              y = as.vector(Y) + trend * tt + eff)
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_factor <- function(n_units = 50, n_periods = 30, n_treated = 5, first_treat = NULL, n_factors = 2,
+                          loading_shift = 0.5, effect = 0, rho = 0, sd = 1, sd_unit = 1, trend = 0) {
+  n_units <- dd_check_count(n_units, "n_units", min = 3)
+  n_periods <- dd_check_count(n_periods, "n_periods", min = 3)
+  n_treated <- dd_check_count(n_treated, "n_treated", min = 1)
+  if (n_treated >= n_units) dd_stop("`n_treated` = %d leaves no control unit among `n_units` = %d.", n_treated, n_units)
+  if (is.null(first_treat)) first_treat <- n_periods - floor(n_periods / 4) + 1
+  first_treat <- dd_check_count(first_treat, "first_treat", min = 2)
+  if (first_treat > n_periods) dd_stop("`first_treat` = %d is after the last period (%d).", first_treat, n_periods)
+  n_factors <- dd_check_count(n_factors, "n_factors", min = 0)
+  if (!is.numeric(loading_shift) || length(loading_shift) != 1L || !is.finite(loading_shift))
+    dd_stop("`loading_shift` must be one finite number; got %s.", dd_show(loading_shift))
+  dd_sim_check(n_units, rho, sd, sd_unit, effect, 0, trend)
+  T <- n_periods
+  tr <- seq_len(n_units) <= n_treated
+  Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+  if (n_factors > 0L) {
+    Fm <- apply(matrix(stats::rnorm(T * n_factors, 0, 0.5), T, n_factors), 2, cumsum)   # random walks
+    L <- matrix(stats::rnorm(n_units * n_factors), n_units, n_factors) + loading_shift * tr
+    Y <- Y + L %*% t(Fm)
+  }
+  tt <- rep(seq_len(T), each = n_units)
+  D <- as.numeric(rep(tr, T) & tt >= first_treat)
+  data.frame(id = rep(seq_len(n_units), T), time = tt, first_treat = rep(ifelse(tr, first_treat, 0), T), D = D,
+             y = as.vector(Y) + trend * tt + effect * D)
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_ddd <- function(n_units = 1000, n_periods = 8, cohorts = NULL, never_share = 0.3, eligible_share = 0.5,
+                       effect = 0, dynamic = 0, sd_shock = 0.5, rho = 0, sd = 1, sd_unit = 1) {
+  if (!is.numeric(eligible_share) || length(eligible_share) != 1L || is.na(eligible_share) || eligible_share <= 0 ||
+      eligible_share >= 1)
+    dd_stop("`eligible_share` must be one number in (0, 1); got %s.", dd_show(eligible_share))
+  if (!is.numeric(sd_shock) || length(sd_shock) != 1L || is.na(sd_shock) || sd_shock < 0)
+    dd_stop("`sd_shock` must be one number >= 0; got %s.", dd_show(sd_shock))
+  d <- dd_sim_staggered(n_units = n_units, n_periods = n_periods, cohorts = cohorts, never_share = never_share,
+                        effect = 0, rho = rho, sd = sd, sd_unit = sd_unit)
+  u <- d$time == 1
+  el <- stats::ave(seq_len(sum(u)), d$first_treat[u], FUN = function(i) as.numeric(seq_along(i) <= round(length(i) * eligible_share)))
+  d$eligible <- rep(el, n_periods)
+  g <- sort(unique(d$first_treat))
+  # shocks that a double difference does not remove: cohort x period and
+  # eligibility x period
+  cs <- matrix(stats::rnorm(length(g) * n_periods, 0, sd_shock), length(g), n_periods)
+  es <- matrix(stats::rnorm(2 * n_periods, 0, sd_shock), 2, n_periods)
+  d$y <- d$y + cs[cbind(match(d$first_treat, g), d$time)] + es[cbind(d$eligible + 1, d$time)]
+  d$D <- as.numeric(d$D == 1 & d$eligible == 1)
+  d$y <- d$y + ifelse(d$D == 1, effect + dynamic * (d$time - d$first_treat), 0)
+  d[, c("id", "time", "first_treat", "eligible", "D", "y")]
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_survey <- function(n_strata = 4, n_psu = 10, units_per_psu = 10, n_pre = 2, n_post = 2, effect = 0,
+                          sd_psu = 0.3, rho = 0, sd = 1, sd_unit = 1) {
+  n_strata <- dd_check_count(n_strata, "n_strata", min = 1)
+  n_psu <- dd_check_count(n_psu, "n_psu", min = 2)
+  units_per_psu <- dd_check_count(units_per_psu, "units_per_psu", min = 1)
+  if (!is.numeric(sd_psu) || length(sd_psu) != 1L || is.na(sd_psu) || sd_psu < 0)
+    dd_stop("`sd_psu` must be one number >= 0; got %s.", dd_show(sd_psu))
+  n_units <- n_strata * n_psu * units_per_psu
+  d <- dd_sim_basic(n_units = n_units, n_pre = n_pre, n_post = n_post, treated_share = 0.5, effect = 0, rho = rho,
+                    sd = sd, sd_unit = sd_unit)
+  psu <- (d$id - 1) %/% units_per_psu + 1                      # PSUs numbered across strata
+  stratum <- (psu - 1) %% n_strata + 1
+  tr_psu <- as.numeric(((psu - 1) %/% n_strata) %% 2 == 0)    # half of each stratum's PSUs treated
+  T <- n_pre + n_post
+  d$treat <- tr_psu
+  d$D <- as.numeric(tr_psu == 1 & d$post == 1)
+  d$first_treat <- ifelse(tr_psu == 1, n_pre + 1, 0)
+  shock <- stats::rnorm(max(psu), 0, sd_psu)
+  d$y <- d$y + d$post * shock[psu] + effect * d$D
+  d$stratum <- stratum; d$psu <- psu
+  d$weight <- c(1, 2, 4, 8)[(stratum - 1) %% 4 + 1] * 10
+  d[, c("id", "time", "stratum", "psu", "weight", "first_treat", "treat", "post", "D", "y")]
 }
 
 #' Simulated power of any DiD estimator

@@ -62,3 +62,31 @@ test_that("dd_simulate_power: output, plot, warnings and bad input", {
                  "5 draws failed")
   expect_identical(pf$failed, 5L)
 })
+
+test_that("dd_sim_factor, dd_sim_ddd and dd_sim_survey: layouts and the effects they plant", {
+  set.seed(5)
+  f <- dd_sim_factor(n_units = 20, n_periods = 12, n_treated = 4, effect = 3, sd = 0, sd_unit = 0, n_factors = 0)
+  expect_equal(f$y, 3 * f$D)
+  expect_identical(sort(unique(f$first_treat)), c(0, 10))
+  expect_identical(sum(f$D), 12)
+  f2 <- dd_sim_factor(n_units = 20, n_periods = 12, n_treated = 4, loading_shift = 1)
+  expect_identical(dim(f2), c(240L, 5L))
+  # DDD: without noise the triple difference of cell means is the effect,
+  # while the cohort x period shocks bias the eligible-only DiD
+  g <- dd_sim_ddd(n_units = 400, n_periods = 6, cohorts = 4, never_share = 0.5, effect = 2, sd = 0, sd_unit = 0,
+                  sd_shock = 1)
+  m <- function(gg, el, post) mean(g$y[g$first_treat == gg & g$eligible == el & (g$time >= 4) == post])
+  ddd <- (m(4, 1, TRUE) - m(4, 1, FALSE) - m(0, 1, TRUE) + m(0, 1, FALSE)) -
+         (m(4, 0, TRUE) - m(4, 0, FALSE) - m(0, 0, TRUE) + m(0, 0, FALSE))
+  expect_equal(ddd, 2, tolerance = 1e-12)
+  expect_identical(sort(unique(g$eligible)), c(0, 1))
+  expect_true(all(g$D[g$eligible == 0] == 0))
+  s <- dd_sim_survey(n_strata = 4, n_psu = 6, units_per_psu = 5, effect = 1)
+  expect_identical(length(unique(s$psu)), 24L)
+  expect_true(all(tapply(s$treat, s$stratum, mean) == 0.5))
+  expect_true(all(tapply(s$treat, s$psu, function(x) length(unique(x))) == 1))
+  expect_identical(sort(unique(s$weight)), c(10, 20, 40, 80))
+  expect_error(dd_sim_factor(n_units = 5, n_treated = 5), "`n_treated` = 5 leaves no control unit")
+  expect_error(dd_sim_ddd(eligible_share = 1), "`eligible_share`")
+  expect_error(dd_sim_survey(n_psu = 1), "`n_psu`")
+})
