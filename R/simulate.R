@@ -347,7 +347,8 @@ plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size",
   mde <- attr(x, "mde")
   if (is.finite(mde)) {
     graphics::abline(v = mde, lty = 2, col = "#C0392B")
-    graphics::mtext(sprintf("MDE %.3g", mde), side = 3, at = mde, line = 0.2, col = "#C0392B", cex = 0.85)
+    graphics::text(mde, 0.95, sprintf("MDE %.3g", mde), pos = if (mde > mean(range(x$effect))) 2 else 4,
+                   col = "#C0392B", cex = 0.85)
   }
   invisible(x)
 }
