@@ -321,7 +321,8 @@ print.dd_power_sim <- function(x, digits = 4, ...) {
 #' Plot a simulated power curve
 #'
 #' Power against effect size with Monte Carlo 95% intervals, the target
-#' power and the interpolated minimum detectable effect.
+#' power and the interpolated minimum detectable effect; `plot()` in base
+#' graphics, `autoplot()` with ggplot2.
 #' @param x A [dd_simulate_power()] result.
 #' @param main,xlab,ylab Titles.
 #' @param ... Passed to [graphics::plot.default()].
@@ -332,6 +333,7 @@ print.dd_power_sim <- function(x, digits = 4, ...) {
 #'                         effect_sizes = c(0, 0.25, 0.5), nsim = 60, mc_se = 0.07,
 #'                         dgp_args = list(n_units = 80))
 #' plot(ps)
+#' if (requireNamespace("ggplot2", quietly = TRUE)) ggplot2::autoplot(ps)
 #' @export
 plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size", ylab = "Power", ...) {
   op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
@@ -351,4 +353,26 @@ plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size",
                    col = "#C0392B", cex = 0.85)
   }
   invisible(x)
+}
+
+#' @rdname plot.dd_power_sim
+#' @param object A [dd_simulate_power()] result (`autoplot()`: ggplot2).
+#' @exportS3Method ggplot2::autoplot
+autoplot.dd_power_sim <- function(object, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  x <- as.data.frame(object)
+  x$lo <- pmax(0, x$power - 1.96 * x$mc_se); x$hi <- pmin(1, x$power + 1.96 * x$mc_se)
+  mde <- attr(object, "mde")
+  p <- gg$ggplot(x, gg$aes(x = .data$effect, y = .data$power)) +
+    gg$geom_hline(yintercept = c(attr(object, "alpha"), attr(object, "target_power")), linetype = c(3, 2),
+                  colour = "grey50") +
+    gg$geom_line(colour = "#1B6CA8", linewidth = 0.9) +
+    gg$geom_linerange(gg$aes(ymin = .data$lo, ymax = .data$hi), colour = "#1B6CA8", linewidth = 0.8) +
+    gg$geom_point(colour = "#1B6CA8", size = 2.3) +
+    gg$coord_cartesian(ylim = c(0, 1)) +
+    gg$labs(x = "Effect size", y = "Power", title = "Simulated power",
+            subtitle = if (is.finite(mde)) sprintf("Minimum detectable effect %.3g", mde) else NULL)
+  if (is.finite(mde)) p <- p + gg$geom_vline(xintercept = mde, linetype = 2, colour = "#C0392B")
+  p
 }

@@ -61,6 +61,11 @@ test_that("dd_simulate_power: output, plot, warnings and bad input", {
                                          mc_se = 0.5),
                  "5 draws failed")
   expect_identical(pf$failed, 5L)
+  skip_if_not_installed("ggplot2")
+  g <- ggplot2::autoplot(ps)
+  expect_s3_class(g, "ggplot")
+  grDevices::png(f); print(g); grDevices::dev.off()
+  expect_true(file.size(f) > 0)
 })
 
 test_that("dd_sim_factor, dd_sim_ddd and dd_sim_survey: layouts and the effects they plant", {
