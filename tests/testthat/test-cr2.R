@@ -144,4 +144,6 @@ test_that("CR2: singletons, clusters fitted exactly, did_stacked, bad input", {
   expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 2, vcov = "hetero"),
                "`vcov` = \"hetero\": did_stacked\\(\\) clusters")
   expect_error(did_twfe(d, "y", "id", "year", "D", vcov = "CR3"), "`vcov`")
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", vcov = "CR2", nboot = 99),
+               "does not combine with `vcov` = \"CR2\"")
 })
