@@ -32,6 +32,16 @@
 dd_panel <- function(data, yname, idname, tname, role = character(), xformla = NULL, weightsname = NULL,
                      cluster = NULL, fe = NULL, design = NULL, x_list = FALSE, numeric_t = TRUE,
                      unique_rows = TRUE, complete = NULL, anticipation = 0, na_ok = character()) {
+  key <- list(yname = yname, idname = idname, tname = tname, role = role, xformla = xformla,
+              weightsname = weightsname, cluster = cluster, fe = fe, unique_rows = unique_rows,
+              anticipation = anticipation)
+  reuse <- dd_reuse$panel
+  if (!is.null(reuse) && identical(reuse$key, key)) {
+    # a placebo draw (placebo.R): the validated panel with redrawn treatment
+    dd_reuse$panel <- NULL
+    return(reuse)
+  }
+  dd_reuse$built <- dd_reuse$built + 1L
   dd_check_string(idname, "idname")
   gname <- if ("gname" %in% names(role)) role[["gname"]] else NULL
   p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
@@ -70,8 +80,22 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
     if (any(never)) g[never] <- 0
     pan$g <- g; pan$never <- never
   }
-  structure(pan, class = "dd_panel")
+  pan$key <- key
+  pan <- structure(pan, class = "dd_panel")
+  if (dd_reuse$capture && is.null(dd_reuse$captured)) dd_reuse$captured <- pan
+  pan
 }
+
+# Re-estimation on a validated panel (placebo_test()): `panel`, when set, is
+# returned by the next dd_panel() call with the same arguments instead of
+# building one from the data; `capture` keeps the first panel built;
+# `built` counts the panels built from data (the tests read it to assert
+# that placebo draws do not re-validate).
+dd_reuse <- new.env(parent = emptyenv())
+dd_reuse$panel <- NULL
+dd_reuse$capture <- FALSE
+dd_reuse$captured <- NULL
+dd_reuse$built <- 0L
 
 # Unit and period columns given the wrong way round (did's att_gt() takes
 # tname before idname): the "unit" column has fewer distinct values than the

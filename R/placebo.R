@@ -1,0 +1,466 @@
+# Placebo and robustness tests by re-estimation: placebo_test().
+#
+# Every test re-runs the fit's own estimator call on a redrawn treatment:
+# the panel is validated once (the call is evaluated with dd_reuse$capture
+# on, and the panel that dd_panel() builds is kept), and each draw hands
+# dd_panel() that panel with new first-treated periods and, where the test
+# drops units or periods, a subset of its rows (dd_reuse$panel), so no draw
+# reads or checks the data again. Treatment is redrawn at the unit level as
+# a first-treated period G (0: never treated): from `gname`, or from an
+# absorbing 0/1 `dname`, which is rebuilt as t >= G.
+
+# estimators whose fits placebo_test() re-runs (panel estimators with a
+# staggered or block treatment)
+dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_gardner", "did_stacked", "did_cs",
+                           "did_sdid", "did_etwfe", "did_edid", "did_rs", "did_ddd", "did_trop")
+
+#' Placebo and robustness tests by re-estimation
+#'
+#' Re-runs the estimator that produced `fit` on redrawn treatments:
+#' \describe{
+#'   \item{`"timing"`}{Fake adoption dates in the pre-period: only the periods
+#'     before `cutoff` (default: the last adoption period) are kept, units
+#'     treated before it are dropped, and the remaining treated units are
+#'     assigned the adoption date `shift` periods before their true one (a
+#'     unit whose fake date is not before `cutoff` is untreated in the window
+#'     and serves as a comparison). The fit on this data estimates an effect
+#'     that is zero under parallel trends and no anticipation; its
+#'     standard error uses the fit's own inference settings.}
+#'   \item{`"group"`}{Fake treated groups among the never-treated units: the
+#'     treated units are dropped, and in each of `ndraws` draws `n_treated`
+#'     never-treated units (default: the treated share of the units) get
+#'     adoption dates drawn from the treated units' dates. Reports each
+#'     draw's estimate and p-value and the share of draws rejecting at
+#'     `alpha`, which should be close to `alpha`.}
+#'   \item{`"permutation"`}{Randomisation inference: the units' treatment
+#'     (first treated period) is permuted across units `nperm` times and the
+#'     estimate recomputed; the p-value is the share of permuted estimates at
+#'     least as large in absolute value as the fit's, counting the fit's own
+#'     assignment, \eqn{(1 + \#\{|\hat\theta_b| \ge |\hat\theta|\}) / (1 +
+#'     nperm)}. When `nperm` equals the number of distinct assignments, all of
+#'     them are enumerated and the p-value is exact.}
+#'   \item{`"leave_one_out"`}{Re-estimation without each treated unit
+#'     (`by = "unit"`) or each treated cohort (`by = "cohort"`).}
+#' }
+#' The statistic is the fit's overall effect: its `ATT` row; for group-time
+#' estimators (did_cs, did_edid, did_etwfe, did_ddd) the simple aggregate
+#' (`aggregate(fit, "simple")`); for an event study without an `ATT` row
+#' the mean of the event-time coefficients at e >= 0 (standard error from
+#' their covariance); or the coefficient named by `term`.
+#'
+#' Draws re-use the validated panel: the data are checked once, and each
+#' draw changes only the treatment (and, for `"timing"`, `"group"` and
+#' `"leave_one_out"`, which rows are kept). Draws skip the bootstrap
+#' (`nboot = 0`, analytic standard errors; did_sdid: jackknife, or none for
+#' permutations, which need only the estimate). A draw whose estimator stops
+#' with an error (e.g. a permuted cohort without comparison units) is
+#' counted and left out, with a warning. Fits with a survey design, did_2x2
+#' (no panel), and estimators with reversible or continuous treatments
+#' (did_dcdh, did_dose, did_had) are not supported.
+#'
+#' @param fit A fit from one of the panel estimators (did_twfe, did_event,
+#'   did_sa, did_bjs, did_gardner, did_stacked, did_cs, did_sdid, did_etwfe,
+#'   did_edid, did_rs, did_ddd, did_trop).
+#' @param type `"timing"`, `"group"`, `"permutation"` or `"leave_one_out"`.
+#' @param data The data the fit was estimated on (default: the fit's call's
+#'   `data`, evaluated where `placebo_test()` is called).
+#' @param term The coefficient to test (default: the overall effect, above).
+#' @param shift,cutoff `"timing"`: periods by which adoption is moved earlier
+#'   (a whole number >= 1), and the first period left out (default: the last
+#'   adoption period).
+#' @param ndraws,n_treated `"group"`: number of draws and fake treated units
+#'   per draw.
+#' @param nperm `"permutation"`: number of permutations.
+#' @param by `"leave_one_out"`: `"unit"` or `"cohort"`.
+#' @param alpha Level of the tests reported.
+#' @param envir Environment in which the fit's call is evaluated.
+#' @return An object of class `dd_placebo`: `type`, `estimate` (the fit's
+#'   statistic; for `"timing"`, the placebo estimate), `std.error`,
+#'   `p.value`, `draws` (a data frame: `draw`, `estimate`, `std.error`,
+#'   `p.value`, and the unit or cohort left out), `failed` (draws that
+#'   stopped with an error), the settings, and for `"timing"` the placebo
+#'   `fit`. It has `print()` and `plot()` methods.
+#' @examples
+#' set.seed(3)
+#' d <- dd_sim_staggered(n_units = 60, n_periods = 6, effect = 1)
+#' fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+#' placebo_test(fit, "timing", data = d)
+#' pt <- placebo_test(fit, "permutation", data = d, nperm = 49)
+#' pt
+#' plot(pt)
+#' placebo_test(fit, "leave_one_out", data = d, by = "cohort")
+#' @export
+placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_one_out"), data = NULL,
+                         term = NULL, shift = 1, cutoff = NULL, ndraws = 100, n_treated = NULL, nperm = 999,
+                         by = c("unit", "cohort"), alpha = 0.05, envir = parent.frame()) {
+  if (!inherits(fit, "dd_fit") || is.null(fit$call))
+    dd_stop("`fit` must be a fit from a diffdiff estimator; got %s.", dd_show(class(fit)))
+  est <- fit$estimator
+  if (!est %in% dd_placebo_estimators)
+    dd_stop("`fit` comes from %s, which placebo_test() does not support; it re-runs the panel estimators %s (pass the estimator's fit, not an aggregate()).",
+            if (grepl("_agg$", class(fit)[1])) "aggregate()" else paste0(est, "()"),
+            paste(dd_placebo_estimators, collapse = ", "))
+  type <- dd_match_arg(type[1], c("timing", "group", "permutation", "leave_one_out"), "type")
+  alpha <- dd_check_alpha(alpha)
+  if (!is.null(term) && (!is.character(term) || length(term) != 1L || !term %in% fit$coeftable$term))
+    dd_stop("`term` = %s is not a coefficient of the fit (%s).", dd_show(term),
+            dd_show(fit$coeftable$term, max = 6L))
+  cl <- fit$call
+  cl[[1L]] <- as.name(est)
+  if (!is.null(cl$survey))
+    dd_stop("`fit` has a survey design (`survey`); placebo_test() re-draws units, which would break the design's strata and PSUs. Refit without `survey` (with `weightsname`) to run placebo tests.")
+  env <- new.env(parent = envir)
+  assign(est, get(est, envir = asNamespace("diffdiff")), envir = env)
+  if (!is.null(data)) {
+    dd_check_data(data)
+    assign(".dd_placebo_data", data, envir = env)
+    cl$data <- as.name(".dd_placebo_data")
+  }
+  # the validated panel: built once, by the estimator itself, with its
+  # cheapest inference (capture), then redrawn
+  cheap <- dd_placebo_cheap(cl, est, point_only = type == "permutation")
+  pan <- dd_placebo_capture(cheap, env)
+  u <- dd_placebo_units(pan)
+  obs <- dd_placebo_stat(fit, term)
+  res <- switch(type,
+    timing = dd_placebo_timing(cl, env, pan, u, term, shift, cutoff),
+    group = dd_placebo_group(cheap, env, pan, u, term, ndraws, n_treated, alpha),
+    permutation = dd_placebo_perm(cheap, env, pan, u, term, nperm, obs),
+    leave_one_out = dd_placebo_loo(cheap, env, pan, u, term, by))
+  out <- c(list(type = type, estimator = est, statistic = obs$label, alpha = alpha), res)
+  if (type != "timing") {
+    out$estimate <- obs$est; out$std.error <- obs$se
+    if (is.null(out$p.value)) out$p.value <- obs$p
+  }
+  if (out$failed > 0L)
+    warning(sprintf("placebo_test(): %d of %d draws stopped with an error (e.g. no comparison units) and were left out.",
+                    out$failed, out$failed + nrow(out$draws)), call. = FALSE)
+  structure(out, class = "dd_placebo")
+}
+
+# the call with the cheapest inference that still gives what a draw needs
+dd_placebo_cheap <- function(cl, est, point_only) {
+  fm <- names(formals(get(est, envir = asNamespace("diffdiff"))))
+  if (est == "did_sdid") {
+    cl$se <- if (point_only) "none" else "jackknife"
+  } else if ("nboot" %in% fm) cl$nboot <- 0L
+  if ("cband" %in% fm) cl$cband <- FALSE
+  if (est == "did_rs") cl$nperm <- 0L
+  cl
+}
+
+# evaluate the call once, keeping the panel dd_panel() builds
+dd_placebo_capture <- function(cl, env) {
+  dd_reuse$capture <- TRUE; dd_reuse$captured <- NULL
+  on.exit({ dd_reuse$capture <- FALSE; dd_reuse$captured <- NULL })
+  suppressWarnings(suppressMessages(eval(cl, env)))   # the fit itself already warned
+  pan <- dd_reuse$captured
+  if (is.null(pan)) dd_stop("internal error: the fit's estimator built no panel; please report.")
+  if (!is.null(pan$design))
+    dd_stop("`fit` has a survey design; placebo_test() re-draws units, which would break the design. Refit without `survey`.")
+  if (!isTRUE(pan$key$unique_rows))
+    dd_stop("`fit` comes from repeated cross-sections (panel = FALSE); placebo_test() redraws treatment by unit and needs a panel.")
+  pan
+}
+
+# Unit-level treatment of the panel: G (first treated period, 0 never),
+# the unit code of each row, and how the treatment is stored (gname / dname)
+dd_placebo_units <- function(pan) {
+  if (!is.numeric(pan$tt))
+    dd_stop("`tname` = \"%s\" is not numeric; placebo_test() orders periods and needs numeric periods.", pan$key$tname)
+  first <- dd_first_rows(pan$idc)
+  tlev <- sort(unique(pan$tt))
+  if (!is.null(pan$g)) {
+    G <- pan$g[first]
+    role <- "gname"
+  } else if (!is.null(pan$vals$dname)) {
+    d <- pan$vals$dname
+    if (!all(d %in% c(0, 1)))
+      dd_stop("`dname` = \"%s\" is not a 0/1 treatment indicator; placebo_test() redraws a binary treatment.",
+              pan$key$role[["dname"]])
+    on <- d == 1
+    G <- rep(0, length(first))
+    if (any(on)) {
+      gmin <- tapply(pan$tt[on], pan$idc[on], min)
+      G[as.integer(names(gmin)) + 1L] <- gmin
+    }
+    Grow <- G[pan$idc + 1L]
+    bad <- which(as.logical(on) != (Grow > 0 & pan$tt >= Grow))
+    if (length(bad))
+      dd_stop("`dname` = \"%s\" switches off for unit %s (period %s); placebo_test() needs an absorbing treatment (once treated, always treated).",
+              pan$key$role[["dname"]], dd_show(pan$id[bad[1]]), dd_show(pan$tt[bad[1]]))
+    role <- "dname"
+  } else dd_stop("internal error: the panel has no treatment (gname or dname); please report.")
+  list(G = G, id = pan$id[first], role = role, tlev = tlev)
+}
+
+# The panel with unit-level first treated periods `G` (per unit code of
+# `pan`), keeping the rows `keep` (NULL: all)
+dd_placebo_redraw <- function(pan, G, keep = NULL) {
+  Grow <- G[pan$idc + 1L]
+  if (!is.null(pan$g)) {
+    pan$g <- Grow; pan$never <- Grow == 0
+    if (!is.null(pan$vals$gname)) pan$vals$gname <- Grow
+  } else {
+    d <- Grow > 0 & pan$tt >= Grow
+    old <- pan$vals$dname
+    pan$vals$dname <- if (is.logical(old)) d else if (is.integer(old)) as.integer(d) else as.numeric(d)
+  }
+  if (!is.null(keep) && !all(keep)) pan <- dd_panel_subset(pan, keep)
+  pan
+}
+
+# the panel restricted to rows `keep` (logical), codes and counts rebuilt
+dd_panel_subset <- function(pan, keep) {
+  k <- which(keep)
+  sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[k, , drop = FALSE] else v[k]
+  pan$y <- pan$y[k]
+  pan$X <- if (is.list(pan$X) && !is.matrix(pan$X)) lapply(pan$X, sub) else sub(pan$X)
+  pan$w <- sub(pan$w)
+  pan$vals <- lapply(pan$vals, sub)
+  pan$cluster <- lapply(pan$cluster, sub)
+  pan$fe <- lapply(pan$fe, sub)
+  pan$rows <- pan$rows[k]
+  pan$id <- pan$id[k]; pan$tt <- pan$tt[k]
+  pan$idc <- dd_codes(pan$id); pan$tc <- dd_codes(pan$tt)
+  pan$cl <- if (!length(pan$cluster)) NULL else if (identical(names(pan$cluster)[1], pan$key$idname)) pan$idc
+            else dd_codes(pan$cluster[[1]])
+  pan$n_units <- attr(pan$idc, "nlev"); pan$n_periods <- attr(pan$tc, "nlev")
+  pan$balanced <- length(pan$tt) == as.double(pan$n_units) * pan$n_periods
+  if (!is.null(pan$g)) { pan$g <- pan$g[k]; pan$never <- pan$never[k] }
+  pan
+}
+
+# One draw: the estimator's call on the redrawn panel; NULL when it stops
+dd_placebo_draw <- function(cl, env, pan, term) {
+  dd_reuse$panel <- pan
+  on.exit(dd_reuse$panel <- NULL)
+  f <- tryCatch(suppressWarnings(suppressMessages(eval(cl, env))), error = function(e) NULL)
+  if (is.null(f)) return(NULL)
+  s <- tryCatch(dd_placebo_stat(f, term), error = function(e) NULL)
+  if (is.null(s)) NULL else c(s$est, s$se, s$p)
+}
+
+# run draws (a list of list(G, keep)); a data frame of the draws that ran
+dd_placebo_run <- function(cl, env, pan, term, draws, label) {
+  res <- dd_progress_lapply(seq_along(draws), function(b)
+    dd_placebo_draw(cl, env, dd_placebo_redraw(pan, draws[[b]]$G, draws[[b]]$keep), term), label)
+  ok <- !vapply(res, is.null, logical(1))
+  m <- matrix(unlist(res[ok]), ncol = 3L, byrow = TRUE)
+  list(draws = data.frame(draw = which(ok), estimate = m[, 1], std.error = m[, 2], p.value = m[, 3]),
+       failed = sum(!ok), ok = ok)
+}
+
+# The statistic of a fit: list(est, se, p, label)
+dd_placebo_stat <- function(f, term = NULL) {
+  pick <- function(tab, i, label) {
+    list(est = tab$estimate[i], se = tab$std.error[i], p = tab$p.value[i], label = label)
+  }
+  if (!is.null(term)) {
+    i <- match(term, f$coeftable$term)
+    if (is.na(i)) dd_stop("`term` = \"%s\" is not a coefficient of the re-estimated fit.", term)
+    return(pick(f$coeftable, i, term))
+  }
+  if (inherits(f, c("did_cs", "did_edid", "did_etwfe", "did_ddd"))) {
+    a <- aggregate(f, "simple")
+    return(pick(a$coeftable, match("ATT", a$coeftable$term), "ATT (simple aggregate)"))
+  }
+  tab <- f$coeftable
+  i <- match("ATT", tab$term)
+  if (!is.na(i)) return(pick(tab, i, "ATT"))
+  if (!is.null(tab$event) && any(tab$event >= 0, na.rm = TRUE)) {
+    post <- which(!is.na(tab$event) & tab$event >= 0)
+    a <- rep(1 / length(post), length(post))
+    V <- f$vcov[tab$term[post], tab$term[post], drop = FALSE]
+    est <- sum(a * tab$estimate[post]); se <- sqrt(drop(crossprod(a, V %*% a)))
+    df <- min(f$df)
+    p <- if (is.finite(df)) 2 * stats::pt(-abs(est / se), df) else 2 * stats::pnorm(-abs(est / se))
+    return(list(est = est, se = se, p = p, label = "mean of event-time effects, e >= 0"))
+  }
+  pick(tab, match(f$main_terms[1], tab$term), f$main_terms[1])
+}
+
+dd_placebo_timing <- function(cl, env, pan, u, term, shift, cutoff) {
+  shift <- dd_check_count(shift, "shift", min = 1)
+  tlev <- u$tlev; G <- u$G
+  treated <- G > 0
+  if (!any(treated)) dd_stop("the fit has no treated unit; there is nothing to move.")
+  if (is.null(cutoff)) cutoff <- max(G[treated])
+  if (!is.numeric(cutoff) || length(cutoff) != 1L || !cutoff %in% tlev)
+    dd_stop("`cutoff` must be one period of the data (the first period left out); got %s.", dd_show(cutoff))
+  win <- tlev[tlev < cutoff]
+  if (length(win) < 2L)
+    dd_stop("`cutoff` = %s leaves %d period before it; the timing placebo needs at least two periods before `cutoff` (a fake pre-period and a fake post-period).",
+            format(cutoff), length(win))
+  pos <- match(G, tlev)
+  fake <- ifelse(treated & G >= cutoff, pos - shift, NA)
+  if (!any(!is.na(fake) & fake >= 1 & tlev[pmax(fake, 1)] < cutoff))
+    dd_stop("`shift` = %d moves no cohort adopting at or after `cutoff` = %s into the periods before it.",
+            shift, format(cutoff))
+  nopre <- !is.na(fake) & fake <= 1
+  if (any(nopre))
+    dd_stop("`shift` = %d moves the adoption of the cohort first treated in %s to %s, the first period: the placebo dates leave no pre-period. Use a smaller `shift`.",
+            shift, format(G[nopre][1]), if (fake[nopre][1] < 1) "before the data start" else format(tlev[1]))
+  Gn <- ifelse(is.na(fake), 0, tlev[pmax(fake, 1)])
+  Gn[!is.na(fake) & Gn >= cutoff] <- 0             # untreated in the window: comparisons
+  drop_unit <- treated & G < cutoff                # treated within the window
+  if (!any(Gn > 0 & !drop_unit)) dd_stop("the timing placebo has no fake-treated unit.")
+  keep <- pan$tt < cutoff & !drop_unit[pan$idc + 1L]
+  p2 <- dd_placebo_redraw(pan, Gn, keep)
+  dd_reuse$panel <- p2
+  on.exit(dd_reuse$panel <- NULL)
+  f <- suppressMessages(eval(cl, env))
+  s <- dd_placebo_stat(f, term)
+  list(estimate = s$est, std.error = s$se, p.value = s$p, fit = f, shift = shift, cutoff = cutoff,
+       fake_dates = sort(unique(Gn[Gn > 0 & !drop_unit])), n_dropped_units = sum(drop_unit),
+       draws = data.frame(draw = 1L, estimate = s$est, std.error = s$se, p.value = s$p), failed = 0L)
+}
+
+dd_placebo_group <- function(cl, env, pan, u, term, ndraws, n_treated, alpha) {
+  ndraws <- dd_check_count(ndraws, "ndraws", min = 1)
+  G <- u$G
+  ctrl <- which(G == 0)
+  if (length(ctrl) < 2L)
+    dd_stop("the group placebo draws fake treated units among the never-treated units; the fit has %d.", length(ctrl))
+  gt <- G[G > 0]
+  if (is.null(n_treated)) n_treated <- max(1L, min(length(ctrl) - 1L, round(length(ctrl) * length(gt) / length(G))))
+  n_treated <- dd_check_count(n_treated, "n_treated", min = 1)
+  if (n_treated >= length(ctrl))
+    dd_stop("`n_treated` = %d leaves no never-treated comparison unit among the %d never-treated units.",
+            n_treated, length(ctrl))
+  keep <- (G == 0)[pan$idc + 1L]
+  draws <- lapply(seq_len(ndraws), function(b) {
+    Gn <- numeric(length(G))
+    fake <- ctrl[sample.int(length(ctrl), n_treated)]
+    Gn[fake] <- gt[sample.int(length(gt), n_treated, replace = n_treated > length(gt))]
+    list(G = Gn, keep = keep)
+  })
+  r <- dd_placebo_run(cl, env, pan, term, draws, "group placebo draws")
+  r$rejection_rate <- mean(r$draws$p.value < alpha, na.rm = TRUE)
+  r$n_treated <- n_treated
+  r
+}
+
+# number of distinct assignments of the multiset G to units (log scale)
+dd_placebo_lcount <- function(G) lfactorial(length(G)) - sum(lfactorial(table(G)))
+
+# every distinct arrangement of the multiset G (small counts only)
+dd_placebo_enumerate <- function(G) {
+  lv <- sort(unique(G)); cnt <- as.vector(table(factor(G, levels = lv)))
+  out <- list(); cur <- numeric(length(G))
+  rec <- function(pos) {
+    if (pos > length(G)) { out[[length(out) + 1L]] <<- cur; return(invisible()) }
+    for (j in seq_along(lv)) if (cnt[j] > 0L) {
+      cnt[j] <<- cnt[j] - 1L; cur[pos] <<- lv[j]
+      rec(pos + 1L)
+      cnt[j] <<- cnt[j] + 1L
+    }
+  }
+  rec(1L)
+  out
+}
+
+dd_placebo_perm <- function(cl, env, pan, u, term, nperm, obs) {
+  nperm <- dd_check_count(nperm, "nperm", min = 1)
+  G <- u$G
+  if (length(unique(G)) < 2L) dd_stop("every unit has the same treatment; there is nothing to permute.")
+  lc <- dd_placebo_lcount(G)
+  count <- exp(lc)
+  if (nperm > count + 0.5)
+    dd_stop("`nperm` = %d exceeds the %s distinct assignments of the treatment to the %d units; use nperm = %s to enumerate them all (an exact test) or fewer random draws.",
+            nperm, format(round(count)), length(G), format(round(count)))
+  exact <- abs(nperm - count) < 0.5
+  if (exact && count > 1e5)
+    dd_stop("`nperm` = %d: enumerating all %d assignments is not supported; use fewer draws.", nperm, round(count))
+  assigns <- if (exact) dd_placebo_enumerate(G) else lapply(seq_len(nperm), function(b) G[sample.int(length(G))])
+  r <- dd_placebo_run(cl, env, pan, term, lapply(assigns, function(g) list(G = g)), "permutation draws")
+  e <- r$draws$estimate
+  tol <- 1e-10 * max(1, abs(obs$est))
+  hit <- sum(abs(e) >= abs(obs$est) - tol)
+  r$p.value <- if (exact) hit / length(e) else (1 + hit) / (1 + length(e))
+  r$nperm <- nperm; r$exact <- exact; r$n_assignments <- count
+  r$ok <- NULL
+  r
+}
+
+dd_placebo_loo <- function(cl, env, pan, u, term, by) {
+  by <- dd_match_arg(by[1], c("unit", "cohort"), "by")
+  G <- u$G
+  if (by == "unit") {
+    tr <- which(G > 0)
+    if (length(tr) < 2L) dd_stop("leave-one-out by unit needs at least two treated units; the fit has %d.", length(tr))
+    draws <- lapply(tr, function(j) list(G = G, keep = pan$idc != j - 1L))
+    left <- u$id[tr]
+  } else {
+    gl <- sort(unique(G[G > 0]))
+    if (length(gl) < 2L) dd_stop("leave-one-out by cohort needs at least two treated cohorts; the fit has %d.", length(gl))
+    draws <- lapply(gl, function(g) list(G = G, keep = (G != g)[pan$idc + 1L]))
+    left <- gl
+  }
+  r <- dd_placebo_run(cl, env, pan, term, draws, "leave-one-out fits")
+  r$draws$left_out <- left[r$ok]
+  r$by <- by; r$ok <- NULL
+  r
+}
+
+#' @export
+print.dd_placebo <- function(x, digits = 4, ...) {
+  f <- function(v) formatC(v, digits = digits, format = "fg", flag = "#")
+  lab <- c(timing = "Placebo test: fake adoption dates in the pre-period",
+           group = "Placebo test: fake treated groups among the never treated",
+           permutation = "Randomisation inference: treatment permuted across units",
+           leave_one_out = "Leave-one-out re-estimation")[[x$type]]
+  cat(lab, "\n", sep = "")
+  cat(sprintf("Estimator: %s   Statistic: %s\n", x$estimator, x$statistic))
+  switch(x$type,
+    timing = {
+      cat(sprintf("Periods before %s; adoption moved %d period(s) earlier (fake dates: %s); %d unit(s) treated before %s dropped\n",
+                  format(x$cutoff), x$shift, paste(format(x$fake_dates), collapse = ", "), x$n_dropped_units,
+                  format(x$cutoff)))
+      cat(sprintf("Placebo estimate: %s (SE %s), p-value %s\n", f(x$estimate), f(x$std.error), f(x$p.value)))
+    },
+    group = {
+      cat(sprintf("Draws: %d (%d fake treated units each)\n", nrow(x$draws), x$n_treated))
+      cat(sprintf("Mean placebo estimate: %s (SD over draws %s)\n", f(mean(x$draws$estimate)),
+                  f(stats::sd(x$draws$estimate))))
+      cat(sprintf("Share of draws rejecting at %g: %s (expected about %g)\n", x$alpha, f(x$rejection_rate), x$alpha))
+    },
+    permutation = {
+      cat(sprintf("Estimate: %s; %s %d permutations; randomisation p-value %s\n", f(x$estimate),
+                  if (x$exact) "all" else "random", nrow(x$draws), f(x$p.value)))
+      if (!x$exact) cat(sprintf("(%s distinct assignments; Monte Carlo SE of the p-value %s)\n",
+                                format(signif(x$n_assignments, 3)),
+                                f(sqrt(x$p.value * (1 - x$p.value) / nrow(x$draws)))))
+    },
+    leave_one_out = {
+      d <- x$draws
+      cat(sprintf("Full-sample estimate: %s (SE %s)\n", f(x$estimate), f(x$std.error)))
+      cat(sprintf("Leaving out each %s (%d fits): estimates from %s to %s; largest change %s (leaving out %s)\n",
+                  x$by, nrow(d), f(min(d$estimate)), f(max(d$estimate)),
+                  f(max(abs(d$estimate - x$estimate))), dd_show(d$left_out[which.max(abs(d$estimate - x$estimate))])))
+    })
+  if (x$failed > 0L) cat(sprintf("%d draw(s) stopped with an error and were left out\n", x$failed))
+  invisible(x)
+}
+
+#' @export
+plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
+  d <- x$draws
+  if (x$type == "timing") {
+    dd_stop("a timing placebo is one fit; plot its event study with plot(x$fit).")
+  }
+  if (x$type == "leave_one_out") {
+    o <- order(d$estimate)
+    graphics::plot(d$estimate[o], seq_along(o), xlab = xlab, ylab = "", yaxt = "n", pch = 19,
+                   main = main %||% sprintf("Leave one %s out", x$by), ...)
+    graphics::axis(2, at = seq_along(o), labels = format(d$left_out[o]), las = 1, cex.axis = 0.7)
+    graphics::abline(v = x$estimate, lty = 2)
+    return(invisible(x))
+  }
+  graphics::hist(d$estimate, breaks = "FD", col = "grey85", border = "white", xlab = xlab,
+                 main = main %||% if (x$type == "permutation") sprintf("Permutation distribution (p = %.3f)", x$p.value)
+                                  else "Placebo estimates over draws", ...)
+  graphics::abline(v = x$estimate, col = "firebrick", lwd = 2)
+  graphics::legend("topright", legend = "fit's estimate", col = "firebrick", lwd = 2, bty = "n")
+  invisible(x)
+}

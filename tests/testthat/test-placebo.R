@@ -1,0 +1,207 @@
+# placebo_test(): every draw re-runs the estimator on the validated panel
+# with a redrawn treatment. The slow path here is independent: the data
+# frame is rebuilt with the redrawn treatment (or without the rows left out)
+# and the estimator is called on it from scratch; the draws must equal those
+# fits to 1e-12. The fast path is asserted by counting the panels built
+# from data (dd_reuse$built): one per placebo_test() call, whatever the
+# number of draws.
+
+built <- function() diffdiff:::dd_reuse$built
+
+pl_data <- function(n = 40, T = 6, seed = 3) {
+  set.seed(seed)
+  d <- dd_sim_staggered(n_units = n, n_periods = T, effect = 1)
+  d$D <- as.integer(d$first_treat > 0 & d$time >= d$first_treat)
+  d
+}
+
+# the data with unit-level first treated periods G (in the order of first
+# appearance of the units) and the indicator rebuilt
+pl_assign <- function(d, G) {
+  u <- unique(d$id)
+  d$first_treat <- G[match(d$id, u)]
+  d$D <- as.integer(d$first_treat > 0 & d$time >= d$first_treat)
+  d
+}
+pl_G <- function(d) { u <- unique(d$id); d$first_treat[match(u, d$id)] }
+
+# the statistic placebo_test() uses, from a fresh fit
+pl_stat <- function(f) diffdiff:::dd_placebo_stat(f)$est
+
+test_that("permutation draws equal fresh fits on the permuted data, for every estimator; one panel built", {
+  d <- pl_data()
+  G <- pl_G(d)
+  fits <- list(
+    cs = function(x) did_cs(x, "y", "id", "time", "first_treat", nboot = 0),
+    twfe = function(x) did_twfe(x, "y", "id", "time", "D"),
+    event = function(x) did_event(x, "y", "id", "time", "first_treat"),
+    sa = function(x) did_sa(x, "y", "id", "time", "first_treat"),
+    bjs = function(x) did_bjs(x, "y", "id", "time", "first_treat"),
+    gardner = function(x) did_gardner(x, "y", "id", "time", "first_treat"),
+    stacked = function(x) did_stacked(x, "y", "id", "time", "first_treat", kappa_pre = 1, kappa_post = 1),
+    etwfe = function(x) did_etwfe(x, "y", "id", "time", "first_treat"),
+    edid = function(x) did_edid(x, "y", "id", "time", "first_treat", nboot = 0),
+    rs = function(x) did_rs(x, "y", "id", "time", "first_treat"))
+  for (nm in names(fits)) {
+    fit <- suppressMessages(fits[[nm]](d))
+    set.seed(11)
+    perms <- lapply(1:4, function(b) G[sample.int(length(G))])
+    set.seed(11)
+    b0 <- built()
+    pt <- suppressWarnings(placebo_test(fit, "permutation", data = d, nperm = 4))
+    expect_identical(built() - b0, 1L, label = paste(nm, "panels built"))
+    expect_equal(pt$estimate, pl_stat(fit), tolerance = 1e-12, label = nm)
+    slow <- vapply(perms, function(g) {
+      f <- tryCatch(suppressWarnings(suppressMessages(fits[[nm]](pl_assign(d, g)))), error = function(e) NULL)
+      if (is.null(f)) NA_real_ else pl_stat(f)
+    }, numeric(1))
+    expect_equal(pt$draws$estimate, slow[pt$draws$draw], tolerance = 1e-12, label = nm)
+    expect_identical(pt$failed, sum(is.na(slow)), label = nm)
+  }
+})
+
+test_that("did_sdid (block design) draws equal fresh fits", {
+  set.seed(4)
+  d <- dd_sim_factor(n_units = 20, n_periods = 10, n_treated = 4)
+  fit <- did_sdid(d, "y", "id", "time", "D", se = "none")
+  u <- unique(d$id)
+  G <- vapply(u, function(i) { t <- d$time[d$id == i & d$D == 1]; if (length(t)) min(t) else 0 }, numeric(1))
+  set.seed(2); perms <- lapply(1:3, function(b) G[sample.int(length(G))])
+  set.seed(2); pt <- placebo_test(fit, "permutation", data = d, nperm = 3)
+  slow <- vapply(perms, function(g) {
+    x <- d; x$D <- as.integer(g[match(x$id, u)] > 0 & x$time >= g[match(x$id, u)])
+    did_sdid(x, "y", "id", "time", "D", se = "none")$coeftable$estimate[1]
+  }, numeric(1))
+  expect_equal(pt$draws$estimate, slow, tolerance = 1e-12)
+  # leave one treated unit out: jackknife standard errors in the draws
+  lo <- placebo_test(fit, "leave_one_out", data = d)
+  expect_identical(nrow(lo$draws), 4L)
+  x <- d[d$id != lo$draws$left_out[2], ]
+  expect_equal(lo$draws$estimate[2], did_sdid(x, "y", "id", "time", "D", se = "none")$coeftable$estimate[1],
+               tolerance = 1e-12)
+  expect_true(all(is.finite(lo$draws$std.error)))
+})
+
+test_that("exact permutation p-value: all distinct assignments enumerated", {
+  set.seed(8)
+  d <- dd_sim_basic(n_units = 7, n_pre = 2, n_post = 2, treated_share = 2 / 7, effect = 2)
+  fit <- suppressWarnings(did_twfe(d, "y", "id", "time", "D"))
+  u <- unique(d$id)
+  G <- vapply(u, function(i) { t <- d$time[d$id == i & d$D == 1]; if (length(t)) min(t) else 0 }, numeric(1))
+  k <- sum(G > 0); g1 <- max(G)
+  expect_identical(k, 2L)
+  # choose(7, 2) = 21 assignments
+  expect_error(placebo_test(fit, "permutation", data = d, nperm = 22), "`nperm` = 22 exceeds the 21 distinct")
+  pt <- placebo_test(fit, "permutation", data = d, nperm = 21)
+  expect_true(pt$exact)
+  cmb <- utils::combn(7, 2)
+  slow <- apply(cmb, 2, function(j) {
+    g <- numeric(7); g[j] <- g1
+    x <- d; x$D <- as.integer(g[match(x$id, u)] > 0 & x$time >= g1)
+    suppressWarnings(did_twfe(x, "y", "id", "time", "D"))$coeftable$estimate
+  })
+  expect_equal(sort(pt$draws$estimate), sort(slow), tolerance = 1e-12)
+  obs <- fit$coeftable$estimate
+  expect_equal(pt$p.value, mean(abs(slow) >= abs(obs) - 1e-10))
+  # the observed assignment is one of the 21
+  expect_true(any(abs(slow - obs) < 1e-12))
+})
+
+test_that("random permutations: p-value formula and reproducibility", {
+  d <- pl_data(n = 30)
+  fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+  set.seed(1); a <- placebo_test(fit, "permutation", data = d, nperm = 19)
+  set.seed(1); b <- placebo_test(fit, "permutation", data = d, nperm = 19)
+  expect_identical(a$draws, b$draws)
+  hit <- sum(abs(a$draws$estimate) >= abs(a$estimate) - 1e-10 * max(1, abs(a$estimate)))
+  expect_equal(a$p.value, (1 + hit) / (1 + nrow(a$draws)))
+  expect_false(a$exact)
+  # a strong effect: no permuted estimate reaches it
+  expect_equal(a$p.value, 1 / 20)
+})
+
+test_that("timing placebo equals the fit on the shifted pre-period data", {
+  d <- pl_data(n = 50, T = 7)
+  # cohorts
+  fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+  gl <- sort(unique(d$first_treat[d$first_treat > 0]))
+  pt <- placebo_test(fit, "timing", data = d, shift = 2)
+  cut <- max(gl)
+  x <- d[d$time < cut & !(d$first_treat > 0 & d$first_treat < cut), ]
+  x$first_treat[x$first_treat > 0] <- x$first_treat[x$first_treat > 0] - 2
+  slow <- did_cs(x, "y", "id", "time", "first_treat", nboot = 0)
+  expect_equal(pt$estimate, pl_stat(slow), tolerance = 1e-12)
+  expect_equal(pt$std.error, aggregate(slow, "simple")$coeftable$std.error[1], tolerance = 1e-12)
+  expect_identical(pt$cutoff, cut)
+  # an earlier cutoff: the later cohort moved past it serves as a comparison
+  pt2 <- placebo_test(fit, "timing", data = d, cutoff = gl[2], shift = 1)
+  x <- d[d$time < gl[2] & !(d$first_treat > 0 & d$first_treat < gl[2]), ]
+  x$first_treat[x$first_treat > 0] <- x$first_treat[x$first_treat > 0] - 1
+  x$first_treat[x$first_treat >= gl[2]] <- 0
+  expect_equal(pt2$estimate, pl_stat(did_cs(x, "y", "id", "time", "first_treat", nboot = 0)), tolerance = 1e-12)
+  # did_twfe with an indicator: the same rows, D rebuilt
+  tw <- did_twfe(d, "y", "id", "time", "D")
+  pt3 <- placebo_test(tw, "timing", data = d)
+  x <- d[d$time < cut & !(d$first_treat > 0 & d$first_treat < cut), ]
+  x$D <- as.integer(x$first_treat > 0 & x$time >= x$first_treat - 1)
+  expect_equal(pt3$estimate, did_twfe(x, "y", "id", "time", "D")$coeftable$estimate, tolerance = 1e-12)
+})
+
+test_that("leave-one-out by unit and by cohort equal fits without them", {
+  d <- pl_data(n = 30)
+  fit <- did_sa(d, "y", "id", "time", "first_treat")
+  lo <- placebo_test(fit, "leave_one_out", data = d)
+  expect_identical(nrow(lo$draws), sum(pl_G(d) > 0))
+  for (j in c(1, nrow(lo$draws))) {
+    x <- d[d$id != lo$draws$left_out[j], ]
+    expect_equal(lo$draws$estimate[j], pl_stat(did_sa(x, "y", "id", "time", "first_treat")), tolerance = 1e-12)
+  }
+  lc <- placebo_test(fit, "leave_one_out", data = d, by = "cohort")
+  x <- d[d$first_treat != lc$draws$left_out[1], ]
+  expect_equal(lc$draws$estimate[1], pl_stat(did_sa(x, "y", "id", "time", "first_treat")), tolerance = 1e-12)
+})
+
+test_that("group placebo: fake treated never-treated units, reproducible, each draw a fresh fit", {
+  d <- pl_data(n = 60)
+  fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+  G <- pl_G(d)
+  ctrl <- which(G == 0); gt <- G[G > 0]
+  set.seed(9); a <- placebo_test(fit, "group", data = d, ndraws = 3, n_treated = 5)
+  set.seed(9); b <- placebo_test(fit, "group", data = d, ndraws = 3, n_treated = 5)
+  expect_identical(a$draws, b$draws)
+  set.seed(9)
+  fake <- ctrl[sample.int(length(ctrl), 5)]
+  dates <- gt[sample.int(length(gt), 5)]
+  g <- numeric(length(G)); g[fake] <- dates
+  x <- pl_assign(d, g)[pl_assign(d, g)$id %in% unique(d$id)[G == 0], ]
+  expect_equal(a$draws$estimate[1], pl_stat(suppressWarnings(did_cs(x, "y", "id", "time", "first_treat", nboot = 0))), tolerance = 1e-12)
+  expect_equal(a$rejection_rate, mean(a$draws$p.value < 0.05))
+})
+
+test_that("placebo_test(): bad input", {
+  d <- pl_data(n = 30)
+  d0 <- d
+  fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+  expect_error(placebo_test(1), "`fit` must be a fit")
+  expect_error(placebo_test(fit, "bogus", data = d), "type")
+  expect_error(placebo_test(aggregate(fit, "simple"), data = d), "aggregate\\(\\)")
+  expect_error(placebo_test(fit, data = d, term = "nope"), "`term` = \"nope\"")
+  # placebo dates that leave no pre-period
+  expect_error(placebo_test(fit, "timing", data = d, shift = 4), "leave no pre-period")
+  expect_error(placebo_test(fit, "timing", data = d, cutoff = 2), "`cutoff` = 2 leaves 1 period")
+  expect_error(placebo_test(fit, "timing", data = d, cutoff = 99), "`cutoff` must be one period")
+  expect_error(placebo_test(fit, "timing", data = d, shift = 0), "shift")
+  expect_error(placebo_test(fit, "permutation", data = d, nperm = 0), "nperm")
+  expect_error(placebo_test(fit, "group", data = d, n_treated = 1000), "`n_treated` = 1000 leaves no")
+  # a treatment that switches off
+  x <- d; x$D[x$id == x$id[x$D == 1][1] & x$time == max(x$time)] <- 0L
+  tw <- did_twfe(x, "y", "id", "time", "D")
+  expect_error(placebo_test(tw, "permutation", data = x, nperm = 5), "switches off for unit")
+  # unsupported estimators and settings
+  f2 <- did_2x2(transform(d[d$time %in% 1:2, ], post = time == 2, tr = first_treat > 0), "y", "tr", "post")
+  expect_error(placebo_test(f2), "did_2x2\\(\\), which placebo_test\\(\\) does not support")
+  d$w <- 1; des <- survey_design(d, weights = "w")
+  fs <- did_event(d, "y", "id", "time", "first_treat", survey = des)
+  expect_error(placebo_test(fs, data = d), "survey design")
+  expect_identical(d0, d[names(d0)])
+})
