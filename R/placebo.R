@@ -451,16 +451,21 @@ plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
   }
   if (x$type == "leave_one_out") {
     o <- order(d$estimate)
-    graphics::plot(d$estimate[o], seq_along(o), xlab = xlab, ylab = "", yaxt = "n", pch = 19,
+    graphics::plot(d$estimate[o], seq_along(o), xlab = xlab, ylab = paste(x$by, "left out"), yaxt = "n", pch = 19,
                    main = main %||% sprintf("Leave one %s out", x$by), ...)
     graphics::axis(2, at = seq_along(o), labels = format(d$left_out[o]), las = 1, cex.axis = 0.7)
     graphics::abline(v = x$estimate, lty = 2)
+    graphics::mtext("dashed: full-sample estimate", side = 3, line = 0.3, cex = 0.8)
     return(invisible(x))
   }
-  graphics::hist(d$estimate, breaks = "FD", col = "grey85", border = "white", xlab = xlab,
-                 main = main %||% if (x$type == "permutation") sprintf("Permutation distribution (p = %.3f)", x$p.value)
+  perm <- x$type == "permutation"
+  r <- range(c(d$estimate, x$estimate, if (perm) -x$estimate))
+  graphics::hist(d$estimate, breaks = "FD", col = "grey85", border = "white", xlab = xlab, xlim = r,
+                 main = main %||% if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value)
                                   else "Placebo estimates over draws", ...)
   graphics::abline(v = x$estimate, col = "firebrick", lwd = 2)
-  graphics::legend("topright", legend = "fit's estimate", col = "firebrick", lwd = 2, bty = "n")
+  if (perm) graphics::abline(v = -x$estimate, col = "firebrick", lwd = 2, lty = 2)
+  graphics::mtext(if (perm) "solid: the fit's estimate; dashed: its mirror (two-sided test)"
+                  else "solid: the fit's estimate", side = 3, line = 0.3, cex = 0.8)
   invisible(x)
 }

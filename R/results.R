@@ -32,6 +32,8 @@ dd_fit_fields <- list(
               "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster", "survey_label",
               "comparisons"),
   did_dcdh = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
+  did_trop = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor", "replicates",
+               "nboot", "tname", "settings", "n_treated", "n_control"),
   did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
                "cohort_of", "fits", "replicates", "settings", "tname"))
 

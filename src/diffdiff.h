@@ -10,9 +10,15 @@
 #include <stdint.h>
 #ifndef FCONE
 #define FCONE
+/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
+SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
+
 #endif
 #ifdef _OPENMP
 #include <omp.h>
+/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
+SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
+
 #endif
 
 /* thread number inside a parallel region (0 when serial) */
@@ -21,6 +27,9 @@ static inline int dd_tid(void) {
   return omp_get_thread_num();
 #else
   return 0;
+/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
+SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
+
 #endif
 }
 
@@ -181,5 +190,8 @@ SEXP C_rs_shuffle(SEXP base, SEXP out, SEXP work);
 /* glm.c */
 SEXP C_csr(SEXP X);
 SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
+
+/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
+SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
 
 #endif

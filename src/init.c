@@ -58,6 +58,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(qfold, 3),
   CALLDEF(flci_bias, 3),
   CALLDEF(pretrends_mvn, 7),
+  CALLDEF(trop_fit, 8),
   {NULL, NULL, 0}
 };
 
