@@ -228,11 +228,13 @@ dd_trop_score <- function(m, method, lam, ctrl) {
 # changes by less than 1e-6); global, the full grid in nested order (time,
 # unit, nn). Ties go to the earliest value. Returns c(time, unit, nn) with
 # attribute "score".
-dd_trop_search <- function(m, method, grids, ctrl) {
+# `score_fun` (tests): the score of a triple, instead of the fits; each
+# distinct triple is scored once.
+dd_trop_search <- function(m, method, grids, ctrl, score_fun = function(l) dd_trop_score(m, method, l, ctrl)) {
   cache <- new.env(parent = emptyenv())
   score <- function(l) {
     k <- paste(format(l, digits = 17), collapse = "|")
-    if (is.null(cache[[k]])) cache[[k]] <- dd_trop_score(m, method, l, ctrl)
+    if (is.null(cache[[k]])) cache[[k]] <- score_fun(l)
     cache[[k]]
   }
   if (method == "global") {

@@ -32,7 +32,7 @@ typedef struct {
   int T, N, k;                 /* k = min(T, N) */
   double *W, *Wn, *L, *Lout, *Lp, *Lold, *Lm, *G, *Rm, *A;   /* T x N */
   double *al, *alo, *cu, *be, *beo, *ct;
-  double *s, *U, *P, *work;    /* eigen-decomposition of the k x k Gram matrix */
+  double *s, *U, *P, *work;     /* eigen-decomposition of the k x k Gram matrix */
   int *iwork, *isupp, lwork, liwork;
   double *S, *rhs;             /* global: (T-1) x (T-1) Schur complement, right-hand side */
   int nsvd;                    /* SVDs computed (reported) */
@@ -63,51 +63,103 @@ static void trop_ws_init(trop_ws *w, int T, int N) {
   w->nsvd = 0;
 }
 
+/* Gram matrix of the rows of A (T x N, wide: k = T) or of its columns
+ * (tall: k = N), lower triangle of S (k x k) */
+static void trop_gram(const double *restrict A, int T, int N, int wide, double *restrict S) {
+  const int k = wide ? T : N;
+  for (int b = 0; b < k; b++) {
+    double *restrict s = S + (size_t) k * b;
+    for (int a = b; a < k; a++) s[a] = 0;
+    if (wide) {
+      for (int j = 0; j < N; j++) {
+        const double *restrict col = A + (size_t) T * j;
+        const double cb = col[b];
+        for (int a = b; a < k; a++) s[a] += col[a] * cb;
+      }
+    } else {
+      const double *restrict cbv = A + (size_t) T * b;
+      for (int a = b; a < k; a++) {
+        const double *restrict ca = A + (size_t) T * a;
+        double z = 0;
+        for (int t = 0; t < T; t++) z += ca[t] * cbv[t];
+        s[a] = z;
+      }
+    }
+  }
+}
+
 /* Singular value soft-thresholding: out = U diag(max(s - thr, 0)) V',
  * keeping components with s - thr > 1e-10 (none: zero); thr <= 0: out = G.
  * When thr >= ||G||_F every singular value is below it: zero. Otherwise,
- * with the singular vectors u_k of the shorter side (G G' = U diag(s^2) U'
- * for T <= N), out = P G with P = sum_k (1 - thr / s_k) u_k u_k' over the
+ * with the singular vectors u_r of the shorter side (G G' = U diag(s^2) U'
+ * for T <= N), out = P G with P = sum_r (1 - thr / s_r) u_r u_r' over the
  * kept components (G' G and out = G P for T > N): the eigen-decomposition
- * of the small Gram matrix (LAPACK dsyevr) replaces the SVD of G. */
+ * of the small Gram matrix (LAPACK dsyevr, on the calling thread) replaces
+ * the SVD of G. */
 static void trop_svt(trop_ws *w, const double *G, double thr, double *out) {
   const int T = w->T, N = w->N, k = w->k;
   const size_t TN = (size_t) T * N;
   if (thr <= 0) { memcpy(out, G, TN * sizeof(double)); return; }
   double fro = 0;
   for (size_t c = 0; c < TN; c++) {
-    double g = R_FINITE(G[c]) ? G[c] : 0.0;
+    double g = isfinite(G[c]) ? G[c] : 0.0;
     w->A[c] = g; fro += g * g;
   }
   if (sqrt(fro) - thr <= 1e-10) { memset(out, 0, TN * sizeof(double)); return; }
   const int wide = T <= N;        /* Gram of the rows (k = T) or of the columns (k = N) */
-  double one = 1.0, zero = 0.0;
-  int nn = wide ? N : T;
-  if (wide) F77_CALL(dsyrk)("L", "N", &w->k, &nn, &one, w->A, &w->k, &zero, w->S, &w->k FCONE FCONE);
-  else F77_CALL(dsyrk)("L", "T", &w->k, &nn, &one, w->A, &nn, &zero, w->S, &w->k FCONE FCONE);
+  int kk = k;
+  trop_gram(w->A, T, N, wide, w->S);
+  /* all eigenpairs (MRRR; ascending), then the kept components: s - thr >
+   * 1e-10, each scaled by f = 1 - thr/s */
   int m = 0, info = 0, il = 0, iu = 0;
   double vl = 0, vu = 0, abstol = 0;
-  F77_CALL(dsyevr)("V", "A", "L", &w->k, w->S, &w->k, &vl, &vu, &il, &iu, &abstol, &m, w->s, w->U, &w->k,
+  F77_CALL(dsyevr)("V", "A", "L", &kk, w->S, &kk, &vl, &vu, &il, &iu, &abstol, &m, w->s, w->U, &kk,
                    w->isupp, w->work, &w->lwork, w->iwork, &w->liwork, &info FCONE FCONE FCONE);
   w->nsvd++;
   if (info != 0) { memset(out, 0, TN * sizeof(double)); return; }
-  /* P = sum over kept components of (1 - thr/s) u u' (eigenvalues ascending) */
-  memset(w->P, 0, (size_t) k * k * sizeof(double));
+  /* P = U_m diag(f) U_m' (k x k) */
+  double *restrict P = w->P;
+  memset(P, 0, (size_t) k * k * sizeof(double));
   int kept = 0;
-  for (int r = k - 1; r >= 0; r--) {
+  for (int r = m - 1; r >= 0; r--) {
     double sv = w->s[r] > 0 ? sqrt(w->s[r]) : 0.0;
     if (!(sv - thr > 1e-10)) break;
-    double f = 1.0 - thr / sv;
-    const double *u = w->U + (size_t) k * r;
+    const double f = 1.0 - thr / sv;
+    const double *restrict u = w->U + (size_t) k * r;
     for (int b = 0; b < k; b++) {
-      double fb = f * u[b];
-      for (int a = 0; a < k; a++) w->P[a + (size_t) k * b] += fb * u[a];
+      const double fb = f * u[b];
+      double *restrict pb = P + (size_t) k * b;
+      for (int a = 0; a < k; a++) pb[a] += u[a] * fb;
     }
     kept++;
   }
   if (kept == 0) { memset(out, 0, TN * sizeof(double)); return; }
-  if (wide) F77_CALL(dgemm)("N", "N", &w->k, &nn, &w->k, &one, w->P, &w->k, w->A, &w->k, &zero, out, &w->k FCONE FCONE);
-  else F77_CALL(dgemm)("N", "N", &nn, &w->k, &w->k, &one, w->A, &nn, w->P, &w->k, &zero, out, &nn FCONE FCONE);
+  const double *restrict A = w->A;
+  if (wide) {
+    /* out[, j] = P A[, j] */
+    for (int j = 0; j < N; j++) {
+      const double *restrict a = A + (size_t) T * j;
+      double *restrict o = out + (size_t) T * j;
+      for (int t = 0; t < T; t++) o[t] = 0;
+      for (int b = 0; b < T; b++) {
+        const double ab = a[b];
+        const double *restrict pb = P + (size_t) T * b;
+        for (int t = 0; t < T; t++) o[t] += pb[t] * ab;
+      }
+    }
+  } else {
+    /* out[, j] = A P[, j] */
+    for (int j = 0; j < N; j++) {
+      const double *restrict pj = P + (size_t) N * j;
+      double *restrict o = out + (size_t) T * j;
+      for (int t = 0; t < T; t++) o[t] = 0;
+      for (int b = 0; b < N; b++) {
+        const double pbj = pj[b];
+        const double *restrict ab = A + (size_t) T * b;
+        for (int t = 0; t < T; t++) o[t] += ab[t] * pbj;
+      }
+    }
+  }
 }
 
 static double trop_maxdiff(const double *a, const double *b, size_t n) {
@@ -187,7 +239,7 @@ static int trop_local_solve(trop_ws *w, const double *Y0, double lnn, int max_it
       for (int t = 0; t < T; t++) {
         size_t c = t + (size_t) T * j;
         double e = Y0[c] - al[j] - be[t];
-        if (!R_FINITE(e)) e = 0;
+        if (!isfinite(e)) e = 0;
         w->Rm[c] = W[c] > 0 ? e : L[c];
       }
     if (lnn <= 0) memcpy(L, w->Rm, TN * sizeof(double));
@@ -327,7 +379,7 @@ static int trop_global_solve(trop_ws *w, const double *Y0, double lnn, int max_i
       for (int t = 0; t < T; t++) {
         size_t c = t + (size_t) T * j;
         double e = Y0[c] - gam[j] - be[t];
-        if (!R_FINITE(e)) e = 0;
+        if (!isfinite(e)) e = 0;
         w->Rm[c] = w->W[c] > 0 ? e : L[c];
       }
     trop_fista(w, thr, 20, tol);
