@@ -65,6 +65,9 @@
 #' @param alpha Significance level.
 #' @param max_iter,tol Outer iterations and convergence tolerance of each
 #'   fit (maximum absolute change).
+#' @param cores Processes for the fits (forked; not on Windows): the
+#'   treated cells' fits, the cross-validation fits and the bootstrap
+#'   replicates are split among them. Results do not depend on `cores`.
 #' @param ... diff-diff's spellings: `n_bootstrap` for `nboot`.
 #' @return A `did_trop` fit (class `dd_fit`) with the `ATT` row, the chosen
 #'   tuning parameters (`lambda`), the cross-validation score (`loocv`),
@@ -86,7 +89,7 @@
 did_trop <- function(data, yname, idname, tname, dname, method = c("local", "global"), lambda_time = NULL,
                      lambda_unit = NULL, lambda_nn = NULL, lambda_time_grid = c(0, 0.1, 0.5, 1, 2, 5),
                      lambda_unit_grid = c(0, 0.1, 0.5, 1, 2, 5), lambda_nn_grid = c(0, 0.01, 0.1, 1, 10),
-                     nboot = 200, alpha = 0.05, max_iter = 100, tol = 1e-6, ...) {
+                     nboot = 200, alpha = 0.05, max_iter = 100, tol = 1e-6, cores = 1L, ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dots <- list(...)
@@ -103,6 +106,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   nboot <- sp$nboot; alpha <- sp$alpha
   if (nboot == 1L) dd_stop("`nboot` = 1: a bootstrap standard error needs at least 2 replications (0: none).")
   max_iter <- dd_check_count(max_iter, "max_iter", min = 1)
+  cores <- dd_check_count(cores, "cores", min = 1)
   if (!is.numeric(tol) || length(tol) != 1L || !is.finite(tol) || tol <= 0)
     dd_stop("`tol` must be one positive number; got %s.", dd_show(tol))
   grids <- list(time = dd_trop_grid(lambda_time, lambda_time_grid, "lambda_time", inf_ok = FALSE),
@@ -114,17 +118,17 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   # tuning parameters
   tuned <- all(lengths(grids) == 1L)
   lam <- if (tuned) c(grids$time, grids$unit, grids$nn) else
-    dd_trop_search(m, method, grids, ctrl)
+    dd_trop_search(m, method, grids, ctrl, cores)
   loocv <- if (tuned) NA_real_ else attr(lam, "score")
   lam <- as.numeric(lam)
-  fit <- dd_trop_fit(m, method, lam, ctrl)
+  fit <- dd_trop_fit(m, method, lam, ctrl, cores)
   # global: unit effects relative to the first unit (its effect is in the
   # intercept), as diff-diff reports them
   if (method == "global") fit$alpha <- fit$alpha - fit$alpha[1]
   att <- mean(fit$tau)
   if (!is.finite(att)) dd_stop("TROP gave a non-finite effect (the fixed-effect system is singular: a unit or period without untreated weight); try smaller `lambda_unit`.")
   # unit bootstrap with the chosen tuning parameters
-  reps <- if (nboot > 0L) dd_trop_boot(m, method, lam, ctrl, dd_trop_draws(m, nboot)) else numeric()
+  reps <- if (nboot > 0L) dd_trop_boot(m, method, lam, ctrl, dd_trop_draws(m, nboot), cores) else numeric()
   ok <- is.finite(reps)
   se <- if (sum(ok) >= 2L) stats::sd(reps[ok]) else NA_real_
   ncell <- length(fit$tau)
@@ -146,7 +150,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   extra <- list(method = method, lambda = lam_out, loocv = loocv, cell_effects = cells,
                 unit_effects = stats::setNames(fit$alpha, m$units), period_effects = stats::setNames(fit$beta, m$periods),
                 factor = structure(fit$L, dimnames = list(m$periods, m$units)), replicates = reps, nboot = nboot,
-                tname = tname, settings = list(max_iter = max_iter, tol = tol, grids = grids),
+                tname = tname, settings = list(max_iter = max_iter, tol = tol, grids = grids, cores = cores),
                 n_treated = m$n_treated, n_control = m$n_control)
   new_dd_fit("did_trop", tab, c(ATT = att), matrix(se^2, 1, 1, dimnames = list("ATT", "ATT")), info, call, extra)
 }
@@ -213,12 +217,51 @@ dd_trop_call <- function(Y, D, method, lam, ctrl, cells, loo, P) {
         cells, as.integer(loo), as.integer(P))
 }
 
-dd_trop_fit <- function(m, method, lam, ctrl) dd_trop_call(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P)
+# Fits for many cells in fixed chunks of 16 (the same chunks whatever
+# `cores`, so results do not depend on it), on `cores` forked processes
+# (each single-threaded) when there is more than one chunk. Returns tau for
+# every cell and, unless loo, the local fits' effects summed in chunk order.
+dd_trop_cells <- function(Y, D, method, lam, ctrl, cells, loo, P, cores = 1L) {
+  K <- nrow(cells)
+  chunks <- split(seq_len(K), (seq_len(K) - 1L) %/% 16L)
+  one <- function(ix) dd_trop_call(Y, D, method, lam, ctrl, cells[ix, , drop = FALSE], loo, P)
+  res <- dd_trop_lapply(chunks, one, cores)
+  out <- list(tau = unlist(lapply(res, `[[`, "tau"), use.names = FALSE),
+              nonconverged = sum(vapply(res, `[[`, integer(1), "nonconverged")),
+              nsvd = sum(vapply(res, `[[`, integer(1), "nsvd")))
+  if (!loo) for (f in c("alpha", "beta", "L")) out[[f]] <- Reduce(`+`, lapply(res, `[[`, f))
+  out
+}
+
+dd_trop_forks <- new.env(parent = emptyenv())
+dd_trop_forks$n <- 0L
+
+# lapply, or parallel::mclapply on `cores` processes (not on Windows)
+dd_trop_lapply <- function(X, FUN, cores, label = NULL) {
+  if (cores > 1L && length(X) > 1L && .Platform$OS.type != "windows") {
+    dd_trop_forks$n <- dd_trop_forks$n + 1L   # the tests read it (which path ran)
+    res <- parallel::mclapply(X, FUN, mc.cores = cores, mc.preschedule = TRUE)
+    bad <- vapply(res, inherits, logical(1), "try-error")
+    if (any(bad)) stop(attr(res[[which(bad)[1]]], "condition"))
+    return(res)
+  }
+  if (is.null(label)) lapply(X, FUN) else dd_progress_lapply(X, FUN, label)
+}
+
+# the fit on the data: local, one fit per treated cell (effects averaged);
+# global, one fit
+dd_trop_fit <- function(m, method, lam, ctrl, cores = 1L) {
+  if (method == "global") return(dd_trop_call(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P))
+  r <- dd_trop_cells(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P, cores)
+  n <- nrow(m$cells)
+  r$alpha <- r$alpha / n; r$beta <- r$beta / n; r$L <- r$L / n
+  r
+}
 
 # cross-validation score: the sum of squared leave-one-out errors over the
 # untreated cells (Inf when a fit fails)
-dd_trop_score <- function(m, method, lam, ctrl) {
-  r <- dd_trop_call(m$Y, m$D, method, lam, ctrl, m$controls, TRUE, m$P)
+dd_trop_score <- function(m, method, lam, ctrl, cores = 1L) {
+  r <- dd_trop_cells(m$Y, m$D, method, lam, ctrl, m$controls, TRUE, m$P, cores)
   q <- sum(r$tau^2)
   if (is.finite(q)) q else Inf
 }
@@ -230,7 +273,8 @@ dd_trop_score <- function(m, method, lam, ctrl) {
 # attribute "score".
 # `score_fun` (tests): the score of a triple, instead of the fits; each
 # distinct triple is scored once.
-dd_trop_search <- function(m, method, grids, ctrl, score_fun = function(l) dd_trop_score(m, method, l, ctrl)) {
+dd_trop_search <- function(m, method, grids, ctrl, cores = 1L,
+                           score_fun = function(l) dd_trop_score(m, method, l, ctrl, cores)) {
   cache <- new.env(parent = emptyenv())
   score <- function(l) {
     k <- paste(format(l, digits = 17), collapse = "|")
@@ -290,8 +334,8 @@ dd_trop_draws <- function(m, nboot) {
 
 # ATT of each bootstrap replicate (NA when its fit fails): the drawn units'
 # columns, the tuning parameters fixed
-dd_trop_boot <- function(m, method, lam, ctrl, draws) {
-  unlist(dd_progress_lapply(seq_along(draws), function(b) {
+dd_trop_boot <- function(m, method, lam, ctrl, draws, cores = 1L) {
+  unlist(dd_trop_lapply(seq_along(draws), function(b) {
     cols <- c(m$pool_control[draws[[b]]$control], m$pool_treated[draws[[b]]$treated])
     Db <- m$D[, cols, drop = FALSE]
     w <- which(Db == 1L, arr.ind = TRUE) - 1L
@@ -299,5 +343,5 @@ dd_trop_boot <- function(m, method, lam, ctrl, draws) {
     r <- tryCatch(dd_trop_call(m$Y[, cols, drop = FALSE], Db, method, lam, ctrl, unname(w), FALSE, m$P),
                   error = function(e) NULL)
     if (is.null(r)) NA_real_ else mean(r$tau)
-  }, "TROP bootstrap"))
+  }, cores, "TROP bootstrap"))
 }

@@ -459,8 +459,9 @@ plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
     return(invisible(x))
   }
   perm <- x$type == "permutation"
-  r <- range(c(d$estimate, x$estimate, if (perm) -x$estimate))
-  graphics::hist(d$estimate, breaks = "FD", col = "grey85", border = "white", xlab = xlab, xlim = r,
+  h <- graphics::hist(d$estimate, breaks = "FD", plot = FALSE)
+  r <- range(c(h$breaks, x$estimate, if (perm) -x$estimate))
+  graphics::hist(d$estimate, breaks = h$breaks, col = "grey85", border = "white", xlab = xlab, xlim = r,
                  main = main %||% if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value)
                                   else "Placebo estimates over draws", ...)
   graphics::abline(v = x$estimate, col = "firebrick", lwd = 2)

@@ -30,7 +30,7 @@
 
 typedef struct {
   int T, N, k;                 /* k = min(T, N) */
-  double *W, *Wn, *L, *Lout, *Lp, *Lold, *Lm, *G, *Rm, *A;   /* T x N */
+  double *W, *Wn, *L, *Lout, *Lp, *R, *Rm, *A;   /* T x N */
   double *al, *alo, *cu, *be, *beo, *ct;
   double *s, *U, *P, *work;     /* eigen-decomposition of the k x k Gram matrix */
   int *iwork, *isupp, lwork, liwork;
@@ -44,7 +44,7 @@ static void trop_ws_init(trop_ws *w, int T, int N) {
   size_t TN = (size_t) T * N;
   w->T = T; w->N = N; w->k = T < N ? T : N;
   w->W = trop_alloc(TN); w->Wn = trop_alloc(TN); w->L = trop_alloc(TN); w->Lout = trop_alloc(TN);
-  w->Lp = trop_alloc(TN); w->Lold = trop_alloc(TN); w->Lm = trop_alloc(TN); w->G = trop_alloc(TN);
+  w->Lp = trop_alloc(TN); w->R = trop_alloc(TN);
   w->Rm = trop_alloc(TN); w->A = trop_alloc(TN);
   w->al = trop_alloc(N); w->alo = trop_alloc(N); w->cu = trop_alloc(N);
   w->be = trop_alloc(T); w->beo = trop_alloc(T); w->ct = trop_alloc(T);
@@ -53,10 +53,9 @@ static void trop_ws_init(trop_ws *w, int T, int N) {
   w->isupp = (int *) R_alloc(2 * (size_t) k, sizeof(int));
   w->S = trop_alloc((size_t) (T > k ? T : k) * (T > k ? T : k)); w->rhs = trop_alloc(T);
   /* workspace query for the symmetric eigen-decomposition */
-  int kk = k, m = 0, info = 0, il = 0, iu = 0, lw = -1, liw = -1, qi = 0;
-  double vl = 0, vu = 0, abstol = 0, q = 0;
-  F77_CALL(dsyevr)("V", "A", "L", &kk, w->S, &kk, &vl, &vu, &il, &iu, &abstol, &m, w->s, w->U, &kk, w->isupp,
-                   &q, &lw, &qi, &liw, &info FCONE FCONE FCONE);
+  int kk = k, info = 0, lw = -1, liw = -1, qi = 0;
+  double q = 0;
+  F77_CALL(dsyevd)("V", "L", &kk, w->S, &kk, w->s, &q, &lw, &qi, &liw, &info FCONE FCONE);
   w->lwork = (int) q + 1; w->liwork = qi + 1;
   w->work = trop_alloc(w->lwork);
   w->iwork = (int *) R_alloc(w->liwork, sizeof(int));
@@ -71,7 +70,20 @@ static void trop_gram(const double *restrict A, int T, int N, int wide, double *
     double *restrict s = S + (size_t) k * b;
     for (int a = b; a < k; a++) s[a] = 0;
     if (wide) {
-      for (int j = 0; j < N; j++) {
+      /* four columns of A per pass over s (fewer loads and stores of s) */
+      int j = 0;
+      for (; j + 4 <= N; j += 4) {
+        const double *restrict c0 = A + (size_t) T * j, *restrict c1 = c0 + T, *restrict c2 = c1 + T,
+                     *restrict c3 = c2 + T;
+        const double b0 = c0[b], b1 = c1[b], b2 = c2[b], b3 = c3[b];
+        int a = b;
+        for (; a + 2 <= k; a += 2) {
+          s[a] += c0[a] * b0 + c1[a] * b1 + c2[a] * b2 + c3[a] * b3;
+          s[a + 1] += c0[a + 1] * b0 + c1[a + 1] * b1 + c2[a + 1] * b2 + c3[a + 1] * b3;
+        }
+        for (; a < k; a++) s[a] += c0[a] * b0 + c1[a] * b1 + c2[a] * b2 + c3[a] * b3;
+      }
+      for (; j < N; j++) {
         const double *restrict col = A + (size_t) T * j;
         const double cb = col[b];
         for (int a = b; a < k; a++) s[a] += col[a] * cb;
@@ -96,25 +108,19 @@ static void trop_gram(const double *restrict A, int T, int N, int wide, double *
  * kept components (G' G and out = G P for T > N): the eigen-decomposition
  * of the small Gram matrix (LAPACK dsyevr, on the calling thread) replaces
  * the SVD of G. */
-static void trop_svt(trop_ws *w, const double *G, double thr, double *out) {
+/* w->A holds G (finite) and fro its sum of squares; thr > 0 */
+static void trop_svt(trop_ws *w, double fro, double thr, double *out) {
   const int T = w->T, N = w->N, k = w->k;
   const size_t TN = (size_t) T * N;
-  if (thr <= 0) { memcpy(out, G, TN * sizeof(double)); return; }
-  double fro = 0;
-  for (size_t c = 0; c < TN; c++) {
-    double g = isfinite(G[c]) ? G[c] : 0.0;
-    w->A[c] = g; fro += g * g;
-  }
   if (sqrt(fro) - thr <= 1e-10) { memset(out, 0, TN * sizeof(double)); return; }
   const int wide = T <= N;        /* Gram of the rows (k = T) or of the columns (k = N) */
   int kk = k;
   trop_gram(w->A, T, N, wide, w->S);
   /* all eigenpairs (MRRR; ascending), then the kept components: s - thr >
    * 1e-10, each scaled by f = 1 - thr/s */
-  int m = 0, info = 0, il = 0, iu = 0;
-  double vl = 0, vu = 0, abstol = 0;
-  F77_CALL(dsyevr)("V", "A", "L", &kk, w->S, &kk, &vl, &vu, &il, &iu, &abstol, &m, w->s, w->U, &kk,
-                   w->isupp, w->work, &w->lwork, w->iwork, &w->liwork, &info FCONE FCONE FCONE);
+  int m = kk, info = 0;
+  F77_CALL(dsyevd)("V", "L", &kk, w->S, &kk, w->s, w->work, &w->lwork, w->iwork, &w->liwork, &info FCONE FCONE);
+  memcpy(w->U, w->S, (size_t) k * k * sizeof(double));
   w->nsvd++;
   if (info != 0) { memset(out, 0, TN * sizeof(double)); return; }
   /* P = U_m diag(f) U_m' (k x k) */
@@ -141,7 +147,19 @@ static void trop_svt(trop_ws *w, const double *G, double thr, double *out) {
       const double *restrict a = A + (size_t) T * j;
       double *restrict o = out + (size_t) T * j;
       for (int t = 0; t < T; t++) o[t] = 0;
-      for (int b = 0; b < T; b++) {
+      int b = 0;
+      for (; b + 4 <= T; b += 4) {
+        const double a0 = a[b], a1 = a[b + 1], a2 = a[b + 2], a3 = a[b + 3];
+        const double *restrict p0 = P + (size_t) T * b, *restrict p1 = p0 + T, *restrict p2 = p1 + T,
+                     *restrict p3 = p2 + T;
+        int t = 0;
+        for (; t + 2 <= T; t += 2) {   /* pairs: packed SSE2 arithmetic (SLP) */
+          o[t] += p0[t] * a0 + p1[t] * a1 + p2[t] * a2 + p3[t] * a3;
+          o[t + 1] += p0[t + 1] * a0 + p1[t + 1] * a1 + p2[t + 1] * a2 + p3[t + 1] * a3;
+        }
+        for (; t < T; t++) o[t] += p0[t] * a0 + p1[t] * a1 + p2[t] * a2 + p3[t] * a3;
+      }
+      for (; b < T; b++) {
         const double ab = a[b];
         const double *restrict pb = P + (size_t) T * b;
         for (int t = 0; t < T; t++) o[t] += pb[t] * ab;
@@ -168,25 +186,32 @@ static double trop_maxdiff(const double *a, const double *b, size_t n) {
   return m;
 }
 
-/* FISTA on L: weights w->Wn (normalised), targets w->Rm, threshold thr,
- * from L = w->L (updated in place), at most `inner` steps, stopping when a
- * step changes L by less than tol */
+/* FISTA on L: weights w->Wn (normalised), targets w->Rm, threshold thr
+ * (<= 0: no thresholding), from L = w->L (updated in place), at most
+ * `inner` steps, stopping when a step changes L by less than tol */
 static void trop_fista(trop_ws *w, double thr, int inner, double tol) {
   const size_t TN = (size_t) w->T * w->N;
-  double *L = w->L, *Lp = w->Lp, *Lm = w->Lm, *G = w->G, *Lold = w->Lold;
+  double *restrict L = w->L, *restrict Lp = w->Lp, *restrict A = w->A;
+  const double *restrict Wn = w->Wn, *restrict Rm = w->Rm;
   memcpy(Lp, L, TN * sizeof(double));
   double tf = 1.0;
   for (int k = 0; k < inner; k++) {
-    memcpy(Lold, L, TN * sizeof(double));
     double tfn = (1.0 + sqrt(1.0 + 4.0 * tf * tf)) / 2.0, mom = (tf - 1.0) / tfn;
+    /* one pass: the extrapolated point Lm, the gradient step G (into A,
+     * with its sum of squares), and Lp <- L (the previous iterate, also the
+     * reference of the convergence check) */
+    double fro = 0;
     for (size_t c = 0; c < TN; c++) {
-      Lm[c] = L[c] + mom * (L[c] - Lp[c]);
-      G[c] = Lm[c] + w->Wn[c] * (w->Rm[c] - Lm[c]);
+      const double lm = L[c] + mom * (L[c] - Lp[c]);
+      double g = lm + Wn[c] * (Rm[c] - lm);
+      if (thr > 0 && !isfinite(g)) g = 0.0;
+      A[c] = g; fro += g * g;
+      Lp[c] = L[c];
     }
-    memcpy(Lp, L, TN * sizeof(double));
-    trop_svt(w, G, thr, L);
+    if (thr > 0) trop_svt(w, fro, thr, L);
+    else memcpy(L, A, TN * sizeof(double));
     tf = tfn;
-    if (trop_maxdiff(L, Lold, TN) < tol) break;
+    if (trop_maxdiff(L, Lp, TN) < tol) break;
   }
 }
 
@@ -366,7 +391,7 @@ static int trop_global_solve(trop_ws *w, const double *Y0, double lnn, int max_i
                              double *be) {
   const int T = w->T, N = w->N;
   const size_t TN = (size_t) T * N;
-  double *L = w->L, *R = w->Lm;   /* Lm is free outside trop_fista */
+  double *L = w->L, *R = w->R;
   memset(L, 0, TN * sizeof(double));
   if (lnn >= 1e10) return trop_wls(w, Y0, w->W, gam, be) ? 2 : 0;
   const double thr = trop_norm_weights(w, lnn);
@@ -397,7 +422,8 @@ static int trop_global_solve(trop_ws *w, const double *Y0, double lnn, int max_i
  * targets are untreated cells left out one at a time (cross-validation)
  * and only the sum of squared tau is needed; P: treated periods (global).
  * Returns list(tau, alpha, beta, L, nonconverged, nsvd): for the local
- * method alpha, beta and L are averages over the targets' fits; for the
+ * method alpha, beta and L are sums over the targets' fits (not with
+ * loo; the caller averages them over its chunks of cells); for the
  * global method alpha is gam (intercept + unit effect) and beta the period
  * effects with beta[0] = 0, from the one fit (not with loo). */
 SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cells_, SEXP loo_, SEXP P_) {
@@ -458,11 +484,6 @@ SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cell
         for (int t = 0; t < T; t++) ba[t] += w.be[t];
         for (size_t d = 0; d < TN; d++) La[d] += w.L[d];
       }
-    }
-    if (nfit > 0) {
-      for (int j = 0; j < N; j++) aa[j] /= nfit;
-      for (int t = 0; t < T; t++) ba[t] /= nfit;
-      for (size_t d = 0; d < TN; d++) La[d] /= nfit;
     }
   } else {
     double *gam = trop_alloc(N), *be = trop_alloc(T);
