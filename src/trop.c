@@ -243,6 +243,7 @@ static int trop_local_solve(trop_ws *w, const double *Y0, double lnn, int max_it
     w->cu[j] = c;
   }
   const double thr = lnn > 0 ? trop_norm_weights(w, lnn) : 0.0;
+  int lzero = 1;                  /* L is zero (as initialised) */
   for (int it = 1; it <= max_iter; it++) {
     memcpy(w->alo, al, N * sizeof(double)); memcpy(w->beo, be, T * sizeof(double));
     memcpy(w->Lout, L, TN * sizeof(double));
@@ -260,15 +261,21 @@ static int trop_local_solve(trop_ws *w, const double *Y0, double lnn, int max_it
     }
     for (int t = 0; t < T; t++) be[t] = w->ct[t] > 0 ? be[t] / w->ct[t] : 0.0;
     /* L step: residuals on the estimation cells, L kept elsewhere */
+    double rss = 0;
     for (int j = 0; j < N; j++)
       for (int t = 0; t < T; t++) {
         size_t c = t + (size_t) T * j;
         double e = Y0[c] - al[j] - be[t];
         if (!isfinite(e)) e = 0;
         w->Rm[c] = W[c] > 0 ? e : L[c];
+        rss += w->Rm[c] * w->Rm[c];
       }
-    if (lnn <= 0) memcpy(L, w->Rm, TN * sizeof(double));
-    else trop_fista(w, thr, 10, tol);
+    if (lnn <= 0) { memcpy(L, w->Rm, TN * sizeof(double)); lzero = 0; }
+    else if (lzero && sqrt(rss) - thr <= 1e-10) {
+      /* L = 0 and the first proximal step's input Wn (.) Rm has Frobenius
+       * norm <= ||Rm|| <= thr: it thresholds to 0 again, and the FISTA loop
+       * stops there (no change): L stays 0 (lambda_nn = Inf) */
+    } else { trop_fista(w, thr, 10, tol); lzero = 0; }
     double d = trop_maxdiff(al, w->alo, N), d2 = trop_maxdiff(be, w->beo, T), d3 = trop_maxdiff(L, w->Lout, TN);
     if (d2 > d) d = d2;
     if (d3 > d) d = d3;
