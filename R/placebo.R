@@ -143,6 +143,10 @@ dd_placebo_cheap <- function(cl, est, point_only) {
   fm <- names(formals(get(est, envir = asNamespace("diffdiff"))))
   if (est == "did_sdid") {
     cl$se <- if (point_only) "none" else "jackknife"
+  } else if (est == "did_trop") {
+    # its only standard error is the bootstrap: kept unless only the
+    # estimate is needed; the tuning found by the fit is kept fixed
+    if (point_only) cl$nboot <- 0L
   } else if ("nboot" %in% fm) cl$nboot <- 0L
   if ("cband" %in% fm) cl$cband <- FALSE
   if (est == "did_rs") cl$nperm <- 0L

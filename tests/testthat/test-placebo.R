@@ -80,6 +80,14 @@ test_that("did_sdid (block design) draws equal fresh fits", {
   expect_equal(lo$draws$estimate[2], did_sdid(x, "y", "id", "time", "D", se = "none")$coeftable$estimate[1],
                tolerance = 1e-12)
   expect_true(all(is.finite(lo$draws$std.error)))
+  # did_trop on the same data (no factor component: fast)
+  tf <- did_trop(d, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf, nboot = 0)
+  set.seed(2); pt <- placebo_test(tf, "permutation", data = d, nperm = 3)
+  slow <- vapply(perms, function(g) {
+    x <- d; x$D <- as.integer(g[match(x$id, u)] > 0 & x$time >= g[match(x$id, u)])
+    unname(coef(did_trop(x, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf, nboot = 0)))
+  }, numeric(1))
+  expect_equal(pt$draws$estimate, slow, tolerance = 1e-12)
 })
 
 test_that("exact permutation p-value: all distinct assignments enumerated", {
