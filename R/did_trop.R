@@ -345,3 +345,12 @@ dd_trop_boot <- function(m, method, lam, ctrl, draws, cores = 1L) {
     if (is.null(r)) NA_real_ else mean(r$tau)
   }, cores, "TROP bootstrap"))
 }
+
+# printed under the table: the tuning parameters and how they were chosen
+dd_footer.did_trop <- function(x) {
+  l <- x$lambda
+  how <- if (is.na(x$loocv)) "fixed" else sprintf("leave-one-out cross-validation, score %s", format(x$loocv, digits = 6))
+  cat(sprintf("Tuning: lambda_time = %s, lambda_unit = %s, lambda_nn = %s (%s)\n", format(l[[1]]), format(l[[2]]),
+              format(l[[3]]), how))
+  invisible(x)
+}

@@ -183,6 +183,7 @@ test_that("did_trop: invariants and bad input", {
   expect_identical(d, d0)
   expect_s3_class(f, "dd_fit")
   expect_output(print(f), "Triply robust")
+  expect_output(print(f), "Tuning: lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf \\(fixed\\)")
   expect_identical(nrow(tidy(f)), 1L)
   # n_bootstrap (diff-diff's spelling)
   set.seed(2); a <- did_trop(d, "y", "unit", "time", "d", "global", 0.5, 0.5, Inf, n_bootstrap = 5)
