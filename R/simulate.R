@@ -300,12 +300,108 @@ dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim 
     warning(sprintf("%d draws failed (the estimator gave an error or no `%s`) and were left out.", sum(out$failed),
                     if (is.null(term)) "main term" else term), call. = FALSE)
   # minimum detectable effect: the first crossing of the target power
-  mde <- NA_real_
-  o <- order(out$effect)
-  e <- out$effect[o]; p <- out$power[o]
-  j <- which(p[-1] >= power & p[-length(p)] < power)
-  if (length(j)) { j <- j[1]; mde <- e[j] + (power - p[j]) * (e[j + 1] - e[j]) / (p[j + 1] - p[j]) }
+  mde <- dd_first_crossing(out$effect, out$power, power)
   structure(out, class = c("dd_power_sim", "data.frame"), mde = mde, target_power = power, alpha = alpha)
+}
+
+# the first x at which p (ordered by x) crosses `target` from below,
+# interpolated linearly between the grid points; NA when not bracketed
+dd_first_crossing <- function(x, p, target) {
+  o <- order(x); x <- x[o]; p <- p[o]
+  j <- which(p[-1] >= target & p[-length(p)] < target)
+  if (!length(j)) return(NA_real_)
+  j <- j[1]
+  x[j] + (target - p[j]) * (x[j + 1] - x[j]) / (p[j + 1] - p[j])
+}
+
+#' Simulated sample size of any DiD estimator
+#'
+#' The number of units needed for a target power at a given effect:
+#' [dd_simulate_power()] at each candidate `n_units` (passed to `dgp` as
+#' its `n_units` argument), and the smallest number of units whose power
+#' reaches `power`, interpolated linearly between the candidates (rounded
+#' up). Reproducible under [set.seed()] whatever `cores`.
+#'
+#' @inheritParams dd_simulate_power
+#' @param effect The effect to detect (> 0).
+#' @param n_units Candidate numbers of units (whole numbers >= 2, at least
+#'   two of them).
+#' @param power The target power.
+#' @return A data frame of class `dd_power_sim_n` (one row per candidate:
+#'   `n_units` and the columns of [dd_simulate_power()]), with the attribute
+#'   `n_required` (NA when the candidates do not bracket the target).
+#' @examples
+#' set.seed(1)
+#' ss <- dd_simulate_sample_size(function(d) did_twfe(d, "y", "id", "time", "D"), dd_sim_basic,
+#'                               effect = 0.3, n_units = c(40, 80, 160), nsim = 60, mc_se = 0.07,
+#'                               dgp_args = list(n_pre = 2, n_post = 2))
+#' ss
+#' plot(ss)
+#' @export
+dd_simulate_sample_size <- function(estimator, dgp = dd_sim_basic, effect, n_units, nsim = 1000, alpha = 0.05,
+                                    term = NULL, dgp_args = list(), est_args = list(), power = 0.8, mc_se = 0.025,
+                                    cores = 1L) {
+  if (!is.numeric(effect) || length(effect) != 1L || !is.finite(effect) || effect <= 0)
+    dd_stop("`effect` must be one positive number (the effect to detect); got %s.", dd_show(effect))
+  if (!is.numeric(n_units) || length(n_units) < 2L || anyNA(n_units) || any(n_units < 2) ||
+      any(n_units != round(n_units)) || anyDuplicated(n_units))
+    dd_stop("`n_units` must be at least two distinct whole numbers >= 2 (candidate numbers of units); got %s.",
+            dd_show(n_units))
+  if (!is.numeric(power) || length(power) != 1L || is.na(power) || power <= alpha || power >= 1)
+    dd_stop("`power` must be one number between `alpha` and 1; got %s.", dd_show(power))
+  if (!is.list(dgp_args) || !is.null(dgp_args$n_units))
+    dd_stop("`dgp_args` must be a list without `n_units` (the candidates are `n_units`).")
+  n_units <- sort(n_units)
+  # the too-few-draws warning once, not once per candidate
+  warned <- FALSE
+  rows <- lapply(n_units, function(n) withCallingHandlers(
+    dd_simulate_power(estimator, dgp, effect_sizes = effect, nsim = nsim, alpha = alpha, term = term,
+                      dgp_args = c(dgp_args, list(n_units = n)), est_args = est_args, power = power,
+                      mc_se = mc_se, cores = cores),
+    warning = function(w) {
+      if (startsWith(conditionMessage(w), "`nsim` =")) {
+        if (warned) invokeRestart("muffleWarning")
+        warned <<- TRUE
+      }
+    }))
+  out <- cbind(data.frame(n_units = n_units), do.call(rbind, lapply(rows, as.data.frame)))
+  nr <- dd_first_crossing(out$n_units, out$power, power)
+  structure(out, class = c("dd_power_sim_n", "data.frame"), n_required = if (is.na(nr)) NA_real_ else ceiling(nr),
+            target_power = power, alpha = alpha, effect = effect)
+}
+
+#' @export
+print.dd_power_sim_n <- function(x, digits = 4, ...) {
+  cat(sprintf("Simulated power by number of units (effect %s, %d draws each, two-sided alpha = %s)\n",
+              format(attr(x, "effect")), max(x$nsim), format(attr(x, "alpha"))))
+  print(as.data.frame(x), digits = digits, row.names = FALSE)
+  n <- attr(x, "n_required")
+  cat(sprintf("Units needed for power %s: %s\n", format(attr(x, "target_power")),
+              if (is.finite(n)) format(n) else "not bracketed by `n_units`"))
+  invisible(x)
+}
+
+#' @rdname dd_simulate_sample_size
+#' @param x A `dd_simulate_sample_size()` result.
+#' @param main,xlab,ylab Titles.
+#' @param ... Passed to [graphics::plot.default()].
+#' @export
+plot.dd_power_sim_n <- function(x, main = "Simulated power by sample size", xlab = "Units", ylab = "Power", ...) {
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  lo <- pmax(0, x$power - 1.96 * x$mc_se); hi <- pmin(1, x$power + 1.96 * x$mc_se)
+  graphics::plot.default(x$n_units, x$power, type = "n", ylim = c(0, 1), main = main, xlab = xlab, ylab = ylab, ...)
+  graphics::abline(h = attr(x, "target_power"), lty = 2, col = "grey50")
+  graphics::lines(x$n_units, x$power, col = "#1B6CA8", lwd = 2)
+  graphics::segments(x$n_units, lo, x$n_units, hi, col = "#1B6CA8", lwd = 2)
+  graphics::points(x$n_units, x$power, pch = 16, col = "#1B6CA8")
+  n <- attr(x, "n_required")
+  if (is.finite(n)) {
+    graphics::abline(v = n, lty = 2, col = "#C0392B")
+    graphics::text(n, 0.1, sprintf("n = %d", as.integer(n)), pos = if (n > mean(range(x$n_units))) 2 else 4,
+                   col = "#C0392B", cex = 0.85)
+  }
+  invisible(x)
 }
 
 #' @export

@@ -95,3 +95,37 @@ test_that("dd_sim_factor, dd_sim_ddd and dd_sim_survey: layouts and the effects 
   expect_error(dd_sim_ddd(eligible_share = 1), "`eligible_share`")
   expect_error(dd_sim_survey(n_psu = 1), "`n_psu`")
 })
+
+test_that("dd_simulate_sample_size: agrees with dd_power's sample size, reproducible, bad input", {
+  m <- 2; r <- 2; rho <- 0.5
+  est <- function(d) did_twfe(d, "y", "id", "time", "D")
+  args <- list(n_pre = m, n_post = r, rho = rho, sd = 1, sd_unit = 1)
+  n_an <- dd_power(effect = 0.35, power = 0.8, n_pre = m, n_post = r, rho = rho, correlation = "ar1")$n
+  cand <- 2 * round(n_an * c(0.5, 0.75, 1, 1.25, 1.5) / 2)
+  set.seed(7)
+  ss <- dd_simulate_sample_size(est, dd_sim_basic, effect = 0.35, n_units = cand, nsim = 300, mc_se = 0.03,
+                                dgp_args = args)
+  expect_s3_class(ss, "dd_power_sim_n")
+  expect_identical(ss$n_units, cand)
+  # the simulated requirement within 20% of the analytic one (about three
+  # Monte Carlo SEs of the interpolated crossing at 300 draws)
+  expect_true(abs(attr(ss, "n_required") / n_an - 1) < 0.2,
+              label = paste(attr(ss, "n_required"), "vs", n_an))
+  # the rows are dd_simulate_power() calls in sequence on the same stream
+  set.seed(7)
+  p1 <- dd_simulate_power(est, dd_sim_basic, 0.35, nsim = 300, mc_se = 0.03, dgp_args = c(args, list(n_units = cand[1])))
+  expect_identical(ss$power[1], p1$power)
+  # interpolation between the bracketing candidates
+  j <- which(ss$power >= 0.8)[1]
+  if (!is.na(j) && j > 1) {
+    x0 <- ss$n_units[j - 1] + (0.8 - ss$power[j - 1]) * diff(ss$n_units[j - 1:0]) / diff(ss$power[j - 1:0])
+    expect_identical(attr(ss, "n_required"), ceiling(x0))
+  }
+  expect_output(print(ss), "Units needed for power 0.8")
+  f <- tempfile(fileext = ".png"); png(f); plot(ss); dev.off(); expect_true(file.size(f) > 0)
+  expect_error(dd_simulate_sample_size(est, effect = 0, n_units = c(10, 20)), "`effect` must be one positive")
+  expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = 20), "`n_units` must be at least two")
+  expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = c(10, 20), dgp_args = list(n_units = 5)),
+               "without `n_units`")
+  expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = c(10, 20), power = 0.01), "`power`")
+})
