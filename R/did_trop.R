@@ -77,14 +77,16 @@
 #' @references Athey, S., Imbens, G., Qu, Z. and Viviano, D. (2025). Triply
 #'   robust panel estimators. arXiv:2508.21536.
 #' @examples
-#' set.seed(2)
-#' d <- dd_sim_factor(n_units = 30, n_periods = 12, n_treated = 6, effect = 2)
+#' set.seed(1)
+#' d <- dd_sim_factor(n_units = 30, n_periods = 10, n_treated = 5, effect = 2)
 #' fit <- did_trop(d, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5,
-#'                 lambda_nn = 0.1, nboot = 50)
+#'                 lambda_nn = 0.1, nboot = 20)
 #' fit
-#' # tuning parameters by cross-validation over small grids
+#' # tuning parameters by cross-validation over small grids (here without
+#' # a factor component, which is fast; each score refits every untreated
+#' # cell)
 #' did_trop(d, "y", "id", "time", "D", lambda_time_grid = c(0, 0.5), lambda_unit_grid = c(0, 1),
-#'          lambda_nn_grid = c(0.1, Inf), nboot = 0)
+#'          lambda_nn_grid = Inf, nboot = 0)
 #' @export
 did_trop <- function(data, yname, idname, tname, dname, method = c("local", "global"), lambda_time = NULL,
                      lambda_unit = NULL, lambda_nn = NULL, lambda_time_grid = c(0, 0.1, 0.5, 1, 2, 5),
