@@ -52,7 +52,8 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #' draw changes only the treatment (and, for `"timing"`, `"group"` and
 #' `"leave_one_out"`, which rows are kept). Draws skip the bootstrap
 #' (`nboot = 0`, analytic standard errors; did_sdid: jackknife, or none for
-#' permutations, which need only the estimate). A draw whose estimator stops
+#' permutations, which need only the estimate; did_trop, whose only
+#' standard error is its bootstrap, keeps it except for permutations). A draw whose estimator stops
 #' with an error (e.g. a permuted cohort without comparison units) is
 #' counted and left out, with a warning. Fits with a survey design, did_2x2
 #' (no panel), and estimators with reversible or continuous treatments
