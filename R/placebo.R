@@ -475,3 +475,32 @@ plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
                   else "solid: the fit's estimate", side = 3, line = 0.3, cex = 0.8)
   invisible(x)
 }
+
+#' @rdname placebo_test
+#' @param object A `placebo_test()` result (`autoplot()`: ggplot2; the same
+#'   plots as `plot()`).
+#' @exportS3Method ggplot2::autoplot
+autoplot.dd_placebo <- function(object, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  x <- object
+  d <- x$draws
+  if (x$type == "timing") dd_stop("a timing placebo is one fit; plot its event study with autoplot(x$fit).")
+  if (x$type == "leave_one_out") {
+    d$label <- factor(format(d$left_out), levels = format(d$left_out)[order(d$estimate)])
+    return(gg$ggplot(d, gg$aes(x = .data$estimate, y = .data$label)) +
+             gg$geom_vline(xintercept = x$estimate, linetype = 2, colour = "grey40") +
+             gg$geom_point(colour = "#1B6CA8", size = 2) +
+             gg$labs(x = "Estimate", y = paste(x$by, "left out"), title = sprintf("Leave one %s out", x$by),
+                     subtitle = "dashed: full-sample estimate"))
+  }
+  perm <- x$type == "permutation"
+  p <- gg$ggplot(d, gg$aes(x = .data$estimate)) +
+    gg$geom_histogram(bins = max(10L, min(40L, nrow(d) %/% 5L)), fill = "grey80", colour = "white") +
+    gg$geom_vline(xintercept = x$estimate, colour = "firebrick", linewidth = 0.9) +
+    gg$labs(x = "Estimate", y = "Draws",
+            title = if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value) else "Placebo estimates over draws",
+            subtitle = if (perm) "solid: the fit's estimate; dashed: its mirror (two-sided test)" else "solid: the fit's estimate")
+  if (perm) p <- p + gg$geom_vline(xintercept = -x$estimate, colour = "firebrick", linewidth = 0.9, linetype = 2)
+  p
+}

@@ -472,3 +472,25 @@ autoplot.dd_power_sim <- function(object, ...) {
   if (is.finite(mde)) p <- p + gg$geom_vline(xintercept = mde, linetype = 2, colour = "#C0392B")
   p
 }
+
+#' @rdname dd_simulate_sample_size
+#' @param object A `dd_simulate_sample_size()` result (`autoplot()`:
+#'   ggplot2).
+#' @exportS3Method ggplot2::autoplot
+autoplot.dd_power_sim_n <- function(object, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  x <- as.data.frame(object)
+  x$lo <- pmax(0, x$power - 1.96 * x$mc_se); x$hi <- pmin(1, x$power + 1.96 * x$mc_se)
+  n <- attr(object, "n_required")
+  p <- gg$ggplot(x, gg$aes(x = .data$n_units, y = .data$power)) +
+    gg$geom_hline(yintercept = attr(object, "target_power"), linetype = 2, colour = "grey50") +
+    gg$geom_line(colour = "#1B6CA8", linewidth = 0.9) +
+    gg$geom_linerange(gg$aes(ymin = .data$lo, ymax = .data$hi), colour = "#1B6CA8", linewidth = 0.8) +
+    gg$geom_point(colour = "#1B6CA8", size = 2.3) +
+    gg$coord_cartesian(ylim = c(0, 1)) +
+    gg$labs(x = "Units", y = "Power", title = "Simulated power by sample size",
+            subtitle = if (is.finite(n)) sprintf("Units needed: %d", as.integer(n)) else NULL)
+  if (is.finite(n)) p <- p + gg$geom_vline(xintercept = n, linetype = 2, colour = "#C0392B")
+  p
+}

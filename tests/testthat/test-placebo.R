@@ -126,6 +126,12 @@ test_that("random permutations: p-value formula and reproducibility", {
   expect_false(a$exact)
   # a strong effect: no permuted estimate reaches it
   expect_equal(a$p.value, 1 / 20)
+  # plots
+  f <- tempfile(fileext = ".png"); png(f); plot(a); dev.off(); expect_true(file.size(f) > 0)
+  skip_if_not_installed("ggplot2")
+  g <- ggplot2::autoplot(a)
+  expect_s3_class(g, "ggplot")
+  expect_match(g$labels$title, "Permutation distribution \\(p = 0.050\\)")
 })
 
 test_that("timing placebo equals the fit on the shifted pre-period data", {

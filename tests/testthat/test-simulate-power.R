@@ -123,6 +123,7 @@ test_that("dd_simulate_sample_size: agrees with dd_power's sample size, reproduc
   }
   expect_output(print(ss), "Units needed for power 0.8")
   f <- tempfile(fileext = ".png"); png(f); plot(ss); dev.off(); expect_true(file.size(f) > 0)
+  if (requireNamespace("ggplot2", quietly = TRUE)) expect_s3_class(ggplot2::autoplot(ss), "ggplot")
   expect_error(dd_simulate_sample_size(est, effect = 0, n_units = c(10, 20)), "`effect` must be one positive")
   expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = 20), "`n_units` must be at least two")
   expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = c(10, 20), dgp_args = list(n_units = 5)),
