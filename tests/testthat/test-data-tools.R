@@ -1,0 +1,61 @@
+# dd_gname(), dd_event_time(), dd_balance(): checked against direct
+# computations on small panels.
+
+test_that("dd_gname: first treated period per unit, 0 for never treated; reversals warned", {
+  d <- data.frame(id = rep(c("a", "b", "c"), each = 4), t = rep(2001:2004, 3),
+                  D = c(0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1))
+  d0 <- d
+  expect_identical(dd_gname(d, "id", "t", "D"), rep(c(2003, 0, 2002), each = 4))
+  expect_identical(d, d0)
+  # any row order, logical indicator, missing indicators ignored
+  set.seed(1); s <- d[sample(nrow(d)), ]
+  expect_identical(dd_gname(s, "id", "t", "D"), c(a = 2003, b = 0, c = 2002)[s$id], ignore_attr = TRUE)
+  s$D <- as.logical(s$D); s$D[1] <- NA
+  g <- dd_gname(s, "id", "t", "D")
+  ref <- vapply(s$id, function(i) { tt <- s$t[s$id == i & s$D %in% TRUE]; if (length(tt)) min(tt) else 0 }, numeric(1))
+  expect_identical(g, unname(ref))
+  # the result works as gname
+  set.seed(2)
+  p <- dd_sim_staggered(n_units = 60, n_periods = 6)
+  expect_identical(dd_gname(p, "id", "time", "D"), as.numeric(p$first_treat))
+  # reversal
+  r <- d; r$D[4] <- 0
+  expect_warning(g <- dd_gname(r, "id", "t", "D"), "switches off again for 1 unit\\(s\\) \\(e.g. unit \"a\" in period 2004\\)")
+  expect_identical(g[1], 2003)
+  # bad input
+  expect_error(dd_gname(d, "id", "t", "nope"), "`dname` = \"nope\" is not a column")
+  x <- d; x$D[2] <- 2
+  expect_error(dd_gname(x, "id", "t", "D"), "`dname` = \"D\" must be a 0/1 indicator; row 2 has 2")
+  x <- d; x$t <- as.character(x$t)
+  expect_error(dd_gname(x, "id", "t", "D"), "tname")
+  x <- d; x$id[3] <- NA
+  expect_error(dd_gname(x, "id", "t", "D"), "`idname` = \"id\" has missing values \\(first in row 3\\)")
+})
+
+test_that("dd_event_time: t - g, NA for the never treated", {
+  d <- data.frame(t = c(2001, 2002, 2003, 2001, 2002, 2003), g = c(2002, 2002, 2002, 0, Inf, NA))
+  expect_identical(dd_event_time(d, "t", "g"), c(-1, 0, 1, NA, NA, NA))
+  expect_error(dd_event_time(d, "t", "x"), "`gname` = \"x\" is not a column")
+  d$g <- as.character(d$g)
+  expect_error(dd_event_time(d, "t", "g"), "must be numeric")
+})
+
+test_that("dd_balance: units observed in every period (and without missing values)", {
+  d <- data.frame(id = c(1, 1, 1, 2, 2, 3, 3, 3), t = c(1, 2, 3, 1, 3, 1, 2, 3), y = c(1:7, NA))
+  expect_message(b <- dd_balance(d, "id", "t"), "dropped 1 of 3 units \\(2 rows\\)")
+  expect_identical(b$id, c(1, 1, 1, 3, 3, 3))
+  expect_message(b2 <- dd_balance(d, "id", "t", na_cols = "y"), "dropped 2 of 3 units \\(5 rows\\)")
+  expect_identical(b2$y, 1:3)
+  full <- d[d$id != 2, ]
+  expect_silent(b3 <- dd_balance(full, "id", "t"))
+  expect_identical(nrow(b3), 6L)
+  # the estimators see a balanced panel afterwards
+  set.seed(3)
+  p <- dd_sim_staggered(n_units = 40, n_periods = 5)
+  q <- p[-c(3, 50), ]
+  expect_message(qb <- dd_balance(q, "id", "time"), "dropped 2 of 40 units")
+  expect_identical(nrow(qb), 38L * 5L)
+  expect_error(dd_balance(rbind(d, d[1, ]), "id", "t"), "more than one row")
+  expect_error(dd_balance(d[c(1, 4, 6), ][c(1, 2), ], "id", "t", na_cols = "zz"), "`na_cols` = \"zz\" is not a column")
+  expect_error(dd_balance(data.frame(id = 1:2, t = 1:2), "id", "t"), "no unit is observed in all 2 periods")
+})
