@@ -128,3 +128,68 @@ dd_balance <- function(data, idname, tname, na_cols = NULL) {
   if (identical(class(out), "data.frame")) rownames(out) <- NULL
   out
 }
+
+#' Reshape a wide panel to long
+#'
+#' Turns one row per unit with one column per variable and period (e.g.
+#' `y_2001`, `y_2002`, `x_2001`, `x_2002`) into one row per unit and period
+#' (`id`, `time`, `y`, `x`), the layout every estimator takes. Column names
+#' are split at the last `sep`: the part before is the variable, the part
+#' after the period (numeric when every period label is a number). Columns
+#' not in `cols` are kept and repeated in every period (time-invariant
+#' variables). A variable missing for a period gets `NA` there.
+#'
+#' @param data A data frame with one row per unit (not modified).
+#' @param idname The unit column (unique values).
+#' @param cols The wide columns to stack (default: every column whose name
+#'   contains `sep`, except `idname`).
+#' @param sep The separator between variable and period in `cols`.
+#' @param tname Name of the period column created.
+#' @return A data frame sorted by unit (in the order of `data`) and period.
+#' @examples
+#' w <- data.frame(id = 1:3, region = c("N", "S", "N"), y_2001 = c(1, 2, 3), y_2002 = c(2, 3, 5),
+#'                 d_2001 = 0, d_2002 = c(0, 1, 1))
+#' dd_wide_to_long(w, "id")
+#' @export
+dd_wide_to_long <- function(data, idname, cols = NULL, sep = "_", tname = "time") {
+  dd_check_data(data)
+  dd_check_string(idname, "idname")
+  dd_check_cols(data, idname, "idname")
+  dd_check_string(sep, "sep")
+  dd_check_string(tname, "tname")
+  if (is.null(cols)) cols <- setdiff(grep(sep, names(data), fixed = TRUE, value = TRUE), idname)
+  if (!length(cols)) dd_stop("no column name contains `sep` = \"%s\"; name the wide columns in `cols`.", sep)
+  dd_check_cols(data, cols, "cols")
+  id <- data[[idname]]
+  if (anyNA(id) || anyDuplicated(id))
+    dd_stop("`idname` = \"%s\" must identify the rows of a wide panel (one row per unit): %s.", idname,
+            if (anyNA(id)) "it has missing values" else sprintf("unit %s has more than one row", dd_show(id[anyDuplicated(id)])))
+  pos <- regexpr(paste0(".*\\Q", sep, "\\E"), cols, perl = TRUE)
+  bad <- cols[pos < 0 | attr(pos, "match.length") >= nchar(cols) | attr(pos, "match.length") <= nchar(sep)]
+  if (length(bad))
+    dd_stop("`cols` = %s: names must be <variable>%s<period>.", dd_show(bad), sep)
+  var <- substr(cols, 1L, attr(pos, "match.length") - nchar(sep))
+  per <- substring(cols, attr(pos, "match.length") + 1L)
+  if (tname %in% c(var, idname) || any(var == idname))
+    dd_stop("`tname` = \"%s\" or `idname` is also a variable name in `cols`; choose another `tname`.", tname)
+  if (anyDuplicated(paste(var, per)))
+    dd_stop("`cols` has the variable-period pair %s twice.", dd_show(paste(var, per)[anyDuplicated(paste(var, per))]))
+  num <- suppressWarnings(as.numeric(per))
+  periods <- if (all(!is.na(num))) sort(unique(num)) else sort(unique(per))
+  key <- if (all(!is.na(num))) num else per
+  keep <- setdiff(names(data), c(cols, idname))
+  n <- nrow(data); T <- length(periods)
+  idx <- rep(seq_len(n), each = T)
+  out <- data.frame(id[idx], rep(periods, n), stringsAsFactors = FALSE)
+  names(out) <- c(idname, tname)
+  for (k in keep) out[[k]] <- data[[k]][idx]
+  for (v in unique(var)) {
+    col <- rep(NA, n * T)
+    for (j in which(var == v)) {
+      r <- match(key[j], periods)
+      col[(seq_len(n) - 1L) * T + r] <- data[[cols[j]]]
+    }
+    out[[v]] <- col
+  }
+  out
+}

@@ -59,3 +59,39 @@ test_that("dd_balance: units observed in every period (and without missing value
   expect_error(dd_balance(d[c(1, 4, 6), ][c(1, 2), ], "id", "t", na_cols = "zz"), "`na_cols` = \"zz\" is not a column")
   expect_error(dd_balance(data.frame(id = 1:2, t = 1:2), "id", "t"), "no unit is observed in all 2 periods")
 })
+
+test_that("dd_wide_to_long: one row per unit and period; an estimator runs on it", {
+  w <- data.frame(id = c("u1", "u2", "u3"), region = c("N", "S", "N"), y_2001 = c(1, 2, 3), y_2002 = c(2, 3, 5),
+                  d_2001 = 0, d_2002 = c(0, 1, 1))
+  w0 <- w
+  l <- dd_wide_to_long(w, "id")
+  expect_identical(w, w0)
+  expect_identical(names(l), c("id", "time", "region", "y", "d"))
+  expect_identical(l$id, rep(c("u1", "u2", "u3"), each = 2))
+  expect_identical(l$time, rep(c(2001, 2002), 3))
+  expect_identical(l$y, c(1, 2, 2, 3, 3, 5))
+  expect_identical(l$d, c(0, 0, 0, 1, 0, 1))
+  expect_identical(l$region, rep(c("N", "S", "N"), each = 2))
+  # the same panel as base R's reshape()
+  r <- reshape(w, direction = "long", idvar = "id", varying = list(c("y_2001", "y_2002"), c("d_2001", "d_2002")),
+               v.names = c("y", "d"), timevar = "time", times = c(2001, 2002))
+  r <- r[order(match(r$id, w$id), r$time), ]
+  expect_equal(l$y, r$y); expect_equal(l$d, r$d)
+  # a variable missing in a period; non-numeric period labels
+  w2 <- data.frame(id = 1:2, y_a = 1:2, y_b = 3:4, x_b = 5:6)
+  l2 <- dd_wide_to_long(w2, "id", tname = "wave")
+  expect_identical(l2$wave, c("a", "b", "a", "b"))
+  expect_identical(l2$x, c(NA, 5L, NA, 6L))
+  # long data from a wide simulated panel runs through an estimator
+  set.seed(1)
+  p <- dd_sim_basic(n_units = 30, n_pre = 2, n_post = 2)
+  wide <- reshape(p[, c("id", "time", "y", "D")], direction = "wide", idvar = "id", timevar = "time", sep = "_")
+  back <- dd_wide_to_long(wide, "id")
+  f1 <- did_twfe(p, "y", "id", "time", "D"); f2 <- did_twfe(back, "y", "id", "time", "D")
+  expect_equal(coef(f1), coef(f2), tolerance = 1e-12)
+  # bad input
+  expect_error(dd_wide_to_long(rbind(w, w[1, ]), "id"), "unit \"u1\" has more than one row")
+  expect_error(dd_wide_to_long(w, "id", sep = "."), "no column name contains `sep` = \".\"")
+  expect_error(dd_wide_to_long(w, "id", cols = c("y_2001", "region")), "`cols` = \"region\": names must be")
+  expect_error(dd_wide_to_long(w, "id", cols = "zz"), "`cols` = \"zz\" is not a column")
+})
