@@ -9,7 +9,17 @@ need_peer <- function(pkg) {
     testthat::skip_if_not_installed(pkg)
   }
   fixest_threads_1(pkg)
+  if (pkg %in% c("etwfe", "marginaleffects")) peer_backports()
   invisible(TRUE)
+}
+
+# marginaleffects 1.0.0 (under etwfe::emfx()) calls `%||%`, which base R has
+# only from 4.4 on, without importing it; on older R the lookup from its
+# namespace falls through to the global environment, where this supplies it
+# (a bug of the peer on R < 4.4, not of diffdiff).
+peer_backports <- function() {
+  if (!exists("%||%", envir = baseenv(), inherits = FALSE) && !exists("%||%", envir = globalenv(), inherits = FALSE))
+    assign("%||%", function(x, y) if (is.null(x)) y else x, envir = globalenv())
 }
 
 fixest_threads_1 <- function(pkg) {

@@ -5,6 +5,7 @@
 # noise of about 1e-6 (up to 1e-5) into its SEs; did_ddd's derivatives are
 # exact. Poisson and logit fits run with glm.tol = 1e-12 on both sides.
 
+peer_backports()   # marginaleffects 1.0.0 on R < 4.4 (helper-parity.R)
 et <- function(...) suppressMessages(etwfe::etwfe(...))
 et_cells <- function(m) {
   cf <- stats::coef(m)
