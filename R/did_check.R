@@ -1,0 +1,197 @@
+# did_check(): one report on a panel before estimation.
+
+#' Profile a panel before estimation
+#'
+#' Checks a long panel for what decides which DiD estimators apply and how
+#' much to trust them, and reports each finding with a severity and a named
+#' code: duplicated unit-periods (`DUPLICATE_ROWS`), balance
+#' (`UNBALANCED`) and gaps inside units' spans (`GAPS`), missing outcomes by
+#' period (`MISSING_OUTCOME`), the outcome's shape (`OUTCOME_BINARY`,
+#' `OUTCOME_COUNT`, `OUTCOME_BOUNDED`, `OUTCOME_HEAVY_TAILS`, `OUTCOME_CONSTANT`),
+#' the treatment: reversals (`TREATMENT_REVERSIBLE`), a continuous dose
+#' (`DOSE_CONTINUOUS`), units treated from the first period
+#' (`ALWAYS_TREATED`), never-treated units (`NEVER_TREATED`,
+#' `NO_NEVER_TREATED`), cohort sizes (`COHORTS`, `THIN_COHORT`), periods in
+#' which every unit is treated (`NO_UNTREATED_PERIOD`), too few periods before
+#' the first adoption (`FEW_PRE_PERIODS`), no treated unit
+#' (`NO_TREATED`), and which estimators the data support (`ESTIMATORS`).
+#'
+#' Severities: `"error"` (an estimator would stop), `"warning"` (estimates
+#' may mislead or some estimators do not apply), `"info"`.
+#'
+#' @param data A data frame (long panel; not modified).
+#' @param yname,idname,tname Outcome, unit and (numeric) period columns.
+#' @param gname First treated period (0, `Inf` or `NA`: never treated), or
+#' @param dname a treatment column: 0/1 (binary, possibly reversible) or a
+#'   continuous dose (0: untreated). Give one of them.
+#' @param thin Cohorts with fewer units than this are reported as thin.
+#' @return An object of class `dd_check`: `findings` (a data frame: `code`,
+#'   `severity`, `finding`), the panel's dimensions, and `estimators` (the
+#'   estimators the data support). `print()` shows a short checklist,
+#'   `as.data.frame()` the findings.
+#' @examples
+#' set.seed(1)
+#' d <- dd_sim_staggered(n_units = 200, n_periods = 8)
+#' did_check(d, "y", "id", "time", gname = "first_treat")
+#' d$D[d$id == 3 & d$time == 8] <- 0          # a reversal
+#' did_check(d, "y", "id", "time", dname = "D")
+#' @export
+did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, thin = 5) {
+  dd_check_data(data)
+  for (a in c("yname", "idname", "tname")) {
+    dd_check_string(get(a), a)
+    dd_check_cols(data, get(a), a)
+  }
+  if (is.null(gname) == is.null(dname))
+    dd_stop("give the treatment as exactly one of `gname` (first treated period) and `dname` (a treatment column).")
+  if (!is.null(gname)) { dd_check_string(gname, "gname"); dd_check_cols(data, gname, "gname") }
+  if (!is.null(dname)) { dd_check_string(dname, "dname"); dd_check_cols(data, dname, "dname") }
+  thin <- dd_check_count(thin, "thin", min = 1)
+  f <- list()
+  add <- function(code, severity, ...) f[[length(f) + 1L]] <<- data.frame(code = code, severity = severity,
+                                                                          finding = sprintf(...),
+                                                                          stringsAsFactors = FALSE)
+  id <- data[[idname]]
+  tt <- dd_check_numeric_col(data[[tname]], "tname", tname, convert = FALSE)
+  y <- data[[yname]]
+  if (!is.numeric(y) && !is.logical(y)) dd_stop("`yname` = \"%s\" must be numeric; got %s.", yname, class(y)[1])
+  y <- as.numeric(y)
+  if (anyNA(id)) dd_stop("`idname` = \"%s\" has missing values (first in row %d).", idname, which(is.na(id))[1])
+  if (anyNA(tt)) dd_stop("`tname` = \"%s\" has missing values (first in row %d).", tname, which(is.na(tt))[1])
+  idc <- dd_codes(id); tc <- dd_codes(tt)
+  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
+  tlev <- sort(unique(tt))
+  # duplicated unit-periods
+  dup <- duplicated(data.frame(idc, tc))
+  if (any(dup)) {
+    r <- which(dup)[1]
+    add("DUPLICATE_ROWS", "error", "%d duplicated unit-period rows (e.g. unit %s in period %s): every estimator needs one row per unit and period.",
+        sum(dup), dd_show(id[r]), dd_show(tt[r]))
+  }
+  # balance and gaps
+  per_unit <- tabulate(idc[!dup] + 1L, N)
+  unbal <- sum(per_unit < T)
+  if (unbal > 0L) {
+    add("UNBALANCED", "warning", "%d of %d units are not observed in all %d periods: did_cs balances the panel (drops them) unless allow_unbalanced_panel = TRUE; did_sdid and did_trop need a balanced panel (dd_balance()).",
+        unbal, N, T)
+    pos <- match(tt, tlev)
+    span <- tapply(pos, idc, function(p) max(p) - min(p) + 1L)
+    nobs <- tapply(pos, idc, function(p) length(unique(p)))
+    gaps <- sum(span > nobs)
+    if (gaps > 0L) add("GAPS", "warning", "%d units have gaps (missing periods inside their first-to-last span).", gaps)
+  } else add("BALANCED", "info", "Balanced panel: %d units x %d periods.", N, T)
+  # outcome
+  miss <- is.na(y)
+  if (any(miss)) {
+    byp <- tapply(miss, tt, sum)
+    worst <- which.max(byp)
+    add("MISSING_OUTCOME", "warning", "%d missing outcomes (%.1f%%); most in period %s (%d). Estimators drop these rows.",
+        sum(miss), 100 * mean(miss), names(byp)[worst], max(byp))
+  }
+  yv <- y[!miss]
+  if (length(unique(yv)) <= 1L) add("OUTCOME_CONSTANT", "error", "The outcome `%s` does not vary.", yname)
+  else if (all(yv %in% c(0, 1))) add("OUTCOME_BINARY", "info", "The outcome is binary (0/1): effects are on probabilities; did_etwfe(family = \"logit\") models it.")
+  else if (all(yv >= 0 & yv == round(yv))) add("OUTCOME_COUNT", "info", "The outcome is a count (whole numbers >= 0): did_etwfe(family = \"poisson\") models it.")
+  else if (all(yv >= 0 & yv <= 1)) add("OUTCOME_BOUNDED", "info", "The outcome lies in [0, 1] (a share or rate).")
+  if (length(yv) > 20L && length(unique(yv)) > 2L) {
+    z <- (yv - mean(yv)) / stats::sd(yv)
+    kurt <- mean(z^4)
+    if (is.finite(kurt) && kurt > 10)
+      add("OUTCOME_HEAVY_TAILS", "warning", "The outcome has heavy tails (kurtosis %.1f): a few units can dominate the estimates; consider logs or a robustness check with placebo_test(type = \"leave_one_out\").", kurt)
+  }
+  # treatment: first treated period per unit
+  first <- dd_first_rows(idc)
+  reversible <- FALSE; continuous <- FALSE
+  if (!is.null(gname)) {
+    g <- data[[gname]]
+    if (!is.numeric(g)) dd_stop("`gname` = \"%s\" must be numeric (first treated periods); got %s.", gname, class(g)[1])
+    dd_check_constant_within(g, id, "gname", gname, code = idc)
+    G <- g[first]
+    G[is.na(G) | is.infinite(G) | G > max(tlev)] <- 0
+  } else {
+    d <- data[[dname]]
+    if (is.logical(d)) d <- as.numeric(d)
+    if (!is.numeric(d)) dd_stop("`dname` = \"%s\" must be numeric; got %s.", dname, class(d)[1])
+    dv <- d[!is.na(d)]
+    continuous <- !all(dv %in% c(0, 1))
+    on <- !is.na(d) & d != 0
+    G <- rep(0, N)
+    if (any(on)) { m <- tapply(tt[on], idc[on], min); G[as.integer(names(m)) + 1L] <- m }
+    off <- !is.na(d) & d == 0 & G[idc + 1L] > 0 & tt > G[idc + 1L]
+    if (any(off)) {
+      reversible <- TRUE
+      add("TREATMENT_REVERSIBLE", "warning", "The treatment switches off again for %d units: staggered-adoption estimators do not apply; use did_dcdh() (reversible treatments).",
+          length(unique(idc[off])))
+    }
+    if (continuous) {
+      pos <- dv[dv != 0]
+      add("DOSE_CONTINUOUS", "info", "The treatment is a continuous dose (%d distinct non-zero values, from %s to %s; %.1f%% of rows untreated): use did_dose() or did_had().",
+          length(unique(pos)), format(min(pos), digits = 4), format(max(pos), digits = 4), 100 * mean(dv == 0))
+    }
+  }
+  ntr <- sum(G > 0)
+  if (ntr == 0L) add("NO_TREATED", "error", "No unit is ever treated.")
+  always <- sum(G > 0 & G <= tlev[1])
+  if (always > 0L)
+    add("ALWAYS_TREATED", "warning", "%d units are treated from the first period (%s): they have no pre-period; most estimators drop them.",
+        always, format(tlev[1]))
+  nnever <- sum(G == 0)
+  if (nnever == 0L)
+    add("NO_NEVER_TREATED", "warning", "No never-treated units: use not-yet-treated comparisons (did_cs(control_group = \"notyettreated\"), did_etwfe drops the periods from the last adoption on); did_sdid and did_trop need never-treated units.")
+  else add("NEVER_TREATED", "info", "%d never-treated units (%.0f%%).", nnever, 100 * nnever / N)
+  coh <- table(G[G > 0 & G > tlev[1]])
+  if (length(coh)) {
+    add("COHORTS", "info", "%d adoption cohort(s): %s.", length(coh),
+        paste(sprintf("%s (%d units)", names(coh), as.integer(coh)), collapse = ", "))
+    th <- coh[coh < thin]
+    if (length(th))
+      add("THIN_COHORT", "warning", "Thin cohort(s) with fewer than %d units: %s; their ATT(g,t) are imprecise.",
+          thin, paste(sprintf("%s (%d)", names(th), as.integer(th)), collapse = ", "))
+    firstadopt <- min(as.numeric(names(coh)))
+    npre <- sum(tlev < firstadopt)
+    if (npre < 2L)
+      add("FEW_PRE_PERIODS", "warning", "Only %d period(s) before the first adoption (%s): the earliest cohort's pre-trends cannot be tested; did_trop needs 2.",
+          npre, format(firstadopt))
+  }
+  if (ntr > 0L && !reversible) {
+    lastg <- max(G)
+    allt <- if (nnever == 0L) tlev[tlev >= lastg] else numeric()
+    if (length(allt))
+      add("NO_UNTREATED_PERIOD", "warning", "Every unit is treated in period(s) %s: no comparison units there; effects cannot be estimated for them.",
+          paste(format(allt), collapse = ", "))
+  }
+  # supported estimators
+  est <- if (continuous) c("did_dose", "did_had")
+         else if (reversible) c("did_dcdh")
+         else {
+           e <- c("did_twfe", "did_event", "did_cs", "did_sa", "did_bjs", "did_gardner", "did_stacked", "did_etwfe",
+                  "did_rs")
+           if (nnever > 0L) e <- c(e, "did_edid")
+           if (nnever > 0L && unbal == 0L) {
+             e <- c(e, if (length(coh) <= 1L) "did_sdid" else "did_sdid(staggered = TRUE)")
+             if (length(coh) && sum(tlev < min(as.numeric(names(coh)))) >= 2L) e <- c(e, "did_trop")
+           }
+           e
+         }
+  if (ntr > 0L) add("ESTIMATORS", "info", "Supported: %s.", paste(est, collapse = ", "))
+  fd <- do.call(rbind, f)
+  sev <- c(error = 1L, warning = 2L, info = 3L)
+  fd <- fd[order(sev[fd$severity], seq_len(nrow(fd))), , drop = FALSE]
+  rownames(fd) <- NULL
+  structure(list(findings = fd, n_units = N, n_periods = T, nobs = nrow(data), estimators = if (ntr > 0L) est else character(),
+                 yname = yname), class = "dd_check")
+}
+
+#' @export
+print.dd_check <- function(x, ...) {
+  cat(sprintf("Panel check: %s units x %s periods, %s rows (outcome %s)\n", dd_fmt_int(x$n_units),
+              dd_fmt_int(x$n_periods), dd_fmt_int(x$nobs), x$yname))
+  mark <- c(error = "[x]", warning = "[!]", info = "[ ]")
+  f <- x$findings
+  for (i in seq_len(nrow(f)))
+    cat(sprintf("%s %s: %s\n", mark[[f$severity[i]]], f$code[i], f$finding[i]))
+  invisible(x)
+}
+
+#' @export
+as.data.frame.dd_check <- function(x, row.names = NULL, optional = FALSE, ...) x$findings

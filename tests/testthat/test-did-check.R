@@ -1,0 +1,80 @@
+# did_check(): each planted problem gives its code (and no false alarm on a
+# clean panel).
+
+chk_codes <- function(x) x$findings$code
+
+test_that("did_check on a clean staggered panel: info only, estimators listed", {
+  set.seed(1)
+  d <- dd_sim_staggered(n_units = 200, n_periods = 8)
+  d0 <- d
+  x <- did_check(d, "y", "id", "time", gname = "first_treat")
+  expect_identical(d, d0)
+  expect_true(all(x$findings$severity == "info"))
+  expect_true(all(c("BALANCED", "NEVER_TREATED", "COHORTS", "ESTIMATORS") %in% chk_codes(x)))
+  expect_true(all(c("did_cs", "did_edid", "did_sdid(staggered = TRUE)", "did_trop") %in% x$estimators))
+  expect_output(print(x), "Panel check: 200 units x 8 periods")
+  expect_identical(as.data.frame(x), x$findings)
+  # the same from the 0/1 indicator
+  y <- did_check(d, "y", "id", "time", dname = "D")
+  expect_identical(y$findings[y$findings$code == "COHORTS", "finding"], x$findings[x$findings$code == "COHORTS", "finding"])
+})
+
+test_that("did_check finds planted problems", {
+  set.seed(2)
+  d <- dd_sim_staggered(n_units = 100, n_periods = 6)
+  # duplicates and an unbalanced panel with a gap
+  x <- did_check(rbind(d, d[1, ]), "y", "id", "time", gname = "first_treat")
+  expect_identical(x$findings$code[1], "DUPLICATE_ROWS")
+  expect_identical(x$findings$severity[1], "error")
+  u <- d[!(d$id == d$id[1] & d$time == 3), ]
+  x <- did_check(u, "y", "id", "time", gname = "first_treat")
+  expect_true(all(c("UNBALANCED", "GAPS") %in% chk_codes(x)))
+  expect_false("did_sdid" %in% x$estimators)
+  # missing outcomes
+  m <- d; m$y[m$time == 4][1:5] <- NA
+  x <- did_check(m, "y", "id", "time", gname = "first_treat")
+  expect_match(x$findings$finding[x$findings$code == "MISSING_OUTCOME"], "5 missing outcomes .*most in period 4 \\(5\\)")
+  # reversal, continuous dose
+  r <- d; i <- r$id[r$D == 1][1]; r$D[r$id == i & r$time == max(r$time)] <- 0
+  x <- did_check(r, "y", "id", "time", dname = "D")
+  expect_true("TREATMENT_REVERSIBLE" %in% chk_codes(x))
+  expect_identical(x$estimators, "did_dcdh")
+  c2 <- d; c2$dose <- c2$D * runif(nrow(c2), 1, 3)
+  x <- did_check(c2, "y", "id", "time", dname = "dose")
+  expect_true("DOSE_CONTINUOUS" %in% chk_codes(x))
+  expect_identical(x$estimators, c("did_dose", "did_had"))
+  # no never treated; thin cohorts; always treated; periods without untreated units
+  nn <- d[d$first_treat > 0, ]
+  x <- did_check(nn, "y", "id", "time", gname = "first_treat")
+  expect_true(all(c("NO_NEVER_TREATED", "NO_UNTREATED_PERIOD") %in% chk_codes(x)))
+  expect_false(any(c("did_sdid", "did_trop", "did_edid") %in% x$estimators))
+  th <- d; th$first_treat[th$id %in% unique(th$id[th$first_treat > 0])[1:2]] <- 6
+  x <- did_check(th, "y", "id", "time", gname = "first_treat", thin = 5)
+  expect_match(x$findings$finding[x$findings$code == "THIN_COHORT"], "6 \\(2\\)")
+  at <- d; at$first_treat[at$id == at$id[at$first_treat > 0][1]] <- 1
+  x <- did_check(at, "y", "id", "time", gname = "first_treat")
+  expect_true("ALWAYS_TREATED" %in% chk_codes(x))
+  # outcome shapes
+  b <- d; b$y <- as.numeric(b$y > 0)
+  expect_true("OUTCOME_BINARY" %in% chk_codes(did_check(b, "y", "id", "time", gname = "first_treat")))
+  k <- d; k$y <- rpois(nrow(k), 3)
+  expect_true("OUTCOME_COUNT" %in% chk_codes(did_check(k, "y", "id", "time", gname = "first_treat")))
+  h <- d; h$y <- rt(nrow(h), df = 2) * 10
+  expect_true("OUTCOME_HEAVY_TAILS" %in% chk_codes(did_check(h, "y", "id", "time", gname = "first_treat")))
+  z <- d; z$y <- 1
+  expect_true("OUTCOME_CONSTANT" %in% chk_codes(did_check(z, "y", "id", "time", gname = "first_treat")))
+  # nobody treated
+  n0 <- d; n0$first_treat <- 0
+  expect_true("NO_TREATED" %in% chk_codes(did_check(n0, "y", "id", "time", gname = "first_treat")))
+})
+
+test_that("did_check: bad input", {
+  set.seed(3)
+  d <- dd_sim_staggered(n_units = 30, n_periods = 5)
+  expect_error(did_check(d, "y", "id", "time"), "exactly one of `gname`")
+  expect_error(did_check(d, "y", "id", "time", gname = "first_treat", dname = "D"), "exactly one of `gname`")
+  expect_error(did_check(d, "yy", "id", "time", gname = "first_treat"), "`yname` = \"yy\" is not a column")
+  x <- d; x$first_treat[1] <- 99
+  expect_error(did_check(x, "y", "id", "time", gname = "first_treat"), "gname")
+  expect_error(did_check(d, "y", "id", "time", gname = "first_treat", thin = 0), "thin")
+})
