@@ -24,6 +24,16 @@
 #'     treated). As distributed with the tests of the Python library diff-diff
 #'     3.3.2 (MIT licence), unchanged; the paper's sample had 652
 #'     individuals.}
+#'   \item{`castle.csv`}{Castle-doctrine (stand-your-ground) laws and
+#'     homicides: 50 US states (`state`, `sid`), 2000-2010 (`year`), the
+#'     year the law took effect (`effyear`; 0: never in the period), `post`
+#'     (1 from then on), `cdl` (share of the year the law was in effect),
+#'     homicides per 100,000 (`homicide`, log `l_homicide`), log population,
+#'     police and income (`l_pop`, `l_police`, `l_income`), `unemployrt`,
+#'     `poverty` and the population weight `popwt`. Source: Cheng and
+#'     Hoekstra (2013), as distributed with the bacondecomp R package (data
+#'     set `castle`, bacondecomp 0.1.1, MIT licence), a subset of its
+#'     columns, never-treated `effyear` coded 0.}
 #' }
 #' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
 #'   control methods for comparative case studies: estimating the effect of
@@ -34,10 +44,16 @@
 #'   The economic consequences of hospital admissions. American Economic
 #'   Review 108(2).
 #'
+#'   Cheng, C. and Hoekstra, M. (2013). Does strengthening self-defense law
+#'   deter crime or escalate violence? Evidence from expansions to castle
+#'   doctrine. Journal of Human Resources 48(3).
+#'
 #'   Chen, X., Sant'Anna, P. H. C. and Xie, H. (2025). Efficient
 #'   difference-in-differences and event study estimators.
 #' @examples
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)
+#' castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+#' did_check(castle, "l_homicide", "sid", "year", gname = "effyear")
 #' @name diffdiff_data
 NULL

@@ -95,3 +95,17 @@ test_that("dd_wide_to_long: one row per unit and period; an estimator runs on it
   expect_error(dd_wide_to_long(w, "id", cols = c("y_2001", "region")), "`cols` = \"region\": names must be")
   expect_error(dd_wide_to_long(w, "id", cols = "zz"), "`cols` = \"zz\" is not a column")
 })
+
+test_that("shipped castle.csv equals bacondecomp's castle (the columns kept)", {
+  x <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+  expect_identical(dim(x), c(550L, 14L))
+  skip_if_not_installed("bacondecomp")
+  e <- new.env(); data("castle", package = "bacondecomp", envir = e)
+  c0 <- e$castle[order(e$castle$sid, e$castle$year), ]
+  for (v in setdiff(names(x), "effyear")) expect_equal(x[[v]], c0[[v]], tolerance = 1e-14, label = v)
+  expect_equal(x$effyear, ifelse(is.na(c0$effyear), 0, c0$effyear))
+  # the TWFE coefficient of the shipped file, decomposed, is bacondecomp's
+  b <- bacon_decomp(x, "l_homicide", "sid", "year", dname = "post")
+  ref <- suppressMessages(bacondecomp::bacon(l_homicide ~ post, data = c0, id_var = "state", time_var = "year", quietly = TRUE))
+  expect_equal(b$beta_twfe, sum(ref$estimate * ref$weight), tolerance = 1e-10)
+})
