@@ -1,0 +1,205 @@
+# dd_compare(): why two sets of numbers for the same estimand differ.
+
+#' Cross-check two sets of estimates and explain their differences
+#'
+#' Aligns the terms of `a` and `b` (two fits, or a fit and numbers from
+#' elsewhere: diff-diff in Python, Stata, an older run), reports the
+#' differences of estimates and standard errors term by term, and ranks the
+#' explanations the numbers support, each with its evidence:
+#' \describe{
+#'   \item{`agree`}{estimates and standard errors equal to `tol` (relative).}
+#'   \item{`numerical_tolerance`}{estimates differ by less than 1e-5
+#'     relative, without a pattern: different convergence tolerances or
+#'     iteration paths.}
+#'   \item{`different_sample`}{the numbers of observations (or units)
+#'     differ.}
+#'   \item{`se_small_sample_factor`}{estimates agree and the standard errors
+#'     differ by one constant ratio equal to a known small-sample factor:
+#'     \eqn{\sqrt{G/(G-1)}} (cluster), \eqn{\sqrt{(n-1)/(n-K)}} (regression),
+#'     their product, or \eqn{\sqrt{n/(n-1)}}.}
+#'   \item{`se_constant_ratio`}{estimates agree and the standard errors
+#'     differ by one constant ratio that is not a known factor (another
+#'     variance estimator or scaling).}
+#'   \item{`bootstrap_noise`}{estimates agree and the standard errors differ
+#'     within the Monte Carlo error of `nboot` bootstrap draws (3 Monte Carlo
+#'     SDs of the log SE ratio; one bootstrap SE varies by about
+#'     \eqn{1.17/\sqrt{B}} relative when it is did's IQR-based one, more
+#'     than the \eqn{1/\sqrt{2B}} of a standard deviation).}
+#'   \item{`reference_period`}{event-study estimates differ by the estimate
+#'     of one event time: the two normalise to different reference periods.}
+#'   \item{`estimates_differ`}{none of the above: the estimand or the
+#'     specification differs (control group, covariates, weights, base
+#'     period); refit with the other implementation's settings.}
+#' }
+#'
+#' @param a A fit (`dd_fit`) or a data frame with `term` and `estimate`
+#'   (optional `std.error`).
+#' @param b Another fit or such a data frame, optionally with columns or
+#'   attributes `n` (observations), `n_units`, `nboot` (bootstrap draws of its
+#'   SEs) and `source`.
+#' @param tol Relative tolerance for agreement.
+#' @param terms Terms to compare (default: those in both).
+#' @return An object of class `dd_compare`: `table` (term, estimates, SEs,
+#'   differences, SE ratio), `hypotheses` (ranked: `hypothesis`, `supported`,
+#'   `evidence`) and `summary`. `print()` shows both.
+#' @examples
+#' set.seed(1)
+#' d <- dd_sim_staggered(n_units = 200, n_periods = 6, effect = 1)
+#' a <- did_event(d, "y", "id", "time", "first_treat")
+#' # numbers from elsewhere with SEs without the small-sample factor
+#' G <- a$n_clusters
+#' b <- data.frame(term = a$coeftable$term, estimate = a$coeftable$estimate,
+#'                 std.error = a$coeftable$std.error / sqrt(G / (G - 1)))
+#' dd_compare(a, b)
+#' @export
+dd_compare <- function(a, b, tol = 1e-8, terms = NULL) {
+  A <- dd_compare_side(a, "a"); B <- dd_compare_side(b, "b")
+  if (!is.numeric(tol) || length(tol) != 1L || !is.finite(tol) || tol <= 0)
+    dd_stop("`tol` must be one positive number; got %s.", dd_show(tol))
+  common <- intersect(A$tab$term, B$tab$term)
+  if (!is.null(terms)) {
+    miss <- setdiff(terms, common)
+    if (length(miss)) dd_stop("`terms` = %s are not in both `a` and `b`.", dd_show(miss))
+    common <- terms
+  }
+  if (!length(common))
+    dd_stop("`a` and `b` share no term (a: %s; b: %s): rename b's terms to a's (e.g. \"ATT\", \"event::-1\").",
+            dd_show(A$tab$term, max = 4L), dd_show(B$tab$term, max = 4L))
+  ia <- match(common, A$tab$term); ib <- match(common, B$tab$term)
+  tab <- data.frame(term = common, estimate_a = A$tab$estimate[ia], estimate_b = B$tab$estimate[ib],
+                    stringsAsFactors = FALSE)
+  tab$diff <- tab$estimate_a - tab$estimate_b
+  scale <- pmax(abs(tab$estimate_a), abs(tab$estimate_b), 1e-300)
+  tab$rel_diff <- abs(tab$diff) / scale
+  tab$se_a <- A$tab$std.error[ia]; tab$se_b <- B$tab$std.error[ib]
+  tab$se_ratio <- tab$se_a / tab$se_b
+  hyp <- dd_compare_hypotheses(tab, A, B, tol)
+  structure(list(table = tab, hypotheses = hyp, a = A[c("label", "n", "n_units", "nboot")],
+                 b = B[c("label", "n", "n_units", "nboot")], only_a = setdiff(A$tab$term, B$tab$term),
+                 only_b = setdiff(B$tab$term, A$tab$term), tol = tol), class = "dd_compare")
+}
+
+# one side: its table and what is known about it
+dd_compare_side <- function(x, arg) {
+  if (inherits(x, "dd_fit")) {
+    tab <- x$coeftable
+    return(list(tab = data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std.error,
+                                 stringsAsFactors = FALSE),
+                label = x$estimator, n = x$nobs, n_units = x$n_units %||% NA_real_,
+                nboot = if (isTRUE(x$nboot > 0)) x$nboot else NA_real_,
+                n_clusters = if (is.null(x$n_clusters)) NA_real_ else min(x$n_clusters),
+                K = sum(!is.na(tab$estimate)), df = min(x$df), fit = x))
+  }
+  if (!is.data.frame(x) || !all(c("term", "estimate") %in% names(x)))
+    dd_stop("`%s` must be a diffdiff fit or a data frame with columns `term` and `estimate` (and `std.error`); got %s.",
+            arg, dd_show(class(x)))
+  if (anyDuplicated(x$term)) dd_stop("`%s` has the term %s twice.", arg, dd_show(x$term[anyDuplicated(x$term)]))
+  if (!is.numeric(x$estimate)) dd_stop("`%s$estimate` must be numeric.", arg)
+  meta <- function(k) {
+    v <- if (!is.null(x[[k, exact = TRUE]])) x[[k, exact = TRUE]][1] else attr(x, k, exact = TRUE)
+    if (is.null(v) || !length(v)) NA_real_ else v
+  }
+  list(tab = data.frame(term = as.character(x$term), estimate = x$estimate,
+                        std.error = if (is.null(x$std.error)) NA_real_ else as.numeric(x$std.error),
+                        stringsAsFactors = FALSE),
+       label = as.character(meta("source") %|NA|% "numbers"), n = as.numeric(meta("n")),
+       n_units = as.numeric(meta("n_units")), nboot = as.numeric(meta("nboot")), n_clusters = NA_real_,
+       K = NA_real_, df = NA_real_, fit = NULL)
+}
+
+`%|NA|%` <- function(a, b) if (length(a) != 1L || is.na(a)) b else a
+
+# the ranked explanations
+dd_compare_hypotheses <- function(tab, A, B, tol) {
+  H <- list()
+  add <- function(h, ok, ev) H[[length(H) + 1L]] <<- data.frame(hypothesis = h, supported = ok, evidence = ev,
+                                                               stringsAsFactors = FALSE)
+  est_max <- max(tab$rel_diff)
+  se_ok <- is.finite(tab$se_ratio)
+  r <- tab$se_ratio[se_ok]
+  se_max <- if (length(r)) max(abs(r - 1)) else NA_real_
+  est_agree <- est_max <= tol
+  # agreement
+  add("agree", est_agree && (!length(r) || se_max <= tol),
+      sprintf("largest relative difference: estimates %.1e, SEs %s (tolerance %.0e)", est_max,
+              if (length(r)) sprintf("%.1e", se_max) else "not compared", tol))
+  # sample
+  dn <- is.finite(A$n) && is.finite(B$n) && A$n != B$n
+  du <- is.finite(A$n_units) && is.finite(B$n_units) && A$n_units != B$n_units
+  add("different_sample", dn || du,
+      if (dn || du) sprintf("observations %s vs %s, units %s vs %s", format(A$n), format(B$n), format(A$n_units),
+                            format(B$n_units))
+      else if (is.finite(A$n) && is.finite(B$n)) sprintf("the same number of observations (%s)", format(A$n))
+      else "b states no sample size (`n`)")
+  # numerical tolerance
+  add("numerical_tolerance", !est_agree && est_max < 1e-5,
+      sprintf("estimates differ by at most %.1e relative (< 1e-5)", est_max))
+  # standard errors: constant ratio, known factors, bootstrap noise
+  est_close <- est_max < 1e-5
+  if (length(r) >= 1L && !(se_max <= tol)) {
+    rbar <- stats::median(r)
+    const <- max(abs(r / rbar - 1)) < 1e-6
+    G <- A$n_clusters; n <- A$n; K <- A$K
+    facs <- c(cluster = if (is.finite(G) && G > 1) sqrt(G / (G - 1)) else NA,
+              regression = if (is.finite(n) && is.finite(K) && n > K) sqrt((n - 1) / (n - K)) else NA,
+              both = if (is.finite(G) && G > 1 && is.finite(n) && is.finite(K) && n > K)
+                sqrt(G / (G - 1) * (n - 1) / (n - K)) else NA,
+              n_over_n1 = if (is.finite(n) && n > 1) sqrt(n / (n - 1)) else NA)
+    facs <- facs[is.finite(facs)]
+    hit <- if (length(facs)) names(facs)[abs(rbar / facs - 1) < 1e-6 | abs(rbar * facs - 1) < 1e-6] else character()
+    add("se_small_sample_factor", est_close && const && length(hit) > 0L,
+        if (length(hit)) sprintf("SE ratio a/b = %.8f = %s%s", rbar, if (rbar > 1) "" else "1 / ",
+                                 paste(sprintf("%s factor %.8f", hit, facs[hit]), collapse = " or "))
+        else sprintf("SE ratio a/b %s (median %.6f); known factors: %s", if (const) "constant" else "not constant", rbar,
+                     if (length(facs)) paste(sprintf("%s %.6f", names(facs), facs), collapse = ", ") else "none computable"))
+    add("se_constant_ratio", est_close && const && !length(hit),
+        sprintf("SE ratio a/b %s across %d terms (median %.6f)", if (const) "constant" else "varies", length(r), rbar))
+    B_ <- c(A$nboot, B$nboot); B_ <- B_[is.finite(B_)]
+    if (length(B_)) {
+      # relative Monte Carlo SD of a bootstrap SE from B draws: 1/sqrt(2B)
+      # for the standard deviation of the draws, 1.166/sqrt(B) for did's
+      # IQR-based SE (normal draws); the larger is used
+      mc <- 1.166 / sqrt(min(B_)) * if (length(B_) == 2L) sqrt(2) else 1
+      add("bootstrap_noise", est_close && max(abs(log(r))) < 3 * mc,
+          sprintf("SE ratios from %.3f to %.3f; Monte Carlo SD of a ratio with %d draws about %.3f", min(r), max(r),
+                  as.integer(min(B_)), mc))
+    } else add("bootstrap_noise", FALSE, "neither side states bootstrap draws (`nboot`)")
+  }
+  # reference period: b = a - a[ref'] on the event-time terms
+  ev <- grepl("^event::-?[0-9]+$", tab$term)
+  if (!est_agree && sum(ev) >= 2L) {
+    d <- tab$diff[ev]                     # a - b
+    cand <- which(abs(d - stats::median(d)) <= 1e-8 * max(1, abs(tab$estimate_a[ev])))
+    shift <- stats::median(d)
+    fitted <- length(cand) == length(d)
+    # the shift is the estimate of the other normalisation's reference
+    # period in a (its coefficient there is then 0 in b)
+    zero_b <- tab$term[ev][abs(tab$estimate_b[ev]) <= 1e-10 * max(1, abs(shift))]
+    add("reference_period", fitted && abs(shift) > tol,
+        if (fitted) sprintf("event-time estimates differ by one constant (%.6g)%s", shift,
+                            if (length(zero_b)) sprintf("; b is zero at %s: b normalises to that period", zero_b[1]) else "")
+        else "the event-time differences are not one constant")
+  }
+  sp <- vapply(H, function(h) h$supported, logical(1))
+  add("estimates_differ", !any(sp) && !est_agree,
+      if (!any(sp) && !est_agree) sprintf("no explanation above fits (largest relative difference %.2e): compare the settings (control group, covariates, weights, base period) and refit", est_max)
+      else "explained above")
+  out <- do.call(rbind, H)
+  out <- out[order(!out$supported), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+#' @export
+print.dd_compare <- function(x, digits = 6, ...) {
+  cat(sprintf("Comparing %s (a) with %s (b): %d common terms", x$a$label, x$b$label, nrow(x$table)))
+  if (length(x$only_a) || length(x$only_b))
+    cat(sprintf("; only in a: %d, only in b: %d", length(x$only_a), length(x$only_b)))
+  cat("\n\n")
+  print(x$table, digits = digits, row.names = FALSE)
+  cat("\nExplanations (supported first):\n")
+  h <- x$hypotheses
+  for (i in seq_len(nrow(h)))
+    cat(sprintf("  %s %s: %s\n", if (h$supported[i]) "[yes]" else "[no] ", h$hypothesis[i], h$evidence[i]))
+  invisible(x)
+}

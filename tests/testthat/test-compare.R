@@ -1,0 +1,87 @@
+# dd_compare(): planted differences, one per explanation, and real pairs
+# (did::att_gt vs did_cs, fixest vs did_twfe, diff-diff's TROP numbers).
+
+hyp <- function(x) x$hypotheses$hypothesis[x$hypotheses$supported]
+
+test_that("dd_compare: each planted difference is explained by its hypothesis", {
+  set.seed(1)
+  d <- dd_sim_staggered(n_units = 200, n_periods = 6, effect = 1)
+  a <- did_event(d, "y", "id", "time", "first_treat")
+  tab <- a$coeftable
+  # agreement
+  x <- dd_compare(a, data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std.error))
+  expect_identical(hyp(x), "agree")
+  expect_output(print(x), "\\[yes\\] agree")
+  # a different sample
+  b <- did_event(d[d$id > 5, ], "y", "id", "time", "first_treat")
+  x <- dd_compare(a, b)
+  expect_true("different_sample" %in% hyp(x))
+  expect_false("agree" %in% hyp(x))
+  # SEs without the cluster small-sample factor
+  G <- a$n_clusters
+  x <- dd_compare(a, data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std.error / sqrt(G / (G - 1))))
+  expect_identical(hyp(x), "se_small_sample_factor")
+  expect_match(x$hypotheses$evidence[1], "cluster factor")
+  # a constant ratio that is no known factor
+  x <- dd_compare(a, data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std.error * 1.37))
+  expect_identical(hyp(x), "se_constant_ratio")
+  # estimates within 1e-5, no pattern
+  set.seed(2)
+  x <- dd_compare(a, data.frame(term = tab$term, estimate = tab$estimate * (1 + runif(nrow(tab), -1e-7, 1e-7)),
+                                std.error = tab$std.error))
+  expect_identical(hyp(x), "numerical_tolerance")
+  # another reference period: b normalises to event time -2
+  e <- tab$estimate; names(e) <- tab$term
+  bref <- e - e[["event::-2"]]
+  bt <- data.frame(term = c(names(bref), "event::-1"), estimate = c(unname(bref), -e[["event::-2"]]))
+  x <- dd_compare(a, bt)
+  expect_true("reference_period" %in% hyp(x))
+  expect_match(x$hypotheses$evidence[x$hypotheses$hypothesis == "reference_period"], "b is zero at event::-2")
+  # bootstrap noise: two bootstrap runs of did_cs
+  set.seed(3); c1 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 499), "dynamic")
+  set.seed(4); c2 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 499), "dynamic")
+  x <- dd_compare(c1, c2)
+  expect_true("bootstrap_noise" %in% hyp(x))
+  expect_false("agree" %in% hyp(x))
+  # a different estimand: never- vs not-yet-treated comparisons
+  n1 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), "simple")
+  n2 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0, control_group = "notyettreated"), "simple")
+  x <- dd_compare(n1, n2)
+  expect_identical(hyp(x), "estimates_differ")
+})
+
+test_that("dd_compare on real pairs: did, fixest, diff-diff", {
+  set.seed(5)
+  d <- dd_sim_staggered(n_units = 150, n_periods = 6, effect = 1)
+  if (requireNamespace("did", quietly = TRUE)) {
+    r <- did::att_gt("y", "time", "id", "first_treat", data = d, bstrap = FALSE, cband = FALSE)
+    ref <- data.frame(term = sprintf("ATT(%s,%s)", r$group, r$t), estimate = r$att, std.error = r$se, source = "did")
+    x <- dd_compare(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), ref, tol = 1e-8)
+    expect_identical(hyp(x), "agree")
+  }
+  if (requireNamespace("fixest", quietly = TRUE)) {
+    m <- fixest::feols(y ~ D | id + time, d, cluster = ~id)
+    ref <- data.frame(term = "ATT", estimate = unname(coef(m)), std.error = unname(fixest::se(m)), n = nobs(m))
+    x <- dd_compare(did_twfe(d, "y", "id", "time", "D"), ref)
+    expect_identical(hyp(x), "agree")
+  }
+  # diff-diff 3.3.2's TROP numbers (ref-trop-cells.csv, see test-trop.R)
+  rc <- read.csv("ref-trop-cells.csv", colClasses = c(att = "character"))
+  rc <- rc[rc$panel == "block" & rc$method == "local" & rc$lambda_nn > 1e9 & rc$lambda_time == 0.5, ]
+  f <- did_trop(read.csv("trop-panel-30x12.csv"), "y", "unit", "time", "d", lambda_time = 0.5, lambda_unit = 0.5,
+                lambda_nn = Inf, nboot = 0)
+  x <- dd_compare(f, data.frame(term = "ATT", estimate = as.numeric(rc$att[1]), source = rc$source[1]), tol = 1e-6)
+  expect_identical(hyp(x), "agree")
+  expect_match(x$b$label, "diff-diff 3.3.2")
+})
+
+test_that("dd_compare: bad input", {
+  set.seed(6)
+  d <- dd_sim_basic(n_units = 40)
+  a <- did_twfe(d, "y", "id", "time", "D")
+  expect_error(dd_compare(a, 1), "`b` must be a diffdiff fit or a data frame")
+  expect_error(dd_compare(a, data.frame(term = "x", estimate = 1)), "share no term")
+  expect_error(dd_compare(a, data.frame(term = c("ATT", "ATT"), estimate = 1:2)), "twice")
+  expect_error(dd_compare(a, a, tol = 0), "`tol`")
+  expect_error(dd_compare(a, a, terms = "nope"), "`terms` = \"nope\"")
+})
