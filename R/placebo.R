@@ -479,6 +479,7 @@ plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
 #' @rdname placebo_test
 #' @param object A `placebo_test()` result (`autoplot()`: ggplot2; the same
 #'   plots as `plot()`).
+#' @param ... Not used.
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_placebo <- function(object, ...) {
   dd_need_ggplot()
