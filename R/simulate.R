@@ -455,21 +455,27 @@ plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size",
 #' @param object A [dd_simulate_power()] result (`autoplot()`: ggplot2).
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_power_sim <- function(object, ...) {
+  mde <- attr(object, "mde")
+  dd_power_gg(object, "effect", c(attr(object, "alpha"), attr(object, "target_power")), c(3, 2), mde,
+              "Effect size", "Simulated power",
+              if (is.finite(mde)) sprintf("Minimum detectable effect %.3g", mde) else NULL)
+}
+
+# the ggplot of simulated power against `xvar` (effect or units), with Monte
+# Carlo 95% intervals, reference lines at `hlines` and the crossing `vline`
+dd_power_gg <- function(object, xvar, hlines, hltype, vline, xlab, title, subtitle) {
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   x <- as.data.frame(object)
   x$lo <- pmax(0, x$power - 1.96 * x$mc_se); x$hi <- pmin(1, x$power + 1.96 * x$mc_se)
-  mde <- attr(object, "mde")
-  p <- gg$ggplot(x, gg$aes(x = .data$effect, y = .data$power)) +
-    gg$geom_hline(yintercept = c(attr(object, "alpha"), attr(object, "target_power")), linetype = c(3, 2),
-                  colour = "grey50") +
+  p <- gg$ggplot(x, gg$aes(x = .data[[xvar]], y = .data$power)) +
+    gg$geom_hline(yintercept = hlines, linetype = hltype, colour = "grey50") +
     gg$geom_line(colour = "#1B6CA8", linewidth = 0.9) +
     gg$geom_linerange(gg$aes(ymin = .data$lo, ymax = .data$hi), colour = "#1B6CA8", linewidth = 0.8) +
     gg$geom_point(colour = "#1B6CA8", size = 2.3) +
     gg$coord_cartesian(ylim = c(0, 1)) +
-    gg$labs(x = "Effect size", y = "Power", title = "Simulated power",
-            subtitle = if (is.finite(mde)) sprintf("Minimum detectable effect %.3g", mde) else NULL)
-  if (is.finite(mde)) p <- p + gg$geom_vline(xintercept = mde, linetype = 2, colour = "#C0392B")
+    gg$labs(x = xlab, y = "Power", title = title, subtitle = subtitle)
+  if (is.finite(vline)) p <- p + gg$geom_vline(xintercept = vline, linetype = 2, colour = "#C0392B")
   p
 }
 
@@ -478,19 +484,7 @@ autoplot.dd_power_sim <- function(object, ...) {
 #'   ggplot2).
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_power_sim_n <- function(object, ...) {
-  dd_need_ggplot()
-  gg <- asNamespace("ggplot2")
-  x <- as.data.frame(object)
-  x$lo <- pmax(0, x$power - 1.96 * x$mc_se); x$hi <- pmin(1, x$power + 1.96 * x$mc_se)
   n <- attr(object, "n_required")
-  p <- gg$ggplot(x, gg$aes(x = .data$n_units, y = .data$power)) +
-    gg$geom_hline(yintercept = attr(object, "target_power"), linetype = 2, colour = "grey50") +
-    gg$geom_line(colour = "#1B6CA8", linewidth = 0.9) +
-    gg$geom_linerange(gg$aes(ymin = .data$lo, ymax = .data$hi), colour = "#1B6CA8", linewidth = 0.8) +
-    gg$geom_point(colour = "#1B6CA8", size = 2.3) +
-    gg$coord_cartesian(ylim = c(0, 1)) +
-    gg$labs(x = "Units", y = "Power", title = "Simulated power by sample size",
-            subtitle = if (is.finite(n)) sprintf("Units needed: %d", as.integer(n)) else NULL)
-  if (is.finite(n)) p <- p + gg$geom_vline(xintercept = n, linetype = 2, colour = "#C0392B")
-  p
+  dd_power_gg(object, "n_units", attr(object, "target_power"), 2, n, "Units", "Simulated power by sample size",
+              if (is.finite(n)) sprintf("Units needed: %d", as.integer(n)) else NULL)
 }
