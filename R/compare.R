@@ -27,6 +27,10 @@
 #'     than the \eqn{1/\sqrt{2B}} of a standard deviation).}
 #'   \item{`reference_period`}{event-study estimates differ by the estimate
 #'     of one event time: the two normalise to different reference periods.}
+#'   \item{`different_data`, `different_software`}{(two fits) their
+#'     reproducibility stamps (`fit$stamp`) show different data (rows used,
+#'     an order-invariant checksum of the outcome) or software (diffdiff, R,
+#'     BLAS, LAPACK, threads, random-number generator).}
 #'   \item{`estimates_differ`}{none of the above: the estimand or the
 #'     specification differs (control group, covariates, weights, base
 #'     period); refit with the other implementation's settings.}
@@ -36,7 +40,12 @@
 #'   (optional `std.error`).
 #' @param b Another fit or such a data frame, optionally with columns or
 #'   attributes `n` (observations), `n_units`, `nboot` (bootstrap draws of its
-#'   SEs) and `source`.
+#'   SEs) and `source`, and the attribute `stamp` (another fit's stamp).
+#'   Every diffdiff fit carries a reproducibility stamp (`fit$stamp`: package,
+#'   R, BLAS and LAPACK versions, threads, generator kind and a checksum of
+#'   its state when the data were read, diffdiff's options, time, and the
+#'   data's rows, columns, rows used and an order-invariant checksum of the
+#'   outcome).
 #' @param tol Relative tolerance for agreement.
 #' @param terms Terms to compare (default: those in both).
 #' @return An object of class `dd_compare`: `table` (term, estimates, SEs,
@@ -88,7 +97,7 @@ dd_compare_side <- function(x, arg) {
                 label = x$estimator, n = x$nobs, n_units = x$n_units %||% NA_real_,
                 nboot = if (isTRUE(x$nboot > 0)) x$nboot else NA_real_,
                 n_clusters = if (is.null(x$n_clusters)) NA_real_ else min(x$n_clusters),
-                K = sum(!is.na(tab$estimate)), df = min(x$df), fit = x))
+                K = sum(!is.na(tab$estimate)), df = min(x$df), fit = x, stamp = x$stamp))
   }
   if (!is.data.frame(x) || !all(c("term", "estimate") %in% names(x)))
     dd_stop("`%s` must be a diffdiff fit or a data frame with columns `term` and `estimate` (and `std.error`); got %s.",
@@ -104,7 +113,7 @@ dd_compare_side <- function(x, arg) {
                         stringsAsFactors = FALSE),
        label = as.character(meta("source") %|NA|% "numbers"), n = as.numeric(meta("n")),
        n_units = as.numeric(meta("n_units")), nboot = as.numeric(meta("nboot")), n_clusters = NA_real_,
-       K = NA_real_, df = NA_real_, fit = NULL)
+       K = NA_real_, df = NA_real_, fit = NULL, stamp = attr(x, "stamp", exact = TRUE))
 }
 
 `%|NA|%` <- function(a, b) if (length(a) != 1L || is.na(a)) b else a
@@ -131,6 +140,22 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
                             format(B$n_units))
       else if (is.finite(A$n) && is.finite(B$n)) sprintf("the same number of observations (%s)", format(A$n))
       else "b states no sample size (`n`)")
+  # the reproducibility stamps: the data and the software
+  sa <- A$stamp; sb <- B$stamp
+  if (!is.null(sa$data) && !is.null(sb$data)) {
+    same <- identical(sa$data$used, sb$data$used) && identical(sa$data$outcome, sb$data$outcome)
+    add("different_data", !same,
+        sprintf("data fingerprints (rows used : outcome checksum): a %s : %s, b %s : %s", format(sa$data$used),
+                sa$data$outcome, format(sb$data$used), sb$data$outcome))
+  }
+  if (!is.null(sa) && !is.null(sb)) {
+    keys <- c("diffdiff", "R", "blas", "lapack", "threads", "rng")
+    diff_k <- keys[!vapply(keys, function(k) identical(sa[[k]], sb[[k]]), logical(1))]
+    add("different_software", length(diff_k) > 0L,
+        if (length(diff_k)) paste(sprintf("%s: %s vs %s", diff_k, vapply(diff_k, function(k) format(sa[[k]])[1], ""),
+                                          vapply(diff_k, function(k) format(sb[[k]])[1], "")), collapse = "; ")
+        else "the same diffdiff, R, BLAS, LAPACK, threads and generator")
+  }
   # numerical tolerance
   add("numerical_tolerance", !est_agree && est_max < 1e-5,
       sprintf("estimates differ by at most %.1e relative (< 1e-5)", est_max))

@@ -92,6 +92,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
 # `built` counts the panels built from data (the tests read it to assert
 # that placebo draws do not re-validate).
 dd_reuse <- new.env(parent = emptyenv())
+dd_reuse$fp <- NULL
 dd_reuse$panel <- NULL
 dd_reuse$capture <- FALSE
 dd_reuse$captured <- NULL
@@ -290,6 +291,11 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
 dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
                        cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL) {
   dd_check_data(data)
+  # the data part of the fit's reproducibility stamp (finished by
+  # dd_prepared(), read by new_dd_fit())
+  dd_reuse$fp <- list(rows = nrow(data), columns = ncol(data),
+                      seed = if (exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+                        dd_checksum(get(".Random.seed", envir = globalenv())) else NA_character_)
   dd_check_string(yname, "yname")
   dd_check_cols(data, yname, "yname")
   for (r in names(roles)) { dd_check_string(roles[[r]], r); dd_check_cols(data, roles[[r]], r) }
@@ -350,6 +356,10 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
 # the outcome varies and no numeric input overflows.
 dd_prepared <- function(p, yname, weightsname = NULL) {
   dd_check_outcome(p$y, yname)
+  if (!is.null(dd_reuse$fp)) {
+    dd_reuse$fp$used <- length(p$y)
+    dd_reuse$fp$outcome <- dd_checksum(p$y)
+  }
   if (!is.null(p$X)) {
     if (is.list(p$X) && !is.matrix(p$X)) for (v in names(p$X)) dd_check_scale(p$X[[v]], sprintf("`xformla` variable \"%s\"", v))
     else if (length(p$X)) {
@@ -392,4 +402,11 @@ dd_drop_rows <- function(bad_list, n) {
                     sum(drop), if (sum(drop) > 1) "s" else "", paste(parts, collapse = ", ")))
   }
   drop
+}
+
+# An order-invariant checksum of a numeric vector (not cryptographic): the
+# count and three sums of functions of the values, as one string
+dd_checksum <- function(v) {
+  v <- as.double(v)
+  sprintf("%d:%.12g:%.12g:%.12g", length(v), sum(v), sum(v * v), sum(v * v * v))
 }

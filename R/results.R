@@ -8,7 +8,7 @@
 dd_fit_required <- c("estimator", "title", "yname", "nobs", "n_units", "n_periods", "n_clusters", "vcov_type",
                      "vcov_label", "df", "alpha", "main_terms", "fe_names", "dropped", "notes")
 dd_fit_fields <- list(
-  common = c("fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study", "path",
+  common = c("stamp", "fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study", "path",
              "cr2_path"),
   mboot = c("crit", "nboot", "boot_weights", "cband"),   # multiplier bootstrap of regression IFs
   did_event = "window",
@@ -68,8 +68,28 @@ new_dd_fit <- function(subclass, coeftable, coefficients, vcov, info, call, extr
   if (!is.null(extra$event_study))
     extra$event_study <- dd_new_event_study(coeftable, vcov, extra$event_study,
                                             crit = if (is.null(info$crit)) extra$crit %||% NA_real_ else info$crit)
+  extra$stamp <- dd_stamp(subclass[1])
   obj <- c(list(coeftable = coeftable, coefficients = coefficients, vcov = vcov, call = call),
            info, extra)
   class(obj) <- c(subclass, "dd_fit")
   obj
+}
+
+# The reproducibility stamp every fit carries: software (diffdiff, R, BLAS,
+# LAPACK), threads, the random-number generator (kind and a checksum of its
+# state when the data were read), diffdiff's options, and the data: rows and
+# columns of `data`, rows used, an order-invariant checksum of the outcome
+# (dd_checksum). Aggregates (subclasses *_agg) carry no data part: their
+# fit's stamp has it. dd_compare() reads stamps.
+dd_stamp <- function(subclass) {
+  fp <- dd_reuse$fp
+  dd_reuse$fp <- NULL
+  opts <- options()
+  opts <- opts[startsWith(names(opts), "diffdiff.")]
+  list(diffdiff = as.character(utils::packageVersion("diffdiff")), R = R.version.string,
+       blas = unname(extSoftVersion()["BLAS"]), lapack = La_version(), threads = dd_threads(),
+       rng = paste(RNGkind(), collapse = "/"), seed = if (is.null(fp)) NA_character_ else fp$seed,
+       options = opts, time = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"),
+       data = if (is.null(fp) || grepl("_agg$", subclass)) NULL
+              else list(rows = fp$rows, columns = fp$columns, used = fp$used, outcome = fp$outcome))
 }

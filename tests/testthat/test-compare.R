@@ -85,3 +85,35 @@ test_that("dd_compare: bad input", {
   expect_error(dd_compare(a, a, tol = 0), "`tol`")
   expect_error(dd_compare(a, a, terms = "nope"), "`terms` = \"nope\"")
 })
+
+test_that("every fit carries a reproducibility stamp that dd_compare reads", {
+  set.seed(7)
+  d <- dd_sim_staggered(n_units = 80, n_periods = 5, effect = 1)
+  set.seed(99)
+  a <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
+  st <- a$stamp
+  expect_identical(st$diffdiff, as.character(packageVersion("diffdiff")))
+  expect_identical(st$R, R.version.string)
+  expect_identical(st$threads, dd_threads())
+  expect_identical(st$data$rows, nrow(d)); expect_identical(st$data$columns, ncol(d))
+  expect_identical(st$data$used, nrow(d))
+  expect_identical(st$data$outcome, sprintf("%d:%.12g:%.12g:%.12g", nrow(d), sum(d$y), sum(d$y^2), sum(d$y^3)))
+  # the generator's state when the data were read
+  set.seed(99); s0 <- .Random.seed
+  expect_identical(st$seed, diffdiff:::dd_checksum(s0))
+  # order-invariant; changes with the data
+  b <- did_cs(d[nrow(d):1, ], "y", "id", "time", "first_treat", nboot = 0)
+  expect_identical(b$stamp$data$outcome, st$data$outcome)
+  d2 <- d; d2$y[1] <- d2$y[1] + 1e-6
+  c2 <- did_cs(d2, "y", "id", "time", "first_treat", nboot = 0)
+  expect_false(identical(c2$stamp$data$outcome, st$data$outcome))
+  x <- dd_compare(a, c2)
+  expect_true("different_data" %in% hyp(x))
+  expect_false("different_software" %in% hyp(x))
+  expect_false("different_data" %in% hyp(dd_compare(a, b)))
+  # aggregates carry no data part; the estimator's fit does
+  expect_null(aggregate(a, "simple")$stamp$data)
+  # other software: a stamp with another thread count
+  bb <- b; bb$stamp$threads <- b$stamp$threads + 1L
+  expect_true("different_software" %in% hyp(dd_compare(a, bb)))
+})
