@@ -97,7 +97,7 @@ test_that("every fit carries a reproducibility stamp that dd_compare reads", {
   expect_identical(st$threads, dd_threads())
   expect_identical(st$data$rows, nrow(d)); expect_identical(st$data$columns, ncol(d))
   expect_identical(st$data$used, nrow(d))
-  expect_identical(st$data$outcome, sprintf("%d:%.12g:%.12g:%.12g", nrow(d), sum(d$y), sum(d$y^2), sum(d$y^3)))
+  expect_identical(st$data$outcome, sprintf("%d:%.10g:%.10g", nrow(d), sum(d$y), sum(d$y^2)))
   # the generator's state when the data were read
   set.seed(99); s0 <- .Random.seed
   expect_identical(st$seed, diffdiff:::dd_checksum(s0))
