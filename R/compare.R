@@ -27,6 +27,9 @@
 #'     than the \eqn{1/\sqrt{2B}} of a standard deviation).}
 #'   \item{`reference_period`}{event-study estimates differ by the estimate
 #'     of one event time: the two normalise to different reference periods.}
+#'   \item{`se_method_differs`}{estimates agree and the standard errors
+#'     differ term by term without any of the patterns above: the variance
+#'     estimators differ.}
 #'   \item{`different_data`, `different_software`}{(two fits) their
 #'     reproducibility stamps (`fit$stamp`) show different data (rows used,
 #'     an order-invariant checksum of the outcome) or software (diffdiff, R,
@@ -205,6 +208,11 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
                             if (length(zero_b)) sprintf("; b is zero at %s: b normalises to that period", zero_b[1]) else "")
         else "the event-time differences are not one constant")
   }
+  sp <- vapply(H, function(h) h$supported, logical(1))
+  if (est_close && length(r) && !(se_max <= tol))
+    add("se_method_differs", !any(sp),
+        if (!any(sp)) sprintf("estimates agree but the SE ratio a/b varies from %.3f to %.3f with no bootstrap noise stated: a different variance estimator (which estimation steps it accounts for, the cluster level, a finite-sample adjustment per term)", min(r), max(r))
+        else "explained above")
   sp <- vapply(H, function(h) h$supported, logical(1))
   add("estimates_differ", !any(sp) && !est_agree,
       if (!any(sp) && !est_agree) sprintf("no explanation above fits (largest relative difference %.2e): compare the settings (control group, covariates, weights, base period) and refit", est_max)

@@ -43,6 +43,11 @@ test_that("dd_compare: each planted difference is explained by its hypothesis", 
   x <- dd_compare(c1, c2)
   expect_true("bootstrap_noise" %in% hyp(x))
   expect_false("agree" %in% hyp(x))
+  # SEs that differ term by term without a pattern, estimates equal
+  set.seed(8)
+  x <- dd_compare(a, data.frame(term = tab$term, estimate = tab$estimate,
+                                std.error = tab$std.error * runif(nrow(tab), 0.7, 1.3)))
+  expect_identical(hyp(x), "se_method_differs")
   # a different estimand: never- vs not-yet-treated comparisons
   n1 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), "simple")
   n2 <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0, control_group = "notyettreated"), "simple")
