@@ -275,12 +275,11 @@ dd_placebo_stat <- function(f, term = NULL) {
   if (!is.na(i)) return(pick(tab, i, "ATT"))
   if (!is.null(tab$event) && any(tab$event >= 0, na.rm = TRUE)) {
     post <- which(!is.na(tab$event) & tab$event >= 0)
-    a <- rep(1 / length(post), length(post))
-    V <- f$vcov[tab$term[post], tab$term[post], drop = FALSE]
-    est <- sum(a * tab$estimate[post]); se <- sqrt(drop(crossprod(a, V %*% a)))
-    df <- min(f$df)
-    p <- if (is.finite(df)) 2 * stats::pt(-abs(est / se), df) else 2 * stats::pnorm(-abs(est / se))
-    return(list(est = est, se = se, p = p, label = "mean of event-time effects, e >= 0"))
+    trm <- tab$term[post]
+    S <- matrix(1 / length(post), 1L, length(post))
+    lc <- dd_lincom(tab$estimate[post], f$vcov[trm, trm, drop = FALSE], S, "mean")
+    ct <- dd_coef_table(lc$estimate, sqrt(drop(lc$vcov)), min(f$df), f$alpha)
+    return(list(est = ct$estimate, se = ct$std.error, p = ct$p.value, label = "mean of event-time effects, e >= 0"))
   }
   pick(tab, match(f$main_terms[1], tab$term), f$main_terms[1])
 }
