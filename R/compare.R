@@ -34,10 +34,29 @@
 #'     reproducibility stamps (`fit$stamp`) show different data (rows used,
 #'     an order-invariant checksum of the outcome) or software (diffdiff, R,
 #'     BLAS, LAPACK, threads, random-number generator).}
+#'   \item{`different_settings`, `different_estimator`}{(two fits) their
+#'     calls differ in these arguments (control group, base period, weights,
+#'     ...), or they come from different estimators.}
+#'   \item{`different_control_group`, `different_base_period`,
+#'     `different_est_method`, `different_anticipation`,
+#'     `different_weights`, `different_covariates`}{(`refit = TRUE`, one side
+#'     a fit, estimates not explained by the numbers alone) refitting that
+#'     fit with this one setting changed (the estimator's other choices;
+#'     anticipation 0 or 1; without its weights; without its covariates)
+#'     reproduces the other side's estimates to 1e-6 relative. Each refit
+#'     tried is listed with how close it came.}
+#'   \item{`different_cluster`}{(`refit = TRUE`, estimates agree, SEs do
+#'     not) refitting without the fit's `cluster` reproduces the other
+#'     side's standard errors.}
 #'   \item{`estimates_differ`}{none of the above: the estimand or the
-#'     specification differs (control group, covariates, weights, base
-#'     period); refit with the other implementation's settings.}
+#'     specification differs in a way not tried (several settings at once,
+#'     another estimator, other data); refit with the other
+#'     implementation's settings.}
 #' }
+#'
+#' The refits re-evaluate the fit's call (its data is looked up in `envir`
+#' unless `data` is given) with cheap inference (no bootstrap) when only
+#' estimates are compared.
 #'
 #' @param a A fit (`dd_fit`) or a data frame with `term` and `estimate`
 #'   (optional `std.error`).
@@ -51,6 +70,12 @@
 #'   outcome).
 #' @param tol Relative tolerance for agreement.
 #' @param terms Terms to compare (default: those in both).
+#' @param refit If `TRUE` (default) and the two sides do not agree, the side
+#'   that is a fit is refitted with one setting changed at a time to find the
+#'   setting that explains the difference (see above).
+#' @param data The data the fit was estimated on, for the refits (default:
+#'   the fit's call's `data`, evaluated in `envir`).
+#' @param envir Environment in which the fit's call is evaluated.
 #' @return An object of class `dd_compare`: `table` (term, estimates, SEs,
 #'   differences, SE ratio), `hypotheses` (ranked: `hypothesis`, `supported`,
 #'   `evidence`) and `summary`. `print()` shows both.
@@ -63,11 +88,17 @@
 #' b <- data.frame(term = a$coeftable$term, estimate = a$coeftable$estimate,
 #'                 std.error = a$coeftable$std.error / sqrt(G / (G - 1)))
 #' dd_compare(a, b)
+#' # numbers from an implementation that used the not-yet-treated as controls
+#' cs <- did_cs(d, "y", "id", "time", "first_treat")
+#' nyt <- did_cs(d, "y", "id", "time", "first_treat", control_group = "notyettreated")
+#' dd_compare(cs, as.data.frame(nyt)[c("term", "estimate", "std.error")])
 #' @export
-dd_compare <- function(a, b, tol = 1e-8, terms = NULL) {
+dd_compare <- function(a, b, tol = 1e-8, terms = NULL, refit = TRUE, data = NULL, envir = parent.frame()) {
   A <- dd_compare_side(a, "a"); B <- dd_compare_side(b, "b")
   if (!is.numeric(tol) || length(tol) != 1L || !is.finite(tol) || tol <= 0)
     dd_stop("`tol` must be one positive number; got %s.", dd_show(tol))
+  dd_check_flag(refit, "refit")
+  if (!is.null(data)) dd_check_data(data)
   common <- intersect(A$tab$term, B$tab$term)
   if (!is.null(terms)) {
     miss <- setdiff(terms, common)
@@ -86,6 +117,12 @@ dd_compare <- function(a, b, tol = 1e-8, terms = NULL) {
   tab$se_a <- A$tab$std.error[ia]; tab$se_b <- B$tab$std.error[ib]
   tab$se_ratio <- tab$se_a / tab$se_b
   hyp <- dd_compare_hypotheses(tab, A, B, tol)
+  set <- dd_compare_settings(A, B, envir)
+  if (!is.null(set)) hyp <- dd_compare_add(hyp, set)
+  if (refit && !hyp$supported[hyp$hypothesis == "agree"]) {
+    rf <- dd_compare_refits(A, B, tab, tol, data, envir)
+    if (!is.null(rf)) hyp <- dd_compare_add(hyp, rf)
+  }
   structure(list(table = tab, hypotheses = hyp, a = A[c("label", "n", "n_units", "nboot")],
                  b = B[c("label", "n", "n_units", "nboot")], only_a = setdiff(A$tab$term, B$tab$term),
                  only_b = setdiff(B$tab$term, A$tab$term), tol = tol), class = "dd_compare")
@@ -161,7 +198,7 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
   }
   # numerical tolerance
   add("numerical_tolerance", !est_agree && est_max < 1e-5,
-      sprintf("estimates differ by at most %.1e relative (< 1e-5)", est_max))
+      sprintf("estimates differ by at most %.1e relative (%s 1e-5)", est_max, if (est_max < 1e-5) "<" else ">="))
   # standard errors: constant ratio, known factors, bootstrap noise
   est_close <- est_max < 1e-5
   if (length(r) >= 1L && !(se_max <= tol)) {
@@ -235,4 +272,143 @@ print.dd_compare <- function(x, digits = 6, ...) {
   for (i in seq_len(nrow(h)))
     cat(sprintf("  %s %s: %s\n", if (h$supported[i]) "[yes]" else "[no] ", h$hypothesis[i], h$evidence[i]))
   invisible(x)
+}
+
+# add explanations; a supported one takes over from the catch-alls
+dd_compare_add <- function(hyp, new) {
+  if (any(new$supported)) {
+    catch <- hyp$hypothesis %in% c("estimates_differ", "se_method_differs") & hyp$supported
+    hyp$supported[catch] <- FALSE
+    hyp$evidence[catch] <- "explained by the settings below"
+  }
+  out <- rbind(hyp, new)
+  out <- out[order(!out$supported), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# the settings that change an estimand or its standard error, per estimator:
+# choice arguments (the alternatives are the other choices), and arguments
+# whose alternative is their absence
+dd_compare_choice_args <- c(control_group = "different_control_group", base_period = "different_base_period",
+                            est_method = "different_est_method")
+dd_compare_null_args <- c(weightsname = "different_weights", xformla = "different_covariates", cluster = "different_cluster")
+
+# the value of argument k in a fit's call (NULL when left at its default),
+# and the estimator's default
+dd_compare_arg <- function(fit, k, env) {
+  cl <- fit$call
+  fm <- formals(get(fit$estimator, envir = asNamespace("diffdiff")))
+  if (!k %in% names(fm)) return(list(has = FALSE))
+  def <- tryCatch(eval(fm[[k]], baseenv()), error = function(e) NULL)
+  val <- if (!is.null(cl[[k]])) tryCatch(eval(cl[[k]], env), error = function(e) cl[[k]]) else NULL
+  list(has = TRUE, value = if (is.null(val) && is.character(def)) def[1] else val, default = def,
+       given = !is.null(cl[[k]]))
+}
+
+dd_compare_show <- function(v) if (is.null(v)) "NULL" else paste(deparse(v, width.cutoff = 200L), collapse = "")
+
+# two fits: which of their settings differ (read from their calls)
+dd_compare_settings <- function(A, B, envir) {
+  fa <- A$fit; fb <- B$fit
+  if (is.null(fa) || is.null(fb) || is.null(fa$call) || is.null(fb$call)) return(NULL)
+  ns <- asNamespace("diffdiff")
+  if (!exists(fa$estimator, envir = ns, inherits = FALSE) || !exists(fb$estimator, envir = ns, inherits = FALSE))
+    return(NULL)                          # aggregates: their calls are aggregate()'s
+  if (fa$estimator != fb$estimator)
+    return(data.frame(hypothesis = "different_estimator", supported = TRUE,
+                      evidence = sprintf("a is %s(), b is %s()", fa$estimator, fb$estimator), stringsAsFactors = FALSE))
+  keys <- setdiff(union(names(as.list(fa$call))[-1L], names(as.list(fb$call))[-1L]), "data")
+  keys <- union(keys, intersect(c(names(dd_compare_choice_args), "anticipation"),
+                                names(formals(get(fa$estimator, envir = asNamespace("diffdiff"))))))
+  d <- character()
+  for (k in keys) {
+    va <- dd_compare_arg(fa, k, envir); vb <- dd_compare_arg(fb, k, envir)
+    if (!va$has) next
+    if (!identical(dd_compare_show(va$value), dd_compare_show(vb$value)))
+      d <- c(d, sprintf("%s = %s vs %s", k, dd_compare_show(va$value), dd_compare_show(vb$value)))
+  }
+  data.frame(hypothesis = "different_settings", supported = length(d) > 0L,
+             evidence = if (length(d)) paste0("the calls differ: ", paste(d, collapse = "; "))
+                        else "the two calls use the same settings", stringsAsFactors = FALSE)
+}
+
+# one side is a fit and the other is not reproduced: refit the fit with one
+# setting changed at a time and see which change reproduces the other side
+dd_compare_refits <- function(A, B, tab, tol, data, envir) {
+  side <- if (!is.null(A$fit) && !is.null(A$fit$call)) "a" else if (!is.null(B$fit) && !is.null(B$fit$call)) "b" else return(NULL)
+  F <- if (side == "a") A else B
+  other <- if (side == "a") B$tab else A$tab
+  fit <- F$fit; est <- fit$estimator
+  if (!exists(est, envir = asNamespace("diffdiff"), inherits = FALSE) || grepl("_agg$", class(fit)[1])) return(NULL)
+  cl <- fit$call
+  cl[[1L]] <- as.name(est)
+  env <- new.env(parent = envir)
+  assign(est, get(est, envir = asNamespace("diffdiff")), envir = env)
+  if (!is.null(data)) {
+    assign(".dd_compare_data", data, envir = env)
+    cl$data <- as.name(".dd_compare_data")
+  }
+  fm <- names(formals(get(est, envir = asNamespace("diffdiff"))))
+  est_close <- max(tab$rel_diff) < 1e-5
+  cand <- list()
+  if (!est_close) {
+    for (k in intersect(names(dd_compare_choice_args), fm)) {
+      v <- dd_compare_arg(fit, k, env)
+      if (!is.character(v$default)) next
+      for (alt in setdiff(v$default, v$value))
+        cand[[length(cand) + 1L]] <- list(hyp = dd_compare_choice_args[[k]], arg = k, value = alt)
+    }
+    if ("anticipation" %in% fm) {
+      v <- dd_compare_arg(fit, "anticipation", env)
+      cand[[length(cand) + 1L]] <- list(hyp = "different_anticipation", arg = "anticipation",
+                                        value = if (isTRUE(v$value > 0)) 0 else 1)
+    }
+    for (k in intersect(c("weightsname", "xformla"), fm))
+      if (!is.null(cl[[k]])) cand[[length(cand) + 1L]] <- list(hyp = dd_compare_null_args[[k]], arg = k, value = NULL)
+  } else if (!is.null(cl$cluster) && "cluster" %in% fm) {
+    cand[[1L]] <- list(hyp = "different_cluster", arg = "cluster", value = NULL)
+  }
+  if (!length(cand)) return(NULL)
+  # the point estimates need no costly inference; the cluster refit keeps it
+  cheap <- if (est_close) cl else dd_placebo_cheap(cl, est, point_only = TRUE)
+  first <- tryCatch({ suppressWarnings(suppressMessages(eval(cheap, env))); NULL },
+                    error = function(e) conditionMessage(e))
+  if (!is.null(first))
+    return(data.frame(hypothesis = "refit", supported = FALSE,
+                      evidence = sprintf("could not refit %s with its own call (%s); pass the data as `data`", side,
+                                         sub("\n.*", "", first)), stringsAsFactors = FALSE))
+  rows <- lapply(cand, function(cd) {
+    c2 <- cheap
+    c2[cd$arg] <- list(cd$value)
+    setting <- sprintf("%s = %s", cd$arg, dd_compare_show(cd$value))
+    f <- tryCatch(suppressWarnings(suppressMessages(eval(c2, env))), error = function(e) conditionMessage(e))
+    if (is.character(f))
+      return(data.frame(hypothesis = cd$hyp, supported = FALSE,
+                        evidence = sprintf("refitting %s with %s stops: %s", side, setting, sub("\n.*", "", f)),
+                        stringsAsFactors = FALSE))
+    ct <- f$coeftable
+    m <- match(tab$term, ct$term); o <- match(tab$term, other$term)
+    ok <- !is.na(m) & !is.na(o)
+    if (!any(ok))
+      return(data.frame(hypothesis = cd$hyp, supported = FALSE,
+                        evidence = sprintf("refitting %s with %s gives none of the compared terms", side, setting),
+                        stringsAsFactors = FALSE))
+    if (est_close) {
+      r <- ct$std.error[m[ok]] / other$std.error[o[ok]]
+      dmax <- max(abs(r - 1))
+      return(data.frame(hypothesis = cd$hyp, supported = is.finite(dmax) && dmax <= max(tol, 1e-6),
+                        evidence = sprintf("refitting %s with %s: SEs differ from the other side's by at most %.1e relative (were %.1e)",
+                                           side, setting, dmax, max(abs(tab$se_ratio[ok] - 1))),
+                        stringsAsFactors = FALSE))
+    }
+    e1 <- ct$estimate[m[ok]]; e2 <- other$estimate[o[ok]]
+    dmax <- max(abs(e1 - e2) / pmax(abs(e1), abs(e2), 1e-300))
+    data.frame(hypothesis = cd$hyp, supported = is.finite(dmax) && dmax <= max(tol, 1e-6) && all(ok),
+               evidence = sprintf("refitting %s with %s: estimates differ from the other side's by at most %.1e relative (were %.1e)%s",
+                                  side, setting, dmax, max(tab$rel_diff[ok]),
+                                  if (all(ok)) "" else sprintf("; %d terms missing", sum(!ok))),
+               stringsAsFactors = FALSE)
+  })
+  do.call(rbind, rows)
 }

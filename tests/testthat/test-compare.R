@@ -89,6 +89,8 @@ test_that("dd_compare: bad input", {
   expect_error(dd_compare(a, data.frame(term = c("ATT", "ATT"), estimate = 1:2)), "twice")
   expect_error(dd_compare(a, a, tol = 0), "`tol`")
   expect_error(dd_compare(a, a, terms = "nope"), "`terms` = \"nope\"")
+  expect_error(dd_compare(a, a, refit = "yes"), "`refit`")
+  expect_error(dd_compare(a, a, data = 1:3), "`data`")
 })
 
 test_that("every fit carries a reproducibility stamp that dd_compare reads", {
@@ -121,4 +123,69 @@ test_that("every fit carries a reproducibility stamp that dd_compare reads", {
   # other software: a stamp with another thread count
   bb <- b; bb$stamp$threads <- b$stamp$threads + 1L
   expect_true("different_software" %in% hyp(dd_compare(a, bb)))
+})
+
+test_that("dd_compare refits the fit with one setting changed to find a planted difference", {
+  set.seed(3)
+  d <- dd_sim_staggered(n_units = 240, n_periods = 7, effect = 1, dynamic = 0.3)
+  d$w <- ave(runif(nrow(d), 0.5, 2), d$id)
+  d$x <- ave(rnorm(nrow(d)), d$id)
+  d$y <- d$y + 0.5 * d$x * d$time / 7
+  d$state <- (d$id - 1L) %% 20L
+  d0 <- d
+  nums <- function(f) as.data.frame(f)[c("term", "estimate", "std.error")]
+  a <- did_cs(d, "y", "id", "time", "first_treat")
+  planted <- list(
+    different_control_group = did_cs(d, "y", "id", "time", "first_treat", control_group = "notyettreated"),
+    different_base_period = did_cs(d, "y", "id", "time", "first_treat", base_period = "universal"),
+    different_anticipation = did_cs(d, "y", "id", "time", "first_treat", anticipation = 1))
+  for (h in names(planted)) {
+    x <- dd_compare(a, nums(planted[[h]]))
+    expect_identical(hyp(x), h, info = h)
+    ev <- x$hypotheses$evidence[x$hypotheses$hypothesis == h]
+    expect_match(ev, "at most 0.0e\\+00 relative|at most [0-9.]+e-1[0-9] relative", info = h)
+    # every other refit was tried and left the difference
+    tried <- x$hypotheses$hypothesis[grepl("^different_", x$hypotheses$hypothesis)]
+    expect_true(all(c("different_control_group", "different_base_period", "different_est_method",
+                      "different_anticipation") %in% tried), info = h)
+    expect_false(x$hypotheses$supported[x$hypotheses$hypothesis == "estimates_differ"], info = h)
+  }
+  # the other implementation used the ipw estimator: the fit on the numbers' side
+  ipw <- did_cs(d, "y", "id", "time", "first_treat", xformla = ~x, est_method = "ipw")
+  x <- dd_compare(nums(did_cs(d, "y", "id", "time", "first_treat", xformla = ~x)), ipw)   # b is refitted
+  expect_identical(hyp(x), "different_est_method")
+  expect_match(x$hypotheses$evidence[1], "refitting b with est_method = \"dr\"")
+  # weights and covariates: the numbers come from a fit without them
+  aw <- did_cs(d, "y", "id", "time", "first_treat", weightsname = "w")
+  expect_identical(hyp(dd_compare(aw, nums(a))), "different_weights")
+  ax <- did_cs(d, "y", "id", "time", "first_treat", xformla = ~x)
+  expect_identical(hyp(dd_compare(ax, nums(a))), "different_covariates")
+  # standard errors clustered at another level
+  ae <- did_event(d, "y", "id", "time", "first_treat", cluster = "state")
+  ue <- did_event(d, "y", "id", "time", "first_treat")
+  x <- dd_compare(ae, nums(ue))
+  expect_identical(hyp(x), "different_cluster")
+  # two fits: the differing settings are read from their calls
+  x <- dd_compare(a, planted$different_control_group)
+  expect_true(all(c("different_settings", "different_control_group") %in% hyp(x)))
+  expect_match(x$hypotheses$evidence[x$hypotheses$hypothesis == "different_settings"],
+               "control_group = \"nevertreated\" vs \"notyettreated\"")
+  x <- dd_compare(a, did_cs(d, "y", "id", "time", "first_treat"))     # bootstrap SEs from other draws
+  expect_identical(x$hypotheses$evidence[x$hypotheses$hypothesis == "different_settings"],
+                   "the two calls use the same settings")
+  expect_true("bootstrap_noise" %in% hyp(x))
+  x <- dd_compare(ue, did_sa(d, "y", "id", "time", "first_treat"), refit = FALSE)
+  expect_true("different_estimator" %in% hyp(x))
+  # no refit without the data, with a message saying how; `data` supplies it
+  f <- local({ dl <- d; did_cs(dl, "y", "id", "time", "first_treat") })
+  x <- dd_compare(f, nums(planted$different_base_period))
+  expect_false(any(c("different_base_period", "different_control_group") %in% x$hypotheses$hypothesis))
+  expect_match(x$hypotheses$evidence[x$hypotheses$hypothesis == "refit"], "pass the data as `data`")
+  x <- dd_compare(f, nums(planted$different_base_period), data = d)
+  expect_identical(hyp(x), "different_base_period")
+  # refit = FALSE: numbers only
+  x <- dd_compare(a, nums(planted$different_base_period), refit = FALSE)
+  expect_false(any(c("different_base_period", "different_control_group", "refit") %in% x$hypotheses$hypothesis))
+  expect_identical(hyp(x), "estimates_differ")
+  expect_identical(d, d0)
 })
