@@ -19,6 +19,17 @@
 #' Severities: `"error"` (an estimator would stop), `"warning"` (estimates
 #' may mislead or some estimators do not apply), `"info"`.
 #'
+#' The estimators' own errors for these problems carry the same codes: the
+#' message ends with `[did_check: CODE]` and the condition has class
+#' `diffdiff_error` (and `diffdiff_<code>`, lower case) with the code in its
+#' `code` field, e.g. `tryCatch(did_sdid(...), diffdiff_error = function(e)
+#' e$code)`. Codes carried: `DUPLICATE_ROWS`, `UNBALANCED` (estimators that
+#' need a balanced panel), `MISSING_OUTCOME` (those that need a complete
+#' one), `OUTCOME_CONSTANT`, `NO_TREATED`, `ALWAYS_TREATED`,
+#' `NO_NEVER_TREATED` (estimators that need never-treated units),
+#' `TREATMENT_REVERSIBLE` (did_sdid, did_trop) and `FEW_PRE_PERIODS`
+#' (did_sdid).
+#'
 #' @param data A data frame (long panel; not modified).
 #' @param yname,idname,tname Outcome, unit and (numeric) period columns.
 #' @param gname First treated period (0, `Inf` or `NA`: never treated), or

@@ -125,7 +125,7 @@ did_edid <- function(data, yname, idname, tname, gname, xformla = NULL, pt_assum
                 x_list = TRUE, anticipation = anticipation)
   if (!any(p$never))
     dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA, or after the last period): did_edid() needs them as the comparison group.",
-            gname)
+            gname, .code = "NO_NEVER_TREATED")
   if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
                                               if (is.null(design)) weightsname else "weights", code = p$idc)
   if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)

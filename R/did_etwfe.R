@@ -150,7 +150,7 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
     rows <- rows & tt < gref
   } else {
     dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".",
-            gname)
+            gname, .code = "NO_NEVER_TREATED")
   }
   keep <- which(rows)
   if (!all(rows)) {

@@ -75,7 +75,7 @@ did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -
   sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, fe, sp$design)
   id <- p$id; tt <- p$tt; idc <- p$idc; tc <- p$tc; g <- p$g; never <- p$never
-  if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf, NA or after the last period).", gname)
+  if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf, NA or after the last period).", gname, .code = "NO_TREATED")
   rel <- ifelse(never, NA_real_, tt - g)
   if (any(!never & rel != round(rel)))
     dd_stop("`tname` - `gname` must be whole numbers; unit %s has %s.",

@@ -118,7 +118,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
     if (control == "last") message("diffdiff: no never-treated units; the last-treated cohort is the control (control_group = \"last\").")
   }
   if (control == "never" && !any(never[keep]))
-    dd_stop("there are no never-treated units (`gname` outside the observed periods); use `control_group` = \"last\" for the last-treated cohort as control.")
+    dd_stop("there are no never-treated units (`gname` outside the observed periods); use `control_group` = \"last\" for the last-treated cohort as control.", .code = "NO_NEVER_TREATED")
   if (control == "last") {
     coh <- sort(unique(g[!never & keep]))
     if (length(coh) < 2L)

@@ -170,11 +170,11 @@ dd_sdid_matrices <- function(pan, dname, staggered) {
   rev_u <- which(first1 > 0 & rowSums(D) != T - first1 + 1L)
   if (length(rev_u))
     dd_stop("`dname` = \"%s\" switches off again for unit %s; synthetic DiD needs treatment to stay on once adopted.",
-            dname, dd_show(ulev[rev_u[1]]))
+            dname, dd_show(ulev[rev_u[1]]), .code = "TREATMENT_REVERSIBLE")
   treated <- first1 > 0
-  if (!any(treated)) dd_stop("`dname` = \"%s\" is never 1: there are no treated units.", dname)
+  if (!any(treated)) dd_stop("`dname` = \"%s\" is never 1: there are no treated units.", dname, .code = "NO_TREATED")
   N0 <- sum(!treated)
-  if (N0 == 0L) dd_stop("there are no control units (every unit is treated at some point); synthetic DiD needs never-treated controls.")
+  if (N0 == 0L) dd_stop("there are no control units (every unit is treated at some point); synthetic DiD needs never-treated controls.", .code = "NO_NEVER_TREATED")
   if (N0 == 1L) dd_stop("there is a single control unit (%s); synthetic DiD needs at least two controls.",
                         dd_show(ulev[!treated]))
   adopt <- sort(unique(first1[treated]))
@@ -214,7 +214,7 @@ dd_sdid_block <- function(Y, N0, T0, X, s) {
   N1 <- nrow(Y) - N0; T1 <- ncol(Y) - T0
   noise <- if (is.null(s$noise_level)) .Call(C_sdid_noise, Y, as.integer(N0), as.integer(T0)) else s$noise_level
   if (s$method != "did" && !is.finite(noise))
-    dd_stop("the noise level (sd of the controls' first differences before treatment) is undefined: %d pre-period(s); give `noise_level` or use at least two pre-periods.", T0)
+    dd_stop("the noise level (sd of the controls' first differences before treatment) is undefined: %d pre-period(s); give `noise_level` or use at least two pre-periods.", T0, .code = "FEW_PRE_PERIODS")
   if (!is.finite(noise)) noise <- 0
   lambda0 <- switch(s$method, sdid = NULL, sc = rep(0, T0), did = rep(1 / T0, T0))
   omega0 <- if (s$method == "did") rep(1 / N0, N0) else NULL
@@ -299,7 +299,7 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
     rows <- c(seq_len(N0), members[[g]])
     if (s$method != "did" && pan$cohort_T0[g] < 2L)
       dd_stop("cohort %s has %d pre-period(s); synthetic DiD needs at least two (or method = \"did\").",
-              format(pan$cohorts[g]), pan$cohort_T0[g])
+              format(pan$cohorts[g]), pan$cohort_T0[g], .code = "FEW_PRE_PERIODS")
     f <- dd_sdid_block(Y[rows, , drop = FALSE], N0, pan$cohort_T0[g],
                        if (is.null(pan$X)) NULL else pan$X[rows, , , drop = FALSE], s)
     f$omega <- stats::setNames(f$omega, rownames(Y)[seq_len(N0)])

@@ -190,11 +190,11 @@ dd_trop_matrices <- function(pan, dname, method) {
   dec <- which(apply(D, 2, function(z) any(diff(z) < 0)))
   if (length(dec))
     dd_stop("`dname` = \"%s\" switches off again for unit %s; TROP needs an absorbing treatment (once treated, always treated).",
-            dname, dd_show(units[dec[1]]))
+            dname, dd_show(units[dec[1]]), .code = "TREATMENT_REVERSIBLE")
   ever <- colSums(D) > 0
-  if (!any(ever)) dd_stop("`dname` = \"%s\" is never 1: there are no treated cells.", dname)
+  if (!any(ever)) dd_stop("`dname` = \"%s\" is never 1: there are no treated cells.", dname, .code = "NO_TREATED")
   if (all(ever))
-    dd_stop("every unit is treated at some point: TROP needs at least one never-treated unit (`dname` = \"%s\" is 0 throughout for none).", dname)
+    dd_stop("every unit is treated at some point: TROP needs at least one never-treated unit (`dname` = \"%s\" is 0 throughout for none).", dname, .code = "NO_NEVER_TREATED")
   first <- min(which(rowSums(D) > 0))
   if (first - 1L < 2L)
     dd_stop("the first treated period (%s) leaves %d period(s) before it; TROP needs at least 2 pre-treatment periods.",

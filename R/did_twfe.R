@@ -108,8 +108,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   idc <- p$idc; tc <- p$tc
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
-  if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname)
-  if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname)
+  if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname, .code = "ALWAYS_TREATED")
+  if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname, .code = "NO_TREATED")
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, "ATT",

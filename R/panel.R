@@ -60,7 +60,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
     u <- which(tabulate(idc + 1L, N) < T)[1]
     miss <- setdiff(seq_len(T) - 1L, tc[idc == u - 1L])[1]
     dd_stop("the panel is unbalanced: unit %s has no row for period %s; %s needs a balanced panel (every unit in every period).",
-            dd_show(id[dd_first_rows(idc)][u]), dd_show(tt[dd_first_rows(tc)][miss + 1L]), complete)
+            dd_show(id[dd_first_rows(idc)][u]), dd_show(tt[dd_first_rows(tc)][miss + 1L]), complete, .code = "UNBALANCED")
   }
   cl <- if (!length(p$cluster)) NULL else if (identical(names(p$cluster)[1], idname)) idc
         else dd_codes(p$cluster[[1]])
@@ -147,8 +147,8 @@ dd_indicator_msg <- function(gname) {
 # the never treated); errors when no row, or every row, is treated.
 dd_panel_timing <- function(pan, gname) {
   tm <- .Call(C_stagger, pan$g, pan$tt)
-  if (!any(tm$D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname)
-  if (all(tm$D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname)
+  if (!any(tm$D)) dd_stop("`gname` = \"%s\" marks no treated observation (t >= first treated period).", gname, .code = "NO_TREATED")
+  if (all(tm$D)) dd_stop("`gname` = \"%s\" marks every observation as treated; there is no untreated observation to fit the counterfactual.", gname, .code = "ALWAYS_TREATED")
   pan$D <- tm$D; pan$ev <- tm$ev
   pan
 }
@@ -241,7 +241,7 @@ dd_check_unique_codes <- function(idc, tc, id, t) {
   if (is.na(dup)) dup <- anyDuplicated(as.double(idc) * attr(tc, "nlev") + tc)
   if (dup)
     dd_stop("`idname` and `tname` must identify rows uniquely; unit %s has more than one row in period %s.",
-            dd_show(id[dup]), dd_show(t[dup]))
+            dd_show(id[dup]), dd_show(t[dup]), .code = "DUPLICATE_ROWS")
   invisible(TRUE)
 }
 
@@ -380,7 +380,7 @@ dd_stop_incomplete <- function(bad_list, what) {
     if (!length(b)) next
     lab <- sub("^(`[^`]+`) \\((.*)\\)$", "\\1 = \\2", nm)
     dd_stop("%s has %d missing or non-finite value(s) (first in row %d); %s needs a complete balanced panel without missing values.",
-            lab, length(b), b[1], what)
+            lab, length(b), b[1], what, .code = if (startsWith(nm, "`yname`")) "MISSING_OUTCOME")
   }
 }
 

@@ -17,7 +17,17 @@ dd_show <- function(x, max = 3L) {
   s
 }
 
-dd_stop <- function(fmt, ...) stop(sprintf(fmt, ...), call. = FALSE)
+# An error for the caller. `.code`: the did_check() finding the error is
+# (e.g. "UNBALANCED"): the condition then has class
+# c("diffdiff_<code>", "diffdiff_error", "error", "condition") and a `code`
+# field, and its message ends with the code, so the same problem has one name
+# in did_check()'s report and in every estimator's error.
+dd_stop <- function(fmt, ..., .code = NULL) {
+  msg <- sprintf(fmt, ...)
+  if (is.null(.code)) stop(msg, call. = FALSE)
+  stop(structure(class = c(paste0("diffdiff_", tolower(.code)), "diffdiff_error", "error", "condition"),
+                 list(message = sprintf("%s [did_check: %s]", msg, .code), call = NULL, code = .code)))
+}
 
 dd_check_data <- function(data) {
   if (!is.data.frame(data))
@@ -297,7 +307,7 @@ dd_check_outcome <- function(y, yname) {
   r <- range(y)
   if (r[1] == r[2])
     dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
-            yname, format(r[1]))
+            yname, format(r[1]), .code = "OUTCOME_CONSTANT")
   what <- sprintf("`yname` = \"%s\"", yname)
   dd_check_scale(y, what)
   if (max(abs(r)) < dd_tiny)

@@ -78,3 +78,63 @@ test_that("did_check: bad input", {
   expect_error(did_check(x, "y", "id", "time", gname = "first_treat"), "gname")
   expect_error(did_check(d, "y", "id", "time", gname = "first_treat", thin = 0), "thin")
 })
+
+test_that("estimators' errors carry did_check's codes for the same problems", {
+  set.seed(7)
+  d <- dd_sim_staggered(n_units = 60, n_periods = 6, cohorts = c(3, 5), effect = 1)
+  code_of <- function(expr) tryCatch({ expr; NA_character_ }, diffdiff_error = function(e) e$code)
+  found <- function(data, ...) did_check(data, "y", "id", "time", ...)$findings$code
+  # duplicated rows
+  dup <- rbind(d, d[5, ])
+  expect_identical(code_of(did_twfe(dup, "y", "id", "time", "D")), "DUPLICATE_ROWS")
+  expect_identical(code_of(did_cs(dup, "y", "id", "time", "first_treat")), "DUPLICATE_ROWS")
+  expect_true("DUPLICATE_ROWS" %in% found(dup, gname = "first_treat"))
+  # unbalanced, for an estimator that needs balance
+  ub <- d[-7, ]
+  expect_identical(code_of(did_sdid(ub, "y", "id", "time", "D")), "UNBALANCED")
+  expect_true("UNBALANCED" %in% found(ub, gname = "first_treat"))
+  e <- tryCatch(did_sdid(ub, "y", "id", "time", "D"), error = function(e) e)
+  expect_s3_class(e, c("diffdiff_unbalanced", "diffdiff_error"))
+  expect_match(conditionMessage(e), "the panel is unbalanced.*\\[did_check: UNBALANCED\\]$")
+  # a missing outcome, for an estimator that needs a complete panel
+  mo <- d; mo$y[9] <- NA
+  expect_identical(code_of(did_trop(mo, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 0, lambda_nn = Inf,
+                                    nboot = 0)), "MISSING_OUTCOME")
+  expect_true("MISSING_OUTCOME" %in% found(mo, gname = "first_treat"))
+  # a constant outcome
+  co <- d; co$y <- 1
+  expect_identical(code_of(did_twfe(co, "y", "id", "time", "D")), "OUTCOME_CONSTANT")
+  expect_true("OUTCOME_CONSTANT" %in% found(co, gname = "first_treat"))
+  # no treated unit
+  nt <- d; nt$first_treat <- 0; nt$D <- 0
+  expect_identical(code_of(did_twfe(nt, "y", "id", "time", "D")), "NO_TREATED")
+  expect_identical(code_of(did_event(nt, "y", "id", "time", "first_treat")), "NO_TREATED")
+  expect_true("NO_TREATED" %in% found(nt, gname = "first_treat"))
+  # every unit treated from the first period
+  at <- d; at$first_treat <- 1; at$D <- 1
+  expect_identical(code_of(did_twfe(at, "y", "id", "time", "D")), "ALWAYS_TREATED")
+  expect_true("ALWAYS_TREATED" %in% found(at, gname = "first_treat"))
+  # no never-treated unit
+  nn <- d[d$first_treat > 0, ]
+  for (f in list(function(x) did_sdid(x, "y", "id", "time", "D"),
+                 function(x) did_sa(x, "y", "id", "time", "first_treat", control_group = "never"),
+                 function(x) did_edid(x, "y", "id", "time", "first_treat"),
+                 function(x) did_etwfe(x, "y", "id", "time", "first_treat", control_group = "nevertreated"),
+                 function(x) did_trop(x, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 0, lambda_nn = Inf,
+                                      nboot = 0)))
+    expect_identical(code_of(f(nn)), "NO_NEVER_TREATED")
+  expect_true("NO_NEVER_TREATED" %in% found(nn, gname = "first_treat"))
+  # a reversal
+  rv <- d; rv$D[rv$id == rv$id[rv$first_treat == 3][1] & rv$time == 6] <- 0
+  expect_identical(code_of(did_sdid(rv, "y", "id", "time", "D")), "TREATMENT_REVERSIBLE")
+  expect_identical(code_of(did_trop(rv, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 0, lambda_nn = Inf,
+                                    nboot = 0)), "TREATMENT_REVERSIBLE")
+  expect_true("TREATMENT_REVERSIBLE" %in% found(rv, dname = "D"))
+  # one period before the first adoption
+  fp <- dd_sim_staggered(n_units = 60, n_periods = 6, cohorts = 2, effect = 1)
+  expect_identical(code_of(did_sdid(fp, "y", "id", "time", "D")), "FEW_PRE_PERIODS")
+  expect_true("FEW_PRE_PERIODS" %in% found(fp, gname = "first_treat"))
+  # errors without a did_check finding carry no code
+  e <- tryCatch(did_twfe(d, "y", "id", "time", "nope"), error = function(e) e)
+  expect_false(inherits(e, "diffdiff_error"))
+})
