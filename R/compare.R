@@ -34,6 +34,14 @@
 #'     reproducibility stamps (`fit$stamp`) show different data (rows used,
 #'     an order-invariant checksum of the outcome) or software (diffdiff, R,
 #'     BLAS, LAPACK, threads, random-number generator).}
+#'   \item{`se_welch_cells`}{(one side a `did_cs()` fit; estimates agree)
+#'     the other side's ATT(g,t) standard errors equal the two-sample Welch
+#'     formula on the fit's cells (each arm's variance with divisor
+#'     \eqn{n - 1}; the HC2 standard error of the 2x2 regression) and its
+#'     other terms agree: `did_cs()` (as did and Callaway and Sant'Anna, 2021)
+#'     takes a cell's variance from its influence function (divisor \eqn{n});
+#'     diff-diff 3.3.2 reports the Welch form for cells without covariates,
+#'     while its aggregated SEs use the influence function.}
 #'   \item{`different_settings`, `different_estimator`}{(two fits) their
 #'     calls differ in these arguments (control group, base period, weights,
 #'     ...), or they come from different estimators.}
@@ -76,6 +84,10 @@
 #' @param data The data the fit was estimated on, for the refits (default:
 #'   the fit's call's `data`, evaluated in `envir`).
 #' @param envir Environment in which the fit's call is evaluated.
+#' @param x A `dd_compare` object.
+#' @param digits Significant digits in the printed table.
+#' @param n Terms printed (those that differ most when there are more).
+#' @param ... Unused.
 #' @return An object of class `dd_compare`: `table` (term, estimates, SEs,
 #'   differences, SE ratio), `hypotheses` (ranked: `hypothesis`, `supported`,
 #'   `evidence`) and `summary`. `print()` shows both.
@@ -119,6 +131,8 @@ dd_compare <- function(a, b, tol = 1e-8, terms = NULL, refit = TRUE, data = NULL
   hyp <- dd_compare_hypotheses(tab, A, B, tol)
   set <- dd_compare_settings(A, B, envir)
   if (!is.null(set)) hyp <- dd_compare_add(hyp, set)
+  wel <- dd_compare_welch(A, B, tab, tol)
+  if (!is.null(wel)) hyp <- dd_compare_add(hyp, wel)
   if (refit && !hyp$supported[hyp$hypothesis == "agree"]) {
     rf <- dd_compare_refits(A, B, tab, tol, data, envir)
     if (!is.null(rf)) hyp <- dd_compare_add(hyp, rf)
@@ -152,9 +166,12 @@ dd_compare_side <- function(x, arg) {
                         std.error = if (is.null(x$std.error)) NA_real_ else as.numeric(x$std.error),
                         stringsAsFactors = FALSE),
        label = as.character(meta("source") %|NA|% "numbers"), n = as.numeric(meta("n")),
-       n_units = as.numeric(meta("n_units")), nboot = as.numeric(meta("nboot")), n_clusters = NA_real_,
+       n_units = as.numeric(meta("n_units")), nboot = dd_compare_nboot(meta("nboot")), n_clusters = NA_real_,
        K = NA_real_, df = NA_real_, fit = NULL, stamp = attr(x, "stamp", exact = TRUE))
 }
+
+# bootstrap draws stated by numbers from elsewhere: 0 (analytic SEs) is none
+dd_compare_nboot <- function(v) { v <- suppressWarnings(as.numeric(v)); if (isTRUE(v > 0)) v else NA_real_ }
 
 `%|NA|%` <- function(a, b) if (length(a) != 1L || is.na(a)) b else a
 
@@ -198,7 +215,8 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
   }
   # numerical tolerance
   add("numerical_tolerance", !est_agree && est_max < 1e-5,
-      sprintf("estimates differ by at most %.1e relative (%s 1e-5)", est_max, if (est_max < 1e-5) "<" else ">="))
+      if (est_agree) sprintf("estimates agree to the tolerance (%.1e relative)", est_max)
+      else sprintf("estimates differ by at most %.1e relative (%s 1e-5)", est_max, if (est_max < 1e-5) "<" else ">="))
   # standard errors: constant ratio, known factors, bootstrap noise
   est_close <- est_max < 1e-5
   if (length(r) >= 1L && !(se_max <= tol)) {
@@ -260,13 +278,19 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
   out
 }
 
+#' @rdname dd_compare
 #' @export
-print.dd_compare <- function(x, digits = 6, ...) {
+print.dd_compare <- function(x, digits = 6, n = 10, ...) {
   cat(sprintf("Comparing %s (a) with %s (b): %d common terms", x$a$label, x$b$label, nrow(x$table)))
   if (length(x$only_a) || length(x$only_b))
     cat(sprintf("; only in a: %d, only in b: %d", length(x$only_a), length(x$only_b)))
   cat("\n\n")
-  print(x$table, digits = digits, row.names = FALSE)
+  tab <- x$table[, setdiff(names(x$table), "diff")]
+  # the terms that differ most first when not all are shown
+  if (nrow(tab) > n) tab <- tab[utils::head(order(-pmax(tab$rel_diff, abs(log(tab$se_ratio)), na.rm = TRUE)), n), ]
+  print(tab, digits = digits, row.names = FALSE)
+  if (nrow(x$table) > n)
+    cat(sprintf("(the %d terms that differ most of %d; all in $table)\n", n, nrow(x$table)))
   cat("\nExplanations (supported first):\n")
   h <- x$hypotheses
   for (i in seq_len(nrow(h)))
@@ -279,7 +303,7 @@ dd_compare_add <- function(hyp, new) {
   if (any(new$supported)) {
     catch <- hyp$hypothesis %in% c("estimates_differ", "se_method_differs") & hyp$supported
     hyp$supported[catch] <- FALSE
-    hyp$evidence[catch] <- "explained by the settings below"
+    hyp$evidence[catch] <- "explained by a more specific explanation (supported above)"
   }
   out <- rbind(hyp, new)
   out <- out[order(!out$supported), , drop = FALSE]
@@ -411,4 +435,41 @@ dd_compare_refits <- function(A, B, tab, tol, data, envir) {
                stringsAsFactors = FALSE)
   })
   do.call(rbind, rows)
+}
+
+# did_cs cells: the two-sample Welch standard error (each arm's variance
+# with divisor n - 1) from the fit's influence function. psi (scaled by n)
+# is nonzero for the cell's units: the cohort's (treated arm) and its
+# comparison units; the plug-in SE is sqrt(sum psi^2) / n, the Welch SE
+# weights each arm's sum by n_arm / (n_arm - 1).
+dd_compare_welch <- function(A, B, tab, tol) {
+  side <- if (identical(A$fit$estimator, "did_cs")) "a" else if (identical(B$fit$estimator, "did_cs")) "b" else return(NULL)
+  fit <- if (side == "a") A$fit else B$fit
+  if (max(tab$rel_diff) >= 1e-5 || is.null(fit$inf) || is.null(fit$unit_group)) return(NULL)
+  other_se <- if (side == "a") tab$se_b else tab$se_a
+  own_se <- if (side == "a") tab$se_a else tab$se_b
+  ok <- is.finite(other_se) & is.finite(own_se)
+  if (!any(ok) || max(abs(own_se[ok] / other_se[ok] - 1)) <= tol) return(NULL)
+  cell <- regmatches(tab$term, regexec("^ATT\\(([^,]+),([^)]+)\\)$", tab$term))
+  is_cell <- lengths(cell) == 3L & ok
+  if (!any(is_cell)) return(NULL)
+  psi <- as.matrix(fit$inf)
+  j <- match(tab$term[is_cell], fit$coeftable$term)
+  g <- as.numeric(vapply(cell[is_cell], `[`, "", 2L))
+  welch <- vapply(seq_along(j), function(k) {
+    p <- psi[, j[k]]
+    tr <- fit$unit_group == g[k]
+    co <- !tr & p != 0
+    nt <- sum(tr); nc <- sum(co)
+    sqrt((if (nt > 1) nt / (nt - 1) else 0) * sum(p[tr]^2) + (if (nc > 1) nc / (nc - 1) else 0) * sum(p[co]^2)) / fit$n
+  }, 0)
+  dcell <- max(abs(welch / other_se[is_cell] - 1))
+  rest <- ok & !is_cell
+  drest <- if (any(rest)) max(abs(own_se[rest] / other_se[rest] - 1)) else 0
+  good <- is.finite(dcell) && dcell <= max(tol, 1e-6) && drest <= max(tol, 1e-6)
+  data.frame(hypothesis = "se_welch_cells", supported = good,
+             evidence = sprintf("the Welch SEs (n - 1 in each arm) of %s's %d ATT(g,t) cells differ from %s's by at most %.1e relative%s",
+                                side, sum(is_cell), if (side == "a") "b" else "a", dcell,
+                                if (any(rest)) sprintf("; the %d other terms' SEs by %.1e", sum(rest), drest) else ""),
+             stringsAsFactors = FALSE)
 }

@@ -34,6 +34,17 @@
 #'     Hoekstra (2013), as distributed with the bacondecomp R package (data
 #'     set `castle`, bacondecomp 0.1.1, MIT licence), a subset of its
 #'     columns, never-treated `effyear` coded 0.}
+#'   \item{`diffdiff_cs_castle.csv`}{Numbers from the Python library
+#'     diff-diff 3.3.2 (commit 33afb6a, pure-Python backend): its
+#'     `CallawaySantAnna` on `castle.csv` (outcome `l_homicide`, unit `sid`,
+#'     period `year`, first treated `effyear`; doubly robust, varying base
+#'     period, no covariates) with `control_group` `never_treated` and
+#'     `not_yet_treated`, analytic SEs (`nboot` 0) and 999 multiplier-bootstrap
+#'     draws (seed 42): group-time effects (`term` "ATT(g,t)"), event-study
+#'     effects ("event::e") and the overall ATT ("ATT"), with `estimate`,
+#'     `std.error` and `source`. Written by `tools/diffdiff-py-cs-castle.py`
+#'     in the source repository; used by the vignette "Cross-checking Python
+#'     results".}
 #' }
 #' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
 #'   control methods for comparative case studies: estimating the effect of

@@ -80,6 +80,34 @@ test_that("dd_compare on real pairs: did, fixest, diff-diff", {
   expect_match(x$b$label, "diff-diff 3.3.2")
 })
 
+test_that("dd_compare on diff-diff's Callaway-Sant'Anna numbers for the castle panel: the cell SEs are Welch's", {
+  # inst/extdata/diffdiff_cs_castle.csv: diff-diff 3.3.2 (commit 33afb6a),
+  # written by tools/diffdiff-py-cs-castle.py
+  castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+  py <- read.csv(system.file("extdata", "diffdiff_cs_castle.csv", package = "diffdiff"))
+  expect_match(py$source[1], "^diff-diff 3\\.3\\.2 CallawaySantAnna")
+  for (cg in c("never_treated", "not_yet_treated")) {
+    f <- suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0,
+                                 control_group = if (cg == "never_treated") "nevertreated" else "notyettreated"))
+    an <- py[py$control_group == cg & py$nboot == 0, ]
+    cells <- an[grepl("^ATT\\(", an$term), ]
+    x <- dd_compare(f, cells)
+    expect_equal(nrow(x$table), 50L)
+    expect_lt(max(x$table$rel_diff), 1e-12)
+    expect_identical(hyp(x), "se_welch_cells", info = cg)
+    expect_lt(min(x$table$se_ratio), 0.75)           # up to 27% apart: not a rounding matter
+    # the event study and the overall ATT agree, SEs included
+    x <- dd_compare(aggregate(f, "dynamic"), an[grepl("^event::", an$term), ])
+    expect_identical(hyp(x), "agree", info = cg)
+    x <- dd_compare(aggregate(f, "simple"), an[an$term == "ATT", ])
+    expect_identical(hyp(x), "agree", info = cg)
+    # with 999 bootstrap draws on diff-diff's side: Monte Carlo noise
+    bs <- py[py$control_group == cg & py$nboot == 999 & grepl("^ATT\\(", py$term), ]
+    x <- dd_compare(f, bs)
+    expect_identical(hyp(x), "bootstrap_noise", info = cg)
+  }
+})
+
 test_that("dd_compare: bad input", {
   set.seed(6)
   d <- dd_sim_basic(n_units = 40)
