@@ -45,6 +45,24 @@
 #'     `std.error` and `source`. Written by `tools/diffdiff-py-cs-castle.py`
 #'     in the source repository; used by the vignette "Cross-checking Python
 #'     results".}
+#'   \item{`nhanes_aca.csv`}{Survey microdata: 2,946 respondents aged 19-25
+#'     (`treated` = 1: eligible for a parent's health insurance under the
+#'     Affordable Care Act's dependent-coverage provision of September 2010)
+#'     or 27-34 (`treated` = 0) in the National Health and Nutrition
+#'     Examination Survey cycles 2007-2008 (`post` = 0) and 2015-2016
+#'     (`post` = 1; `cycle`, `period`; `first_treat` 2 for the treated
+#'     ages, 0 otherwise; `unit_id` a respondent number, each respondent
+#'     observed once). `outcome`: covered by health insurance (0/1). Design:
+#'     masked variance strata `SDMVSTRA` (31 over the two cycles), PSUs
+#'     `SDMVPSU` (2 per stratum, nested), exam weights `WTMEC2YR`.
+#'     Covariates: age `RIDAGEYR`, sex `RIAGENDR` (1 male, 2 female), family
+#'     income to poverty ratio `INDFMPIR` (missing for some). Source: CDC /
+#'     National Center for Health Statistics, NHANES (public domain), as
+#'     extracted in the Python library diff-diff 3.3.2
+#'     (`benchmarks/data/real/nhanes_aca_subset.csv`, MIT licence),
+#'     unchanged. Analyse with `survey_design(d, weights = ~WTMEC2YR, strata
+#'     = ~SDMVSTRA, ids = ~SDMVPSU, nest = TRUE)` and `did_2x2(d, "outcome",
+#'     "treated", "post", survey = des)`.}
 #' }
 #' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
 #'   control methods for comparative case studies: estimating the effect of
@@ -61,10 +79,16 @@
 #'
 #'   Chen, X., Sant'Anna, P. H. C. and Xie, H. (2025). Efficient
 #'   difference-in-differences and event study estimators.
+#'
+#'   Sommers, B. D. (2012). Number of young adults gaining insurance due to
+#'   the Affordable Care Act. JAMA 307(9), 913-914.
 #' @examples
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)
 #' castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
 #' did_check(castle, "l_homicide", "sid", "year", gname = "effyear")
+#' nh <- read.csv(system.file("extdata", "nhanes_aca.csv", package = "diffdiff"))
+#' des <- survey_design(nh, weights = ~WTMEC2YR, strata = ~SDMVSTRA, ids = ~SDMVPSU, nest = TRUE)
+#' did_2x2(nh, "outcome", "treated", "post", survey = des)
 #' @name diffdiff_data
 NULL
