@@ -33,7 +33,10 @@
 #' (the first stage rejects every point outside it);
 #' `"Conditional"` and `"C-LF"` under `"SD"` span the identified set at
 #' `betahat = 0` widened by 20 standard errors of the estimand; under `"RM"`
-#' and `"SDRM"` the grid is +/- 20 standard errors around 0. When the accepted
+#' and `"SDRM"` the grid is +/- 20 standard errors around 0. When such a
+#' grid accepts no point (an estimate more than about 20 standard errors
+#' from 0; HonestDiD then reports an empty set), it is moved by the estimate
+#' (centred on it). When the accepted
 #' set reaches an end of the grid (default or given), the grid is extended on
 #' that side at the same step, `grid_points` points at a time, until a point
 #' beyond the set is rejected, so that an interval is never cut at the grid's
@@ -317,6 +320,14 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
     acc
   }
   acc <- accept(grid)
+  # HonestDiD's default grids (other than C-F's) are centred on 0 (the
+  # identified set at betahat = 0, widened by 20 standard errors): an
+  # estimate far from 0 leaves every point rejected. The grid is then
+  # moved by the estimate (same width and points).
+  if (!any(acc == 1L, na.rm = TRUE) && is.null(ctx$glb) && is.null(ctx$gub) && !isTRUE(attr(grid, "flci"))) {
+    grid <- grid + sum(ctx$l * ctx$b[K + seq_len(P)])
+    acc <- accept(grid)
+  }
   g0 <- range(grid)
   lab <- if (ctx$type == "SD") "M" else "Mbar"
   ok <- which(acc == 1L)

@@ -355,3 +355,30 @@ test_that("C_flci_bias allocates its scratch once, not once per bisection step",
   k <- vapply(root * c(0.05, 0.3, 0.6, 0.9), allocs, numeric(1))
   expect_identical(length(unique(k)), 1L)
 })
+
+test_that("RM: an estimate far from 0 gets a grid around it, not an empty set", {
+  # l'beta = 10 with SE 0.1: 100 SEs from 0, outside HonestDiD's default
+  # RM grid (+/- 20 SEs around 0), which then rejects every point
+  b <- c(0.02, -0.03, 0.01, 10, 10.5)
+  S <- diag(c(0.01, 0.01, 0.01, 0.01, 0.012))
+  h <- expect_silent(honest_did(betahat = b, sigma = S, num_pre = 3, type = "RM", Mbar = c(0.5, 1), breakdown = FALSE))
+  expect_true(all(is.finite(c(h$results$lb, h$results$ub))))
+  expect_true(all(h$results$lb < 10 & h$results$ub > 10))
+  # the path: the grid used is +/- 20 SEs around the estimate, and the result
+  # equals the one on that grid given explicitly
+  expect_equal(h$grids$start_lb, rep(10 - 20 * 0.1, 2))
+  h2 <- honest_did(betahat = b, sigma = S, num_pre = 3, type = "RM", Mbar = c(0.5, 1), breakdown = FALSE,
+                   grid_lb = 8, grid_ub = 12)
+  expect_identical(h$results, h2$results)
+  # the same under "SD" with the conditional and hybrid tests (their grid
+  # spans the identified set at betahat = 0)
+  for (m in c("C-LF", "Conditional")) {
+    s <- expect_silent(honest_did(betahat = b, sigma = S, num_pre = 3, type = "SD", M = c(0, 0.1), method = m,
+                                  breakdown = FALSE))
+    expect_true(all(s$results$lb < 10 & s$results$ub > 10), info = m)
+    expect_equal(s$grids$start_lb, c(-2, -2.1) + 10, info = m)
+    s2 <- honest_did(betahat = b, sigma = S, num_pre = 3, type = "SD", M = 0.1, method = m, breakdown = FALSE,
+                     grid_lb = 7.9, grid_ub = 12.1)
+    expect_equal(s$results[2, ], s2$results, ignore_attr = TRUE, tolerance = 1e-12, info = m)
+  }
+})
