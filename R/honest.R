@@ -33,10 +33,10 @@
 #' (the first stage rejects every point outside it);
 #' `"Conditional"` and `"C-LF"` under `"SD"` span the identified set at
 #' `betahat = 0` widened by 20 standard errors of the estimand; under `"RM"`
-#' and `"SDRM"` the grid is +/- 20 standard errors around 0. When such a
-#' grid accepts no point (an estimate more than about 20 standard errors
-#' from 0; HonestDiD then reports an empty set), it is moved by the estimate
-#' (centred on it). When the accepted
+#' and `"SDRM"` the grid is +/- 20 standard errors around 0. When the
+#' estimate lies outside such a grid or the grid accepts no point (an
+#' estimate more than about 20 standard errors from 0; HonestDiD then
+#' reports an empty set), the grid is moved by the estimate. When the accepted
 #' set reaches an end of the grid (default or given), the grid is extended on
 #' that side at the same step, `grid_points` points at a time, until a point
 #' beyond the set is rejected, so that an interval is never cut at the grid's
@@ -311,6 +311,14 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
   }
   flci <- if (hybrid == 2) dd_flci(ctx$b, ctx$S, K, P, ctx$l, m, ctx$alpha / 10) else NULL
   grid <- dd_honest_grid(ctx, problems, flci)
+  # HonestDiD's default grids (other than C-F's) are centred on 0 (the
+  # identified set at betahat = 0, widened by 20 standard errors): an
+  # estimate outside such a grid, or one on which every point is rejected,
+  # gets the grid moved by the estimate (same width and points).
+  moveable <- is.null(ctx$glb) && is.null(ctx$gub) && !isTRUE(attr(grid, "flci"))
+  th <- sum(ctx$l * ctx$b[K + seq_len(P)])
+  moved <- moveable && (th < grid[1] || th > grid[length(grid)])
+  if (moved) grid <- grid + th
   accept <- function(grid) {
     acc <- integer(length(grid))
     for (pr in problems) {
@@ -320,12 +328,8 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
     acc
   }
   acc <- accept(grid)
-  # HonestDiD's default grids (other than C-F's) are centred on 0 (the
-  # identified set at betahat = 0, widened by 20 standard errors): an
-  # estimate far from 0 leaves every point rejected. The grid is then
-  # moved by the estimate (same width and points).
-  if (!any(acc == 1L, na.rm = TRUE) && is.null(ctx$glb) && is.null(ctx$gub) && !isTRUE(attr(grid, "flci"))) {
-    grid <- grid + sum(ctx$l * ctx$b[K + seq_len(P)])
+  if (!any(acc == 1L, na.rm = TRUE) && moveable && !moved) {
+    grid <- grid + th
     acc <- accept(grid)
   }
   g0 <- range(grid)
