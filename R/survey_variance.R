@@ -122,17 +122,25 @@ aggregate_survey <- function(data, ynames, by, design) {
   dd_check_roles(data, list(ynames = ynames, by = byv))
   for (v in byv) if (anyNA(data[[v]])) dd_stop("`by` column \"%s\" has missing values (first in row %d).", v,
                                                which(is.na(data[[v]]))[1])
-  # cells in sorted order of the by columns
-  keys <- lapply(byv, function(v) data[[v]])
-  o <- do.call(order, unname(keys))
-  k1 <- do.call(paste, c(lapply(keys, as.character), sep = "\r"))
-  lev <- unique(k1[o])
-  dom <- match(k1, lev) - 1L
-  nd <- length(lev)
-  first <- o[!duplicated(k1[o])]
+  # cells in sorted order of the by columns: each column coded by its
+  # sorted distinct values, the codes combined (exact in doubles up to 2^53
+  # cells), the combinations coded again
+  comb <- 0
+  for (v in byv) {
+    x <- data[[v]]
+    u <- if (is.factor(x)) levels(x) else if (is.numeric(x)) sort(unique(x), method = "radix") else sort(unique(x))
+    cv <- match(if (is.factor(x)) as.character(x) else x, u)
+    if (length(u) * max(comb + 1) > 2^52) dd_stop("`by` defines too many cells to count.")
+    comb <- comb * length(u) + (cv - 1)
+  }
+  cells <- sort(unique(comb), method = "radix")
+  dom <- match(comb, cells) - 1L
+  nd <- length(cells)
+  first <- match(cells, comb)
   out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
-  w <- design$weights
-  Wd <- as.vector(rowsum(w, dom, reorder = TRUE))
+  w <- as.double(design$weights)
+  csum <- function(X, wt) .Call(C_cell_sums, X, wt, dom, nd)      # nd x k sums by cell
+  Wd <- csum(NULL, w)[, 1]
   if (any(Wd == 0)) {
     k <- which(Wd == 0)
     dd_stop("`by` cell %s has zero total weight in `design` (%d such cell%s); its design-based mean is undefined. Drop its rows or give them positive weights.",
@@ -144,10 +152,11 @@ aggregate_survey <- function(data, ynames, by, design) {
     if (!is.numeric(y)) dd_stop("`ynames` column \"%s\" must be numeric; it is %s.", yv, class(y)[1])
     if (anyNA(y)) dd_stop("`ynames` column \"%s\" has missing values (first in row %d).", yv, which(is.na(y))[1])
     y <- as.double(y)
-    m <- as.vector(rowsum(w * y, dom, reorder = TRUE)) / Wd
+    m <- csum(y, w)[, 1] / Wd
     V <- if (design$replicate) {
       Wr <- design$repweights
-      th <- rowsum(Wr * y, dom, reorder = TRUE) / rowsum(Wr, dom, reorder = TRUE)   # nd x R
+      storage.mode(Wr) <- "double"
+      th <- csum(Wr, y) / csum(Wr, NULL)                                    # nd x R
       centre <- if (design$mse) m else rowMeans(th[, design$rscales > 0, drop = FALSE])
       as.vector(((th - centre)^2) %*% design$rscales) * design$scale
     } else {
@@ -158,7 +167,7 @@ aggregate_survey <- function(data, ynames, by, design) {
     out[[paste0(yv, "_se")]] <- sqrt(V)
   }
   out$n <- tabulate(dom + 1L, nd)
-  out$n_eff <- Wd^2 / as.vector(rowsum(w^2, dom, reorder = TRUE))
+  out$n_eff <- Wd^2 / csum(w, w)[, 1]
   out$weight_sum <- Wd
   attr(out, "weights_column") <- "weight_sum"
   out

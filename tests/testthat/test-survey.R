@@ -146,6 +146,11 @@ test_that("aggregate_survey() equals svyby(svymean) on the full design", {
     a <- survey::svyby(stats::as.formula(paste("~", paste(by, collapse = "+"))), formula = ~api00 + api99,
                        design = des, FUN = survey::svymean)
     b <- aggregate_survey(d, c("api00", "api99"), by, dd)
+    # svyby sorts with the last `by` column slowest, aggregate_survey with
+    # the first: b is sorted (checked below), a is put in b's order
+    key <- function(x) do.call(paste, c(lapply(x[by], as.character), sep = "\r"))
+    expect_identical(do.call(order, unname(as.list(b[by]))), seq_len(nrow(b)))
+    a <- a[match(key(b), key(a)), ]
     se <- survey::SE(a)
     expect_equal(nrow(a), nrow(b))
     expect_lt(max(abs(c(a$api00, a$api99) - c(b$api00, b$api99)) / abs(c(a$api00, a$api99))), 1e-10)
@@ -158,6 +163,12 @@ test_that("aggregate_survey() equals svyby(svymean) on the full design", {
       survey_design(apiclus1, weights = ~pw, ids = ~dnum, fpc = ~fpc), apiclus1, "stype")
   cmp(survey::svydesign(id = ~dnum + snum, fpc = ~fpc1 + fpc2, data = apiclus2),
       survey_design(apiclus2, ids = ~dnum + snum, fpc = ~fpc1 + fpc2), apiclus2, "stype")
+  # numeric and character cell columns (cells sorted by their values)
+  st <- apistrat; st$cty <- as.character(st$cname); st$yr <- as.numeric(st$stype == "E") * 3 + (st$awards == "Yes")
+  cmp(survey::svydesign(id = ~1, strata = ~stype, weights = ~pw, data = st, fpc = ~fpc),
+      survey_design(st, weights = ~pw, strata = ~stype, fpc = ~fpc), st, c("yr", "sch.wide"))
+  ct <- st[st$cty %in% names(which(table(st$cty) >= 4)), ]
+  cmp(survey::svydesign(id = ~1, weights = ~pw, data = ct), survey_design(ct, weights = ~pw), ct, "cty")
   jk <- survey::as.svrepdesign(survey::svydesign(id = ~dnum, weights = ~pw, data = apiclus1, fpc = ~fpc), type = "JK1")
   cmp(jk, jk, apiclus1, "stype")
   # a converted svydesign() object gives the same cells as survey_design()
