@@ -41,6 +41,16 @@
 #'   each, treatment assigned by PSU within stratum, a PSU effect on the
 #'   post-period change (`sd_psu`) and sampling weights that differ by
 #'   stratum (columns `stratum`, `psu`, `weight`).
+#' * `dd_sim_continuous()`: staggered adoption of a continuous dose: each
+#'   treated unit draws a dose (log-normal, `dose_meanlog`, `dose_sdlog`;
+#'   constant within unit, 0 for the never treated) and its effect from
+#'   adoption on is `effect + slope * dose` (so ATT(d) is linear in the dose
+#'   and the average causal response is `slope`).
+#' * `dd_sim_reversible()`: a treatment that switches once, in either
+#'   direction: a share `treated_share` of units start treated and stop at a
+#'   random period (leavers), the others start untreated and start at a
+#'   random period (joiners); the effect of being treated is drawn per unit
+#'   and period (mean `effect`, SD `effect_sd`).
 #' @param n_treated,first_treat Treated units and their adoption period
 #'   (`dd_sim_factor`; default: the last quarter of the periods).
 #' @param n_factors,loading_shift Number of factors and the treated units'
@@ -49,14 +59,23 @@
 #'   group x period shocks (`dd_sim_ddd`).
 #' @param n_strata,n_psu,units_per_psu,sd_psu Survey layout and the SD of
 #'   the PSU effect on the post-period outcomes (`dd_sim_survey`).
+#' @param slope,dose_meanlog,dose_sdlog Effect per unit of dose and the
+#'   log-normal dose distribution (`dd_sim_continuous`).
+#' @param effect_sd SD of the unit-period effects (`dd_sim_reversible`).
 #' @return A data frame: `id`, `time`, `first_treat`, `D` (treated
 #'   observation), `y` (and `treat`, `post` for `dd_sim_basic`; `eligible`
-#'   for `dd_sim_ddd`; `stratum`, `psu`, `weight` for `dd_sim_survey`).
+#'   for `dd_sim_ddd`; `stratum`, `psu`, `weight` for `dd_sim_survey`;
+#'   `dose` for `dd_sim_continuous`; `dd_sim_reversible` has `id`, `time`,
+#'   `D`, `y`).
 #' @examples
 #' set.seed(1)
 #' head(dd_sim_basic(n_units = 50, n_pre = 2, n_post = 2, effect = 0.5))
 #' d <- dd_sim_staggered(n_units = 300, n_periods = 8, effect = 1, dynamic = 0.2)
 #' table(d$first_treat[d$time == 1])
+#' dc <- dd_sim_continuous(n_units = 200, n_periods = 4, cohorts = 3)
+#' summary(dc$dose[dc$first_treat > 0])
+#' dr <- dd_sim_reversible(n_units = 50, n_periods = 6)
+#' table(dr$D, dr$time)
 #' @name dd_sim
 NULL
 
@@ -182,6 +201,49 @@ dd_sim_ddd <- function(n_units = 1000, n_periods = 8, cohorts = NULL, never_shar
   d$D <- as.numeric(d$D == 1 & d$eligible == 1)
   d$y <- d$y + ifelse(d$D == 1, effect + dynamic * (d$time - d$first_treat), 0)
   d[, c("id", "time", "first_treat", "eligible", "D", "y")]
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_continuous <- function(n_units = 500, n_periods = 6, cohorts = NULL, never_share = 0.3, effect = 1, slope = 2,
+                              dose_meanlog = 0.5, dose_sdlog = 0.5, rho = 0, sd = 1, sd_unit = 2, trend = 0.5) {
+  for (a in c("dose_meanlog", "slope")) {
+    v <- get(a)
+    if (!is.numeric(v) || length(v) != 1L || !is.finite(v)) dd_stop("`%s` must be one finite number; got %s.", a, dd_show(v))
+  }
+  if (!is.numeric(dose_sdlog) || length(dose_sdlog) != 1L || !is.finite(dose_sdlog) || dose_sdlog < 0)
+    dd_stop("`dose_sdlog` must be one number >= 0; got %s.", dd_show(dose_sdlog))
+  d <- dd_sim_staggered(n_units = n_units, n_periods = n_periods, cohorts = cohorts, never_share = never_share,
+                        effect = 0, rho = rho, sd = sd, sd_unit = sd_unit, trend = trend)
+  n <- nrow(d) / n_periods
+  g <- d$first_treat[seq_len(n)]
+  dose <- ifelse(g > 0, stats::rlnorm(n, dose_meanlog, dose_sdlog), 0)
+  d$dose <- rep(dose, n_periods)
+  d$y <- d$y + d$D * (effect + slope * d$dose)
+  d[, c("id", "time", "first_treat", "dose", "D", "y")]
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_reversible <- function(n_units = 120, n_periods = 10, treated_share = 0.3, effect = 2, effect_sd = 0.5,
+                              rho = 0, sd = 0.5, sd_unit = 2, trend = 0.1) {
+  n_units <- dd_check_count(n_units, "n_units", min = 2)
+  n_periods <- dd_check_count(n_periods, "n_periods", min = 2)
+  if (!is.numeric(treated_share) || length(treated_share) != 1L || is.na(treated_share) || treated_share < 0 ||
+      treated_share > 1)
+    dd_stop("`treated_share` must be one number in [0, 1]; got %s.", dd_show(treated_share))
+  if (!is.numeric(effect_sd) || length(effect_sd) != 1L || !is.finite(effect_sd) || effect_sd < 0)
+    dd_stop("`effect_sd` must be one number >= 0; got %s.", dd_show(effect_sd))
+  dd_sim_check(n_units, rho, sd, sd_unit, effect, 0, trend)
+  T <- n_periods
+  start_on <- stats::runif(n_units) < treated_share
+  sw <- sample.int(T - 1L, n_units, replace = TRUE) + 1L        # the first period with the new status: 2..T
+  tt <- rep(seq_len(T), each = n_units)
+  after <- tt >= rep(sw, T)
+  D <- as.numeric(ifelse(rep(start_on, T), !after, after))
+  Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+  eff <- stats::rnorm(n_units * T, effect, effect_sd)
+  data.frame(id = rep(seq_len(n_units), T), time = tt, D = D, y = as.vector(Y) + trend * tt + D * eff)
 }
 
 #' @rdname dd_sim

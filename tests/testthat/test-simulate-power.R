@@ -130,3 +130,37 @@ test_that("dd_simulate_sample_size: agrees with dd_power's sample size, reproduc
                "without `n_units`")
   expect_error(dd_simulate_sample_size(est, effect = 0.3, n_units = c(10, 20), power = 0.01), "`power`")
 })
+
+test_that("dd_sim_continuous and dd_sim_reversible: layouts and the effects they plant", {
+  set.seed(11)
+  d <- dd_sim_continuous(n_units = 400, n_periods = 5, cohorts = 3, never_share = 0.25, effect = 1, slope = 2,
+                         sd = 0, sd_unit = 0, trend = 0)
+  expect_identical(nrow(d), 2000L)
+  # the dose is constant within unit, 0 exactly for the never treated
+  expect_true(all(tapply(d$dose, d$id, function(v) length(unique(v))) == 1L))
+  expect_true(all(d$dose[d$first_treat == 0] == 0) && all(d$dose[d$first_treat > 0] > 0))
+  expect_equal(mean(d$first_treat[d$time == 1] == 0), 0.25)
+  # without noise the outcome is the planted effect 1 + 2 * dose after adoption
+  expect_equal(d$y, d$D * (1 + 2 * d$dose))
+  expect_equal(median(d$dose[d$first_treat > 0 & d$time == 1]), exp(0.5), tolerance = 0.15)
+  # did_dose recovers the linear dose response (noise added)
+  set.seed(12)
+  e <- dd_sim_continuous(n_units = 600, n_periods = 4, cohorts = 3, slope = 2)
+  f <- did_dose(e, "y", "id", "time", "first_treat", "dose", degree = 1, num_knots = 0, nboot = 0)
+  acrt <- f$coeftable$estimate[f$coeftable$term == "ACRT"]
+  expect_lt(abs(acrt - 2), 4 * f$coeftable$std.error[f$coeftable$term == "ACRT"])
+  # reversible: one switch per unit, in either direction
+  set.seed(13)
+  r <- dd_sim_reversible(n_units = 300, n_periods = 8, treated_share = 0.3, effect = 2, effect_sd = 0, sd = 0,
+                         sd_unit = 0, trend = 0)
+  sw <- tapply(r$D[order(r$id, r$time)], r$id[order(r$id, r$time)], function(v) sum(diff(v) != 0))
+  expect_true(all(sw == 1L))
+  first <- r$D[r$time == 1]
+  expect_equal(mean(first), 0.3, tolerance = 0.1)
+  expect_equal(r$y, 2 * r$D)
+  x <- did_check(r, "y", "id", "time", dname = "D")
+  expect_true("TREATMENT_REVERSIBLE" %in% x$findings$code)
+  expect_error(dd_sim_continuous(dose_sdlog = -1), "`dose_sdlog`")
+  expect_error(dd_sim_reversible(treated_share = 2), "`treated_share`")
+  expect_error(dd_sim_reversible(effect_sd = NA), "`effect_sd`")
+})
