@@ -11,7 +11,7 @@ RSCRIPT  := Rscript --vanilla
 # R CMD check must not reach the network (CRAN incoming, URL checks).
 CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false \
   _R_CHECK_URLS_=false _R_CHECK_FORCE_SUGGESTS_=true _R_CHECK_SYSTEM_CLOCK_=false \
-  DIFFDIFF_REQUIRE_PARITY=true
+  DIFFDIFF_REQUIRE_PARITY=true DIFFDIFF_SRC_DIR=$(CURDIR)
 
 .PHONY: deps install demo test build check sanitize valgrind fuzz interrupt bench coverage docs clean
 

@@ -8,3 +8,13 @@ src_dir <- function() {
   if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("the C sources are not found")
   testthat::skip("the C sources are not available")
 }
+
+# The source tree's bench/scenarios/ (not in the built package): from
+# DIFFDIFF_SRC_DIR (set by `make test`) or relative to tests/testthat. Not
+# found: skip, or fail when DIFFDIFF_REQUIRE_PARITY=true.
+scenario_dir <- function() {
+  for (p in c(file.path(Sys.getenv("DIFFDIFF_SRC_DIR"), "bench", "scenarios"), file.path("..", "..", "bench", "scenarios")))
+    if (nzchar(p) && file.exists(file.path(p, "harness.R"))) return(normalizePath(p))
+  if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("bench/scenarios/ is not found (DIFFDIFF_SRC_DIR)")
+  testthat::skip("bench/scenarios/ is not available (set DIFFDIFF_SRC_DIR to the source tree)")
+}
