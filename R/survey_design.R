@@ -241,7 +241,32 @@ dd_svy_replicate <- function(data, weights, repweights, type, rho, scale, rscale
   if (!combined_weights) W <- W * w
   # design degrees of freedom, computed once as survey does (rank of the replicate weights - 1)
   structure(list(n = n, weights = w, repweights = W, type = type, scale = as.double(scale), rscales = rscales,
-                 mse = mse, replicate = TRUE, degf = qr(W, tol = 1e-5)$rank - 1L), class = "dd_survey_design")
+                 mse = mse, replicate = TRUE, degf = dd_rep_rank(W) - 1L), class = "dd_survey_design")
+}
+
+# The rank of the replicate weights as survey computes it (LINPACK's
+# qr(W, tol = 1e-5)), from the distinct rows: rows repeat (a unit's rows in
+# a panel, a PSU's units), and the distinct rows scaled by the square root
+# of their counts have the same cross-product, hence the same R factor and
+# the same rank decisions, as W. Distinct rows are found from a fixed
+# projection and then checked element by element; on any collision, or
+# when few rows repeat, W itself is used. dd_reuse$rank_path records which.
+dd_rep_rank <- function(W) {
+  n <- nrow(W)
+  if (n > 4L * ncol(W)) {
+    key <- drop(W %*% (1 + sin(seq_len(ncol(W)) * 0.7548776662)))
+    u <- unique(key)
+    if (length(u) <= n %/% 2L) {
+      g <- match(key, u)
+      first <- match(seq_along(u), g)
+      if (all(W == W[first[g], , drop = FALSE])) {
+        dd_reuse$rank_path <- "distinct"
+        return(qr(W[first, , drop = FALSE] * sqrt(tabulate(g, length(u))), tol = 1e-5)$rank)
+      }
+    }
+  }
+  dd_reuse$rank_path <- "full"
+  qr(W, tol = 1e-5)$rank
 }
 
 # A survey package design as a dd_survey_design (not re-specified by hand):
@@ -255,7 +280,7 @@ dd_as_survey_design <- function(x) {
     return(structure(list(n = nrow(W), weights = as.double(x$pweights), repweights = unname(W),
                           type = x$type, scale = as.double(x$scale), rscales = rep_len(as.double(x$rscales), ncol(W)),
                           mse = isTRUE(x$mse), replicate = TRUE,
-                          degf = if (is.null(x$degf)) qr(W, tol = 1e-5)$rank - 1L else x$degf),
+                          degf = if (is.null(x$degf)) dd_rep_rank(W) - 1L else x$degf),
                      class = "dd_survey_design"))
   }
   if (inherits(x, "survey.design2")) {

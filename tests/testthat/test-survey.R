@@ -349,3 +349,32 @@ test_that("did_cs(survey = ) with lonely PSUs: each lonely_psu rule equals svyto
                       survey = survey_design(d, weights = ~w, strata = ~str, ids = ~psu, lonely_psu = "fail")),
                "Stratum \\(7\\) has only one PSU at stage 1")
 })
+
+test_that("replicate designs: the degrees of freedom (rank of the replicate weights) from the distinct rows equal qr(W)'s", {
+  set.seed(21)
+  # a panel: each unit's replicate-weight row repeats in every period
+  N <- 120; T <- 8; K <- 24
+  psu <- rep(seq_len(N) %% K, T)
+  w <- rep(runif(N, 1, 3), T)
+  W <- outer(psu, seq_len(K) - 1L, "!=") * w * K / (K - 1)
+  d <- data.frame(id = rep(seq_len(N), T), w = w)
+  des <- survey_design(d, weights = ~w, repweights = W, type = "JK1")
+  expect_identical(diffdiff:::dd_reuse$rank_path, "distinct")
+  expect_identical(des$degf, qr(W, tol = 1e-5)$rank - 1L)
+  # rank-deficient: a replicate repeated, another a combination of two
+  W2 <- cbind(W, W[, 3], W[, 1] + W[, 2])
+  des2 <- survey_design(d, weights = ~w, repweights = W2, type = "JK1")
+  expect_identical(diffdiff:::dd_reuse$rank_path, "distinct")
+  expect_identical(des2$degf, qr(W2, tol = 1e-5)$rank - 1L)
+  expect_equal(des2$degf, K - 1)
+  # distinct rows throughout: W itself
+  W3 <- W * runif(nrow(W), 0.9, 1.1)
+  des3 <- survey_design(d, weights = ~w, repweights = W3, type = "JK1")
+  expect_identical(diffdiff:::dd_reuse$rank_path, "full")
+  expect_identical(des3$degf, qr(W3, tol = 1e-5)$rank - 1L)
+  # and as survey computes it
+  need_peer("survey")
+  sv <- survey::svrepdesign(data = d, repweights = W, weights = ~w, type = "JK1", combined.weights = TRUE,
+                            scale = (K - 1) / K)
+  expect_identical(des$degf, as.integer(survey::degf(sv)))
+})
