@@ -210,6 +210,17 @@ dd_first_rows <- function(code) .Call(C_first_rows, code, attr(code, "nlev"))
 # appearance), with attribute nlev: the same for any order of the rows
 dd_sorted_codes <- function(x) {
   if (is.factor(x)) x <- as.integer(x)
+  # whole numbers in a compact range: first-appearance codes in C, then
+  # renumbered by the sorted distinct values
+  c0 <- if (is.numeric(x)) .Call(C_group_codes, x) else NULL
+  if (!is.null(c0)) {
+    k <- attr(c0, "nlev")
+    rank <- integer(k)
+    rank[order(x[dd_first_rows(c0)])] <- seq_len(k) - 1L
+    code <- rank[c0 + 1L]
+    attr(code, "nlev") <- k
+    return(code)
+  }
   u <- sort(unique(x))
   code <- match(x, u) - 1L
   attr(code, "nlev") <- length(u)

@@ -63,8 +63,8 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
   if (!length(ids_l)) ids_l <- list(seq_len(n))                  # individual sampling
   S <- length(ids_l)
   for (s in seq_len(S)) {
-    bad <- which(is.na(ids_l[[s]]))
-    if (length(bad)) dd_stop("`ids` (stage %d) has missing values (first in row %d).", s, bad[1])
+    if (anyNA(ids_l[[s]]))
+      dd_stop("`ids` (stage %d) has missing values (first in row %d).", s, which(is.na(ids_l[[s]]))[1])
   }
   has_strata <- length(str_l) == 1L
   st <- if (has_strata) str_l[[1]] else rep(1L, n)
@@ -127,8 +127,10 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
   if (length(w_l)) {
     w <- w_l[[1]]
     if (!is.numeric(w)) dd_stop("`weights` must be numeric; it is %s.", class(w)[1])
-    bad <- which(is.na(w) | w < 0)
-    if (length(bad)) dd_stop("`weights` must be non-negative and not missing; row %d has %s.", bad[1], format(w[bad[1]]))
+    if (anyNA(w) || any(w < 0)) {
+      bad <- which(is.na(w) | w < 0)
+      dd_stop("`weights` must be non-negative and not missing; row %d has %s.", bad[1], format(w[bad[1]]))
+    }
     w <- as.double(w)
     dd_check_design_weights(w)
   } else if (length(fpc_l)) {

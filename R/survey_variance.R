@@ -123,20 +123,22 @@ aggregate_survey <- function(data, ynames, by, design) {
   for (v in byv) if (anyNA(data[[v]])) dd_stop("`by` column \"%s\" has missing values (first in row %d).", v,
                                                which(is.na(data[[v]]))[1])
   # cells in sorted order of the by columns: each column coded by its
-  # sorted distinct values, the codes combined (exact in doubles up to 2^53
-  # cells), the combinations coded again
-  comb <- 0
+  # sorted distinct values (factors: by their levels), the codes combined
+  # (exact in doubles up to 2^53 cells), the combinations coded again
+  comb <- 0; ncomb <- 1
   for (v in byv) {
-    x <- data[[v]]
-    u <- if (is.factor(x)) levels(x) else if (is.numeric(x)) sort(unique(x), method = "radix") else sort(unique(x))
-    cv <- match(if (is.factor(x)) as.character(x) else x, u)
-    if (length(u) * max(comb + 1) > 2^52) dd_stop("`by` defines too many cells to count.")
-    comb <- comb * length(u) + (cv - 1)
+    cv <- dd_sorted_codes(data[[v]])
+    k <- attr(cv, "nlev")
+    if (k * ncomb > 2^52) dd_stop("`by` defines too many cells to count.")
+    comb <- comb * k + cv; ncomb <- ncomb * k
   }
-  cells <- sort(unique(comb), method = "radix")
-  dom <- match(comb, cells) - 1L
-  nd <- length(cells)
-  first <- match(cells, comb)
+  if (ncomb <= 4 * length(comb) + 1024) {             # few possible cells: count them
+    present <- tabulate(comb + 1, ncomb) > 0L
+    dom <- (cumsum(present) - 1L)[comb + 1]
+  } else dom <- match(comb, sort(unique(comb), method = "radix")) - 1L
+  nd <- max(dom) + 1L
+  first <- dd_first_rows(structure(as.integer(dom), nlev = nd))
+  dom <- as.integer(dom)
   out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
   w <- as.double(design$weights)
   csum <- function(X, wt) .Call(C_cell_sums, X, wt, dom, nd)      # nd x k sums by cell
