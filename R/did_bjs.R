@@ -109,9 +109,13 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   # times their residuals
   v0e <- dd_impute_v(fs, st$idc[tr], st$tc[tr], p$X[tr, , drop = FALSE], Wt, mult = fs$resid)
   # treated residuals: tau minus its v^2-weighted mean within cohort x horizon
-  cell <- dd_codes(paste(st$g[tr], st$ev[tr]))
+  ev <- st$ev[tr]; ev0 <- min(ev)
+  cell <- dd_codes(st$g[tr] * (max(ev) - ev0 + 1) + (ev - ev0))       # cohort x horizon
+  nc <- attr(cell, "nlev")
   V2 <- Wt^2
-  tbar <- rowsum(V2 * tau, cell, reorder = TRUE) / rowsum(V2, cell, reorder = TRUE)
+  storage.mode(V2) <- "double"
+  tbar <- .Call(C_cell_sums, V2 * as.double(tau), NULL, as.integer(cell), nc) /
+    .Call(C_cell_sums, V2, NULL, as.integer(cell), nc)
   tbar[!is.finite(tbar)] <- 0
   # pre-trends on the untreated rows
   pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts)
