@@ -24,6 +24,7 @@ typedef struct {
   int *ipiv;
   double *lwork;
   int status;      /* 0 ok, 1 infeasible, 2 unbounded, 3 singular basis */
+  int fresh;       /* Binv and xB are those lp_refactor computes for the current basis */
 } dd_lp;
 
 static void lp_col(const dd_lp *lp, int i, double *out) {
@@ -38,6 +39,7 @@ static int lp_refactor(dd_lp *lp) {
   /* Binv = B^{-1}: solve B X = I */
   for (int i = 0; i < n * n; i++) lp->Binv[i] = 0.0;
   for (int i = 0; i < n; i++) lp->Binv[i + (size_t) i * n] = 1.0;
+  lp->fresh = 0;
   F77_CALL(dgesv)(&n, &n, lp->Bmat, &n, lp->ipiv, lp->Binv, &n, &info);
   if (info != 0) return 3;
   for (int i = 0; i < n; i++) {
@@ -45,11 +47,12 @@ static int lp_refactor(dd_lp *lp) {
     for (int j = 0; j < n; j++) s += lp->Binv[i + (size_t) j * n] * lp->b[j];
     lp->xB[i] = s;
   }
+  lp->fresh = 1;
   return 0;
 }
 
 static void lp_init(dd_lp *lp, int m, int n, const double *W, const double *b) {
-  lp->m = m; lp->n = n; lp->W = W; lp->b = b;
+  lp->m = m; lp->n = n; lp->W = W; lp->b = b; lp->fresh = 0;
   lp->sgn = (double *) R_alloc(n, sizeof(double));
   lp->basis = (int *) R_alloc(n, sizeof(int));
   lp->isbasic = (int *) R_alloc(m + n, sizeof(int));
@@ -111,6 +114,7 @@ static int lp_iterate(dd_lp *lp, const double *c, int allow_art) {
     if (leave < 0) return 2;
     degen = tmin <= 1e-13 ? degen + 1 : 0;
     /* pivot */
+    lp->fresh = 0;
     double piv = lp->u[leave];
     for (int j = 0; j < n; j++) lp->Binv[leave + (size_t) j * n] /= piv;
     lp->xB[leave] /= piv;
@@ -170,9 +174,13 @@ static int lp_solve(dd_lp *lp, const double *cm, double *cfull, double *lam, dou
   if (lp->status) return lp->status;
   for (int i = 0; i < m; i++) cfull[i] = cm[i];
   for (int j = 0; j < n; j++) cfull[m + j] = 0.0;
-  int st = lp_refactor(lp);
+  /* the feasible set does not change between calls: start from the last
+   * basis, refactoring only when pivots have changed it since the last
+   * refactorisation (a refactorisation of an unchanged basis gives the
+   * same Binv and xB bit for bit) */
+  int st = lp->fresh ? 0 : lp_refactor(lp);
   if (!st) st = lp_iterate(lp, cfull, 0);
-  if (!st) st = lp_refactor(lp);
+  if (!st && !lp->fresh) st = lp_refactor(lp);
   if (st) return st;
   for (int i = 0; i < m; i++) lam[i] = 0.0;
   double v = 0.0;
