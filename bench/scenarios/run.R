@@ -54,11 +54,17 @@ if (!file.exists(py)) py <- Sys.which("python3")
 tool <- file.path(root, "tools", "diffdiff-py-scenarios.py")
 pyout <- file.path(tmp, "py")
 have_py <- nzchar(py_path) && nzchar(py)
-if (have_py) {
+# SCENARIO_PY_DIR: the output directory of an earlier
+# tools/diffdiff-py-scenarios.py run (--timing --all-scales, and --data
+# --scales small) to reuse instead of running diff-diff again
+if (nzchar(Sys.getenv("SCENARIO_PY_DIR"))) {
+  pyout <- Sys.getenv("SCENARIO_PY_DIR")
+  have_py <- nzchar(py)
+} else if (have_py) {
   system2(py, c(tool, pyout, "--timing", "--all-scales"), env = paste0("DIFFDIFF_PY_PATH=", py_path))
   system2(py, c(tool, pyout, "--data", "--scales", "small"), env = paste0("DIFFDIFF_PY_PATH=", py_path))
-  have_py <- !file.exists(file.path(pyout, "skipped.txt"))
 }
+have_py <- have_py && dir.exists(pyout) && !file.exists(file.path(pyout, "skipped.txt"))
 if (!have_py) message("diff-diff not run: set DIFFDIFF_PY_PATH to a diff-diff checkout (python3 with numpy, scipy, pandas)")
 py_json <- function(dir, name, scale) {
   f <- c(file.path(dir, sprintf("%s_%s_python.json", name, scale)), file.path(dir, sprintf("%s_python.json", name)))
