@@ -5,10 +5,7 @@
 # placebo 2x2 on the pre-periods, and an event study under the design with
 # a HonestDiD relative-magnitudes grid. 12 periods, adoption in period 7;
 # 200 / 500 / 1,000 units in 10 / 15 / 20 strata of 4 / 6 / 8 PSUs.
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 brand_awareness_survey_scales <- list(small = list(n_units = 200, n_strata = 10, psu = 4),
                                       medium = list(n_units = 500, n_strata = 15, psu = 6),

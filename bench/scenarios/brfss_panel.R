@@ -5,10 +5,7 @@
 # aggregations) on the 500 cells weighted by each state's estimated
 # population, pre-trend inspection, a HonestDiD grid and a Sun-Abraham
 # refit. 50 states x 10 years; 50,000 / 250,000 / 1,000,000 respondents.
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 brfss_panel_scales <- list(small = list(n_per_cell = 100, n_strata = 10, n_psu = 200),
                            medium = list(n_per_cell = 500, n_strata = 15, n_psu = 600),
@@ -45,21 +42,16 @@ brfss_panel_phases <- function() list(
   cs_fit_with_stage2_weights = function(res) {
     res$cs <- did_cs(res$cells, "y", "state", "year", "first_treat", est_method = "reg", weightsname = "w2",
                      nboot = 199, base_period = "universal")
-    res$cs_agg <- lapply(c(simple = "simple", dynamic = "dynamic", group = "group", calendar = "calendar"),
-                         function(t) aggregate(res$cs, t))
+    res$cs_agg <- scenario_aggregates(res$cs)
   },
-  inspect_pretrends = function(res) {
-    es <- res$cs_agg$dynamic$coeftable
-    res$pretrends <- es[grepl("^event::-", es$term), ]
-  },
+  inspect_pretrends = function(res) res$pretrends <- scenario_pretrends(res$cs_agg$dynamic),
   honest_did_grid = function(res)
     res$honest <- honest_did(res$cs_agg$dynamic, type = "RM", Mbar = c(0.5, 1, 1.5), breakdown = FALSE),
   sun_abraham_robustness = function(res)
     res$sa <- did_sa(res$cells, "y", "state", "year", "first_treat", weightsname = "w2", control_group = "never"),
   report = function(res) {
     fits <- list(cs = res$cs_agg$simple, sa = res$sa)
-    res$report <- do.call(rbind, lapply(names(fits), function(k)
-      cbind(model = k, tidy(fits[[k]])[, c("term", "estimate", "std.error", "conf.low", "conf.high")])))
+    res$report <- scenario_report(fits)
     res$headline <- list(cells = nrow(res$cells), cs_att = coef(res$cs_agg$simple)[["ATT"]],
                          cs_se = res$cs_agg$simple$coeftable$std.error[1])
   })

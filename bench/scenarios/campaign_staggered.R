@@ -9,10 +9,7 @@
 # are those of the varying base period). HonestDiD: the relative-magnitudes
 # robust confidence set (ARP conditional-least-favourable hybrid, as the
 # HonestDiD package) for the effect on impact, 4 values of Mbar.
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 campaign_staggered_scales <- list(small = list(n_units = 150, cohorts = c(9, 14)),
                                   medium = list(n_units = 500, cohorts = c(9, 14, 19)),
@@ -38,13 +35,9 @@ campaign_staggered_phases <- function() list(
   cs_fit_with_covariates_bootstrap999 = function(res) {
     res$cs <- did_cs(res$data, "outcome", "unit", "period", "first_treat", xformla = ~ log_pop + baseline_spend,
                      est_method = "dr", nboot = 999, base_period = "universal")
-    res$cs_agg <- lapply(c(simple = "simple", dynamic = "dynamic", group = "group", calendar = "calendar"),
-                         function(t) aggregate(res$cs, t))
+    res$cs_agg <- scenario_aggregates(res$cs)
   },
-  inspect_pretrends = function(res) {
-    es <- res$cs_agg$dynamic$coeftable
-    res$pretrends <- es[grepl("^event::-", es$term), ]
-  },
+  inspect_pretrends = function(res) res$pretrends <- scenario_pretrends(res$cs_agg$dynamic),
   honest_did_M_grid = function(res)
     res$honest <- honest_did(res$cs_agg$dynamic, type = "RM", Mbar = c(0.5, 1, 1.5, 2), breakdown = FALSE),
   sun_abraham_robustness = function(res)
@@ -54,13 +47,11 @@ campaign_staggered_phases <- function() list(
   cs_without_covariates = function(res) {
     res$cs_nocov <- did_cs(res$data, "outcome", "unit", "period", "first_treat", est_method = "dr", nboot = 999,
                            base_period = "universal")
-    res$cs_nocov_agg <- lapply(c(simple = "simple", dynamic = "dynamic", group = "group", calendar = "calendar"),
-                               function(t) aggregate(res$cs_nocov, t))
+    res$cs_nocov_agg <- scenario_aggregates(res$cs_nocov)
   },
   report = function(res) {
     fits <- list(cs = res$cs_agg$simple, cs_nocov = res$cs_nocov_agg$simple, sa = res$sa, bjs = res$bjs)
-    res$report <- do.call(rbind, lapply(names(fits), function(k)
-      cbind(model = k, tidy(fits[[k]])[, c("term", "estimate", "std.error", "conf.low", "conf.high")])))
+    res$report <- scenario_report(fits)
     res$headline <- list(cs_att = coef(res$cs_agg$simple)[["ATT"]], cs_se = res$cs_agg$simple$coeftable$std.error[1],
                          cs_nocov_att = coef(res$cs_nocov_agg$simple)[["ATT"]])
   })

@@ -4,10 +4,7 @@
 # binarised 2x2 comparison, and the spline's sensitivity (linear; two
 # knots). 500 units x 6 periods, one cohort adopting in period 3, 30% never
 # treated, log-normal doses, ATT(d) = 1 + 2d.
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 dose_response_scales <- list(small = list(n_units = 500))
 

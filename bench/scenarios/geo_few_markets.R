@@ -4,10 +4,7 @@
 # the diagnostics: in-time placebo, leave-one-out estimates, sensitivity to
 # zeta_omega and the concentration of the unit weights (sdid_diagnostics()).
 # 12 periods (6 after adoption); 80 / 200 / 500 markets, 5 / 15 / 30 treated.
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 geo_few_markets_scales <- list(small = list(n_units = 80, n_treated = 5), medium = list(n_units = 200, n_treated = 15),
                                large = list(n_units = 500, n_treated = 30))

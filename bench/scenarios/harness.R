@@ -64,3 +64,12 @@ scenario_main <- function(name) {
   }
   invisible(r)
 }
+
+# shared by the chains: all four aggregations of a group-time fit, the
+# pre-period rows of an event study, and a report table of several fits
+scenario_aggregates <- function(fit)
+  lapply(c(simple = "simple", dynamic = "dynamic", group = "group", calendar = "calendar"), function(t) aggregate(fit, t))
+scenario_pretrends <- function(es) es$coeftable[grepl("^event::-", es$coeftable$term), ]
+scenario_report <- function(fits)
+  do.call(rbind, lapply(names(fits), function(k)
+    cbind(model = k, tidy(fits[[k]])[, c("term", "estimate", "std.error", "conf.low", "conf.high")])))

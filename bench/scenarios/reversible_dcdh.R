@@ -3,10 +3,7 @@
 # standard errors (8 strata, 24 PSUs, group weights), HonestDiD on the
 # placebos, and a heterogeneity refit (predict_het on a group covariate).
 # 120 groups x 10 periods; every group switches once (30% switch off).
-local({
-  here <- if (nzchar(Sys.getenv("SCENARIO_DIR"))) Sys.getenv("SCENARIO_DIR") else dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-  source(file.path(here, "harness.R"), local = globalenv())
-})
+source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
 reversible_dcdh_scales <- list(small = list(n_groups = 120))
 
