@@ -21,10 +21,10 @@ brand_awareness_survey_data <- function(scale, seed = 42) {
   cfg <- brand_awareness_survey_scales[[scale]]
   set.seed(seed)
   N <- cfg$n_units; S <- cfg$n_strata; P <- cfg$psu; T <- 12
-  ns <- N %/% S
+  sizes <- N %/% S + (seq_len(S) <= N %% S)            # the first N %% S strata one unit larger
   unit <- seq_len(N) - 1L
-  stratum <- unit %/% ns
-  psu <- stratum * P + (unit %% ns) %% P
+  stratum <- rep(seq_len(S) - 1L, sizes)
+  psu <- stratum * P + (sequence(sizes) - 1L) %% P
   w <- 1 + 3 * stratum / (S - 1)
   ft <- ifelse(unit < N %/% 2, 0, 7)
   psu_re <- stats::rnorm(S * P, 0, 1.5)
