@@ -127,11 +127,16 @@ for (k in names(rres)) {
   ph <- if (have_py) py_json(here_dir, r$name, r$scale) else NULL
   pub <- if (nzchar(pub_dir)) py_json(pub_dir, r$name, r$scale) else NULL
   pyt <- if (!is.null(ph)) ph$total_seconds else NA
+  py_ph <- if (!is.null(ph)) vapply(ph$phases, function(p) p$seconds, 0) else numeric()
+  # the chains without their HonestDiD phase (different computations: see
+  # the note in the table's header)
+  r_nh <- r$total - sum(r$phases$seconds[grepl("honest", r$phases$phase)])
+  py_nh <- if (length(py_ph)) sum(py_ph[!grepl("honest", names(py_ph))]) else NA
   rows[[k]] <- data.frame(scenario = r$name, scale = r$scale, diffdiff_s = r$total, diffdiff_mb = r$peak_mb,
                           diffdiff_py_s = pyt, diffdiff_py_mb = if (!is.null(ph)) ph$memory$peak_mb else NA,
                           published_m4_s = if (!is.null(pub)) pub$total_seconds else NA,
-                          speedup = pyt / r$total)
-  py_ph <- if (!is.null(ph)) vapply(ph$phases, function(p) p$seconds, 0) else numeric()
+                          speedup = pyt / r$total, diffdiff_nohonest_s = r_nh, diffdiff_py_nohonest_s = py_nh,
+                          speedup_nohonest = py_nh / r_nh)
   detail <- c(detail, sprintf("\n### %s / %s\n", r$name, r$scale),
               "| diffdiff phase | s | | diff-diff phase | s |", "|---|---|---|---|---|",
               sprintf("| %s | %s | | %s | %s |",
@@ -141,17 +146,24 @@ for (k in names(rres)) {
                       c(fmt(py_ph), rep("", max(0, nrow(r$phases) - length(py_ph))))))
 }
 tab <- do.call(rbind, rows)
+pub_ver <- if (nzchar(pub_dir)) unique(unlist(lapply(list.files(pub_dir, "_python\\.json$", full.names = TRUE),
+                                                   function(f) read_json(f)$diff_diff_version))) else character()
 md <- c("# Six practitioner workflows: diffdiff vs diff-diff (Python)", "",
         sprintf("Run %s on this machine (%s; R %s, diffdiff %s). Each chain's phases are timed inside the process (data generation not timed), as diff-diff's harness does; diffdiff: median of %d fresh processes; diff-diff %s: its own scenario scripts, unchanged, pure-Python backend, single-threaded BLAS, one run. Peak MB: the process's resident-memory high-water mark (diff-diff: psutil's sampled peak).",
                 format(Sys.time(), "%Y-%m-%d"), utils::sessionInfo()$running, paste(R.version$major, R.version$minor, sep = "."),
                 as.character(utils::packageVersion("diffdiff")), reps,
                 if (have_py) system2(py, c("-c", shQuote("import diff_diff; print(diff_diff.__version__)")),
                                      stdout = TRUE, env = paste0("PYTHONPATH=", py_path)) else "(not run)"),
-        "", "| scenario | scale | diffdiff s | diffdiff peak MB | diff-diff s (here) | diff-diff peak MB | speedup | diff-diff s (published, M4) |",
-        "|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", tab$scenario, tab$scale, fmt(tab$diffdiff_s),
+        "", sprintf("Published: the times in diff-diff's checked-in baselines (Apple M4; their files state diff-diff %s, before 3.3.0's synthetic-DiD bootstrap that re-estimates the weights on every draw, which dominates scenario 4 here).",
+                    if (length(pub_ver)) paste(pub_ver, collapse = ", ") else "(not read)"),
+        "", "The HonestDiD phases compute different things: diffdiff the relative-magnitudes robust confidence set by test inversion (the ARP conditional-least-favourable hybrid over 1000 grid points, as the HonestDiD package; `bench/scenarios/honest_peer.R` times HonestDiD itself on scenario 1's large event study: `bench/results/scenarios-honest.md`), diff-diff 3.3.2 a closed-form interval (its identified set widened by a critical value times the SE; its code leaves the ARP test for relative magnitudes disabled). The last three columns leave those phases out on both sides.",
+        "", "| scenario | scale | diffdiff s | diffdiff peak MB | diff-diff s (here) | diff-diff peak MB | speedup | diff-diff s (published, M4) | diffdiff s w/o HonestDiD | diff-diff s w/o HonestDiD | speedup w/o HonestDiD |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", tab$scenario, tab$scale, fmt(tab$diffdiff_s),
                 fmt(tab$diffdiff_mb, 0), fmt(tab$diffdiff_py_s), fmt(tab$diffdiff_py_mb, 0),
-                ifelse(is.na(tab$speedup), "-", sprintf("%.1fx", tab$speedup)), fmt(tab$published_m4_s)))
+                ifelse(is.na(tab$speedup), "-", sprintf("%.1fx", tab$speedup)), fmt(tab$published_m4_s),
+                fmt(tab$diffdiff_nohonest_s), fmt(tab$diffdiff_py_nohonest_s),
+                ifelse(is.na(tab$speedup_nohonest), "-", sprintf("%.1fx", tab$speedup_nohonest))))
 if (!is.null(agree))
   md <- c(md, "", "## Agreement on diff-diff's data (small scale, relative differences)", "",
           "| scenario | quantity | largest relative difference |", "|---|---|---|",
