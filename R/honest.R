@@ -428,8 +428,10 @@ dd_lf_cv <- function(XR, SR, kappa, sims = 1000L) {
   z <- dd_honest_draws()$z
   e <- eigen(SR, symmetric = TRUE)
   Rm <- e$vectors %*% (t(e$vectors) * sqrt(pmax(e$values, 0)))
-  Xi <- matrix(z[seq_len(sims * m)], sims, m, byrow = TRUE) %*% Rm
-  eta <- .Call(C_arp_eta, XR, SR, t(Xi))
+  # draws as columns (m x sims): the s-th column is draw s (the s-th row of
+  # the sims x m matrix filled by rows) times Rm
+  Xi <- crossprod(Rm, matrix(z[seq_len(sims * m)], m, sims))
+  eta <- .Call(C_arp_eta, XR, SR, Xi)
   stats::quantile(eta, 1 - kappa, type = 7, na.rm = TRUE, names = FALSE)
 }
 

@@ -86,7 +86,8 @@ dd_stamp <- function(subclass) {
   dd_reuse$fp <- NULL
   opts <- options()
   opts <- opts[startsWith(names(opts), "diffdiff.")]
-  list(diffdiff = as.character(utils::packageVersion("diffdiff")), R = R.version.string,
+  if (is.null(dd_cache$version)) dd_cache$version <- as.character(utils::packageVersion("diffdiff"))
+  list(diffdiff = dd_cache$version, R = R.version.string,
        blas = unname(extSoftVersion()["BLAS"]), lapack = La_version(), threads = dd_threads(),
        rng = paste(RNGkind(), collapse = "/"), seed = if (is.null(fp)) NA_character_ else fp$seed,
        options = opts, time = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"),
