@@ -430,7 +430,9 @@ dd_lf_cv <- function(XR, SR, kappa, sims = 1000L) {
   Rm <- e$vectors %*% (t(e$vectors) * sqrt(pmax(e$values, 0)))
   # draws as columns (m x sims): the s-th column is draw s (the s-th row of
   # the sims x m matrix filled by rows) times Rm
-  Xi <- crossprod(Rm, matrix(z[seq_len(sims * m)], m, sims))
+  key <- paste(m, sims)
+  if (is.null(dd_cache$zmat[[key]])) dd_cache$zmat[[key]] <- matrix(z[seq_len(sims * m)], m, sims)
+  Xi <- crossprod(Rm, dd_cache$zmat[[key]])
   eta <- .Call(C_arp_eta, XR, SR, Xi)
   stats::quantile(eta, 1 - kappa, type = 7, na.rm = TRUE, names = FALSE)
 }
@@ -454,10 +456,15 @@ dd_honest_draws <- function() {
     })
     suppressWarnings(set.seed(0, kind = "Mersenne-Twister", normal.kind = "Inversion",
                               sample.kind = "Rejection"))
-    z <- stats::rnorm(1e6)
-    dd_cache$hd <- list(z = z, zs = sort(z))
+    dd_cache$hd <- list(z = stats::rnorm(1e6))
   }
   dd_cache$hd
+}
+
+# the same draws sorted (the FLCI's folded-normal quantiles), when first needed
+dd_honest_sorted <- function() {
+  if (is.null(dd_cache$hd_sorted)) dd_cache$hd_sorted <- sort(dd_honest_draws()$z)
+  dd_cache$hd_sorted
 }
 
 # ---- the optimal FLCI for Delta^SD(M) ----
@@ -505,7 +512,7 @@ dd_flci_bias <- function(st, h) {
   list(value = st$Cl + abs(st$sbar) + res[n + 1L], w = w)
 }
 
-dd_qfold <- function(p, mu) .Call(C_qfold, dd_honest_draws()$zs, p, mu)
+dd_qfold <- function(p, mu) .Call(C_qfold, dd_honest_sorted(), p, mu)
 
 dd_flci <- function(b, S, K, P, l, M, alpha) {
   st <- dd_flci_setup(b, S, K, P, l)

@@ -9,6 +9,7 @@
  */
 #include "diffdiff.h"
 #include <float.h>
+#include <string.h>
 #include <math.h>
 #include <Rmath.h>
 
@@ -379,15 +380,58 @@ SEXP C_arp_eta(SEXP X, SEXP Sig, SEXP Xi) {
   if (nrows(Xi) < 1) error("internal error in %s: `Xi` is empty; please report", fn);
   dd_chk_mat(X, REALSXP, nrows(Xi), -1, 0, fn, "X");
   dd_chk_mat(Sig, REALSXP, nrows(Xi), nrows(Xi), 0, fn, "Sig");
-  int m = nrows(Xi), k = ncols(X), ns = ncols(Xi);
+  int m = nrows(Xi), k = ncols(X), ns = ncols(Xi), n = k + 1;
   arp_t A;
   SEXP out = PROTECT(allocVector(REALSXP, ns));
   int st = arp_setup(&A, m, k, REAL(X), REAL(Sig));
+  /* The feasible set is the same for every draw, only the objective changes:
+   * the optimal bases found so far (with their refactorised Binv and xB) are
+   * kept, and each draw starts from the one whose vertex has the largest
+   * objective value, so that few pivots remain. */
+  enum { NCACHE = 64 };
+  int *cb = (int *) R_alloc((size_t) NCACHE * n, sizeof(int));
+  double *cBinv = (double *) R_alloc((size_t) NCACHE * n * n, sizeof(double));
+  double *cxB = (double *) R_alloc((size_t) NCACHE * n, sizeof(double));
+  int ncache = 0, nextc = 0, cur = -1;
+  dd_lp *lp = &A.lp;
   for (int s = 0; s < ns; s++) {
     double v = NA_REAL;
+    const double *xi = REAL(Xi) + (size_t) s * m;
     if (!st) {
-      int r = lp_solve(&A.lp, REAL(Xi) + (size_t) s * m, A.cfull, A.lam, &v);
+      if (ncache > 1) {
+        int best = -1; double bv = R_NegInf;
+        for (int c = 0; c < ncache; c++) {
+          double val = 0.0;
+          for (int j = 0; j < n; j++) {
+            int i = cb[(size_t) c * n + j];
+            if (i < m) val += cxB[(size_t) c * n + j] * xi[i];
+          }
+          if (val > bv) { bv = val; best = c; }
+        }
+        if (best >= 0 && best != cur) {
+          for (int j = 0; j < n; j++) lp->isbasic[lp->basis[j]] = 0;
+          for (int j = 0; j < n; j++) { lp->basis[j] = cb[(size_t) best * n + j]; lp->isbasic[lp->basis[j]] = 1; }
+          memcpy(lp->Binv, cBinv + (size_t) best * n * n, sizeof(double) * (size_t) n * n);
+          memcpy(lp->xB, cxB + (size_t) best * n, sizeof(double) * (size_t) n);
+          lp->fresh = 1;
+          cur = best;
+        }
+      }
+      int r = lp_solve(lp, xi, A.cfull, A.lam, &v);
       if (r == 2) v = R_NegInf; else if (r) v = NA_REAL;
+      if (r == 0 && lp->fresh) {
+        /* the optimal basis: the cached one it started from, or a new one */
+        int same = cur >= 0;
+        for (int j = 0; same && j < n; j++) same = cb[(size_t) cur * n + j] == lp->basis[j];
+        if (!same) {
+          int c = ncache < NCACHE ? ncache++ : nextc;
+          if (c == nextc && ncache == NCACHE) nextc = (nextc + 1) % NCACHE;
+          memcpy(cb + (size_t) c * n, lp->basis, sizeof(int) * (size_t) n);
+          memcpy(cBinv + (size_t) c * n * n, lp->Binv, sizeof(double) * (size_t) n * n);
+          memcpy(cxB + (size_t) c * n, lp->xB, sizeof(double) * (size_t) n);
+          cur = c;
+        }
+      } else cur = -1;
     }
     REAL(out)[s] = v;
   }

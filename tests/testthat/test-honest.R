@@ -382,3 +382,19 @@ test_that("RM: an estimate far from 0 gets a grid around it, not an empty set", 
     expect_equal(s$results[2, ], s2$results, ignore_attr = TRUE, tolerance = 1e-12, info = m)
   }
 })
+
+test_that("the ARP statistic over many draws (warm starts from cached optimal bases) equals a cold LP per draw", {
+  set.seed(31)
+  m <- 24; k <- 5
+  X <- matrix(rnorm(m * k), m, k)
+  S <- crossprod(matrix(rnorm(m * m), m)) / m + diag(m) * 0.1
+  Xi <- matrix(rnorm(m * 300), m, 300)
+  eta <- .Call(diffdiff:::C_arp_eta, X, S, Xi)
+  W <- cbind(sqrt(diag(S)), X)
+  cold <- apply(Xi, 2, function(xi) .Call(diffdiff:::C_lp_max, W, c(1, rep(0, k)), xi))
+  expect_true(all(is.finite(eta)))
+  expect_equal(eta, cold, tolerance = 1e-10)
+  # the draws in another order give the same values (the cache order differs)
+  o <- sample(300)
+  expect_equal(.Call(diffdiff:::C_arp_eta, X, S, Xi[, o]), eta[o], tolerance = 1e-10)
+})
