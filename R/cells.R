@@ -44,10 +44,11 @@ dd_cells <- function(uc, tc, key, colidx, cols, per_fe = TRUE) {
   list(idx = as.integer(idx), grp = grp_u[uc[fr] + 1L], per = tc[fr], D = D, per_fe = per_fe)
 }
 
-# column sums of x (vector or matrix) within cells 0..nc-1 (all cells present or not)
-dd_cell_sums <- function(x, idx, nc) {
-  if (is.matrix(x)) storage.mode(x) <- "double"
-  s <- .Call(C_cell_sums, if (is.matrix(x)) x else as.double(x), NULL, as.integer(idx), as.integer(nc))
+# column sums of w * x (x a vector or matrix, NULL: of w alone; w NULL: 1)
+# within cells 0..nc-1 (all cells present or not), without temporaries
+dd_cell_sums <- function(x, idx, nc, w = NULL) {
+  if (is.matrix(x)) storage.mode(x) <- "double" else if (!is.null(x)) x <- as.double(x)
+  s <- .Call(C_cell_sums, x, if (is.null(w)) NULL else as.double(w), as.integer(idx), as.integer(nc))
   if (is.matrix(x)) s else s[, 1]
 }
 

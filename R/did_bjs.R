@@ -113,9 +113,7 @@ did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsna
   cell <- dd_codes(st$g[tr] * (max(ev) - ev0 + 1) + (ev - ev0))       # cohort x horizon
   nc <- attr(cell, "nlev")
   V2 <- Wt^2
-  storage.mode(V2) <- "double"
-  tbar <- .Call(C_cell_sums, V2 * as.double(tau), NULL, as.integer(cell), nc) /
-    .Call(C_cell_sums, V2, NULL, as.integer(cell), nc)
+  tbar <- as.matrix(dd_cell_sums(V2, cell, nc, w = tau) / dd_cell_sums(V2, cell, nc))
   tbar[!is.finite(tbar)] <- 0
   # pre-trends on the untreated rows
   pre <- dd_bjs_pretrends(pretrends, st, p, fs, opts)

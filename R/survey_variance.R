@@ -141,8 +141,7 @@ aggregate_survey <- function(data, ynames, by, design) {
   dom <- as.integer(dom)
   out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
   w <- as.double(design$weights)
-  csum <- function(X, wt) .Call(C_cell_sums, X, wt, dom, nd)      # nd x k sums by cell
-  Wd <- csum(NULL, w)[, 1]
+  Wd <- dd_cell_sums(NULL, dom, nd, w = w)
   if (any(Wd == 0)) {
     k <- which(Wd == 0)
     dd_stop("`by` cell %s has zero total weight in `design` (%d such cell%s); its design-based mean is undefined. Drop its rows or give them positive weights.",
@@ -154,11 +153,10 @@ aggregate_survey <- function(data, ynames, by, design) {
     if (!is.numeric(y)) dd_stop("`ynames` column \"%s\" must be numeric; it is %s.", yv, class(y)[1])
     if (anyNA(y)) dd_stop("`ynames` column \"%s\" has missing values (first in row %d).", yv, which(is.na(y))[1])
     y <- as.double(y)
-    m <- csum(y, w)[, 1] / Wd
+    m <- dd_cell_sums(y, dom, nd, w = w) / Wd
     V <- if (design$replicate) {
       Wr <- design$repweights
-      storage.mode(Wr) <- "double"
-      th <- csum(Wr, y) / csum(Wr, NULL)                                    # nd x R
+      th <- dd_cell_sums(Wr, dom, nd, w = y) / dd_cell_sums(Wr, dom, nd)      # nd x R
       centre <- if (design$mse) m else rowMeans(th[, design$rscales > 0, drop = FALSE])
       as.vector(((th - centre)^2) %*% design$rscales) * design$scale
     } else {
@@ -169,7 +167,7 @@ aggregate_survey <- function(data, ynames, by, design) {
     out[[paste0(yv, "_se")]] <- sqrt(V)
   }
   out$n <- tabulate(dom + 1L, nd)
-  out$n_eff <- Wd^2 / csum(w, w)[, 1]
+  out$n_eff <- Wd^2 / dd_cell_sums(w, dom, nd, w = w)
   out$weight_sum <- Wd
   attr(out, "weights_column") <- "weight_sum"
   out
