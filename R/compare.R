@@ -396,11 +396,12 @@ dd_compare_refits <- function(A, B, tab, tol, data, envir) {
   if (!length(cand)) return(NULL)
   # the point estimates need no costly inference; the cluster refit keeps it
   cheap <- if (est_close) cl else dd_placebo_cheap(cl, est, point_only = TRUE)
-  first <- tryCatch({ suppressWarnings(suppressMessages(eval(cheap, env))); NULL },
+  # the refits need the fit's data (not its own refit: one estimation less)
+  first <- tryCatch({ if (!is.data.frame(eval(cl$data, env))) stop("its `data` is not a data frame"); NULL },
                     error = function(e) conditionMessage(e))
   if (!is.null(first))
     return(data.frame(hypothesis = "refit", supported = FALSE,
-                      evidence = sprintf("could not refit %s with its own call (%s); pass the data as `data`", side,
+                      evidence = sprintf("could not refit %s: its data are not found (%s); pass the data as `data`", side,
                                          sub("\n.*", "", first)), stringsAsFactors = FALSE))
   rows <- lapply(cand, function(cd) {
     c2 <- cheap
