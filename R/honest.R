@@ -319,10 +319,13 @@ dd_honest_ci <- function(ctx, m, warn = FALSE) {
   th <- sum(ctx$l * ctx$b[K + seq_len(P)])
   moved <- moveable && (th < grid[1] || th > grid[length(grid)])
   if (moved) grid <- grid + th
+  setups <- vector("list", length(problems))
   accept <- function(grid) {
     acc <- integer(length(grid))
-    for (pr in problems) {
-      a <- dd_arp_accept(ctx, pr, grid, hybrid, flci, acc)
+    for (i in seq_along(problems)) {
+      if (all(acc == 1L)) break   # every point in the union already
+      if (is.null(setups[[i]])) setups[[i]] <<- dd_arp_setup(ctx, problems[[i]], hybrid, flci)
+      a <- dd_arp_accept(setups[[i]], grid, acc)
       acc <- pmax(acc, a, na.rm = TRUE)
     }
     acc
@@ -397,7 +400,9 @@ dd_honest_grid <- function(ctx, problems, flci) {
   seq(lb, ub, length.out = ctx$n)
 }
 
-dd_arp_accept <- function(ctx, pr, grid, hybrid, flci, skip = integer(length(grid))) {
+# one sub-problem's ARP test (the least-favourable critical value included),
+# set up once for all the grids it is run on (a grid extended at its ends)
+dd_arp_setup <- function(ctx, pr, hybrid, flci) {
   K <- ctx$K; P <- ctx$P; l <- ctx$l
   A <- pr$A; rows <- pr$rows
   jl <- max(which(l != 0))
@@ -410,29 +415,38 @@ dd_arp_accept <- function(ctx, pr, grid, hybrid, flci, skip = integer(length(gri
   SR <- SY[rows, rows, drop = FALSE]
   SR <- (SR + t(SR)) / 2
   XR <- X[rows, , drop = FALSE]
-  lf_cv <- 0; fc <- 0; fh <- 0; g <- numeric(length(rows))
-  if (hybrid == 1) lf_cv <- dd_lf_cv(XR, SR, ctx$alpha / 10)
+  fc <- 0; fh <- 0; g <- numeric(length(rows))
   if (hybrid == 2) {
     fc <- flci$center; fh <- flci$half
     g <- drop(A %*% ctx$S %*% flci$vec)[rows]
   }
-  .Call(C_arp_grid, Y[rows], a1[rows], XR, SR, as.numeric(grid),
-        c(ctx$alpha, hybrid, lf_cv, fc, fh), g, as.integer(skip),
-        if (P == 1L) pr$d[rows] / sqrt(pmax(diag(SR), 0)) else numeric(0))
+  st <- list(Y = Y[rows], a1 = a1[rows], X = XR, S = SR, opts = c(ctx$alpha, hybrid, 0, fc, fh), g = g,
+             dnorm = if (P == 1L) pr$d[rows] / sqrt(pmax(diag(SR), 0)) else numeric(0))
+  if (hybrid == 1) st$opts[3] <- dd_lf_cv(XR, SR, ctx$alpha / 10)
+  st
+}
+
+# accept (1) / reject (0) / NA (LP failure) at each grid point; points with
+# skip == 1 are not tested (already accepted by another sub-problem)
+dd_arp_accept <- function(st, grid, skip = integer(length(grid)))
+  .Call(C_arp_grid, st$Y, st$a1, st$X, st$S, as.numeric(grid), st$opts, st$g, as.integer(skip), st$dnorm)
+
+dd_lf_draws <- function(m, sims) {
+  key <- paste(m, sims)
+  if (is.null(dd_cache$zmat[[key]]))
+    dd_cache$zmat[[key]] <- matrix(dd_honest_draws(sims * m)$z, m, sims)
+  dd_cache$zmat[[key]]
 }
 
 # least-favourable critical value: 1 - kappa quantile of the ARP statistic under
 # N(0, Sigma_R), 1000 draws from the fixed normal sample (as HonestDiD with seed 0)
 dd_lf_cv <- function(XR, SR, kappa, sims = 1000L) {
   m <- nrow(SR)
-  z <- dd_honest_draws()$z
   e <- eigen(SR, symmetric = TRUE)
   Rm <- e$vectors %*% (t(e$vectors) * sqrt(pmax(e$values, 0)))
   # draws as columns (m x sims): the s-th column is draw s (the s-th row of
   # the sims x m matrix filled by rows) times Rm
-  key <- paste(m, sims)
-  if (is.null(dd_cache$zmat[[key]])) dd_cache$zmat[[key]] <- matrix(z[seq_len(sims * m)], m, sims)
-  Xi <- crossprod(Rm, dd_cache$zmat[[key]])
+  Xi <- crossprod(Rm, dd_lf_draws(m, sims))
   eta <- .Call(C_arp_eta, XR, SR, Xi)
   stats::quantile(eta, 1 - kappa, type = 7, na.rm = TRUE, names = FALSE)
 }
@@ -441,8 +455,14 @@ dd_lf_cv <- function(XR, SR, kappa, sims = 1000L) {
 
 dd_cache <- new.env(parent = emptyenv())
 
-dd_honest_draws <- function() {
-  if (is.null(dd_cache$hd)) {
+# The first `n` draws of set.seed(0); rnorm(1e6) (Mersenne-Twister,
+# inversion: each draw takes the next two uniforms, so rnorm(n) is the first
+# n of rnorm(1e6); HonestDiD draws sims x moments afresh from seed 0 for
+# its least-favourable critical values). Only as many as asked for are
+# generated: the least-favourable critical values need sims x moments (tens
+# of thousands), the FLCI's folded-normal quantiles all 1e6 (about 50 ms).
+dd_honest_draws <- function(n = 1e6) {
+  if (length(dd_cache$hd$z) < n) {
     genv <- globalenv()
     had <- exists(".Random.seed", envir = genv, inherits = FALSE)
     old <- if (had) get(".Random.seed", envir = genv, inherits = FALSE)
@@ -456,14 +476,16 @@ dd_honest_draws <- function() {
     })
     suppressWarnings(set.seed(0, kind = "Mersenne-Twister", normal.kind = "Inversion",
                               sample.kind = "Rejection"))
-    dd_cache$hd <- list(z = stats::rnorm(1e6))
+    # at least 64,000 (the critical values of up to 64 moments)
+    dd_cache$hd <- list(z = stats::rnorm(max(n, 64000)))
   }
-  dd_cache$hd
+  z <- dd_cache$hd$z
+  list(z = if (length(z) > n) z[seq_len(n)] else z)
 }
 
 # the same draws sorted (the FLCI's folded-normal quantiles), when first needed
 dd_honest_sorted <- function() {
-  if (is.null(dd_cache$hd_sorted)) dd_cache$hd_sorted <- sort(dd_honest_draws()$z)
+  if (is.null(dd_cache$hd_sorted)) dd_cache$hd_sorted <- sort(dd_honest_draws(1e6)$z)
   dd_cache$hd_sorted
 }
 

@@ -139,6 +139,39 @@ test_that("the simulated folded-normal quantile equals R's quantile over the sam
   expect_equal(diffdiff:::dd_qfold(0.95, 0), 1.96223866698157, tolerance = 1e-14)
 })
 
+test_that("the fixed normal draws are generated only as far as needed, each a prefix of set.seed(0); rnorm(1e6)", {
+  cache <- diffdiff:::dd_cache
+  keep <- mget(c("hd", "hd_sorted", "zmat"), envir = cache, ifnotfound = list(NULL))
+  on.exit(for (k in names(keep)) assign(k, keep[[k]], envir = cache))
+  clear <- function() for (k in c("hd", "hd_sorted", "zmat")) assign(k, NULL, envir = cache)
+  clear()
+  a <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "RM", Mbar = c(0.5, 1), grid_points = 200,
+                  breakdown = FALSE)
+  # the path: only the least-favourable draws were generated, not the 1e6
+  expect_gt(length(cache$hd$z), 0)
+  expect_lt(length(cache$hd$z), 1e6)
+  expect_null(cache$hd_sorted)
+  short <- cache$hd$z
+  clear()
+  z <- diffdiff:::dd_honest_draws(1e6)$z
+  expect_length(z, 1e6)
+  expect_identical(short, z[seq_along(short)])
+  expect_identical(diffdiff:::dd_honest_draws(1000)$z, z[1:1000])
+  # the same intervals with the full sample cached
+  b <- honest_did(betahat = bc$b, sigma = bc$S, num_pre = bc$K, type = "RM", Mbar = c(0.5, 1), grid_points = 200,
+                  breakdown = FALSE)
+  expect_identical(a$results, b$results)
+  # R's own draws (the caller's generator restored below)
+  genv <- globalenv()
+  had <- exists(".Random.seed", envir = genv, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = genv); oldkind <- RNGkind()
+  suppressWarnings(set.seed(0, kind = "Mersenne-Twister", normal.kind = "Inversion", sample.kind = "Rejection"))
+  ref <- rnorm(70000)
+  suppressWarnings(RNGkind(oldkind[1], oldkind[2], oldkind[3]))
+  if (had) assign(".Random.seed", old, envir = genv) else rm(".Random.seed", envir = genv)
+  expect_identical(z[1:70000], ref)
+})
+
 test_that("honest_did leaves the caller's random numbers alone", {
   set.seed(42); x <- runif(3)
   set.seed(42)
