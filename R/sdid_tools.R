@@ -58,7 +58,15 @@ sdid_weights <- function(x, cohort = NULL, mass = 1) {
 #'     period (synthdid's `synthdid_placebo()`; `treated_fraction` of the
 #'     pre-periods, by default the post-period share of the panel);}
 #'   \item{leave_one_out}{the estimate without each control of positive
-#'     weight and without each treated unit, weights re-solved;}
+#'     weight and without each treated unit (when there are two or more):
+#'     with `loo = "refit"` the weights are re-solved on the remaining units
+#'     (a new fit); with `loo = "jackknife"` they are held fixed, the unit
+#'     weights renormalised over the remaining controls (Arkhangelsky et al.
+#'     2021, Algorithm 3): the leave-one-out estimates behind
+#'     `se = "jackknife"`, and what diff-diff's `get_loo_effects_df()`
+#'     reports. The jackknife version is one pass over the panel; the refit
+#'     solves the weights once per unit (a few seconds with hundreds of
+#'     controls);}
 #'   \item{sensitivity}{the estimate over a grid of `zeta_omega` (multiples
 #'     of the fitted value).}
 #' }
@@ -68,16 +76,23 @@ sdid_weights <- function(x, cohort = NULL, mass = 1) {
 #'   table.
 #' @param treated_fraction Fraction of the pre-periods used as the placebo
 #'   post-period (`NULL`: synthdid's default).
+#' @param loo `"refit"` (default: re-solve the weights without each unit) or
+#'   `"jackknife"` (weights held fixed).
 #' @return A list of class `sdid_diagnostics` with elements `weights`
 #'   (named numeric), `placebo_time` (estimate and placebo periods),
-#'   `leave_one_out` and `sensitivity` (data frames).
+#'   `leave_one_out` and `sensitivity` (data frames), and `loo` (how the
+#'   leave-one-out estimates were computed).
 #' @examples
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' fit <- did_sdid(d, "PacksPerCapita", "State", "Year", "treated", se = "none")
 #' sdid_diagnostics(fit)
+#' # leave-one-out with the weights held fixed (the jackknife's)
+#' sdid_diagnostics(fit, loo = "jackknife")$leave_one_out[1:5, ]
 #' @export
-sdid_diagnostics <- function(x, cohort = NULL, zeta_grid = c(0.25, 0.5, 1, 2, 4), treated_fraction = NULL) {
+sdid_diagnostics <- function(x, cohort = NULL, zeta_grid = c(0.25, 0.5, 1, 2, 4), treated_fraction = NULL,
+                             loo = c("refit", "jackknife")) {
   f <- dd_sdid_part(x, cohort)
+  loo_how <- dd_match_arg(loo[1], c("refit", "jackknife"), "loo")
   if (!is.numeric(zeta_grid) || !length(zeta_grid) || anyNA(zeta_grid) || any(zeta_grid < 0))
     dd_stop("`zeta_grid` must be non-negative numbers; got %s.", dd_show(zeta_grid))
   s <- x$settings
@@ -99,7 +114,9 @@ sdid_diagnostics <- function(x, cohort = NULL, zeta_grid = c(0.25, 0.5, 1, 2, 4)
   } else list(estimate = NA_real_, periods = character())
   # leave one out: controls with weight, and treated units
   drop <- c(which(om > 0), if (N - N0 > 1L) (N0 + 1):N)
-  loo <- vapply(drop, function(i) {
+  loo <- if (loo_how == "jackknife") {
+    dd_sdid_jackknife(f, N0, ", leave one out")[drop]
+  } else vapply(drop, function(i) {
     keep <- setdiff(seq_len(N), i)
     dd_sdid_refit(f, s, Y[keep, , drop = FALSE], N0 - (i <= N0), T0,
                   if (is.null(f$X)) NULL else f$X[keep, , , drop = FALSE])$estimate
@@ -112,7 +129,7 @@ sdid_diagnostics <- function(x, cohort = NULL, zeta_grid = c(0.25, 0.5, 1, 2, 4)
     dd_sdid_block(Y, N0, T0, f$X, s2)$estimate
   }, numeric(1))
   sens <- data.frame(multiple = zeta_grid, zeta_omega = zeta_grid * f$zeta_omega, estimate = sens)
-  structure(list(weights = wts, placebo_time = placebo, leave_one_out = loo, sensitivity = sens),
+  structure(list(weights = wts, placebo_time = placebo, leave_one_out = loo, sensitivity = sens, loo = loo_how),
             class = "sdid_diagnostics")
 }
 
@@ -140,7 +157,8 @@ print.sdid_diagnostics <- function(x, ...) {
     cat(sprintf("  in-time placebo (periods %s as fake treatment): %.4f\n",
                 paste(range(x$placebo_time$periods), collapse = "-"), x$placebo_time$estimate))
   l <- x$leave_one_out
-  if (nrow(l)) cat(sprintf("  leave-one-out estimates: %.4f to %.4f (largest change: dropping %s)\n",
+  if (nrow(l)) cat(sprintf("  leave-one-out estimates (%s): %.4f to %.4f (largest change: dropping %s)\n",
+                           if (identical(x$loo, "jackknife")) "weights fixed" else "weights re-solved",
                            min(l$estimate), max(l$estimate), l$unit[which.max(abs(l$change))]))
   cat("  sensitivity to zeta_omega:\n")
   print(x$sensitivity, row.names = FALSE, digits = 4)

@@ -3,6 +3,11 @@
 # 200 bootstrap draws (weights re-estimated on every draw, as synthdid), and
 # the diagnostics: in-time placebo, leave-one-out estimates, sensitivity to
 # zeta_omega and the concentration of the unit weights (sdid_diagnostics()).
+# As diff-diff's phases: the leave-one-out estimates are the jackknife's
+# (weights fixed: its get_loo_effects_df() reads them from the jackknife
+# pass), and the in-time placebo is refitted at every feasible fake adoption
+# period (2 to 5 of the 6 pre-periods; sdid_diagnostics() does synthdid's
+# one, the others are did_sdid() fits on the pre-periods).
 # 12 periods (6 after adoption); 80 / 200 / 500 markets, 5 / 15 / 30 treated.
 source(file.path(Sys.getenv("SCENARIO_DIR", dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))), "harness.R"), local = TRUE)
 
@@ -33,7 +38,13 @@ geo_few_markets_phases <- function() list(
   sdid_bootstrap_variance_200 = function(res)
     res$bs <- did_sdid(res$data, "outcome", "unit", "period", "treated", se = "bootstrap", nboot = 200),
   diagnostics_placebo_loo_zeta_weights = function(res) {
-    res$diag <- sdid_diagnostics(res$jk)
+    res$diag <- sdid_diagnostics(res$jk, loo = "jackknife")
+    pre <- res$data[res$data$period < 6, ]
+    tr <- unique(res$data$unit[res$data$treated == 1])
+    res$placebos <- vapply(c(2, 4, 5), function(p) {
+      pre$fake <- as.integer(pre$unit %in% tr & pre$period >= p)
+      coef(did_sdid(pre, "outcome", "unit", "period", "fake", se = "none"))[[1]]
+    }, numeric(1))
     w <- sdid_weights(res$jk)$omega$weight
     res$concentration <- c(effective_n = 1 / sum(w^2), herfindahl = sum(w^2), top5 = sum(utils::head(sort(w, TRUE), 5)))
     res$headline <- list(att = coef(res$jk)[[1]], se_jackknife = res$jk$coeftable$std.error[1],

@@ -149,3 +149,41 @@ test_that("diagnostics: effective controls, in-time placebo, leave-one-out, sens
   expect_true(sum(w$omega$weight) >= 0.9 && sum(w$omega$weight[-nrow(w$omega)]) < 0.9)
   expect_silent(plot(f)); expect_silent(plot(f, type = "weights"))
 })
+
+test_that("diagnostics: the jackknife leave-one-out holds the weights fixed and equals the hand computation", {
+  d <- prop99()
+  f <- did_sdid(d, "PacksPerCapita", "State", "Year", "treated", se = "none")   # one treated unit
+  dj <- sdid_diagnostics(f, loo = "jackknife")
+  dr <- sdid_diagnostics(f)
+  expect_identical(dj$loo, "jackknife"); expect_identical(dr$loo, "refit")
+  l <- dj$leave_one_out
+  expect_identical(l[, c("unit", "role", "weight")], dr$leave_one_out[, c("unit", "role", "weight")])
+  # by hand from the fit's weights: each control's contrast y_i' (-lambda, 1/T1)
+  # over the periods, the treated mean minus the renormalised omega average
+  w <- f$fits[[1]]
+  Y <- w$Y; N0 <- w$N0; T0 <- w$T0; T1 <- ncol(Y) - T0
+  cvec <- drop(Y %*% c(-w$lambda, rep(1 / T1, T1)))
+  om <- w$omega
+  hand <- vapply(l$unit, function(u) {
+    i <- match(u, rownames(Y)); keep <- setdiff(seq_len(N0), i)
+    mean(cvec[(N0 + 1):nrow(Y)]) - sum(om[keep] * cvec[keep]) / sum(om[keep])
+  }, numeric(1))
+  expect_equal(l$estimate, unname(hand), tolerance = 1e-12)
+  expect_equal(l$change, l$estimate - unname(coef(f)[1]), tolerance = 1e-14)
+  # the path: the fixed-weight values differ from the re-solved ones
+  expect_gt(max(abs(l$estimate - dr$leave_one_out$estimate)), 1e-4)
+  expect_error(sdid_diagnostics(f, loo = "fixed"), "`loo` must be one of .*\"fixed\"")
+  # more than one treated unit: treated rows too, and with the zero-weight
+  # controls (whose estimate is the full one) the jackknife SE of the fit
+  set.seed(7)
+  dd <- diffdiff::dd_sim_factor(n_units = 40, n_periods = 10, n_treated = 6, first_treat = 7, effect = 1)
+  g <- did_sdid(dd, "y", "id", "time", "D", se = "jackknife")
+  gj <- sdid_diagnostics(g, loo = "jackknife")$leave_one_out
+  expect_true(all(c("control", "treated") %in% gj$role))
+  p <- g$fits[[1]]
+  zero <- sum(p$omega == 0)
+  est <- c(gj$estimate, rep(unname(coef(g)[1]), zero))
+  nn <- length(est)
+  expect_equal(nn, nrow(p$Y))
+  expect_equal(sqrt((nn - 1) / nn * sum((est - mean(est))^2)), g$coeftable$std.error[1], tolerance = 1e-10)
+})
