@@ -261,7 +261,7 @@ dd_rep_rank <- function(W) {
     if (length(u) <= n %/% 2L) {
       g <- match(key, u)
       first <- match(seq_along(u), g)
-      if (all(W == W[first[g], , drop = FALSE])) {
+      if (.Call(C_rows_equal, W, as.integer(first[g]))) {
         dd_reuse$rank_path <- "distinct"
         return(qr(W[first, , drop = FALSE] * sqrt(tabulate(g, length(u))), tol = 1e-5)$rank)
       }

@@ -206,17 +206,20 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
     degf <- s1$nc - (if (design$has_strata) s1$ns else 1L)
     label <- "Survey design (Taylor linearisation)"
   } else {
-    Wr <- design$repweights[rows, , drop = FALSE]
-    if (!is.null(mult)) Wr <- Wr * mult   # analysis weights = mult x design weights
+    W <- design$repweights
+    nrep <- ncol(W)
     # each replicate refit: without fixed effects, weighted normal equations
     # on the fit's design matrix; with them, a full refit on the rows with
     # positive weight (fixed effects recoded)
     refit <- if (!length(fe)) {
       # all replicates' X'W_rX and X'W_r y from two products with the weights
+      # (the analysis weights W[rows, r] x mult read in place by C)
       Xd <- reg$Xd
       ij <- which(upper.tri(diag(p), diag = TRUE), arr.ind = TRUE)
       M <- cbind(Xd[, ij[, 1], drop = FALSE] * Xd[, ij[, 2], drop = FALSE], Xd * y)
-      GB <- dd_progress_batches(ncol(Wr), function(b) .Call(C_svy_rep_crossprod, Wr[, b, drop = FALSE], M),
+      ri <- if (length(rows) == nrow(W) && !is.unsorted(rows, strictly = TRUE)) NULL else as.integer(rows)
+      GB <- dd_progress_batches(nrep, function(b) .Call(C_svy_rep_crossprod, W, M, as.integer(b), ri,
+                                                        if (is.null(mult)) NULL else as.double(mult)),
                                 "replicate weights", combine = dd_rbind_batches)
       G <- GB[, seq_len(nrow(ij)), drop = FALSE]
       Bv <- GB[, nrow(ij) + seq_len(p), drop = FALSE]
@@ -226,16 +229,20 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
         A[ij[, 2:1, drop = FALSE]] <- G[r, ]
         tryCatch(drop(solve(A, Bv[r, ])), error = function(e) rep(NA_real_, p))
       }
-    } else function(r) {
-      k <- which(Wr[, r] > 0)
-      fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
-      fr$coef[keep]
+    } else {
+      Wr <- W[rows, , drop = FALSE]
+      if (!is.null(mult)) Wr <- Wr * mult   # analysis weights = mult x design weights
+      function(r) {
+        k <- which(Wr[, r] > 0)
+        fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
+        fr$coef[keep]
+      }
     }
     # (with fixed effects each refit is a full regression: progress per refit)
-    th <- if (!length(fe)) lapply(seq_len(ncol(Wr)), refit)
-          else dd_progress_lapply(seq_len(ncol(Wr)), refit, "replicate refits")
+    th <- if (!length(fe)) lapply(seq_len(nrep), refit)
+          else dd_progress_lapply(seq_len(nrep), refit, "replicate refits")
     thetas <- t(vapply(th, identity, numeric(p)))
-    thetas <- matrix(thetas, ncol(Wr), p)
+    thetas <- matrix(thetas, nrep, p)
     bad <- rowSums(is.na(thetas)) > 0
     if (any(bad)) {
       if (all(bad)) dd_stop("every replicate refit has a coefficient that is not estimable; the replicate variance is undefined.")
@@ -246,7 +253,7 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
     }
     V <- dd_svy_rep_var(design, reg$coef[keep], thetas)
     degf <- design$degf
-    label <- sprintf("Survey design (%d %s replicates)", ncol(Wr), design$type)
+    label <- sprintf("Survey design (%d %s replicates)", nrep, design$type)
   }
   dimnames(V) <- list(names(reg$coef)[keep], names(reg$coef)[keep])
   df <- if (length(fe)) degf else degf + 1 - p   # p counts the intercept, as length(coef(svyglm))

@@ -102,7 +102,7 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 /* survey.c */
 SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
                     SEXP ng, SEXP lonely, SEXP rows);
-SEXP C_svy_rep_crossprod(SEXP W, SEXP M);
+SEXP C_svy_rep_crossprod(SEXP W, SEXP M, SEXP cols, SEXP rows, SEXP mult);
 SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize,
                   SEXP mult, SEXP lonely);
 
@@ -193,5 +193,7 @@ SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 
 /* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
 SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
+
+SEXP C_rows_equal(SEXP W, SEXP idx);
 
 #endif

@@ -278,14 +278,27 @@ SEXP C_svy_domain(SEXP x_, SEXP dom_, SEXP nd_, SEXP strata_, SEXP clus_, SEXP n
   return out;
 }
 
-/* out (R x q) = W' M for replicate weights W (n x R) and columns M (n x q):
- * the replicate totals of q products, one replicate per task (zero weights
- * skipped; each entry summed in row order, so thread-count independent). */
-SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
-  dd_chk_mat(W_, REALSXP, -1, -1, 0, "C_svy_rep_crossprod", "W");
-  dd_chk_mat(M_, REALSXP, nrows(W_), -1, 0, "C_svy_rep_crossprod", "M");
-  const int n = nrows(W_), R = ncols(W_), q = ncols(M_);
-  if (nrows(M_) != n) error("internal error in survey.c: length mismatch; please report");
+/* out (R x q) = W' M for the replicate weights W[rows, cols] (x mult, by
+ * row; rows NULL: all) and columns M (length(rows) x q): the replicate
+ * totals of q products, one replicate per task (zero weights skipped; each
+ * entry summed in row order, so thread-count independent). Indices 1-based;
+ * the design's weight matrix is read in place, not copied per batch. */
+SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_, SEXP cols_, SEXP rows_, SEXP mult_) {
+  const char *fn = "C_svy_rep_crossprod";
+  dd_chk_mat(W_, REALSXP, -1, -1, 0, fn, "W");
+  const int nW = nrows(W_), RW = ncols(W_);
+  const int n = isNull(rows_) ? nW : LENGTH(rows_);
+  dd_chk_mat(M_, REALSXP, n, -1, 0, fn, "M");
+  dd_chk_type(cols_, INTSXP, 0, fn, "cols");
+  if (!isNull(rows_)) dd_chk_type(rows_, INTSXP, 0, fn, "rows");
+  if (!isNull(mult_)) dd_chk_vec(mult_, REALSXP, n, 0, fn, "mult");
+  const int R = LENGTH(cols_), q = ncols(M_);
+  const int *cols = INTEGER(cols_), *rows = isNull(rows_) ? NULL : INTEGER(rows_);
+  const double *mult = isNull(mult_) ? NULL : REAL(mult_);
+  for (int r = 0; r < R; r++)
+    if (cols[r] < 1 || cols[r] > RW) error("internal error in %s: column %d out of range; please report", fn, cols[r]);
+  if (rows) for (int i = 0; i < n; i++)
+    if (rows[i] < 1 || rows[i] > nW) error("internal error in %s: row %d out of range; please report", fn, rows[i]);
   const double *W = REAL(W_), *M = REAL(M_);
   double *Mt = (double *) R_alloc((size_t) n * q + 1, sizeof(double));   /* row-major copy */
   for (int k = 0; k < q; k++) for (int i = 0; i < n; i++) Mt[(size_t) i * q + k] = M[i + (R_xlen_t) k * n];
@@ -303,9 +316,11 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
   for (int r = r_lo; r < r_hi; r++) {
     double *a = acc + (size_t) q * dd_tid();
     memset(a, 0, sizeof(double) * q);
-    const double *w = W + (R_xlen_t) r * n;
+    const double *w = W + (R_xlen_t) (cols[r] - 1) * nW;
     for (int i = 0; i < n; i++) {
-      const double wi = w[i];
+      /* the analysis weight of row i in replicate r: W[rows[i], cols[r]] (x mult[i]) */
+      double wi = w[rows ? rows[i] - 1 : i];
+      if (mult) wi *= mult[i];
       if (wi == 0.0) continue;
       const double *m = Mt + (size_t) i * q;
       for (int k = 0; k < q; k++) a[k] += wi * m[k];
@@ -315,4 +330,23 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_) {
   }
   UNPROTECT(1);
   return out;
+}
+
+/* TRUE when every row i of W (n x R) equals row idx[i] (1-based), entry by
+ * entry (==, as R's W == W[idx, ]): the check that rows with the same key
+ * are the same row, without materialising W[idx, ]. */
+SEXP C_rows_equal(SEXP W_, SEXP idx_) {
+  const char *fn = "C_rows_equal";
+  dd_chk_mat(W_, REALSXP, -1, -1, 0, fn, "W");
+  const int n = nrows(W_), R = ncols(W_);
+  dd_chk_vec(idx_, INTSXP, n, 0, fn, "idx");
+  const int *idx = INTEGER(idx_);
+  for (int i = 0; i < n; i++)
+    if (idx[i] < 1 || idx[i] > n) error("internal error in %s: row %d out of range; please report", fn, idx[i]);
+  const double *W = REAL(W_);
+  for (int r = 0; r < R; r++) {
+    const double *w = W + (R_xlen_t) r * n;
+    for (int i = 0; i < n; i++) if (!(w[i] == w[idx[i] - 1])) return ScalarLogical(FALSE);
+  }
+  return ScalarLogical(TRUE);
 }

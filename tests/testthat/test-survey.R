@@ -350,6 +350,34 @@ test_that("did_cs(survey = ) with lonely PSUs: each lonely_psu rule equals svyto
                "Stratum \\(7\\) has only one PSU at stage 1")
 })
 
+test_that("replicate-weight products read the design's weights in place: equal to the R products on copies", {
+  set.seed(5)
+  n <- 300; R <- 37; q <- 6
+  W <- matrix(runif(n * R), n, R); W[sample(length(W), 500)] <- 0
+  M <- matrix(rnorm(n * q), n, q)
+  cp <- function(...) .Call(diffdiff:::C_svy_rep_crossprod, ...)
+  # all rows, every column, then a batch of columns out of order
+  expect_equal(cp(W, M, seq_len(R), NULL, NULL), crossprod(W, M), tolerance = 1e-13)
+  b <- c(5L, 2L, 37L)
+  expect_equal(cp(W, M, b, NULL, NULL), crossprod(W[, b], M), tolerance = 1e-13)
+  # a subset of rows (repeated, as stacked data) with a multiplier: W[rows, ] * mult
+  rows <- c(sample.int(n, 150), 7L, 7L)
+  mult <- runif(length(rows), 0.5, 2)
+  Mr <- M[rows, ]
+  expect_equal(cp(W, Mr, seq_len(R), rows, mult), crossprod(W[rows, ] * mult, Mr), tolerance = 1e-13)
+  # bit for bit the same as the old path on the copied matrix (the same sums in the same order)
+  expect_identical(cp(W, Mr, seq_len(R), rows, mult), cp(W[rows, ] * mult, Mr, seq_len(R), NULL, NULL))
+  expect_error(cp(W, M, 38L, NULL, NULL), "column 38 out of range")
+  expect_error(cp(W, Mr, 1L, c(rows[-1], 301L), NULL), "row 301 out of range")
+  # the row check behind the rank from distinct rows
+  eq <- function(...) .Call(diffdiff:::C_rows_equal, ...)
+  V <- rbind(c(1, 2), c(1, 2), c(3, 4))
+  expect_true(eq(V, c(1L, 1L, 3L)))
+  expect_false(eq(V, c(1L, 1L, 1L)))
+  V[2, 2] <- NA
+  expect_false(eq(V, c(1L, 1L, 3L)))
+})
+
 test_that("replicate designs: the degrees of freedom (rank of the replicate weights) from the distinct rows equal qr(W)'s", {
   set.seed(21)
   # a panel: each unit's replicate-weight row repeats in every period
