@@ -9,23 +9,28 @@
 # stage weighted by the sampling fractions of the stages above it. kernel(sg,
 # s, mult, group, ng, lon) returns one stage's variance (with attribute
 # "lonely"); the sum over stages is returned.
-dd_svy_stages <- function(design, nobs, kernel) {
+dd_svy_stages <- function(design, kernel) {
   lon <- match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L
   V <- 0
-  mult_obs <- rep(1, nobs)
   S <- if (design$fpc) length(design$stages) else 1L
   for (s in seq_len(S)) {
     sg <- design$stages[[s]]
     if (s > 1L && all(is.na(sg$popsize))) break
-    # per stratum: multiplier from the stages above; group = parent cluster
+    # per stratum: multiplier from the stages above (the product of their
+    # sampling fractions npsu / popsize, in stage order, at the stratum's
+    # first row); group = parent cluster
     first <- dd_first_rows(structure(sg$strata, nlev = sg$ns))
+    mult <- rep(1, length(first))
+    for (u in seq_len(s - 1L)) {
+      su <- design$stages[[u]]
+      mult <- mult * (su$npsu / su$popsize)[su$strata[first] + 1L]
+    }
     group <- if (s == 1L) rep(0L, sg$ns) else design$stages[[s - 1L]]$clus[first]
     ng <- if (s == 1L) 1L else design$stages[[s - 1L]]$nc
-    Vs <- kernel(sg, s, mult_obs[first], as.integer(group), as.integer(ng), lon)
+    Vs <- kernel(sg, s, mult, as.integer(group), as.integer(ng), lon)
     if (attr(Vs, "lonely") > 0L && design$lonely_psu == "fail") dd_svy_lonely_stop(sg, s, attr(Vs, "lonely"))
     attr(Vs, "lonely") <- NULL
     V <- V + Vs
-    mult_obs <- mult_obs * (sg$npsu / sg$popsize)[sg$strata + 1L]
   }
   V
 }
@@ -43,7 +48,7 @@ dd_svy_lonely_stop <- function(sg, s, lonely) {
 dd_svy_vcov <- function(design, x) {
   x <- as.matrix(x)
   storage.mode(x) <- "double"
-  dd_svy_stages(design, nrow(x), function(sg, s, mult, group, ng, lon)
+  dd_svy_stages(design, function(sg, s, mult, group, ng, lon)
     .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult, group, ng, lon, FALSE))
 }
 
@@ -125,20 +130,21 @@ aggregate_survey <- function(data, ynames, by, design) {
   # cells in sorted order of the by columns: each column coded by its
   # sorted distinct values (factors: by their levels), the codes combined
   # (exact in doubles up to 2^53 cells), the combinations coded again
-  comb <- 0; ncomb <- 1
-  for (v in byv) {
-    cv <- dd_sorted_codes(data[[v]])
-    k <- attr(cv, "nlev")
-    if (k * ncomb > 2^52) dd_stop("`by` defines too many cells to count.")
-    comb <- comb * k + cv; ncomb <- ncomb * k
+  codes <- lapply(byv, function(v) dd_sorted_codes(data[[v]]))
+  ks <- vapply(codes, attr, 0, "nlev")
+  ncomb <- prod(ks)
+  if (ncomb > 2^52) dd_stop("`by` defines too many cells to count.")
+  dd_reuse$cells_path <- if (ncomb <= 4 * nrow(data) + 1024) "table" else "sort"
+  dom <- if (dd_reuse$cells_path == "table") {        # few possible cells: table them (in C)
+    .Call(C_cell_codes, codes, as.integer(ks))
+  } else {
+    comb <- 0
+    for (j in seq_along(codes)) comb <- comb * ks[j] + codes[[j]]
+    match(comb, sort(unique(comb), method = "radix")) - 1L
   }
-  if (ncomb <= 4 * length(comb) + 1024) {             # few possible cells: count them
-    present <- tabulate(comb + 1, ncomb) > 0L
-    dom <- (cumsum(present) - 1L)[comb + 1]
-  } else dom <- match(comb, sort(unique(comb), method = "radix")) - 1L
-  nd <- max(dom) + 1L
-  first <- dd_first_rows(structure(as.integer(dom), nlev = nd))
   dom <- as.integer(dom)
+  nd <- max(dom) + 1L
+  first <- dd_first_rows(structure(dom, nlev = nd))
   out <- data.frame(lapply(stats::setNames(byv, byv), function(v) data[[v]][first]), stringsAsFactors = FALSE)
   w <- as.double(design$weights)
   Wd <- dd_cell_sums(NULL, dom, nd, w = w)
@@ -160,8 +166,7 @@ aggregate_survey <- function(data, ynames, by, design) {
       centre <- if (design$mse) m else rowMeans(th[, design$rscales > 0, drop = FALSE])
       as.vector(((th - centre)^2) %*% design$rscales) * design$scale
     } else {
-      x <- w * (y - m[dom + 1L]) / Wd[dom + 1L]
-      dd_svy_domain_var(design, x, dom, nd)
+      dd_svy_domain_var(design, .Call(C_domain_lin, w, y, dom, m, Wd), dom, nd)
     }
     out[[yv]] <- m
     out[[paste0(yv, "_se")]] <- sqrt(V)
@@ -175,7 +180,7 @@ aggregate_survey <- function(data, ynames, by, design) {
 
 # domain variances for a Taylor design (the stages as dd_svy_vcov)
 dd_svy_domain_var <- function(design, x, dom, nd) {
-  as.vector(dd_svy_stages(design, length(x), function(sg, s, mult, group, ng, lon)
+  as.vector(dd_svy_stages(design, function(sg, s, mult, group, ng, lon)
     .Call(C_svy_domain, as.double(x), as.integer(dom), as.integer(nd), sg$strata, sg$clus, sg$nc,
           as.integer(sg$npsu), sg$popsize, mult, lon)))
 }

@@ -195,5 +195,7 @@ SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
 
 SEXP C_rows_equal(SEXP W, SEXP idx);
+SEXP C_cell_codes(SEXP codes, SEXP nlev);
+SEXP C_domain_lin(SEXP w, SEXP y, SEXP dom, SEXP m, SEXP W);
 
 #endif

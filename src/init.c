@@ -52,6 +52,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 5),
   CALLDEF(rows_equal, 2),
+  CALLDEF(cell_codes, 2),
+  CALLDEF(domain_lin, 5),
   CALLDEF(arp_grid, 9),
   CALLDEF(arp_eta, 3),
   CALLDEF(lp_max, 3),

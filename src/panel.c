@@ -536,3 +536,44 @@ SEXP C_panel_wide(SEXP idc_, SEXP tc_, SEXP umap_, SEXP tmap_, SEXP N_, SEXP T_,
   return out;
 }
 #undef XVAL
+
+/* The cells of several code vectors (codes[[j]] 0-based with nlev[j] levels)
+ * numbered 0, 1, ... in sorted order of the combinations (the first vector
+ * most significant), counting only the combinations present: the mixed-radix
+ * key comb = (...(c1 * k2 + c2) * k3 + ...) of each row, a table of the
+ * prod(k) possible keys marking those present, their ranks. For a product
+ * of levels small enough to table (the caller checks); attribute "nlev" is
+ * the number of cells. */
+SEXP C_cell_codes(SEXP codes_, SEXP nlev_) {
+  const char *fn = "C_cell_codes";
+  dd_chk_list(codes_, -1, fn, "codes");
+  const int J = LENGTH(codes_);
+  dd_chk_vec(nlev_, INTSXP, J, 0, fn, "nlev");
+  if (J < 1) error("internal error in %s: no code vectors; please report", fn);
+  const R_xlen_t n = XLENGTH(VECTOR_ELT(codes_, 0));
+  const int *k = INTEGER(nlev_);
+  double tot = 1.0;
+  for (int j = 0; j < J; j++) {
+    if (k[j] < 1) error("internal error in %s: `nlev` must be positive; please report", fn);
+    dd_chk_codes(VECTOR_ELT(codes_, j), n, k[j], fn, "codes");
+    tot *= k[j];
+  }
+  if (tot > (double) INT_MAX - 1) error("internal error in %s: too many possible cells to table; please report", fn);
+  const int K = (int) tot;
+  const int **cv = (const int **) R_alloc(J, sizeof(int *));
+  for (int j = 0; j < J; j++) cv[j] = INTEGER(VECTOR_ELT(codes_, j));
+  int *rank = (int *) R_alloc((size_t) K + 1, sizeof(int));
+  memset(rank, 0, sizeof(int) * ((size_t) K + 1));
+#define CELL_KEY(i, out) do { size_t c_ = 0; for (int j_ = 0; j_ < J; j_++) c_ = c_ * (size_t) k[j_] + (size_t) cv[j_][i]; (out) = c_; } while (0)
+  for (R_xlen_t i = 0; i < n; i++) { size_t c; CELL_KEY(i, c); rank[c] = 1; }
+  int nd = 0;
+  for (int c = 0; c < K; c++) rank[c] = rank[c] ? nd++ : -1;
+  SEXP out = PROTECT(allocVector(INTSXP, n));
+  int *o = INTEGER(out);
+  for (R_xlen_t i = 0; i < n; i++) { size_t c; CELL_KEY(i, c); o[i] = rank[c]; }
+#undef CELL_KEY
+  SEXP nl = PROTECT(ScalarInteger(nd));
+  setAttrib(out, install("nlev"), nl);
+  UNPROTECT(2);
+  return out;
+}

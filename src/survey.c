@@ -350,3 +350,23 @@ SEXP C_rows_equal(SEXP W_, SEXP idx_) {
   }
   return ScalarLogical(TRUE);
 }
+
+/* Domain-mean linearisation: x_i = w_i (y_i - m[dom_i]) / W[dom_i]
+ * (dom 0-based), one pass without the n-long temporaries. */
+SEXP C_domain_lin(SEXP w_, SEXP y_, SEXP dom_, SEXP m_, SEXP W_) {
+  const char *fn = "C_domain_lin";
+  dd_chk_type(w_, REALSXP, 0, fn, "w");
+  const R_xlen_t n = XLENGTH(w_);
+  dd_chk_vec(y_, REALSXP, n, 0, fn, "y");
+  dd_chk_type(m_, REALSXP, 0, fn, "m");
+  const int nd = LENGTH(m_);
+  dd_chk_vec(W_, REALSXP, nd, 0, fn, "W");
+  dd_chk_codes(dom_, n, nd, fn, "dom");
+  const double *w = REAL(w_), *y = REAL(y_), *m = REAL(m_), *W = REAL(W_);
+  const int *dom = INTEGER(dom_);
+  SEXP out = PROTECT(allocVector(REALSXP, n));
+  double *x = REAL(out);
+  for (R_xlen_t i = 0; i < n; i++) x[i] = w[i] * (y[i] - m[dom[i]]) / W[dom[i]];
+  UNPROTECT(1);
+  return out;
+}

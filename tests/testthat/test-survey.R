@@ -177,6 +177,34 @@ test_that("aggregate_survey() equals svyby(svymean) on the full design", {
                aggregate_survey(apiclus1, "api00", "stype", survey_design(apiclus1, weights = ~pw, ids = ~dnum, fpc = ~fpc)))
 })
 
+test_that("aggregate_survey(): the tabled and the sorted cell paths give the same cells", {
+  set.seed(11)
+  n <- 300
+  d <- data.frame(a = sample(15, n, TRUE), b = sample(c(3, 1, 2) * 10, n, TRUE), c = sample(15, n, TRUE),
+                  str = rep(1:3, each = 100), psu = rep(1:30, each = 10), w = runif(n, 1, 3), y = rnorm(n))
+  des <- survey_design(d, weights = ~w, strata = ~str, ids = ~psu)
+  # three columns: 15 x 3 x 15 = 675 possible cells, tabled
+  r1 <- aggregate_survey(d, "y", c("a", "b", "c"), des)
+  expect_identical(diffdiff:::dd_reuse$cells_path, "table")
+  # the same cells as one numeric key (the first column most significant)
+  d$k <- d$a * 1e4 + d$b * 1e2 + d$c
+  r2 <- aggregate_survey(d, "y", "k", des)
+  expect_identical(diffdiff:::dd_reuse$cells_path, "table")
+  # a first column of about 300 levels: 300 x 3 x 15 possible cells, more
+  # than 4 n + 1024, so the present ones are found by sorting
+  d$big <- d$a + 100 * sample(60, n, TRUE)
+  r3 <- aggregate_survey(d, "y", c("big", "b", "c"), des)
+  expect_identical(diffdiff:::dd_reuse$cells_path, "sort")
+  d$kb <- d$big * 1e4 + d$b * 1e2 + d$c
+  r4 <- aggregate_survey(d, "y", "kb", des)
+  expect_identical(diffdiff:::dd_reuse$cells_path, "table")
+  num <- c("y", "y_se", "n", "n_eff", "weight_sum")
+  expect_identical(r1[num], r2[num])
+  expect_identical(r3[num], r4[num])
+  expect_identical(r1$a, d$a[match(r2$k, d$k)])
+  expect_identical(do.call(order, unname(as.list(r3[c("big", "b", "c")]))), seq_len(nrow(r3)))
+})
+
 test_that("aggregate_survey() bad input", {
   d <- data.frame(y = c(1, 2, 3, NA), g = c(1, 1, 2, 2), w = 1, p = 1:4)
   des <- suppressWarnings(survey_design(d, weights = ~w, ids = ~p))
