@@ -23,6 +23,7 @@ so and exits 0 after writing OUTDIR/skipped.txt.
 
 Usage: DIFFDIFF_PY_PATH=/path/to/diff-diff python3 tools/diffdiff-py-scenarios.py OUTDIR
        [--timing] [--data] [--scales small,medium,large] [--all-scales]
+       [--scenarios campaign_staggered,...] (timing: only these scenarios)
 """
 import json
 import os
@@ -67,7 +68,7 @@ ns["main"]()
 """
 
 
-def timing(path, outdir, scales, all_scales):
+def timing(path, outdir, scales, all_scales, only=None):
     src = os.path.join(path, "benchmarks", "speed_review")
     dst = os.path.join(outdir, "speed_review")
     if os.path.exists(dst):
@@ -77,6 +78,8 @@ def timing(path, outdir, scales, all_scales):
         if f.endswith(".json"):
             os.remove(os.path.join(dst, "baselines", f))
     for s in SCENARIOS:
+        if only and s not in only:
+            continue
         script = os.path.join(dst, "bench_%s.py" % s)
         print("diffdiff-py-scenarios: timing %s" % s, flush=True)
         r = subprocess.run([sys.executable, "-c", DRIVER, script, scales, "1" if all_scales else "0"],
@@ -182,13 +185,20 @@ def main():
             scales = a.split("=", 1)[1]
     if "--scales" in sys.argv:
         scales = sys.argv[sys.argv.index("--scales") + 1]
+    only = None
+    if "--scenarios" in sys.argv:
+        only = sys.argv[sys.argv.index("--scenarios") + 1].split(",")
+        bad = [x for x in only if x not in SCENARIOS]
+        if bad:
+            print("diffdiff-py-scenarios: unknown scenario(s) %s; known: %s" % (", ".join(bad), ", ".join(SCENARIOS)))
+            sys.exit(2)
     do_t = "--timing" in sys.argv or "--data" not in sys.argv
     do_d = "--data" in sys.argv or "--timing" not in sys.argv
     os.makedirs(outdir, exist_ok=True)
     if do_d:
         data(path, outdir, scales)
     if do_t:
-        timing(path, outdir, scales, "--all-scales" in sys.argv)
+        timing(path, outdir, scales, "--all-scales" in sys.argv, only)
 
 
 if __name__ == "__main__":

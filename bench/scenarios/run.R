@@ -6,7 +6,8 @@
 # diffdiff: each scenario and scale in `reps` fresh R processes (default 3;
 # the medians are reported). diff-diff: its own scenario scripts
 # (benchmarks/speed_review/bench_<scenario>.py), unchanged, pure-Python
-# backend, single-threaded BLAS, once each, via tools/diffdiff-py-scenarios.py,
+# backend, single-threaded BLAS, once each (or the median of several earlier
+# runs: SCENARIO_PY_DIR below), via tools/diffdiff-py-scenarios.py,
 # from the checkout named by DIFFDIFF_PY_PATH (skipped with a message when
 # absent); its published times (Apple M4, in the checkout's baselines/) are
 # listed too. Agreement: on data built by diff-diff's own scenario builders
@@ -36,14 +37,35 @@ run_r <- function(name, scale, data = "") {
   if (st != 0 || !file.exists(f)) stop(sprintf("diffdiff scenario %s/%s failed", name, scale))
   read_json(f)
 }
+# SCENARIO_PAIRED=1 (with DIFFDIFF_PY_PATH): the machine's speed drifts, so
+# each of the `reps` rounds runs a chain's scales in diffdiff and then
+# diff-diff's script for the same chain (its scales in one process, as its
+# harness does), one after the other, and the speedup is the median of the
+# round-by-round ratios; geo_few_markets (diff-diff: minutes per scale) is
+# not paired (its diff-diff times come from SCENARIO_PY_DIR or one run)
+paired <- nzchar(Sys.getenv("SCENARIO_PAIRED")) && nzchar(Sys.getenv("DIFFDIFF_PY_PATH"))
+# (one output directory per round and chain: the tool replaces its copy of
+# diff-diff's scripts and results on every call)
+pair_dir <- function(i, name) file.path(tmp, sprintf("pyrep%d_%s", i, name))
+all_runs <- list()
+for (i in seq_len(reps)) for (name in names(scen)) {
+  for (scale in scen[[name]]) all_runs[[paste(name, scale)]][[i]] <- run_r(name, scale)
+  if (paired && name != "geo_few_markets")
+    system2(if (file.exists("/usr/bin/python3")) "/usr/bin/python3" else Sys.which("python3"),
+            c(file.path(root, "tools", "diffdiff-py-scenarios.py"), pair_dir(i, name), "--timing", "--scenarios", name),
+            stdout = FALSE, stderr = FALSE, env = paste0("DIFFDIFF_PY_PATH=", Sys.getenv("DIFFDIFF_PY_PATH")))
+}
 rres <- list()
 for (name in names(scen)) for (scale in scen[[name]]) {
-  runs <- lapply(seq_len(reps), function(i) run_r(name, scale))
+  runs <- all_runs[[paste(name, scale)]]
   ph <- runs[[1]]$phases[, c("phase", "seconds")]
   ph$seconds <- apply(sapply(runs, function(r) r$phases$seconds), 1, stats::median)
   rres[[paste(name, scale)]] <- list(name = name, scale = scale, phases = ph,
                                      total = stats::median(sapply(runs, function(r) r$total_seconds)),
-                                     peak_mb = stats::median(sapply(runs, function(r) r$memory$peak_mb)))
+                                     peak_mb = stats::median(sapply(runs, function(r) r$memory$peak_mb)),
+                                     totals = sapply(runs, function(r) r$total_seconds),
+                                     totals_nh = sapply(runs, function(r)
+                                       r$total_seconds - sum(r$phases$seconds[grepl("honest", r$phases$phase)])))
   message(sprintf("diffdiff %s/%s: %.3f s", name, scale, rres[[paste(name, scale)]]$total))
 }
 
@@ -56,9 +78,13 @@ pyout <- file.path(tmp, "py")
 have_py <- nzchar(py_path) && nzchar(py)
 # SCENARIO_PY_DIR: the output directory of an earlier
 # tools/diffdiff-py-scenarios.py run (--timing --all-scales, and --data
-# --scales small) to reuse instead of running diff-diff again
+# --scales small) to reuse instead of running diff-diff again; several
+# directories separated by ":" (further --timing runs) give the median of
+# their times (the data and the agreement checks come from the first)
+py_dirs <- NULL
 if (nzchar(Sys.getenv("SCENARIO_PY_DIR"))) {
-  pyout <- Sys.getenv("SCENARIO_PY_DIR")
+  py_dirs <- strsplit(Sys.getenv("SCENARIO_PY_DIR"), ":", fixed = TRUE)[[1]]
+  pyout <- py_dirs[1]
   have_py <- nzchar(py)
 } else if (have_py) {
   system2(py, c(tool, pyout, "--timing", "--all-scales"), env = paste0("DIFFDIFF_PY_PATH=", py_path))
@@ -73,7 +99,20 @@ py_json <- function(dir, name, scale) {
   read_json(f[1])
 }
 pub_dir <- if (nzchar(py_path)) file.path(py_path, "benchmarks", "speed_review", "baselines") else ""
-here_dir <- file.path(pyout, "speed_review", "baselines")
+here_dirs <- file.path(if (is.null(py_dirs)) pyout else py_dirs, "speed_review", "baselines")
+# the median over the runs that have this chain and scale (phase by phase;
+# the total and the peak memory likewise); field runs: how many
+py_json_med <- function(dirs, name, scale) {
+  js <- Filter(Negate(is.null), lapply(dirs, py_json, name = name, scale = scale))
+  if (!length(js)) return(NULL)
+  out <- js[[1]]
+  out$total_seconds <- stats::median(vapply(js, function(j) j$total_seconds, 0))
+  out$memory$peak_mb <- stats::median(vapply(js, function(j) j$memory$peak_mb, 0))
+  for (p in names(out$phases))
+    out$phases[[p]]$seconds <- stats::median(vapply(js, function(j) j$phases[[p]]$seconds, 0))
+  out$runs <- length(js)
+  out
+}
 
 # ---- agreement on diff-diff's data ----
 agree <- NULL
@@ -124,7 +163,17 @@ fmt <- function(x, d = 3) ifelse(is.na(x), "-", formatC(x, format = "f", digits 
 rows <- list(); detail <- character()
 for (k in names(rres)) {
   r <- rres[[k]]
-  ph <- if (have_py) py_json(here_dir, r$name, r$scale) else NULL
+  pd <- if (paired && r$name != "geo_few_markets") file.path(pair_dir(seq_len(reps), r$name), "speed_review", "baselines")
+        else here_dirs
+  ph <- if (have_py || paired) py_json_med(pd, r$name, r$scale) else NULL
+  # paired rounds: the median of the round-by-round ratios
+  pr <- if (paired && r$name != "geo_few_markets") lapply(pd, py_json, name = r$name, scale = r$scale) else NULL
+  ratio <- ratio_nh <- NA
+  if (length(pr) && !any(vapply(pr, is.null, TRUE))) {
+    pyt_i <- vapply(pr, function(j) j$total_seconds, 0)
+    pyn_i <- vapply(pr, function(j) sum(unlist(lapply(j$phases[!grepl("honest", names(j$phases))], `[[`, "seconds"))), 0)
+    ratio <- stats::median(pyt_i / r$totals); ratio_nh <- stats::median(pyn_i / r$totals_nh)
+  }
   pub <- if (nzchar(pub_dir)) py_json(pub_dir, r$name, r$scale) else NULL
   pyt <- if (!is.null(ph)) ph$total_seconds else NA
   py_ph <- if (!is.null(ph)) vapply(ph$phases, function(p) p$seconds, 0) else numeric()
@@ -135,8 +184,10 @@ for (k in names(rres)) {
   rows[[k]] <- data.frame(scenario = r$name, scale = r$scale, diffdiff_s = r$total, diffdiff_mb = r$peak_mb,
                           diffdiff_py_s = pyt, diffdiff_py_mb = if (!is.null(ph)) ph$memory$peak_mb else NA,
                           published_m4_s = if (!is.null(pub)) pub$total_seconds else NA,
-                          speedup = pyt / r$total, diffdiff_nohonest_s = r_nh, diffdiff_py_nohonest_s = py_nh,
-                          speedup_nohonest = py_nh / r_nh)
+                          diffdiff_py_runs = if (!is.null(ph)) ph$runs else NA,
+                          speedup = if (is.na(ratio)) pyt / r$total else ratio, diffdiff_nohonest_s = r_nh,
+                          diffdiff_py_nohonest_s = py_nh,
+                          speedup_nohonest = if (is.na(ratio_nh)) py_nh / r_nh else ratio_nh, paired = !is.na(ratio))
   detail <- c(detail, sprintf("\n### %s / %s\n", r$name, r$scale),
               "| diffdiff phase | s | | diff-diff phase | s |", "|---|---|---|---|---|",
               sprintf("| %s | %s | | %s | %s |",
@@ -149,18 +200,19 @@ tab <- do.call(rbind, rows)
 pub_ver <- if (nzchar(pub_dir)) unique(unlist(lapply(list.files(pub_dir, "_python\\.json$", full.names = TRUE),
                                                    function(f) read_json(f)$diff_diff_version))) else character()
 md <- c("# Six practitioner workflows: diffdiff vs diff-diff (Python)", "",
-        sprintf("Run %s on this machine (%s; R %s, diffdiff %s). Each chain's phases are timed inside the process (data generation not timed), as diff-diff's harness does; diffdiff: median of %d fresh processes; diff-diff %s: its own scenario scripts, unchanged, pure-Python backend, single-threaded BLAS, one run. Peak MB: the process's resident-memory high-water mark (diff-diff: psutil's sampled peak).",
+        sprintf("Run %s on this machine (%s; R %s, diffdiff %s). Each chain's phases are timed inside the process (data generation not timed), as diff-diff's harness does; diffdiff: median of %d fresh processes; diff-diff %s: its own scenario scripts, unchanged, pure-Python backend, single-threaded BLAS, the median of the runs counted in the table (phase by phase).%s Peak MB: the process's resident-memory high-water mark (diff-diff: psutil's sampled peak).",
                 format(Sys.time(), "%Y-%m-%d"), utils::sessionInfo()$running, paste(R.version$major, R.version$minor, sep = "."),
                 as.character(utils::packageVersion("diffdiff")), reps,
                 if (have_py) system2(py, c("-c", shQuote("import diff_diff; print(diff_diff.__version__)")),
-                                     stdout = TRUE, env = paste0("PYTHONPATH=", py_path)) else "(not run)"),
+                                     stdout = TRUE, env = paste0("PYTHONPATH=", py_path)) else "(not run)",
+                if (paired) sprintf(" Paired: in each of %d rounds a chain ran in diffdiff and then in diff-diff, one after the other, and the speedups are the medians of the round-by-round ratios (the machine's speed drifts by tens of percent between minutes); geo_few_markets is not paired (diff-diff takes minutes per scale there).", reps) else ""),
         "", sprintf("Published: the times in diff-diff's checked-in baselines (Apple M4; their files state diff-diff %s, before 3.3.0's synthetic-DiD bootstrap that re-estimates the weights on every draw, which dominates scenario 4 here).",
                     if (length(pub_ver)) paste(pub_ver, collapse = ", ") else "(not read)"),
         "", "The HonestDiD phases compute different things: diffdiff the relative-magnitudes robust confidence set by test inversion (the ARP conditional-least-favourable hybrid over 1000 grid points, as the HonestDiD package; `bench/scenarios/honest_peer.R` times HonestDiD itself on scenario 1's large event study: `bench/results/scenarios-honest.md`), diff-diff 3.3.2 a closed-form interval (its identified set widened by a critical value times the SE; its code leaves the ARP test for relative magnitudes disabled). The last three columns leave those phases out on both sides.",
-        "", "| scenario | scale | diffdiff s | diffdiff peak MB | diff-diff s (here) | diff-diff peak MB | speedup | diff-diff s (published, M4) | diffdiff s w/o HonestDiD | diff-diff s w/o HonestDiD | speedup w/o HonestDiD |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", tab$scenario, tab$scale, fmt(tab$diffdiff_s),
-                fmt(tab$diffdiff_mb, 0), fmt(tab$diffdiff_py_s), fmt(tab$diffdiff_py_mb, 0),
+        "", "| scenario | scale | diffdiff s | diffdiff peak MB | diff-diff s (here) | diff-diff runs | diff-diff peak MB | speedup | diff-diff s (published, M4) | diffdiff s w/o HonestDiD | diff-diff s w/o HonestDiD | speedup w/o HonestDiD |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", tab$scenario, tab$scale, fmt(tab$diffdiff_s),
+                fmt(tab$diffdiff_mb, 0), fmt(tab$diffdiff_py_s), fmt(tab$diffdiff_py_runs, 0), fmt(tab$diffdiff_py_mb, 0),
                 ifelse(is.na(tab$speedup), "-", sprintf("%.1fx", tab$speedup)), fmt(tab$published_m4_s),
                 fmt(tab$diffdiff_nohonest_s), fmt(tab$diffdiff_py_nohonest_s),
                 ifelse(is.na(tab$speedup_nohonest), "-", sprintf("%.1fx", tab$speedup_nohonest))))
