@@ -342,7 +342,8 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
     dd_chk_mat(X, REALSXP, m0, -1, 0, fn, "X");
     dd_chk_mat(Sig, REALSXP, m0, m0, 0, fn, "Sig");
     dd_chk_type(grid, REALSXP, 0, fn, "grid");
-    dd_chk_vec(opts, REALSXP, 5, 0, fn, "opts");
+    if (TYPEOF(opts) != REALSXP || (LENGTH(opts) != 5 && LENGTH(opts) != 6))
+      error("internal error in %s: `opts` must be a numeric vector of length 5 or 6; please report", fn);
     const double hy = REAL(opts)[1];
     if (!(hy == 0.0 || hy == 1.0 || hy == 2.0)) error("internal error in %s: `opts[2]` (hybrid) must be 0, 1 or 2; please report", fn);
     dd_chk_vec(flci_g, REALSXP, m0, 0, fn, "flci_g");
@@ -353,23 +354,87 @@ SEXP C_arp_grid(SEXP Y, SEXP a1, SEXP X, SEXP Sig, SEXP grid, SEXP opts, SEXP fl
   const double *o = REAL(opts);
   double alpha = o[0], lf_cv = o[2], fc = o[3], fh = o[4];
   int hybrid = (int) o[1];
+  const int no_scan = LENGTH(opts) >= 6 && o[5] != 0.0;
+  const double *dn = LENGTH(dnorm) == m && k == 0 ? REAL(dnorm) : NULL;
   arp_t A;
   SEXP out = PROTECT(allocVector(INTSXP, ng));
   int *acc = INTEGER(out);
   int st = arp_setup(&A, m, k, REAL(X), REAL(Sig));
   double *y = (double *) R_alloc(m, sizeof(double));
   double tlast = -1.0;
+  /* The least-favourable hybrid rejects wherever eta(theta) > lf_cv, its
+   * first stage. eta(theta) = min_delta max_i (y_i - a1_i theta - X_i
+   * delta) / sd_i is convex in theta (a partial minimum of a jointly convex
+   * function), so the points that pass the first stage form an interval of
+   * the grid. It is found from eta alone (one LP a point) at every STRIDE-th
+   * point and point by point near its ends (around the smallest eta when no
+   * coarse point passes); only the points within it, MARGIN points either
+   * side included, are tested in full, the others are rejected as the first
+   * stage would reject them. Any LP failure in the scan: every point is
+   * tested. tst: 1 test, 0 reject. */
+  enum { STRIDE = 16, MARGIN = 2 };
+  char *tst = NULL;
+  int ntested = 0;
+  if (!st && hybrid == 1 && !dn && !no_scan && ng > 4 * STRIDE) {
+    double *eg = (double *) R_alloc(ng, sizeof(double));
+    char *have = (char *) R_alloc(ng, 1);
+    memset(have, 0, ng);
+    int fail = 0;
+#define ETA_AT(gi) do { \
+      if (!have[gi] && !fail) { \
+        double th_ = REAL(grid)[gi], v_; \
+        for (int i_ = 0; i_ < m; i_++) y[i_] = REAL(Y)[i_] - REAL(a1)[i_] * th_; \
+        if (lp_solve(&A.lp, y, A.cfull, A.lam, &v_) || !R_FINITE(v_)) fail = 1; \
+        else { eg[gi] = v_; have[gi] = 1; } \
+      } } while (0)
+    int lo = -1, hi = -1, jmin = -1, jmin2 = -1;
+    for (int g = 0; !fail; g = g + STRIDE < ng - 1 ? g + STRIDE : (g == ng - 1 ? ng : ng - 1)) {
+      if (g >= ng) break;
+      dd_check_interrupt(&tlast);
+      ETA_AT(g);
+      if (fail) break;
+      if (eg[g] <= lf_cv) { if (lo < 0) lo = g; hi = g; }
+      if (jmin < 0 || eg[g] < eg[jmin]) { jmin = g; jmin2 = g; }
+      else if (eg[g] == eg[jmin]) jmin2 = g;
+    }
+    if (!fail && lo < 0) {
+      /* no coarse point passes: the interval, if any, lies strictly between
+       * the coarse neighbours of the smallest coarse eta */
+      int a = jmin - STRIDE < 0 ? 0 : jmin - STRIDE, b = jmin2 + STRIDE > ng - 1 ? ng - 1 : jmin2 + STRIDE;
+      for (int g = a; g <= b && !fail; g++) {
+        ETA_AT(g);
+        if (!fail && eg[g] <= lf_cv) { if (lo < 0) lo = g; hi = g; }
+      }
+    } else if (!fail) {
+      /* extend the coarse ends point by point (at most STRIDE - 1 each way) */
+      while (lo > 0 && !fail) { ETA_AT(lo - 1); if (fail || eg[lo - 1] > lf_cv) break; lo--; }
+      while (hi < ng - 1 && !fail) { ETA_AT(hi + 1); if (fail || eg[hi + 1] > lf_cv) break; hi++; }
+    }
+#undef ETA_AT
+    if (!fail) {
+      tst = (char *) R_alloc(ng, 1);
+      memset(tst, 0, ng);
+      if (lo >= 0) {
+        int a = lo - MARGIN < 0 ? 0 : lo - MARGIN, b = hi + MARGIN > ng - 1 ? ng - 1 : hi + MARGIN;
+        memset(tst + a, 1, (size_t) (b - a + 1));
+      }
+    }
+  }
   for (int g = 0; g < ng; g++) {
     dd_check_interrupt(&tlast);   /* serial loop: Ctrl-C between grid points */
     if (INTEGER(skip)[g] == 1) { acc[g] = 1; continue; }   /* already accepted (union over sub-problems) */
     if (st) { acc[g] = NA_INTEGER; continue; }
+    if (tst && !tst[g]) { acc[g] = 0; continue; }        /* outside the first stage's interval */
     double th = REAL(grid)[g];
     for (int i = 0; i < m; i++) y[i] = REAL(Y)[i] - REAL(a1)[i] * th;
-    int r = arp_test(&A, y, alpha, hybrid, lf_cv, fc - th, fh, REAL(flci_g),
-                     LENGTH(dnorm) == m && k == 0 ? REAL(dnorm) : NULL);
+    int r = arp_test(&A, y, alpha, hybrid, lf_cv, fc - th, fh, REAL(flci_g), dn);
+    ntested++;
     acc[g] = r < 0 ? NA_INTEGER : 1 - r;
   }
-  UNPROTECT(1);
+  /* how many points were tested in full (the tests read it) */
+  SEXP nt = PROTECT(ScalarInteger(ntested));
+  setAttrib(out, install("tested"), nt);
+  UNPROTECT(2);
   return out;
 }
 

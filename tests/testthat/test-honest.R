@@ -172,6 +172,42 @@ test_that("the fixed normal draws are generated only as far as needed, each a pr
   expect_identical(z[1:70000], ref)
 })
 
+test_that("the least-favourable test's first stage read from its interval (eta is convex in theta) decides every grid point as testing each point does", {
+  # every relative-magnitudes sub-problem of the BC and LW event studies, on
+  # grids of 64 points (under the scan's threshold: every point tested), 65
+  # and 1000 (the scan), narrow and wide (the interval then falls between
+  # two coarse points)
+  cmp <- function(es, l, Mbar, n, width) {
+    K <- es$K; P <- es$P; b <- es$b; S <- es$S
+    ctx <- list(b = b, S = S, K = K, P = P, l = l, alpha = 0.05)
+    th <- sum(l * b[K + seq_len(P)]); sd <- sqrt(drop(crossprod(l, S[K + seq_len(P), K + seq_len(P)] %*% l)))
+    grid <- th + seq(-width, width, length.out = n) * sd
+    scanned <- 0L
+    for (maxpos in c(TRUE, FALSE)) for (s in seq(-(K - 1), 0)) {
+      A <- diffdiff:::dd_A_rel(K, P, Mbar, s, maxpos, FALSE)
+      pr <- list(A = A, d = numeric(nrow(A)), rows = diffdiff:::dd_post_rows(A, K, P))
+      st <- diffdiff:::dd_arp_setup(ctx, pr, 1, NULL)
+      run <- function(opts) .Call(diffdiff:::C_arp_grid, st$Y, st$a1, st$X, st$S, grid, opts, st$g,
+                                  integer(n), st$dnorm)
+      a <- run(st$opts); f <- run(c(st$opts, 1))
+      expect_identical(as.vector(a), as.vector(f))
+      expect_identical(attr(f, "tested"), as.integer(n))
+      if (n <= 64) expect_identical(attr(a, "tested"), as.integer(n))
+      if (n > 64 && attr(a, "tested") < n) scanned <- scanned + 1L
+    }
+    scanned
+  }
+  for (es in list(bc, lw)) {
+    l <- c(1, numeric(es$P - 1))
+    for (Mbar in c(0.5, 2)) {
+      expect_identical(cmp(es, l, Mbar, 64, 20), 0L)
+      expect_gt(cmp(es, l, Mbar, 65, 20), 0L)
+      expect_gt(cmp(es, l, Mbar, 1000, 20), 0L)
+      expect_gt(cmp(es, l, Mbar, 200, 400), 0L)
+    }
+  }
+})
+
 test_that("honest_did leaves the caller's random numbers alone", {
   set.seed(42); x <- runif(3)
   set.seed(42)
