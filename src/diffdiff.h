@@ -10,15 +10,9 @@
 #include <stdint.h>
 #ifndef FCONE
 #define FCONE
-/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
-SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
-
 #endif
 #ifdef _OPENMP
 #include <omp.h>
-/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
-SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
-
 #endif
 
 /* thread number inside a parallel region (0 when serial) */
@@ -27,9 +21,6 @@ static inline int dd_tid(void) {
   return omp_get_thread_num();
 #else
   return 0;
-/* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
-SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
-
 #endif
 }
 
@@ -103,6 +94,8 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
                     SEXP ng, SEXP lonely, SEXP rows);
 SEXP C_svy_rep_crossprod(SEXP W, SEXP M, SEXP cols, SEXP rows, SEXP mult);
+SEXP C_rows_equal(SEXP W, SEXP idx);
+SEXP C_domain_lin(SEXP w, SEXP y, SEXP dom, SEXP m, SEXP W);
 SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize,
                   SEXP mult, SEXP lonely);
 
@@ -163,6 +156,7 @@ SEXP C_wss(SEXP v, SEXP w, SEXP c);
 SEXP C_lin_rows(SEXP X, SEXP B, SEXP C, SEXP cidx, SEXP A, SEXP aidx, SEXP s, SEXP y0);
 SEXP C_cell_sums(SEXP X, SEXP w, SEXP idx, SEXP nc);
 SEXP C_panel_wide(SEXP idc, SEXP tc, SEXP umap, SEXP tmap, SEXP N, SEXP T, SEXP y, SEXP w, SEXP X);
+SEXP C_cell_codes(SEXP codes, SEXP nlev);
 
 /* vcov.c */
 SEXP C_cluster_meat(SEXP X, SEXP e, SEXP w, SEXP cl, SEXP G, SEXP cidx, SEXP cM);
@@ -193,9 +187,5 @@ SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 
 /* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
 SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
-
-SEXP C_rows_equal(SEXP W, SEXP idx);
-SEXP C_cell_codes(SEXP codes, SEXP nlev);
-SEXP C_domain_lin(SEXP w, SEXP y, SEXP dom, SEXP m, SEXP W);
 
 #endif

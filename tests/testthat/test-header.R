@@ -45,6 +45,7 @@ test_that("every exported C function is declared in diffdiff.h under the file th
   wrong <- !is.na(m) & hp$file[m] != defs$file
   expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], hp$file[m][wrong]),
                    character())
-  # every prototype has a definition (no stale declarations)
+  # every prototype has a definition (no stale declarations), and is declared once
   expect_identical(setdiff(hp$name, defs$name), character())
+  expect_identical(hp$name[duplicated(hp$name)], character())
 })
