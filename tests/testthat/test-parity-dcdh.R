@@ -339,6 +339,8 @@ test_that("did_dcdh predict_het equals DIDmultiplegtDYN 2.2.0 (stored)", {
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, predict_het = list("xg", 3)), "effect 3 requested")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list("xg", 0)), "`predict_het` must be list")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = "xg", normalized = TRUE), "normalized")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, predict_het = "xg", trends_lin = TRUE),
+               "`predict_het` cannot be combined with `trends_lin`")
   d$xg_copy <- 2 * d$xg
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list(c("xg", "xg_copy"), 1)), "collinear")
 })
