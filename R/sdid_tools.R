@@ -115,7 +115,10 @@ sdid_diagnostics <- function(x, cohort = NULL, zeta_grid = c(0.25, 0.5, 1, 2, 4)
   # leave one out: controls with weight, and treated units
   drop <- c(which(om > 0), if (N - N0 > 1L) (N0 + 1):N)
   loo <- if (loo_how == "jackknife") {
-    dd_sdid_jackknife(f, N0, ", leave one out")[drop]
+    # a jackknife fit of one cohort holds them already (the same rows)
+    stored <- identical(x$se_method, "jackknife") && length(x$fits) == 1L && length(x$replicates) == N
+    dd_reuse$sdid_loo_path <- if (stored) "stored" else "computed"
+    (if (stored) x$replicates else dd_sdid_jackknife(f, N0, ", leave one out"))[drop]
   } else vapply(drop, function(i) {
     keep <- setdiff(seq_len(N), i)
     dd_sdid_refit(f, s, Y[keep, , drop = FALSE], N0 - (i <= N0), T0,

@@ -203,6 +203,8 @@ test_that("the least-favourable test's first stage read from its interval (eta i
       expect_identical(cmp(es, l, Mbar, 64, 20), 0L)
       expect_gt(cmp(es, l, Mbar, 65, 20), 0L)
       expect_gt(cmp(es, l, Mbar, 1000, 20), 0L)
+      # the coarse points' last step shorter than 16, and ending exactly on one
+      for (n in c(80, 81, 97)) expect_gt(cmp(es, l, Mbar, n, 20), 0L)
       expect_gt(cmp(es, l, Mbar, 200, 400), 0L)
     }
   }

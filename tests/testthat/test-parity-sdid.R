@@ -179,6 +179,11 @@ test_that("diagnostics: the jackknife leave-one-out holds the weights fixed and 
   dd <- diffdiff::dd_sim_factor(n_units = 40, n_periods = 10, n_treated = 6, first_treat = 7, effect = 1)
   g <- did_sdid(dd, "y", "id", "time", "D", se = "jackknife")
   gj <- sdid_diagnostics(g, loo = "jackknife")$leave_one_out
+  # read from the jackknife fit, the same as computed from a fit without SEs
+  expect_identical(diffdiff:::dd_reuse$sdid_loo_path, "stored")
+  g0 <- sdid_diagnostics(did_sdid(dd, "y", "id", "time", "D", se = "none"), loo = "jackknife")$leave_one_out
+  expect_identical(diffdiff:::dd_reuse$sdid_loo_path, "computed")
+  expect_equal(gj$estimate, g0$estimate, tolerance = 1e-14)
   expect_true(all(c("control", "treated") %in% gj$role))
   p <- g$fits[[1]]
   zero <- sum(p$omega == 0)

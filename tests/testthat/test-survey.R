@@ -203,6 +203,19 @@ test_that("aggregate_survey(): the tabled and the sorted cell paths give the sam
   expect_identical(r3[num], r4[num])
   expect_identical(r1$a, d$a[match(r2$k, d$k)])
   expect_identical(do.call(order, unname(as.list(r3[c("big", "b", "c")]))), seq_len(nrow(r3)))
+  # at the threshold: 32 x 64 = 2048 possible cells, tabled with 256 rows
+  # (4 n + 1024 = 2048), sorted with 255 (2044); the same cells either way
+  for (n in c(256, 255)) {
+    e <- data.frame(a = rep_len(1:32, n), b = rep_len(1:64, n), w = runif(n, 1, 2), y = rnorm(n),
+                    str = rep_len(1:2, n), psu = seq_len(n))
+    e$a[1:32] <- 1:32; e$b[1:64] <- 1:64
+    dz <- survey_design(e, weights = ~w, strata = ~str, ids = ~psu)
+    ra <- aggregate_survey(e, "y", c("a", "b"), dz)
+    expect_identical(diffdiff:::dd_reuse$cells_path, if (n == 256) "table" else "sort")
+    e$k <- e$a * 100 + e$b
+    rk <- aggregate_survey(e, "y", "k", dz)
+    expect_identical(ra[num], rk[num])
+  }
 })
 
 test_that("aggregate_survey() bad input", {
