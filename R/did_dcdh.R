@@ -234,7 +234,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname, if (!is.null(cluster)) c(cluster = cluster),
                                                if (!is.null(trends_nonparam)) c(trends_nonparam = trends_nonparam)),
-                xf, weightsname, design = design, na_ok = c("yname", "dname"))
+                xf, weightsname, design = design, na_ok = c("yname", "dname"), sorted = TRUE)
   dd_svy_check_units(design, p, idname, "group")
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   if (any(is.infinite(d))) dd_stop("`dname` = \"%s\" has infinite values.", dname)
@@ -246,8 +246,9 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   if (estimand == "DID_M") {
     cc <- NULL
     if (!is.null(cluster)) {
-      cc <- dd_codes(p$vals$cluster)
+      cc <- dd_sorted_codes(p$vals$cluster)
       dd_check_constant_within(cc, p$id, "cluster", cluster, code = p$idc)
+      dd_check_nclusters(attr(cc, "nlev"), cluster)
       cc <- cc + 1L
     }
     return(dd_dcdh_m_fit(p, d, placebo, threshold_stable_treatment, cc, sp, call, yname, idname, tname, cluster))
@@ -257,14 +258,15 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
   P <- matrix(FALSE, nG, nT); P[idx] <- TRUE
   CL <- NULL
   if (!is.null(cluster)) {
-    cc <- dd_codes(p$vals$cluster)
+    cc <- dd_sorted_codes(p$vals$cluster)
     dd_check_constant_within(cc, p$id, "cluster", cluster, code = p$idc)
+    dd_check_nclusters(attr(cc, "nlev"), cluster)
     CL <- mat(cc + 1)
   }
   gl <- p$id[dd_first_rows(p$idc)]
   tnp <- NULL
   if (!is.null(trends_nonparam)) {
-    tc <- dd_codes(p$vals$trends_nonparam)
+    tc <- dd_sorted_codes(p$vals$trends_nonparam)
     dd_check_constant_within(tc, p$id, "trends_nonparam", trends_nonparam, code = p$idc)
     tnp <- tc[dd_first_rows(p$idc)]
   }
@@ -319,6 +321,9 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   se_ok <- is.finite(M[, "SE"])
   V[!se_ok, ] <- NA_real_; V[, !se_ok] <- NA_real_
   band <- seq_len(le + lp)
+  # the joint tests (all effects, all placebos zero) from this same variance:
+  # clustered or design-based, as the table's standard errors
+  joint_p <- function(k) if (length(k) > 1L) dd_dcdh_joint(est[k], V[k, k, drop = FALSE], length(k)) else NA_real_
   bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(R, V, sp, band, label))
   tab <- bt$tab
   tab$event <- ev
@@ -331,7 +336,7 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1), crit = bt$crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
-                  joint = c(effects = r$p_jointeffects %||% NA_real_, placebos = r$p_jointplacebo %||% NA_real_,
+                  joint = c(effects = joint_p(seq_len(le)), placebos = joint_p(le + seq_len(lp)),
                             if (effects_equal) c(equal_effects = dd_dcdh_equal(est[seq_len(le)],
                                                                               V[seq_len(le), seq_len(le), drop = FALSE]))),
                   delta_D_avg_total = r$delta_D_avg_total, inf = U, estimand = "dynamic",
@@ -406,11 +411,7 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X =
   }
   U <- cbind(IFe, IFp)
   colnames(U) <- c(paste0("Effect_", seq_len(le)), if (lp) paste0("Placebo_", seq_len(lp)))
-  V <- crossprod(U) / G^2
-  jt <- dd_dcdh_joint
   list(Effects = eff, Placebos = pls, ATE = NULL, G = G, IF = U, IF_ate = NULL,
-       p_jointeffects = if (le > 1) jt(eff[, "Estimate"], V[seq_len(le), seq_len(le), drop = FALSE], le),
-       p_jointplacebo = if (lp > 1) jt(pls[, "Estimate"], V[le + seq_len(lp), le + seq_len(lp), drop = FALSE], lp),
        delta_D_avg_total = NA_real_, groups = r1$groups)
 }
 
@@ -427,7 +428,7 @@ dd_dcdh_equal <- function(b, V) {
 # Wald test that the k estimates b are all zero; NA unless their covariance
 # is well invertible (every eigenvalue above 1e-10, as DIDmultiplegtDYN 2.4.0)
 dd_dcdh_joint <- function(b, Vs, k) {
-  if (k < 2 || any(is.na(b))) return(NA_real_)
+  if (k < 2 || any(is.na(b)) || any(!is.finite(Vs))) return(NA_real_)
   ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
   if (sum(ev > 1e-10) < k) return(NA_real_)
   stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
@@ -812,15 +813,10 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
     colnames(pls) <- colnames(eff); rownames(pls) <- paste0("Placebo_", seq_len(l_pl))
   }
 
-  ## variance-covariance (correct version) and joint tests
+  ## the influence functions (the variance and the joint tests: dd_dcdh_result)
   U <- do.call(cbind, IFs)
-  V <- crossprod(U) / G^2
-  jt <- dd_dcdh_joint
-  p_eff <- if (l_XX > 1) jt(eff[, 1], V[1:l_XX, 1:l_XX, drop = FALSE], l_XX) else NULL
-  p_pl <- if (l_pl > 1) jt(pls[, 1], V[l_XX + 1:l_pl, l_XX + 1:l_pl, drop = FALSE], l_pl) else NULL
 
   list(Effects = eff, ATE = ate, Placebos = pls,
-       p_jointeffects = p_eff, p_jointplacebo = p_pl,
        delta_D_avg_total = delta_D_avg_total, N_Effects = l_XX, N_Placebos = l_pl,
        G = G, IF = U, IF_ate = clsum(Uav + numeric(nG)), groups = gl_kept,
        design = list(Fg = Fg, D = D, Y = Y, W = W, kv = kv, Tg = Tg, Sg = Sg, d_sq = d_sq, tnp = tnp,

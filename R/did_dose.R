@@ -167,7 +167,10 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   dd_check_constant_within(dv, p$id, "dose", dose, code = p$idc)
   if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
                                               if (is.null(design)) weightsname else "weights", code = p$idc)
-  if (!is.null(cluster)) dd_check_constant_within(p$cl, p$id, "cluster", cluster, code = p$idc)
+  if (!is.null(cluster)) {
+    dd_check_constant_within(p$cl, p$id, "cluster", cluster, code = p$idc)
+    dd_check_nclusters(attr(p$cl, "nlev"), cluster)
+  }
   dd_svy_check_units(design, p, idname)
   # units in the order of their identifiers (the bootstrap draws its
   # multipliers in this order, whatever the order of the rows)

@@ -46,6 +46,11 @@ dd_if_rows <- function(psi, cluster) {
   if (inherits(cluster, "dd_svy_rows")) return(dd_svy_rows_apply(psi, cluster))   # survey designs
   # clusters in sorted order of their values, as rowsum(reorder = TRUE)
   cl <- dd_sorted_codes(cluster)
+  # one cluster: every cluster sum is the total, zero up to rounding (the
+  # front ends name the column; this guards every caller of the layer)
+  if (attr(cl, "nlev") < 2L)
+    dd_stop("`cluster` has a single cluster in the estimation sample; clustered standard errors need at least two.",
+            .code = "ONE_CLUSTER")
   dd_ifs_dense(.Call(C_ifs_rowsum, psi, as.integer(cl), attr(cl, "nlev")))
 }
 

@@ -28,13 +28,18 @@
 # did_twfe, whose periods may be labels); `unique_rows = FALSE` for repeated
 # cross-sections (unit identifiers are not unit-period keys); `complete` (the
 # method's name) makes missing values and an unbalanced panel errors;
-# `na_ok` as dd_prepare's.
+# `na_ok` as dd_prepare's; `sorted = TRUE` numbers units and periods in
+# sorted order of their values (dd_sorted_codes) instead of order of first
+# appearance, for estimators that use the codes as matrix rows and columns
+# (did_dcdh: lags are column offsets), so that nothing depends on the row
+# order of `data`.
 dd_panel <- function(data, yname, idname, tname, role = character(), xformla = NULL, weightsname = NULL,
                      cluster = NULL, fe = NULL, design = NULL, x_list = FALSE, numeric_t = TRUE,
-                     unique_rows = TRUE, complete = NULL, anticipation = 0, na_ok = character()) {
+                     unique_rows = TRUE, complete = NULL, anticipation = 0, na_ok = character(),
+                     sorted = FALSE) {
   key <- list(yname = yname, idname = idname, tname = tname, role = role, xformla = xformla,
               weightsname = weightsname, cluster = cluster, fe = fe, unique_rows = unique_rows,
-              anticipation = anticipation)
+              anticipation = anticipation, sorted = sorted)
   reuse <- dd_reuse$panel
   if (!is.null(reuse) && identical(reuse$key, key)) {
     # a placebo draw (placebo.R): the validated panel with redrawn treatment
@@ -49,7 +54,8 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
-  idc <- dd_codes(id); tc <- dd_codes(tt)
+  idc <- if (sorted) dd_sorted_codes(id) else dd_codes(id)
+  tc <- if (sorted) dd_sorted_codes(tt) else dd_codes(tt)
   if (unique_rows) dd_check_swapped(id, tt, idc, tc, idname, tname, if (!is.null(gname)) p$vals$gname)
   if (unique_rows) dd_check_units(idc, id, idname)
   if (attr(tc, "nlev") < 2L) dd_check_periods(tt, tname)

@@ -335,9 +335,10 @@ dd_check_finite_result <- function(tab, yname) {
 dd_check_nclusters <- function(G, name, arg = "cluster") {
   if (G < 2L) {
     if (arg == "survey")
-      dd_stop("`survey` has a single primary sampling unit in the estimation sample; design-based standard errors need at least two.")
+      dd_stop("`survey` has a single primary sampling unit in the estimation sample; design-based standard errors need at least two.",
+              .code = "ONE_CLUSTER")
     dd_stop("`cluster` = \"%s\" has a single cluster in the estimation sample; clustered standard errors need at least two.",
-            name)
+            name, .code = "ONE_CLUSTER")
   }
   invisible(TRUE)
 }

@@ -25,6 +25,14 @@ CRAN_PKGS="fixest did DRDID staggered etwfe clubSandwich didimputation bacondeco
 
 bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 
+# The CRAN packages' own dependencies from Debian too, wherever Debian has them
+# in a version that every package of the closure accepts (compiling them took
+# most of a fresh machine's `make test`); install.packages() builds the rest.
+DEB_CLOSURE=$(Rscript --no-save --no-restore --no-init-file --no-environ "$(dirname "$0")/deb-closure.R" "$CRAN_PKGS" | tr '\n' ' ')
+if [ -n "${DEB_CLOSURE// /}" ]; then
+  bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_CLOSURE
+fi
+
 Rscript --no-save --no-restore --no-init-file --no-environ -e '
 pkgs <- strsplit(commandArgs(TRUE)[1], " +")[[1]]
 pkgs <- pkgs[nzchar(pkgs)]

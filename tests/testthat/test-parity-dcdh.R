@@ -408,3 +408,65 @@ test_that("did_dcdh same_switchers_pl equals DIDmultiplegtDYN 2.2.0 (stored)", {
   d <- dcdh_panel()
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", same_switchers_pl = TRUE), "needs `same_switchers`")
 })
+
+test_that("issue 34: did_dcdh does not depend on the row order (periods and groups numbered by value)", {
+  # Before the fix, periods were numbered in order of first appearance and used
+  # as matrix columns (lags = column offsets): rows sorted by descending period
+  # gave event::1 = 1.128 instead of 1.722 on this file, shuffled rows others.
+  d <- utils::read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+  ref <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, placebo = 1, cluster = "cl")
+  set.seed(3)
+  for (o in list(order(-d$t, -d$id), order(-d$t), sample(nrow(d)), order(d$t, -d$id))) {
+    f <- did_dcdh(d[o, ], "y", "id", "t", "D_rev", effects = 2, placebo = 1, cluster = "cl")
+    expect_equal(f$coeftable[c("estimate", "std.error")], ref$coeftable[c("estimate", "std.error")],
+                 tolerance = 1e-10)
+    expect_equal(f$joint, ref$joint, tolerance = 1e-10)
+    m <- did_dcdh(d[o, ], "y", "id", "t", "D_rev", estimand = "DID_M", placebo = 1)
+    m0 <- did_dcdh(d, "y", "id", "t", "D_rev", estimand = "DID_M", placebo = 1)
+    expect_equal(m$coeftable$estimate, m0$coeftable$estimate, tolerance = 1e-10)
+  }
+  # the multiplier bootstrap draws per cluster in sorted order: same numbers too
+  set.seed(5); b1 <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, cluster = "cl", nboot = 99)
+  set.seed(5); b2 <- did_dcdh(d[rev(seq_len(nrow(d))), ], "y", "id", "t", "D_rev", effects = 2, cluster = "cl", nboot = 99)
+  expect_equal(b1$coeftable$std.error, b2$coeftable$std.error, tolerance = 1e-10)
+})
+
+test_that("issue 34: one cluster is an error in did_dcdh (both estimands) and did_dose, not SE = |estimate| or NA", {
+  d <- utils::read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+  d$one <- 1
+  msg <- '`cluster` = "one" has a single cluster in the estimation sample.*ONE_CLUSTER'
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, cluster = "one"), msg)
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", estimand = "DID_M", cluster = "one"), msg)
+  e <- tryCatch(did_dcdh(d, "y", "id", "t", "D_rev", cluster = "one"), diffdiff_error = function(e) e$code)
+  expect_identical(e, "ONE_CLUSTER")
+  set.seed(2)
+  n <- 200; T <- 4
+  dd <- data.frame(id = rep(seq_len(n), each = T), t = rep(seq_len(T), n))
+  gu <- sample(c(0, 3, 4), n, TRUE); du <- ifelse(gu > 0, runif(n), 0)
+  dd$g <- gu[dd$id]; dd$dose <- du[dd$id]; dd$one <- 7
+  dd$y <- rnorm(nrow(dd)) + (dd$t >= dd$g & dd$g > 0) * dd$dose
+  expect_error(did_dose(dd, "y", "id", "t", "g", "dose", cluster = "one", nboot = 0),
+               '`cluster` = "one" has a single cluster')
+  expect_error(did_dose(dd, "y", "id", "t", "g", "dose", cluster = "one", nboot = 49),
+               '`cluster` = "one" has a single cluster')
+})
+
+test_that("issue 34: did_dcdh's joint tests use the table's variance (the survey design's)", {
+  skip_if_not_installed("survey")
+  d <- dcdh_panel()
+  d$st <- (d$cl - 1) %/% 4 + 1
+  des <- survey::svydesign(ids = ~cl, strata = ~st, weights = ~w, data = d)
+  f <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, survey = des)
+  g <- did_dcdh(d, "y", "id", "t", "D_rev", effects = 3, placebo = 2, weightsname = "w")
+  # the Wald statistics from the fit's own covariance (design-based here)
+  wald <- function(fit, k) {
+    b <- coef(fit)[k]; V <- vcov(fit)[k, k]
+    stats::pchisq(drop(crossprod(b, solve(V, b))), df = length(k), lower.tail = FALSE)
+  }
+  ke <- grep("^event::[0-9]", names(coef(f))); kp <- grep("^event::-", names(coef(f)))
+  expect_equal(unname(f$joint[["effects"]]), wald(f, ke), tolerance = 1e-10)
+  expect_equal(unname(f$joint[["placebos"]]), wald(f, kp), tolerance = 1e-10)
+  expect_equal(unname(g$joint[["effects"]]), wald(g, ke), tolerance = 1e-10)
+  expect_equal(unname(g$joint[["placebos"]]), wald(g, kp), tolerance = 1e-10)
+  expect_gt(abs(f$joint[["placebos"]] - g$joint[["placebos"]]), 0.05)   # the design changes them (0.58 vs 0.44)
+})
