@@ -1,0 +1,131 @@
+# The conformance suite (issue 34): every estimator and diagnostic passes the
+# same checks on the same small panel --
+#   order     the same numbers (1e-10) after shuffling the rows and after
+#             reversing them (bootstraps included: seeds are set before each call)
+#   constant  a constant outcome is an error (code OUTCOME_CONSTANT)
+#   cluster   one cluster is an error (code ONE_CLUSTER), where a cluster is taken
+#   roles     the same column in two roles (yname = idname) is an error
+#   dups      duplicated unit-period rows are an error (code DUPLICATE_ROWS)
+#   data      the caller's data (data.frame, tibble, keyed data.table) is unchanged
+#             and gives the same numbers whatever its class
+#   methods   print, summary, tidy, glance, plot and autoplot work on the default fit
+# and, in test-conformance-interrupt.R, Ctrl-C stops the longest loop within 1 s.
+# A new estimator joins by one entry in `cf_estimators` (helper-conformance.R):
+# how to call it on the panel and which checks do not apply (with the reason).
+
+cf_quiet <- function(expr) suppressWarnings(suppressMessages(expr))
+
+# run a call; the error's message and did_check code, or the value
+cf_try <- function(f, d, a = list()) {
+  tryCatch(list(value = cf_quiet(f(d, a))),
+           error = function(e) list(error = conditionMessage(e), code = e$code))
+}
+
+cf_same <- function(x, y) isTRUE(all.equal(cf_numbers(x), cf_numbers(y), tolerance = 1e-10))
+
+test_that("conformance: row order (shuffled, reversed) does not change any number", {
+  P <- cf_panel()
+  for (e in names(cf_estimators)) {
+    E <- cf_estimators[[e]]
+    if ("order" %in% names(E$skip)) next
+    set.seed(7); r0 <- cf_try(E$fit, P)
+    expect_null(r0$error, label = sprintf("%s runs on the panel: %s", e, r0$error))
+    if (!is.null(r0$error)) next
+    set.seed(1); o <- sample(nrow(P))
+    for (ord in list(shuffled = o, reversed = rev(seq_len(nrow(P))))) {
+      set.seed(7); r <- cf_try(E$fit, P[ord, ])
+      expect_null(r$error, label = paste(e, "runs on reordered rows:", r$error))
+      if (is.null(r$error))
+        expect_equal(cf_numbers(r$value), cf_numbers(r0$value), tolerance = 1e-10,
+                     label = sprintf("%s on reordered rows", e))
+    }
+  }
+})
+
+test_that("conformance: constant outcome, one cluster, one column in two roles, duplicated rows are errors", {
+  P <- cf_panel()
+  Pc <- P; Pc$y <- 2.5
+  Pd <- rbind(P, P[c(7, 200), ])
+  P1 <- P; P1$one <- 1
+  for (e in names(cf_estimators)) {
+    E <- cf_estimators[[e]]
+    chk <- function(what, r, rx, code) {
+      if (what %in% names(E$skip)) return(invisible())
+      if (!is.null(E$expect[[what]])) { rx <- E$expect[[what]]$rx; code <- E$expect[[what]]$code }
+      expect_false(is.null(r$error), label = sprintf("%s x %s is an error", e, what))
+      if (!is.null(r$error)) {
+        expect_match(r$error, rx, label = sprintf("%s x %s: message", e, what))
+        if (!is.null(code)) expect_identical(r$code, code, label = sprintf("%s x %s: code", e, what))
+      }
+    }
+    chk("constant", cf_try(E$fit, Pc), '`yname` = "y" is constant', "OUTCOME_CONSTANT")
+    if (!"cluster" %in% names(E$skip))
+      chk("cluster", cf_try(E$fit, P1, list(cluster = "one")), '`cluster` = "one" has a single cluster', "ONE_CLUSTER")
+    if (!"roles" %in% names(E$skip))
+      chk("roles", cf_try(E$fit, P, if (is.null(E$roles)) list(yname = "id") else E$roles),
+          '`yname` and `idname` both name the column "id"', NULL)
+    chk("dups", cf_try(E$fit, Pd), "more than one row|identify rows uniquely|duplicated", "DUPLICATE_ROWS")
+  }
+  # did_check reports them instead, with the estimators' codes
+  codes <- function(d) did_check(d, "y", "id", "t", gname = "g")$findings$code
+  expect_true("OUTCOME_CONSTANT" %in% codes(Pc))
+  expect_true("DUPLICATE_ROWS" %in% codes(Pd))
+})
+
+test_that("conformance: the caller's data is never modified (data.frame, tibble, keyed data.table)", {
+  skip_if_not_installed("tibble")
+  P <- cf_panel()
+  for (e in names(cf_estimators)) {
+    E <- cf_estimators[[e]]
+    set.seed(7); r0 <- cf_try(E$fit, P)
+    if (!is.null(r0$error)) next
+    DT <- data.table::as.data.table(P); data.table::setkeyv(DT, c("t", "id"))
+    for (d in list(df = P, tbl = tibble::as_tibble(P), dt = DT)) {
+      before <- data.table::copy(d)
+      set.seed(7); r <- cf_try(E$fit, d)
+      expect_identical(d, before, label = sprintf("%s leaves its %s unchanged", e, class(d)[1]))
+      if (inherits(d, "data.table")) expect_identical(data.table::key(d), c("t", "id"), label = paste(e, "keeps the key"))
+      expect_null(r$error, label = sprintf("%s runs on a %s: %s", e, class(d)[1], r$error))
+      if (is.null(r$error) && !"order" %in% names(E$skip))
+        expect_equal(cf_numbers(r$value), cf_numbers(r0$value), tolerance = 1e-10,
+                     label = sprintf("%s on a %s", e, class(d)[1]))
+    }
+  }
+})
+
+test_that("conformance: print, summary, tidy, glance, plot and autoplot work on the default fit", {
+  P <- cf_panel()
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  for (e in names(cf_estimators)) {
+    E <- cf_estimators[[e]]
+    set.seed(7); r <- cf_try(E$fit, P)
+    if (!is.null(r$error)) next
+    fit <- r$value
+    m <- setdiff(c("print", "summary", "tidy", "glance", "plot", "autoplot"), names(E$skip))
+    for (k in m) {
+      res <- tryCatch({
+        switch(k,
+          print = utils::capture.output(print(fit)),
+          summary = utils::capture.output(print(summary(fit))),
+          tidy = { t <- generics::tidy(fit); stopifnot(is.data.frame(t), nrow(t) > 0) },
+          glance = { g <- generics::glance(fit); stopifnot(is.data.frame(g), nrow(g) == 1) },
+          plot = plot(fit),
+          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) {
+            p <- ggplot2::autoplot(fit); stopifnot(inherits(p, "ggplot")); print(p)
+          })
+        NULL
+      }, error = function(err) conditionMessage(err))
+      expect_null(res, label = sprintf("%s(%s): %s", k, e, res))
+    }
+  }
+})
+
+test_that("conformance: the suite lists every exported estimator", {
+  ns <- getNamespaceExports("diffdiff")
+  est <- sort(grep("^did_", ns, value = TRUE))
+  est <- setdiff(est, c("did_check"))
+  expect_setequal(intersect(names(cf_estimators), est), est)
+  for (x in c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check"))
+    expect_true(x %in% names(cf_estimators), label = x)
+})
