@@ -89,7 +89,9 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #' gives no statistic, `placebo_test()` stops. The other types compare no
 #' statistic across draws: `"timing"` is one fit with its own test,
 #' `"group"` reports each draw's own test (its p-value, i.e. its t test) and
-#' their rejection rate, and `"leave_one_out"` reports estimates; for them
+#' their rejection rate (a draw without a p-value is left out of the rate,
+#' counted in `n_no_statistic` and warned about), and `"leave_one_out"`
+#' reports estimates; for them
 #' `statistic = "estimate"` is an error, and `test_statistic` is `NA`.
 #'
 #' Draws re-use the validated panel: the data are checked once, and each
@@ -138,7 +140,8 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #'   `test_statistic` (`"t"` or `"estimate"`; `NA` for the other types),
 #'   `observed_statistic` (the signed observed statistic the permutations are
 #'   compared with) and `n_no_statistic` (permutations without a statistic,
-#'   left out). It has `print()` and `plot()` methods.
+#'   left out; for `"group"`, draws without a p-value, left out of
+#'   `rejection_rate`). It has `print()` and `plot()` methods.
 #' @references Chung, E. and Romano, J. P. (2013). Exact and asymptotically
 #'   robust permutation tests. *The Annals of Statistics* 41(2), 484-507.
 #'
@@ -210,12 +213,15 @@ placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_
   if (out$failed > 0L)
     warning(sprintf("placebo_test(): %d of %d draws stopped with an error (e.g. no comparison units) and were left out.",
                     out$failed, out$failed + nrow(out$draws)), call. = FALSE)
-  if (isTRUE(out$n_no_statistic > 0L))
+  if (type == "permutation" && out$n_no_statistic > 0L)
     warning(sprintf("placebo_test(): %d of %d permutations gave no %s (%s) and were left out of the p-value.",
                     out$n_no_statistic, nrow(out$draws),
                     if (statistic == "t") "t statistic" else "estimate",
                     if (statistic == "t") "missing, infinite or zero standard error, or a missing estimate"
                     else "a missing or infinite estimate"), call. = FALSE)
+  if (type == "group" && out$n_no_statistic > 0L)
+    warning(sprintf("placebo_test(): %d of %d draws gave no p-value (no standard error) and were left out of the rejection rate.",
+                    out$n_no_statistic, nrow(out$draws)), call. = FALSE)
   structure(out, class = "dd_placebo")
 }
 
@@ -421,7 +427,11 @@ dd_placebo_group <- function(cl, env, pan, u, term, ndraws, n_treated, alpha) {
     list(G = Gn, keep = keep)
   })
   r <- dd_placebo_run(cl, env, pan, term, draws, "group placebo draws")
-  r$rejection_rate <- mean(r$draws$p.value < alpha, na.rm = TRUE)
+  # a draw without a p-value (no standard error) is left out of the rate,
+  # counted and warned about
+  r$n_no_statistic <- sum(!is.finite(r$draws$p.value))
+  r$rejection_rate <- if (r$n_no_statistic < nrow(r$draws))
+    mean(r$draws$p.value[is.finite(r$draws$p.value)] < alpha) else NA_real_
   r$n_treated <- n_treated
   r
 }
@@ -539,6 +549,8 @@ print.dd_placebo <- function(x, digits = 4, ...) {
       cat(sprintf("Mean placebo estimate: %s (SD over draws %s)\n", f(mean(x$draws$estimate)),
                   f(stats::sd(x$draws$estimate))))
       cat(sprintf("Share of draws rejecting at %g: %s (expected about %g)\n", x$alpha, f(x$rejection_rate), x$alpha))
+      if (isTRUE(x$n_no_statistic > 0L))
+        cat(sprintf("%d draw(s) gave no p-value and were left out of the rejection rate\n", x$n_no_statistic))
     },
     permutation = {
       ts <- x$test_statistic %||% "estimate"          # results of earlier versions: the estimate

@@ -243,6 +243,18 @@ test_that("permutations without a statistic are left out, counted and warned abo
   k <- 0L
   assign("dd_placebo_draw", function(...) { r <- orig(...); r[2] <- NA; r }, ns)
   expect_error(placebo_test(fit, "permutation", data = d, nperm = 28), "none of the 28 permutations that ran gave a t statistic")
+  # the group placebo: a draw without a p-value leaves the rejection rate
+  # (it was dropped silently by na.rm before)
+  dg <- pl_data(n = 60)
+  fg <- did_cs(dg, "y", "id", "time", "first_treat", nboot = 0)
+  k <- 0L
+  assign("dd_placebo_draw", function(...) { k <<- k + 1L; r <- orig(...); if (k == 2L) r[2:3] <- NA; r }, ns)
+  set.seed(9)
+  expect_warning(pg <- placebo_test(fg, "group", data = dg, ndraws = 4, n_treated = 5),
+                 "1 of 4 draws gave no p-value \\(no standard error\\) and were left out of the rejection rate")
+  expect_identical(pg$n_no_statistic, 1L)
+  expect_equal(pg$rejection_rate, mean(pg$draws$p.value[-2] < 0.05))
+  expect_output(print(pg), "1 draw\\(s\\) gave no p-value and were left out of the rejection rate")
 })
 
 test_that("timing placebo equals the fit on the shifted pre-period data", {
