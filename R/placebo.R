@@ -34,26 +34,75 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #'     `alpha`, which should be close to `alpha`.}
 #'   \item{`"permutation"`}{Randomisation inference: the units' treatment
 #'     (first treated period) is permuted across units `nperm` times and the
-#'     estimate recomputed; the p-value is the share of permuted estimates at
-#'     least as large in absolute value as the fit's, counting the fit's own
-#'     assignment, \eqn{(1 + \#\{|\hat\theta_b| \ge |\hat\theta|\}) / (1 +
-#'     nperm)}. When `nperm` equals the number of distinct assignments, all of
-#'     them are enumerated and the p-value is exact.}
+#'     statistic \eqn{S} recomputed (by default the studentised \eqn{S =
+#'     |\hat\theta / se|}; see `statistic` and "The permutation statistic"
+#'     below); the p-value is the share of permuted statistics at least as
+#'     large as the observed one, counting the observed assignment, \eqn{(1 +
+#'     \#\{S_b \ge S\}) / (1 + m)} over the \eqn{m} permutations that give a
+#'     statistic. When `nperm` equals the number of distinct assignments, all
+#'     of them are enumerated and the p-value is \eqn{\#\{S_b \ge S\} / m}
+#'     (the observed assignment is one of them).}
 #'   \item{`"leave_one_out"`}{Re-estimation without each treated unit
 #'     (`by = "unit"`) or each treated cohort (`by = "cohort"`).}
 #' }
-#' The statistic is the fit's overall effect: its `ATT` row; for group-time
+#' The effect tested (its label is the result's `statistic`) is the fit's
+#' overall effect: its `ATT` row; for group-time
 #' estimators (did_cs, did_edid, did_etwfe, did_ddd) the simple aggregate
 #' (`aggregate(fit, "simple")`); for an event study without an `ATT` row
 #' the mean of the event-time coefficients at e >= 0 (standard error from
 #' their covariance); or the coefficient named by `term`.
 #'
+#' **The permutation statistic** (`statistic`, used by `type =
+#' "permutation"` only). A permutation test compares the observed statistic
+#' with its values over re-assignments of the treatment, so it is exact only
+#' when every permuted assignment was as likely as the observed one to have
+#' produced the data, i.e. when the units are exchangeable under the null.
+#' \describe{
+#'   \item{`"t"` (default)}{\eqn{S = |\hat\theta / se|}, the estimate
+#'     divided by its standard error from the same (cheap, analytic) variance
+#'     the draws use, computed anew for the observed assignment so that the
+#'     observed and permuted statistics are the same function of the data.
+#'     It is exact under the sharp null (no effect on any unit) with
+#'     treatment assigned completely at random, like any statistic, and it
+#'     stays valid asymptotically (many treated and control units) when the
+#'     units' error distributions differ, e.g. when the treated units have
+#'     a larger error variance, provided the standard error is robust to that
+#'     (the default clustered standard errors of the regression estimators
+#'     are; `vcov = "iid"` is not): a studentised statistic is asymptotically
+#'     pivotal (Chung and Romano 2013). With very few treated units neither
+#'     statistic is reliable (MacKinnon and Webb 2020).}
+#'   \item{`"estimate"`}{\eqn{S = |\hat\theta|}, the raw estimate (the
+#'     only statistic of earlier versions). Valid only when the treated and the
+#'     placebo (permuted) assignments are exchangeable with equal error
+#'     distributions across units: permuting pools the high- and
+#'     low-variance units, so when the treated units are noisier the
+#'     permutation distribution is too narrow and the test over-rejects
+#'     (several times the nominal level in simulations where the treated
+#'     units' errors have a larger variance; `"t"` stays near it). It needs no standard error per
+#'     draw, so it is the cheaper choice for estimators whose standard error
+#'     is a bootstrap (did_trop) or a jackknife (did_sdid).}
+#' }
+#' A permutation whose estimate or standard error is missing, infinite or
+#' (for `"t"`) a standard error of zero gives no statistic: it is kept in
+#' `draws` (with `statistic` `NA`), left out of the p-value, counted in
+#' `n_no_statistic`, and a warning says how many; if the observed assignment
+#' gives no statistic, `placebo_test()` stops. The other types compare no
+#' statistic across draws: `"timing"` is one fit with its own test,
+#' `"group"` reports each draw's own test (its p-value, i.e. its t test) and
+#' their rejection rate (a draw without a p-value is left out of the rate,
+#' counted in `n_no_statistic` and warned about), and `"leave_one_out"`
+#' reports estimates; for them
+#' `statistic = "estimate"` is an error, and `test_statistic` is `NA`.
+#'
 #' Draws re-use the validated panel: the data are checked once, and each
 #' draw changes only the treatment (and, for `"timing"`, `"group"` and
 #' `"leave_one_out"`, which rows are kept). Draws skip the bootstrap
 #' (`nboot = 0`, analytic standard errors; did_sdid: jackknife, or none for
-#' permutations, which need only the estimate; did_trop, whose only
-#' standard error is its bootstrap, keeps it except for permutations). A draw whose estimator stops
+#' permutations with `statistic = "estimate"`, which need only the
+#' estimate; did_trop, whose only standard error is its bootstrap, keeps it
+#' with the fit's `nboot` except for permutations with `statistic =
+#' "estimate"`, so a did_trop fit with `nboot = 0` needs `statistic =
+#' "estimate"`). A draw whose estimator stops
 #' with an error (e.g. a permuted cohort without comparison units) is
 #' counted and left out, with a warning. Fits with a survey design, did_2x2
 #' (no panel), and estimators with reversible or continuous treatments
@@ -72,15 +121,33 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #' @param ndraws,n_treated `"group"`: number of draws and fake treated units
 #'   per draw.
 #' @param nperm `"permutation"`: number of permutations.
+#' @param statistic `"permutation"`: the statistic compared across
+#'   permutations, `"t"` (default: the absolute t statistic
+#'   \eqn{|\hat\theta / se|}) or `"estimate"` (the absolute estimate,
+#'   the default before; valid only with equal error distributions across
+#'   units). See "The permutation statistic".
 #' @param by `"leave_one_out"`: `"unit"` or `"cohort"`.
 #' @param alpha Level of the tests reported.
 #' @param envir Environment in which the fit's call is evaluated.
-#' @return An object of class `dd_placebo`: `type`, `estimate` (the fit's
-#'   statistic; for `"timing"`, the placebo estimate), `std.error`,
-#'   `p.value`, `draws` (a data frame: `draw`, `estimate`, `std.error`,
-#'   `p.value`, and the unit or cohort left out), `failed` (draws that
-#'   stopped with an error), the settings, and for `"timing"` the placebo
-#'   `fit`. It has `print()` and `plot()` methods.
+#' @return An object of class `dd_placebo`: `type`, `statistic` (the label
+#'   of the effect tested), `estimate` (the fit's estimate of it; for
+#'   `"timing"`, the placebo estimate), `std.error`, `p.value`, `draws` (a
+#'   data frame: `draw`, `estimate`, `std.error`, `p.value`, and the unit or
+#'   cohort left out; for `"permutation"` also `statistic`, the signed
+#'   statistic \eqn{\hat\theta_b / se_b} or \eqn{\hat\theta_b} of each
+#'   permutation), `failed` (draws that stopped with an error), the settings,
+#'   and for `"timing"` the placebo `fit`. For `"permutation"` also
+#'   `test_statistic` (`"t"` or `"estimate"`; `NA` for the other types),
+#'   `observed_statistic` (the signed observed statistic the permutations are
+#'   compared with) and `n_no_statistic` (permutations without a statistic,
+#'   left out; for `"group"`, draws without a p-value, left out of
+#'   `rejection_rate`). It has `print()` and `plot()` methods.
+#' @references Chung, E. and Romano, J. P. (2013). Exact and asymptotically
+#'   robust permutation tests. *The Annals of Statistics* 41(2), 484-507.
+#'
+#'   MacKinnon, J. G. and Webb, M. D. (2020). Randomization inference for
+#'   difference-in-differences with few treated clusters. *Journal of
+#'   Econometrics* 218(2), 435-450.
 #' @examples
 #' set.seed(3)
 #' d <- dd_sim_staggered(n_units = 60, n_periods = 6, effect = 1)
@@ -93,7 +160,8 @@ dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_ga
 #' @export
 placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_one_out"), data = NULL,
                          term = NULL, shift = 1, cutoff = NULL, ndraws = 100, n_treated = NULL, nperm = 999,
-                         by = c("unit", "cohort"), alpha = 0.05, envir = parent.frame()) {
+                         statistic = c("t", "estimate"), by = c("unit", "cohort"), alpha = 0.05,
+                         envir = parent.frame()) {
   if (!inherits(fit, "dd_fit") || is.null(fit$call))
     dd_stop("`fit` must be a fit from a diffdiff estimator; got %s.", dd_show(class(fit)))
   est <- fit$estimator
@@ -102,6 +170,12 @@ placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_
             if (grepl("_agg$", class(fit)[1])) "aggregate()" else paste0(est, "()"),
             paste(dd_placebo_estimators, collapse = ", "))
   type <- dd_match_arg(type[1], c("timing", "group", "permutation", "leave_one_out"), "type")
+  statistic <- dd_match_arg(statistic[1], c("t", "estimate"), "statistic")
+  if (type != "permutation" && statistic == "estimate")
+    dd_stop("`statistic` = \"estimate\" applies to type = \"permutation\" only; type = \"%s\" compares no statistic across draws (%s).",
+            type, switch(type, timing = "it is one fit with its own test",
+                         group = "each draw is judged by its own test, its p-value",
+                         leave_one_out = "it reports the estimates"))
   alpha <- dd_check_alpha(alpha)
   if (!is.null(term) && (!is.character(term) || length(term) != 1L || !term %in% fit$coeftable$term))
     dd_stop("`term` = %s is not a coefficient of the fit (%s).", dd_show(term),
@@ -119,16 +193,19 @@ placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_
   }
   # the validated panel: built once, by the estimator itself, with its
   # cheapest inference (capture), then redrawn
-  cheap <- dd_placebo_cheap(cl, est, point_only = type == "permutation")
-  pan <- dd_placebo_capture(cheap, env)
+  # (permutations compared by the raw estimate need no standard errors)
+  cheap <- dd_placebo_cheap(cl, est, point_only = type == "permutation" && statistic == "estimate")
+  cap <- dd_placebo_capture(cheap, env, keep_fit = type == "permutation")
+  pan <- cap$pan
   u <- dd_placebo_units(pan)
   obs <- dd_placebo_stat(fit, term)
   res <- switch(type,
     timing = dd_placebo_timing(cl, env, pan, u, term, shift, cutoff),
     group = dd_placebo_group(cheap, env, pan, u, term, ndraws, n_treated, alpha),
-    permutation = dd_placebo_perm(cheap, env, pan, u, term, nperm, obs),
+    permutation = dd_placebo_perm(cheap, env, pan, u, term, nperm, dd_placebo_stat(cap$fit, term), statistic),
     leave_one_out = dd_placebo_loo(cheap, env, pan, u, term, by))
-  out <- c(list(type = type, estimator = est, statistic = obs$label, alpha = alpha), res)
+  out <- c(list(type = type, estimator = est, statistic = obs$label,
+                test_statistic = if (type == "permutation") statistic else NA_character_, alpha = alpha), res)
   if (type != "timing") {
     out$estimate <- obs$est; out$std.error <- obs$se
     if (is.null(out$p.value)) out$p.value <- obs$p
@@ -136,6 +213,15 @@ placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_
   if (out$failed > 0L)
     warning(sprintf("placebo_test(): %d of %d draws stopped with an error (e.g. no comparison units) and were left out.",
                     out$failed, out$failed + nrow(out$draws)), call. = FALSE)
+  if (type == "permutation" && out$n_no_statistic > 0L)
+    warning(sprintf("placebo_test(): %d of %d permutations gave no %s (%s) and were left out of the p-value.",
+                    out$n_no_statistic, nrow(out$draws),
+                    if (statistic == "t") "t statistic" else "estimate",
+                    if (statistic == "t") "missing, infinite or zero standard error, or a missing estimate"
+                    else "a missing or infinite estimate"), call. = FALSE)
+  if (type == "group" && out$n_no_statistic > 0L)
+    warning(sprintf("placebo_test(): %d of %d draws gave no p-value (no standard error) and were left out of the rejection rate.",
+                    out$n_no_statistic, nrow(out$draws)), call. = FALSE)
   structure(out, class = "dd_placebo")
 }
 
@@ -154,18 +240,19 @@ dd_placebo_cheap <- function(cl, est, point_only) {
   cl
 }
 
-# evaluate the call once, keeping the panel dd_panel() builds
-dd_placebo_capture <- function(cl, env) {
+# evaluate the call once, keeping the panel dd_panel() builds (and, with
+# keep_fit, the fit: the observed assignment under the draws' settings)
+dd_placebo_capture <- function(cl, env, keep_fit = FALSE) {
   dd_reuse$capture <- TRUE; dd_reuse$captured <- NULL
   on.exit({ dd_reuse$capture <- FALSE; dd_reuse$captured <- NULL })
-  suppressWarnings(suppressMessages(eval(cl, env)))   # the fit itself already warned
+  f <- suppressWarnings(suppressMessages(eval(cl, env)))   # the fit itself already warned
   pan <- dd_reuse$captured
   if (is.null(pan)) dd_stop("internal error: the fit's estimator built no panel; please report.")
   if (!is.null(pan$design))
     dd_stop("`fit` has a survey design; placebo_test() re-draws units, which would break the design. Refit without `survey`.")
   if (!isTRUE(pan$key$unique_rows))
     dd_stop("`fit` comes from repeated cross-sections (panel = FALSE); placebo_test() redraws treatment by unit and needs a panel.")
-  pan
+  list(pan = pan, fit = if (keep_fit) f)
 }
 
 # Unit-level treatment of the panel: G (first treated period, 0 never),
@@ -340,7 +427,11 @@ dd_placebo_group <- function(cl, env, pan, u, term, ndraws, n_treated, alpha) {
     list(G = Gn, keep = keep)
   })
   r <- dd_placebo_run(cl, env, pan, term, draws, "group placebo draws")
-  r$rejection_rate <- mean(r$draws$p.value < alpha, na.rm = TRUE)
+  # a draw without a p-value (no standard error) is left out of the rate,
+  # counted and warned about
+  r$n_no_statistic <- sum(!is.finite(r$draws$p.value))
+  r$rejection_rate <- if (r$n_no_statistic < nrow(r$draws))
+    mean(r$draws$p.value[is.finite(r$draws$p.value)] < alpha) else NA_real_
   r$n_treated <- n_treated
   r
 }
@@ -364,7 +455,32 @@ dd_placebo_enumerate <- function(G) {
   out
 }
 
-dd_placebo_perm <- function(cl, env, pan, u, term, nperm, obs) {
+# the signed permutation statistic of estimates and standard errors: t =
+# est / se or the estimate; NA where there is none (missing or infinite
+# estimate; for "t" also a missing, infinite or non-positive se)
+dd_placebo_perm_stat <- function(est, se, statistic) {
+  if (statistic == "estimate") return(ifelse(is.finite(est), est, NA_real_))
+  ifelse(is.finite(est) & is.finite(se) & se > 0, est / se, NA_real_)
+}
+
+# the permutation p-value of the observed statistic s0 against the
+# permutations' statistics s (NA: left out); exact: all assignments
+# enumerated (the observed one among them)
+dd_placebo_perm_p <- function(s0, s, exact) {
+  s <- s[!is.na(s)]
+  if (!length(s)) return(NA_real_)
+  tol <- 1e-10 * max(1, abs(s0))
+  hit <- sum(abs(s) >= abs(s0) - tol)
+  if (exact) hit / length(s) else (1 + hit) / (1 + length(s))
+}
+
+dd_placebo_perm <- function(cl, env, pan, u, term, nperm, obs, statistic) {
+  s0 <- dd_placebo_perm_stat(obs$est, obs$se, statistic)
+  if (is.na(s0))
+    dd_stop(if (statistic == "t")
+              "`statistic` = \"t\" needs the standard error of the observed assignment, and the fit's estimator gives none with the draws' settings (estimate %s, standard error %s; the draws use analytic standard errors: nboot = 0, did_sdid's jackknife, did_trop's bootstrap with the fit's nboot). Use statistic = \"estimate\" (valid with equal error distributions across units) or refit so that a standard error exists."
+            else "the fit's estimate is %s (standard error %s): there is no statistic to permute.",
+            format(obs$est), format(obs$se))
   nperm <- dd_check_count(nperm, "nperm", min = 1)
   G <- u$G
   if (length(unique(G)) < 2L) dd_stop("every unit has the same treatment; there is nothing to permute.")
@@ -378,10 +494,15 @@ dd_placebo_perm <- function(cl, env, pan, u, term, nperm, obs) {
     dd_stop("`nperm` = %d: enumerating all %d assignments is not supported; use fewer draws.", nperm, round(count))
   assigns <- if (exact) dd_placebo_enumerate(G) else lapply(seq_len(nperm), function(b) G[sample.int(length(G))])
   r <- dd_placebo_run(cl, env, pan, term, lapply(assigns, function(g) list(G = g)), "permutation draws")
-  e <- r$draws$estimate
-  tol <- 1e-10 * max(1, abs(obs$est))
-  hit <- sum(abs(e) >= abs(obs$est) - tol)
-  r$p.value <- if (exact) hit / length(e) else (1 + hit) / (1 + length(e))
+  r$draws$statistic <- dd_placebo_perm_stat(r$draws$estimate, r$draws$std.error, statistic)
+  r$n_no_statistic <- sum(is.na(r$draws$statistic))
+  if (r$n_no_statistic == nrow(r$draws))
+    dd_stop("none of the %d permutations that ran gave a %s (%d stopped with an error); there is no permutation distribution.%s",
+            nrow(r$draws), if (statistic == "t") "t statistic (a finite estimate and a positive standard error)"
+            else "finite estimate", r$failed,
+            if (statistic == "t") " Use statistic = \"estimate\" if the draws have estimates but no standard errors." else "")
+  r$p.value <- dd_placebo_perm_p(s0, r$draws$statistic, exact)
+  r$observed_statistic <- s0
   r$nperm <- nperm; r$exact <- exact; r$n_assignments <- count
   r$ok <- NULL
   r
@@ -428,13 +549,23 @@ print.dd_placebo <- function(x, digits = 4, ...) {
       cat(sprintf("Mean placebo estimate: %s (SD over draws %s)\n", f(mean(x$draws$estimate)),
                   f(stats::sd(x$draws$estimate))))
       cat(sprintf("Share of draws rejecting at %g: %s (expected about %g)\n", x$alpha, f(x$rejection_rate), x$alpha))
+      if (isTRUE(x$n_no_statistic > 0L))
+        cat(sprintf("%d draw(s) gave no p-value and were left out of the rejection rate\n", x$n_no_statistic))
     },
     permutation = {
+      ts <- x$test_statistic %||% "estimate"          # results of earlier versions: the estimate
+      m <- if (is.null(x$draws$statistic)) nrow(x$draws) else sum(!is.na(x$draws$statistic))
+      cat(sprintf("Permutation statistic: %s (statistic = \"%s\"), observed %s\n",
+                  if (ts == "t") "|t| = |estimate / SE|" else "|estimate|", ts,
+                  f(abs(x$observed_statistic %||% x$estimate))))
       cat(sprintf("Estimate: %s; %s %d permutations; randomisation p-value %s\n", f(x$estimate),
                   if (x$exact) "all" else "random", nrow(x$draws), f(x$p.value)))
+      if (isTRUE(x$n_no_statistic > 0L))
+        cat(sprintf("%d permutation(s) gave no statistic and were left out of the p-value (%d used)\n",
+                    x$n_no_statistic, m))
       if (!x$exact) cat(sprintf("(%s distinct assignments; Monte Carlo SE of the p-value %s)\n",
                                 format(signif(x$n_assignments, 3)),
-                                f(sqrt(x$p.value * (1 - x$p.value) / nrow(x$draws)))))
+                                f(sqrt(x$p.value * (1 - x$p.value) / m))))
     },
     leave_one_out = {
       d <- x$draws
@@ -448,8 +579,10 @@ print.dd_placebo <- function(x, digits = 4, ...) {
 }
 
 #' @export
-plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
+plot.dd_placebo <- function(x, main = NULL, xlab = NULL, ...) {
   d <- x$draws
+  perm <- x$type == "permutation"
+  xlab <- xlab %||% dd_placebo_xlab(x)
   if (x$type == "timing") {
     dd_stop("a timing placebo is one fit; plot its event study with plot(x$fit).")
   }
@@ -462,17 +595,28 @@ plot.dd_placebo <- function(x, main = NULL, xlab = "Estimate", ...) {
     graphics::mtext("dashed: full-sample estimate", side = 3, line = 0.3, cex = 0.8)
     return(invisible(x))
   }
-  perm <- x$type == "permutation"
-  h <- graphics::hist(d$estimate, breaks = "FD", plot = FALSE)
-  r <- range(c(h$breaks, x$estimate, if (perm) -x$estimate))
-  graphics::hist(d$estimate, breaks = h$breaks, col = "grey85", border = "white", xlab = xlab, xlim = r,
+  # permutations: the statistic compared (t or estimate); group: estimates
+  v <- if (perm) d$statistic[!is.na(d$statistic)] else d$estimate
+  v0 <- if (perm) x$observed_statistic else x$estimate
+  h <- graphics::hist(v, breaks = "FD", plot = FALSE)
+  r <- range(c(h$breaks, v0, if (perm) -v0))
+  graphics::hist(v, breaks = h$breaks, col = "grey85", border = "white", xlab = xlab, xlim = r,
                  main = main %||% if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value)
                                   else "Placebo estimates over draws", ...)
-  graphics::abline(v = x$estimate, col = "firebrick", lwd = 2)
-  if (perm) graphics::abline(v = -x$estimate, col = "firebrick", lwd = 2, lty = 2)
-  graphics::mtext(if (perm) "solid: the fit's estimate; dashed: its mirror (two-sided test)"
-                  else "solid: the fit's estimate", side = 3, line = 0.3, cex = 0.8)
+  graphics::abline(v = v0, col = "firebrick", lwd = 2)
+  if (perm) graphics::abline(v = -v0, col = "firebrick", lwd = 2, lty = 2)
+  graphics::mtext(dd_placebo_subtitle(x), side = 3, line = 0.3, cex = 0.8)
   invisible(x)
+}
+
+dd_placebo_xlab <- function(x) {
+  if (x$type == "permutation" && identical(x$test_statistic, "t")) "t statistic (estimate / SE)" else "Estimate"
+}
+
+dd_placebo_subtitle <- function(x) {
+  if (x$type != "permutation") return("solid: the fit's estimate")
+  sprintf("solid: the fit's %s; dashed: its mirror (two-sided test)",
+          if (identical(x$test_statistic, "t")) "t statistic" else "estimate")
 }
 
 #' @rdname placebo_test
@@ -495,12 +639,15 @@ autoplot.dd_placebo <- function(object, ...) {
                      subtitle = "dashed: full-sample estimate"))
   }
   perm <- x$type == "permutation"
-  p <- gg$ggplot(d, gg$aes(x = .data$estimate)) +
+  d$value <- if (perm) d$statistic else d$estimate
+  d <- d[!is.na(d$value), , drop = FALSE]
+  v0 <- if (perm) x$observed_statistic else x$estimate
+  p <- gg$ggplot(d, gg$aes(x = .data$value)) +
     gg$geom_histogram(bins = max(10L, min(40L, nrow(d) %/% 5L)), fill = "grey80", colour = "white") +
-    gg$geom_vline(xintercept = x$estimate, colour = "firebrick", linewidth = 0.9) +
-    gg$labs(x = "Estimate", y = "Draws",
+    gg$geom_vline(xintercept = v0, colour = "firebrick", linewidth = 0.9) +
+    gg$labs(x = dd_placebo_xlab(x), y = "Draws",
             title = if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value) else "Placebo estimates over draws",
-            subtitle = if (perm) "solid: the fit's estimate; dashed: its mirror (two-sided test)" else "solid: the fit's estimate")
-  if (perm) p <- p + gg$geom_vline(xintercept = -x$estimate, colour = "firebrick", linewidth = 0.9, linetype = 2)
+            subtitle = dd_placebo_subtitle(x))
+  if (perm) p <- p + gg$geom_vline(xintercept = -v0, colour = "firebrick", linewidth = 0.9, linetype = 2)
   p
 }

@@ -82,7 +82,8 @@ test_that("did_sdid (block design) draws equal fresh fits", {
   expect_true(all(is.finite(lo$draws$std.error)))
   # did_trop on the same data (no factor component: fast)
   tf <- did_trop(d, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf, nboot = 0)
-  set.seed(2); pt <- placebo_test(tf, "permutation", data = d, nperm = 3)
+  # (a did_trop fit with nboot = 0 has no standard error: the raw estimate)
+  set.seed(2); pt <- placebo_test(tf, "permutation", data = d, nperm = 3, statistic = "estimate")
   slow <- vapply(perms, function(g) {
     x <- d; x$D <- as.integer(g[match(x$id, u)] > 0 & x$time >= g[match(x$id, u)])
     unname(coef(did_trop(x, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf, nboot = 0)))
@@ -100,7 +101,8 @@ test_that("exact permutation p-value: all distinct assignments enumerated", {
   expect_identical(k, 2L)
   # choose(7, 2) = 21 assignments
   expect_error(placebo_test(fit, "permutation", data = d, nperm = 22), "`nperm` = 22 exceeds the 21 distinct")
-  pt <- placebo_test(fit, "permutation", data = d, nperm = 21)
+  # (the raw-estimate statistic; the default t statistic is tested below)
+  pt <- placebo_test(fit, "permutation", data = d, nperm = 21, statistic = "estimate")
   expect_true(pt$exact)
   cmb <- utils::combn(7, 2)
   slow <- apply(cmb, 2, function(j) {
@@ -118,8 +120,8 @@ test_that("exact permutation p-value: all distinct assignments enumerated", {
 test_that("random permutations: p-value formula and reproducibility", {
   d <- pl_data(n = 30)
   fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0)
-  set.seed(1); a <- placebo_test(fit, "permutation", data = d, nperm = 19)
-  set.seed(1); b <- placebo_test(fit, "permutation", data = d, nperm = 19)
+  set.seed(1); a <- placebo_test(fit, "permutation", data = d, nperm = 19, statistic = "estimate")
+  set.seed(1); b <- placebo_test(fit, "permutation", data = d, nperm = 19, statistic = "estimate")
   expect_identical(a$draws, b$draws)
   hit <- sum(abs(a$draws$estimate) >= abs(a$estimate) - 1e-10 * max(1, abs(a$estimate)))
   expect_equal(a$p.value, (1 + hit) / (1 + nrow(a$draws)))
@@ -132,6 +134,127 @@ test_that("random permutations: p-value formula and reproducibility", {
   g <- ggplot2::autoplot(a)
   expect_s3_class(g, "ggplot")
   expect_match(g$labels$title, "Permutation distribution \\(p = 0.050\\)")
+})
+
+# A small heteroskedastic design (the two treated units' errors have 4
+# times the controls' standard deviation), all choose(8, 2) = 28 assignments
+# enumerated. The reference p-values come from fresh did_twfe() fits on each
+# assignment's data (their estimates and clustered standard errors), not from
+# placebo_test().
+pl_het <- function(seed = 2) {
+  set.seed(seed)
+  n <- 8; tr <- rep(c(1, 0), c(2, 6))
+  e <- matrix(stats::rnorm(2 * n), n) * ifelse(tr == 1, 4, 1)
+  data.frame(id = rep(seq_len(n), 2), time = rep(1:2, each = n), y = as.vector(stats::rnorm(n) + e),
+             D = as.numeric(rep(tr, 2) == 1 & rep(1:2, each = n) == 2))
+}
+
+test_that("permutation: the default statistic is |estimate / SE|; the p-value is the share of |t| draws >= the observed |t|", {
+  d <- pl_het()
+  fit <- suppressWarnings(did_twfe(d, "y", "id", "time", "D"))
+  cmb <- utils::combn(8, 2)
+  slow <- t(apply(cmb, 2, function(j) {
+    x <- d; x$D <- as.numeric(x$id %in% j & x$time == 2)
+    unlist(suppressWarnings(did_twfe(x, "y", "id", "time", "D"))$coeftable[1, c("estimate", "std.error")])
+  }))
+  t_slow <- slow[, 1] / slow[, 2]
+  t_obs <- fit$coeftable$estimate / fit$coeftable$std.error
+  p_t <- mean(abs(t_slow) >= abs(t_obs) - 1e-10 * max(1, abs(t_obs)))
+  p_est <- mean(abs(slow[, 1]) >= abs(fit$coeftable$estimate) - 1e-10)
+  expect_false(isTRUE(all.equal(p_t, p_est)))          # the design separates the two statistics
+  pt <- suppressWarnings(placebo_test(fit, "permutation", data = d, nperm = 28))
+  expect_true(pt$exact)
+  expect_identical(pt$test_statistic, "t")
+  expect_equal(pt$observed_statistic, t_obs, tolerance = 1e-12)
+  expect_equal(sort(pt$draws$statistic), sort(t_slow), tolerance = 1e-10)
+  expect_equal(pt$p.value, p_t)
+  expect_identical(pt$n_no_statistic, 0L)
+  expect_output(print(pt), "Permutation statistic: \\|t\\| = \\|estimate / SE\\| \\(statistic = \"t\"\\)")
+  # the raw estimate, on request
+  pe <- suppressWarnings(placebo_test(fit, "permutation", data = d, nperm = 28, statistic = "estimate"))
+  expect_identical(pe$test_statistic, "estimate")
+  expect_equal(pe$p.value, p_est)
+  expect_equal(pe$draws$statistic, pe$draws$estimate)
+  expect_output(print(pe), "Permutation statistic: \\|estimate\\| \\(statistic = \"estimate\"\\)")
+  # the other types compare no statistic across draws
+  lo <- placebo_test(fit, "leave_one_out", data = d)
+  expect_identical(lo$test_statistic, NA_character_)
+  # plots of the t distribution
+  f <- tempfile(fileext = ".png"); png(f); plot(pt); dev.off(); expect_true(file.size(f) > 0)
+  skip_if_not_installed("ggplot2")
+  g <- ggplot2::autoplot(pt)
+  expect_identical(g$labels$x, "t statistic (estimate / SE)")
+})
+
+test_that("permutation under a heteroskedastic null: |t| rejects near the nominal rate, |estimate| over-rejects", {
+  # 60 units, 12 treated whose errors have 3 times the controls' standard
+  # deviation, no effect. Permuting pools noisy and quiet units, so the raw
+  # estimate's permutation distribution is too narrow (its variance about
+  # 1/2.8 of the estimate's); the studentised statistic is asymptotically
+  # pivotal. 19 random permutations: an exact test rejects (p = 1/20) with
+  # probability 0.05. The |estimate| p-value is computed by hand from the
+  # same draws (the rule of the "estimate" statistic, checked above).
+  set.seed(2024)
+  reps <- 200; n <- 60; tr <- rep(c(1, 0), c(12, n - 12))
+  p <- t(replicate(reps, {
+    e <- matrix(stats::rnorm(2 * n), n) * ifelse(tr == 1, 3, 1)
+    d <- data.frame(id = rep(seq_len(n), 2), time = rep(1:2, each = n), y = as.vector(stats::rnorm(n) + e),
+                    D = as.numeric(rep(tr, 2) == 1 & rep(1:2, each = n) == 2))
+    fit <- did_twfe(d, "y", "id", "time", "D")
+    pt <- placebo_test(fit, "permutation", data = d, nperm = 19)
+    hit <- sum(abs(pt$draws$estimate) >= abs(pt$estimate) - 1e-10 * max(1, abs(pt$estimate)))
+    c(pt$p.value, (1 + hit) / (1 + nrow(pt$draws)))
+  }))
+  rej <- colMeans(p <= 0.05 + 1e-12)
+  mcse <- sqrt(0.05 * 0.95 / reps)
+  expect_true(abs(rej[1] - 0.05) < 3 * mcse, label = paste("t rejection", rej[1]))
+  expect_true(rej[2] > 0.05 + 3 * mcse, label = paste("estimate rejection", rej[2]))
+})
+
+test_that("permutations without a statistic are left out, counted and warned about", {
+  # the rule: a missing or infinite estimate, or (t) a missing, infinite or
+  # zero standard error, gives no statistic
+  st <- diffdiff:::dd_placebo_perm_stat
+  est <- c(1, 2, NA, 3, 0.5, Inf); se <- c(1, 0, 1, NA, 0.25, 1)
+  expect_identical(st(est, se, "t"), c(1, NA, NA, NA, 2, NA))
+  expect_identical(st(est, se, "estimate"), c(1, 2, NA, 3, 0.5, NA))
+  pp <- diffdiff:::dd_placebo_perm_p
+  expect_identical(pp(1.5, c(1, NA, NA, NA, 2, NA), exact = FALSE), (1 + 1) / (1 + 2))
+  expect_identical(pp(1.5, c(1, NA, 2, -3), exact = TRUE), 2 / 3)
+  # through placebo_test(): the draws' standard errors knocked out for two
+  # permutations (no estimator gives such draws reliably on small data)
+  d <- pl_het()
+  fit <- suppressWarnings(did_twfe(d, "y", "id", "time", "D"))
+  ns <- asNamespace("diffdiff")
+  orig <- get("dd_placebo_draw", ns)
+  k <- 0L
+  unlockBinding("dd_placebo_draw", ns)
+  assign("dd_placebo_draw", function(...) { k <<- k + 1L; r <- orig(...); if (k %in% c(3L, 7L)) r[2] <- NA; r }, ns)
+  on.exit({ assign("dd_placebo_draw", orig, ns); lockBinding("dd_placebo_draw", ns) }, add = TRUE)
+  expect_warning(pt <- placebo_test(fit, "permutation", data = d, nperm = 28),
+                 "2 of 28 permutations gave no t statistic .* left out of the p-value")
+  expect_identical(pt$n_no_statistic, 2L)
+  expect_identical(nrow(pt$draws), 28L)
+  expect_true(all(is.na(pt$draws$statistic[c(3, 7)])))
+  s <- pt$draws$statistic[-c(3, 7)]
+  expect_equal(pt$p.value, mean(abs(s) >= abs(pt$observed_statistic) - 1e-10 * max(1, abs(pt$observed_statistic))))
+  expect_output(print(pt), "2 permutation\\(s\\) gave no statistic and were left out of the p-value \\(26 used\\)")
+  # every draw without a statistic: an error, not a p-value
+  k <- 0L
+  assign("dd_placebo_draw", function(...) { r <- orig(...); r[2] <- NA; r }, ns)
+  expect_error(placebo_test(fit, "permutation", data = d, nperm = 28), "none of the 28 permutations that ran gave a t statistic")
+  # the group placebo: a draw without a p-value leaves the rejection rate
+  # (it was dropped silently by na.rm before)
+  dg <- pl_data(n = 60)
+  fg <- did_cs(dg, "y", "id", "time", "first_treat", nboot = 0)
+  k <- 0L
+  assign("dd_placebo_draw", function(...) { k <<- k + 1L; r <- orig(...); if (k == 2L) r[2:3] <- NA; r }, ns)
+  set.seed(9)
+  expect_warning(pg <- placebo_test(fg, "group", data = dg, ndraws = 4, n_treated = 5),
+                 "1 of 4 draws gave no p-value \\(no standard error\\) and were left out of the rejection rate")
+  expect_identical(pg$n_no_statistic, 1L)
+  expect_equal(pg$rejection_rate, mean(pg$draws$p.value[-2] < 0.05))
+  expect_output(print(pg), "1 draw\\(s\\) gave no p-value and were left out of the rejection rate")
 })
 
 test_that("timing placebo equals the fit on the shifted pre-period data", {
@@ -206,6 +329,18 @@ test_that("placebo_test(): bad input", {
   expect_error(placebo_test(fit, "timing", data = d, cutoff = 99), "`cutoff` must be one period")
   expect_error(placebo_test(fit, "timing", data = d, shift = 0), "shift")
   expect_error(placebo_test(fit, "permutation", data = d, nperm = 0), "nperm")
+  expect_error(placebo_test(fit, "permutation", data = d, nperm = 5, statistic = "foo"),
+               "`statistic` must be one of \"t\", \"estimate\"; got \"foo\"")
+  expect_error(placebo_test(fit, "permutation", data = d, nperm = 5, statistic = 1), "`statistic` must be one of")
+  expect_error(placebo_test(fit, "group", data = d, statistic = "estimate"),
+               "`statistic` = \"estimate\" applies to type = \"permutation\" only; type = \"group\"")
+  # the t statistic needs the observed assignment's standard error: did_trop
+  # with nboot = 0 has none
+  set.seed(4)
+  dt <- dd_sim_factor(n_units = 12, n_periods = 6, n_treated = 3)
+  tf <- did_trop(dt, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf, nboot = 0)
+  expect_error(placebo_test(tf, "permutation", data = dt, nperm = 3),
+               "`statistic` = \"t\" needs the standard error of the observed assignment")
   expect_error(placebo_test(fit, "group", data = d, n_treated = 1000), "`n_treated` = 1000 leaves no")
   # a treatment that switches off
   x <- d; x$D[x$id == x$id[x$D == 1][1] & x$time == max(x$time)] <- 0L
