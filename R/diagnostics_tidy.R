@@ -1,5 +1,5 @@
 # tidy(), glance() and as.data.frame() for the diagnostics (bacon_decomp,
-# honest_did, pretrends_power), so that they work with broom-style tools
+# honest_did, pretrends_power, placebo_test), so that they work with broom-style tools
 # (modelsummary, dplyr) like the fits.
 
 #' Tidy summaries of the diagnostics
@@ -20,7 +20,13 @@
 #'   `estimate`, `std.error`, the hypothesised trend `delta` and the
 #'   expectation after pre-testing); `glance()` the power, slope, pass
 #'   probability, Bayes factor and likelihood ratio.
-#' @param x A `bacon_decomp`, `honest_did` or `dd_pretrends` object.
+#' * [placebo_test()]: `tidy()` has one row per draw (`term` "draw k",
+#'   `estimate`, `std.error` where the draws have one, the permutation's
+#'   `statistic`, and the left-out unit or cohort for leave-one-out);
+#'   `glance()` the type, the estimator, the statistic, the estimate on the
+#'   data, the p-value (or the group placebo's rejection rate) and the number
+#'   of draws used and failed.
+#' @param x A `bacon_decomp`, `honest_did`, `dd_pretrends` or `dd_placebo` object.
 #' @param row.names,optional Ignored (for the generic).
 #' @param ... Ignored.
 #' @return A data frame.
@@ -92,4 +98,23 @@ glance.dd_pretrends <- function(x, ...) {
   data.frame(power = x$power, slope = x$slope, pass_prob = x$pass_prob, size = x$size,
              bayes_factor = x$bayes_factor, likelihood_ratio = x$likelihood_ratio, alpha = x$alpha,
              num_pre = x$num_pre)
+}
+
+#' @rdname diagnostics-tidy
+#' @method tidy dd_placebo
+#' @export
+tidy.dd_placebo <- function(x, ...) {
+  d <- as.data.frame(x$draws)
+  rownames(d) <- NULL
+  cbind(data.frame(term = paste("draw", seq_len(nrow(d))), stringsAsFactors = FALSE), d)
+}
+
+#' @rdname diagnostics-tidy
+#' @method glance dd_placebo
+#' @export
+glance.dd_placebo <- function(x, ...) {
+  data.frame(type = x$type, estimator = x$estimator, term = x$statistic, test_statistic = x$test_statistic,
+             estimate = x$estimate %||% NA_real_, std.error = x$std.error %||% NA_real_,
+             p.value = x$p.value %||% NA_real_, rejection_rate = x$rejection_rate %||% NA_real_,
+             n.draws = nrow(x$draws), n.failed = x$failed, alpha = x$alpha, stringsAsFactors = FALSE)
 }

@@ -21,7 +21,13 @@ cf_try <- function(f, d, a = list()) {
            error = function(e) list(error = conditionMessage(e), code = e$code))
 }
 
-cf_same <- function(x, y) isTRUE(all.equal(cf_numbers(x), cf_numbers(y), tolerance = 1e-10))
+# with DIFFDIFF_CONFORMANCE_LOG set, each (estimator, check) outcome is appended
+# to that file (tools/conformance-table.R prints the table)
+cf_log <- function(e, check, ok) {
+  f <- Sys.getenv("DIFFDIFF_CONFORMANCE_LOG")
+  if (nzchar(f)) cat(sprintf("%s\t%s\t%s\n", e, check, if (isTRUE(ok)) "pass" else "FAIL"), file = f, append = TRUE)
+}
+cf_equal <- function(x, y) isTRUE(all.equal(cf_numbers(x), cf_numbers(y), tolerance = 1e-10))
 
 test_that("conformance: row order (shuffled, reversed) does not change any number", {
   P <- cf_panel()
@@ -32,13 +38,16 @@ test_that("conformance: row order (shuffled, reversed) does not change any numbe
     expect_null(r0$error, label = sprintf("%s runs on the panel: %s", e, r0$error))
     if (!is.null(r0$error)) next
     set.seed(1); o <- sample(nrow(P))
+    ok <- TRUE
     for (ord in list(shuffled = o, reversed = rev(seq_len(nrow(P))))) {
       set.seed(7); r <- cf_try(E$fit, P[ord, ])
       expect_null(r$error, label = paste(e, "runs on reordered rows:", r$error))
       if (is.null(r$error))
         expect_equal(cf_numbers(r$value), cf_numbers(r0$value), tolerance = 1e-10,
                      label = sprintf("%s on reordered rows", e))
+      ok <- ok && is.null(r$error) && cf_equal(r$value, r0$value)
     }
+    cf_log(e, "order", ok)
   }
 })
 
@@ -57,6 +66,7 @@ test_that("conformance: constant outcome, one cluster, one column in two roles, 
         expect_match(r$error, rx, label = sprintf("%s x %s: message", e, what))
         if (!is.null(code)) expect_identical(r$code, code, label = sprintf("%s x %s: code", e, what))
       }
+      cf_log(e, what, !is.null(r$error) && grepl(rx, r$error) && (is.null(code) || identical(r$code, code)))
     }
     chk("constant", cf_try(E$fit, Pc), '`yname` = "y" is constant', "OUTCOME_CONSTANT")
     if (!"cluster" %in% names(E$skip))
@@ -80,6 +90,7 @@ test_that("conformance: the caller's data is never modified (data.frame, tibble,
     set.seed(7); r0 <- cf_try(E$fit, P)
     if (!is.null(r0$error)) next
     DT <- data.table::as.data.table(P); data.table::setkeyv(DT, c("t", "id"))
+    ok <- TRUE
     for (d in list(df = P, tbl = tibble::as_tibble(P), dt = DT)) {
       before <- data.table::copy(d)
       set.seed(7); r <- cf_try(E$fit, d)
@@ -89,7 +100,9 @@ test_that("conformance: the caller's data is never modified (data.frame, tibble,
       if (is.null(r$error) && !"order" %in% names(E$skip))
         expect_equal(cf_numbers(r$value), cf_numbers(r0$value), tolerance = 1e-10,
                      label = sprintf("%s on a %s", e, class(d)[1]))
+      ok <- ok && identical(d, before) && is.null(r$error) && cf_equal(r$value, r0$value)
     }
+    cf_log(e, "data", ok)
   }
 })
 
@@ -117,6 +130,7 @@ test_that("conformance: print, summary, tidy, glance, plot and autoplot work on 
         NULL
       }, error = function(err) conditionMessage(err))
       expect_null(res, label = sprintf("%s(%s): %s", k, e, res))
+      cf_log(e, k, is.null(res))
     }
   }
 })
