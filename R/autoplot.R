@@ -108,6 +108,23 @@ autoplot.bacon_decomp <- function(object, ...) {
 
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
+autoplot.twfe_weights <- function(object, ...) {
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  w <- object$weights[object$weights$weight != 0, , drop = FALSE]
+  w$period <- w[[2]]
+  w$sign <- factor(ifelse(w$weight < 0, "negative", "positive"), c("positive", "negative"))
+  gg$ggplot(w, gg$aes(x = .data$period, y = .data$weight, colour = .data$sign)) +
+    gg$geom_hline(yintercept = 0, linetype = 2, colour = "grey40") +
+    gg$geom_point(size = 1.8) +
+    gg$scale_colour_manual(values = c(positive = "#1B6CA8", negative = "#C0392B"), drop = FALSE) +
+    gg$labs(x = object$names[2], y = "Weight in the TWFE coefficient", colour = "Weight",
+            title = sprintf("TWFE weights: %d positive, %d negative (the negative ones sum to %.3g)", object$n_pos, object$n_neg,
+                            object$sum_neg))
+}
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
 autoplot.honest_did <- function(object, ...) {
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")

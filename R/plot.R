@@ -229,3 +229,32 @@ dd_legend_pos <- function(pos, x, y, xlim, ylim) {
 # switch for reversible treatments (did_dcdh: event 0 is the switch period)
 dd_es_xlab <- function(x)
   if (inherits(x, "did_dcdh")) "Periods relative to the first switch" else "Periods relative to treatment"
+
+#' Plot the weights of the TWFE coefficient
+#'
+#' The weight of each treated cell (group x period) in the two-way
+#' fixed-effects coefficient, against the period: positive weights in blue,
+#' negative in red (de Chaisemartin and D'Haultfoeuille, 2020). Cells with
+#' weight zero (untreated) are not drawn.
+#' @param x A [twfe_weights()] result.
+#' @param main,xlab,ylab Title and axis labels.
+#' @param col Colours of positive and negative weights.
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' plot(twfe_weights(d, "y", "id", "year", "treat"))
+#' @export
+plot.twfe_weights <- function(x, main = NULL, xlab = NULL, ylab = "Weight in the TWFE coefficient",
+                              col = c("#1B6CA8", "#C0392B"), ...) {
+  w <- x$weights[x$weights$weight != 0, , drop = FALSE]
+  per <- w[[2]]
+  xv <- if (is.numeric(per)) per else as.integer(factor(per))
+  if (is.null(main)) main <- sprintf("TWFE weights: %d positive, %d negative (the negative ones sum to %.3g)", x$n_pos, x$n_neg, x$sum_neg)
+  graphics::plot(xv, w$weight, pch = 16, col = ifelse(w$weight < 0, col[2], col[1]),
+                 xlab = if (is.null(xlab)) x$names[2] else xlab, ylab = ylab, main = main,
+                 xaxt = if (is.numeric(per)) "s" else "n", ...)
+  if (!is.numeric(per)) graphics::axis(1, at = seq_along(levels(factor(per))), labels = levels(factor(per)))
+  graphics::abline(h = 0, lty = 2, col = "grey40")
+  invisible(x)
+}

@@ -131,12 +131,11 @@ cf_estimators <- list(
     long = 'd <- cf_big(400, 20); did_trop(d, "y", "id", "t", "d", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = 0.1, nboot = 1e5)'),
   bacon_decomp = list(
     fit = function(d, a) bacon_decomp(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
-    skip = c(cluster = "a decomposition: no standard errors", tidy = "", glance = "no model statistics"),
+    skip = c(cluster = "a decomposition: no standard errors"),
     long = 'd <- cf_big(5e4, 30, cohorts = 3:28); for (i in 1:1000) bacon_decomp(d, "y", "id", "t", gname = "g")'),
   twfe_weights = list(
     fit = function(d, a) twfe_weights(d, cf_a(a, "yname", "y"), "id", "t", "d"),
-    skip = c(cluster = "weights of the coefficient: no standard errors", glance = "no model statistics",
-             autoplot = "no plot of its own yet", plot = "no plot of its own yet"),
+    skip = c(cluster = "weights of the coefficient: no standard errors"),
     long = 'd <- cf_big(5e4, 20); for (i in 1:1000) twfe_weights(d, "y", "id", "t", "d")'),
   placebo_test = list(
     fit = function(d, a) {

@@ -47,3 +47,18 @@ test_that("bacon_decomp, plot_event_studies and pretrends plots take legend and 
   expect_invisible(plot(p, legend_pos = "bottomright"))
   expect_error(plot(p, legend = NA), "`legend` must be TRUE or FALSE")
 })
+
+test_that("plot() and autoplot() of twfe_weights draw every treated cell's weight, negative ones apart", {
+  set.seed(1)
+  d <- dd_sim_staggered(200, 10)
+  w <- twfe_weights(d, "y", "id", "time", "D")
+  expect_gt(w$n_neg, 0)
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off())
+  expect_identical(plot(w), w)
+  skip_if_not_installed("ggplot2")
+  p <- ggplot2::autoplot(w)
+  b <- ggplot2::ggplot_build(p)$data[[2]]                 # the points layer
+  expect_equal(nrow(b), w$n_pos + w$n_neg)
+  expect_equal(sum(b$colour == "#C0392B"), w$n_neg)
+  expect_equal(sort(b$y), sort(w$weights$weight[w$weights$weight != 0]), tolerance = 1e-12)
+})
