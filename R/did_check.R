@@ -4,10 +4,18 @@
 #'
 #' Checks a long panel for what decides which DiD estimators apply and how
 #' much to trust them, and reports each finding with a severity and a named
-#' code: duplicated unit-periods (`DUPLICATE_ROWS`), balance
-#' (`UNBALANCED`) and gaps inside units' spans (`GAPS`), missing outcomes by
-#' period (`MISSING_OUTCOME`), the outcome's shape (`OUTCOME_BINARY`,
+#' code: one column in two roles, e.g. `yname = idname` (`ROLE_CONFLICT`),
+#' a column name that `data` has more than once (`DUPLICATE_COLUMNS`), a
+#' single period (`SINGLE_PERIOD`) or unit (`SINGLE_UNIT`), duplicated
+#' unit-periods (`DUPLICATE_ROWS`), balance
+#' (`UNBALANCED`) and gaps inside units' spans (`GAPS`), missing or infinite
+#' outcomes by period (`MISSING_OUTCOME`), an outcome whose squares overflow
+#' or underflow double precision (`OUTCOME_SCALE`: magnitudes above 1e150
+#' or all below 1e-150), the outcome's shape (`OUTCOME_BINARY`,
 #' `OUTCOME_COUNT`, `OUTCOME_BOUNDED`, `OUTCOME_HEAVY_TAILS`, `OUTCOME_CONSTANT`),
+#' first treated periods that are negative (`COHORT_NEGATIVE`: never treated
+#' is 0, `Inf` or `NA`, not -1) or not a period of the data
+#' (`COHORT_NOT_PERIOD`),
 #' the treatment: reversals (`TREATMENT_REVERSIBLE`), a continuous dose
 #' (`DOSE_CONTINUOUS`), units treated from the first period
 #' (`ALWAYS_TREATED`), never-treated units (`NEVER_TREATED`,
@@ -23,12 +31,18 @@
 #' message ends with `[did_check: CODE]` and the condition has class
 #' `diffdiff_error` (and `diffdiff_<code>`, lower case) with the code in its
 #' `code` field, e.g. `tryCatch(did_sdid(...), diffdiff_error = function(e)
-#' e$code)`. Codes carried: `DUPLICATE_ROWS`, `UNBALANCED` (estimators that
-#' need a balanced panel), `MISSING_OUTCOME` (those that need a complete
-#' one), `OUTCOME_CONSTANT`, `NO_TREATED`, `ALWAYS_TREATED`,
-#' `NO_NEVER_TREATED` (estimators that need never-treated units),
-#' `TREATMENT_REVERSIBLE` (did_sdid, did_trop) and `FEW_PRE_PERIODS`
-#' (did_sdid).
+#' e$code)`. Codes carried: `ROLE_CONFLICT`, `DUPLICATE_COLUMNS`,
+#' `SINGLE_PERIOD`, `SINGLE_UNIT`, `DUPLICATE_ROWS`, `UNBALANCED`
+#' (estimators that need a balanced panel), `MISSING_OUTCOME` (those that
+#' need a complete one; the others drop missing and infinite outcomes with a
+#' message), `OUTCOME_CONSTANT`, `OUTCOME_SCALE`, `COHORT_NEGATIVE`,
+#' `COHORT_NOT_PERIOD` (every estimator that takes `gname`), `NO_TREATED`,
+#' `ALWAYS_TREATED`, `NO_NEVER_TREATED` (estimators that need never-treated
+#' units), `TREATMENT_REVERSIBLE` (did_sdid, did_trop, did_had) and
+#' `FEW_PRE_PERIODS` (did_sdid). For the checks the estimators share
+#' (column roles, periods, units, the outcome's scale, the cohort rule)
+#' did_check() runs the estimators' own code, so the finding's text is the
+#' estimator's error message.
 #'
 #' @param data A data frame (long panel; not modified).
 #' @param yname,idname,tname Outcome, unit and (numeric) period columns.
@@ -62,6 +76,15 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   add <- function(code, severity, ...) f[[length(f) + 1L]] <<- data.frame(code = code, severity = severity,
                                                                           finding = sprintf(...),
                                                                           stringsAsFactors = FALSE)
+  # the estimators' own checks (validate.R, panel.R): an error of theirs with
+  # a code becomes an "error" finding with that code and their message
+  # (without the "[did_check: CODE]" suffix); FALSE when it failed
+  shared <- function(expr) tryCatch({ expr; TRUE }, diffdiff_error = function(e) {
+    add(e$code, "error", "%s", sub(" \\[did_check: [A-Z_]+\\]$", "", conditionMessage(e)))
+    FALSE
+  })
+  # one column in two roles; a used column name that `data` has twice
+  shared(dd_check_roles(data, list(yname = yname, idname = idname, tname = tname, gname = gname, dname = dname)))
   id <- data[[idname]]
   tt <- dd_check_numeric_col(data[[tname]], "tname", tname, convert = FALSE)
   y <- data[[yname]]
@@ -72,6 +95,8 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   idc <- dd_codes(id); tc <- dd_codes(tt)
   N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
   tlev <- sort(unique(tt))
+  if (T < 2L) shared(dd_check_periods(tt, tname))
+  if (N < 2L) shared(dd_check_units(idc, id, idname))
   # duplicated unit-periods
   dup <- duplicated(data.frame(idc, tc))
   if (any(dup)) {
@@ -92,15 +117,25 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
     if (gaps > 0L) add("GAPS", "warning", "%d units have gaps (missing periods inside their first-to-last span).", gaps)
   } else add("BALANCED", "info", "Balanced panel: %d units x %d periods.", N, T)
   # outcome
-  miss <- is.na(y)
+  # missing (NA, NaN) and infinite (Inf, -Inf: log(0), an overflow) outcomes:
+  # the estimators drop both with a message (dd_prepare), and those that need
+  # a complete panel stop with this code (dd_stop_incomplete)
+  miss <- !is.finite(y)
   if (any(miss)) {
     byp <- tapply(miss, tt, sum)
     worst <- which.max(byp)
-    add("MISSING_OUTCOME", "warning", "%d missing outcomes (%.1f%%); most in period %s (%d). Estimators drop these rows.",
-        sum(miss), 100 * mean(miss), names(byp)[worst], max(byp))
+    inf <- which(is.infinite(y))
+    add("MISSING_OUTCOME", "warning", "%d missing %soutcomes (%.1f%%)%s; most in period %s (%d). Estimators drop these rows; those that need a complete panel (did_sdid, did_trop, ...) stop.",
+        sum(miss), if (length(inf)) "or infinite " else "", 100 * mean(miss),
+        if (length(inf)) sprintf(", %d of them infinite (e.g. row %d: %s)", length(inf), inf[1], format(y[inf[1]]))
+        else "",
+        names(byp)[worst], max(byp))
   }
   yv <- y[!miss]
   if (length(unique(yv)) <= 1L) add("OUTCOME_CONSTANT", "error", "The outcome `%s` does not vary.", yname)
+  # an outcome whose squares overflow (or underflow): the estimators' scale
+  # check (OUTCOME_SCALE); its shape and tails are then not described
+  else if (!shared(dd_check_outcome(yv, yname))) yv <- numeric()
   else if (all(yv %in% c(0, 1))) add("OUTCOME_BINARY", "info", "The outcome is binary (0/1): effects are on probabilities; did_etwfe(family = \"logit\") models it.")
   else if (all(yv >= 0 & yv == round(yv))) add("OUTCOME_COUNT", "info", "The outcome is a count (whole numbers >= 0): did_etwfe(family = \"poisson\") models it.")
   else if (all(yv >= 0 & yv <= 1)) add("OUTCOME_BOUNDED", "info", "The outcome lies in [0, 1] (a share or rate).")
@@ -118,6 +153,9 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
     if (!is.numeric(g)) dd_stop("`gname` = \"%s\" must be numeric (first treated periods); got %s.", gname, class(g)[1])
     dd_check_constant_within(g, id, "gname", gname, code = idc)
     G <- g[first]
+    # the estimators' cohort rule: negative values and values that are not
+    # periods (nor never-treated codes) are errors
+    shared(suppressMessages(dd_cohort_never(G, tlev, gname, tname)))
     G[is.na(G) | is.infinite(G) | G > max(tlev)] <- 0
   } else {
     d <- data[[dname]]

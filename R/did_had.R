@@ -69,7 +69,9 @@
 #' outcome or dose are dropped before the periods are counted. did_had
 #' stops where DIDHAD would return numbers on data outside its design:
 #' groups that adopt at different dates, a nonzero dose before adoption,
-#' negative doses.
+#' negative doses, a dose that falls back to 0 after being positive (DIDHAD
+#' counts the group as untreated at those horizons; the error has
+#' [did_check()]'s code `TREATMENT_REVERSIBLE`).
 #'
 #' @param data A data.frame (or data.table, tibble) in long format.
 #' @param yname,idname,tname,dname Outcome, group, period and dose columns.
@@ -160,6 +162,7 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   Y <- mat(p$y); D <- mat(d)
   a <- dd_had_adoption(D, gid, tl, dname, idname, tname)
   F <- a$F
+  dd_had_check_stays(D, gid, tl, dname, idname, tname)
   notes <- character()
   if (a$n_stayers) notes <- c(notes, sprintf("%d group(s) untreated throughout (stayers) are included.", a$n_stayers))
   if (trends_lin && F < 3L)
@@ -285,6 +288,26 @@ dd_had_adoption <- function(D, gid, tl, dname, idname, tname) {
   # stayers: every observed dose 0 (DIDHAD also counts a group whose dose is
   # missing at adoption and constant afterwards)
   list(F = F, n_stayers = sum(rowSums(!is.na(D) & D != 0) == 0))
+}
+
+# The design's treatment stays on: a group whose dose has been positive is
+# not at 0 again later (missing doses skipped). DIDHAD takes such a group as
+# untreated (a quasi-stayer) at the horizons where its dose is 0 and returns
+# numbers; here it is an error naming the group and the two periods, with
+# did_check()'s code for a treatment that switches off.
+dd_had_check_stays <- function(D, gid, tl, dname, idname, tname) {
+  on <- !is.na(D) & D > 0
+  was <- on
+  if (ncol(D) > 1L) for (j in 2:ncol(D)) was[, j] <- was[, j - 1L] | on[, j]
+  off <- !is.na(D) & D == 0 & cbind(FALSE, was[, -ncol(D), drop = FALSE])
+  bad <- which(rowSums(off) > 0)
+  if (!length(bad)) return(invisible(TRUE))
+  g <- bad[1]
+  j0 <- which(off[g, ])[1]                           # the first period back at 0
+  j1 <- max(which(on[g, seq_len(j0 - 1L)]))         # the last positive dose before it
+  dd_stop("`dname` = \"%s\" falls back to 0 after being positive for %d group(s) (e.g. %s %s: dose %s at %s = %s, 0 at %s = %s); the heterogeneous-adoption design needs every group that has received a dose to keep a positive one. For treatments that switch off use did_dcdh().",
+          dname, length(bad), idname, dd_show(gid[g]), format(D[g, j1], digits = 4), tname, format(tl[j1]), tname,
+          format(tl[j0]), .code = "TREATMENT_REVERSIBLE")
 }
 
 # One horizon: the local-linear fit at dose 0 and the estimate

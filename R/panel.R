@@ -272,13 +272,14 @@ dd_check_unique_codes <- function(idc, tc, id, t) {
 # value must be a period of `tname`; negative values are an error.
 # g: first treated period per row (or entity); periods: the periods of the
 # data (one value per unit, so the message counts units). Returns the logical
-# vector `never`.
+# vector `never`. The two errors carry did_check()'s codes COHORT_NEGATIVE
+# and COHORT_NOT_PERIOD (did_check() runs this same rule).
 dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
   never <- is.na(g) | g == 0 | g == Inf
   neg <- which(!never & g < 0)
   if (length(neg))
     dd_stop("`gname` = \"%s\" has the negative value %s; first treated periods are periods of `tname` = \"%s\", and never-treated units are coded 0, Inf or NA.",
-            gname, format(g[neg[1]]), tname)
+            gname, format(g[neg[1]]), tname, .code = "COHORT_NEGATIVE")
   periods <- sort(unique(periods))
   late <- !never & g > periods[length(periods)] + anticipation
   off <- which(!never & !late & g >= periods[1] & !(g %in% periods))
@@ -286,7 +287,8 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
     dd_stop("`gname` = \"%s\" has value %s, which is not a period of `tname` = \"%s\" (periods: %s); only 0, Inf or NA (never treated), a value after the last period (not treated in the data) or before the first (treated throughout) may lie outside.",
             gname, format(g[off[1]]), tname,
             paste0(paste(format(utils::head(periods, 12), trim = TRUE), collapse = ", "),
-                   if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""))
+                   if (length(periods) > 12L) sprintf(", ... (%d periods)", length(periods)) else ""),
+            .code = "COHORT_NOT_PERIOD")
   if (any(late)) {
     message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.",
                     sum(late)))

@@ -296,7 +296,11 @@ dd_sim_survey <- function(n_strata = 4, n_psu = 10, units_per_psu = 10, n_pre = 
 #' @param power The target power for the minimum detectable effect
 #'   (interpolated between the simulated effect sizes).
 #' @param mc_se Largest acceptable Monte Carlo standard error of a power
-#'   estimate: fewer draws than `0.25 / mc_se^2` give a warning.
+#'   estimate: fewer draws than `0.25 / mc_se^2` give a warning. It must be
+#'   reachable: `0.25 / mc_se^2` may not exceed the largest `nsim`,
+#'   2147483647 (`.Machine$integer.max`), so `mc_se` is at least
+#'   `sqrt(0.25 / .Machine$integer.max)`, about 1.08e-05; a smaller value is
+#'   an error.
 #' @param cores Processes for the draws.
 #' @return A data frame of class `dd_power_sim` (one row per effect size:
 #'   `effect`, `power`, `mc_se`, `mean_estimate`, `sd_estimate`,
@@ -321,12 +325,27 @@ dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim 
   if (!is.numeric(alpha) || length(alpha) != 1L || is.na(alpha) || alpha <= 0 || alpha >= 1)
     dd_stop("`alpha` must be one number in (0, 1); got %s.", dd_show(alpha))
   if (!is.list(dgp_args) || !is.list(est_args)) dd_stop("`dgp_args` and `est_args` must be lists.")
-  if (!is.numeric(mc_se) || length(mc_se) != 1L || is.na(mc_se) || mc_se <= 0)
-    dd_stop("`mc_se` must be one positive number; got %s.", dd_show(mc_se))
-  if (nsim < 0.25 / mc_se^2)
-    warning(sprintf("`nsim` = %d draws give power estimates with a Monte Carlo standard error up to %.3f, above `mc_se` = %s; use nsim >= %d.",
-                    nsim, sqrt(0.25 / nsim), format(mc_se), ceiling(0.25 / mc_se^2)), call. = FALSE)
+  if (!is.numeric(power) || length(power) != 1L || is.na(power) || power <= 0 || power >= 1)
+    dd_stop("`power` must be one number in (0, 1) (the target power of the minimum detectable effect); got %s.",
+            dd_show(power))
+  if (!is.null(term) && (!is.character(term) || length(term) != 1L || is.na(term) || !nzchar(term)))
+    dd_stop("`term` must be NULL (the fit's first main term) or one coefficient name (a string); got %s.", dd_show(term))
+  if (!is.numeric(mc_se) || length(mc_se) != 1L || !is.finite(mc_se) || mc_se <= 0)
+    dd_stop("`mc_se` must be one positive finite number; got %s.", dd_show(mc_se))
+  # the draws that reach mc_se (the Monte Carlo SE of a proportion is at
+  # most sqrt(0.25 / nsim)) must be a possible `nsim`
+  need <- ceiling(0.25 / mc_se^2)
+  if (need > .Machine$integer.max)
+    dd_stop("`mc_se` = %s would need %s draws per effect size (0.25 / mc_se^2), more than the largest `nsim` (%d); `mc_se` must be at least %s.",
+            format(mc_se), format(need, digits = 3), .Machine$integer.max,
+            format(sqrt(0.25 / .Machine$integer.max), digits = 3))
+  if (nsim < need)
+    warning(sprintf("`nsim` = %d draws give power estimates with a Monte Carlo standard error up to %.3f, above `mc_se` = %s; use nsim >= %s.",
+                    nsim, sqrt(0.25 / nsim), format(mc_se), format(need, scientific = FALSE)), call. = FALSE)
   K <- length(effect_sizes)
+  if (as.double(K) * nsim > .Machine$integer.max)
+    dd_stop("`nsim` = %d draws for each of %d `effect_sizes` make %s draws, more than %d.", nsim, K,
+            format(as.double(K) * nsim, digits = 3), .Machine$integer.max)
   seeds <- sample.int(.Machine$integer.max, K * nsim)   # one per draw, from the caller's stream
   one <- function(k) {
     es <- effect_sizes[(k - 1L) %/% nsim + 1L]

@@ -11,10 +11,10 @@
 #'
 #' @param data A data frame.
 #' @param yname Name of the outcome column (in levels).
-#' @param idname Name of the group column: the unit of a panel, or a group
-#'   (a state, say) holding several observations per period (types `"feTR"`
-#'   and `"feS"`; the first-difference types need one row per group and
-#'   period).
+#' @param idname Name of the group column: the unit of a panel (one row per
+#'   unit and period), or, with `panel = FALSE`, a group (a state, say)
+#'   holding several observations per period (type `"feTR"`; the other types
+#'   need one row per group and period).
 #' @param tname Name of the period column (numeric).
 #' @param dname Name of the treatment column (in levels; binary or not). A
 #'   treatment that varies within a group-period cell is replaced by its
@@ -31,6 +31,13 @@
 #'   within cells; first-differenced with the outcome under `"fdS"`; not
 #'   available with `"fdTR"`.
 #' @param weightsname Name of a column of observation weights.
+#' @param panel `TRUE` (default): `idname` and `tname` identify the rows, as
+#'   in every estimator, and a unit with two rows in one period is an error
+#'   (`DUPLICATE_ROWS`; a duplicated row would otherwise count twice and
+#'   move beta). `FALSE`: group-level data, several observations per group
+#'   and period (individuals within states, say), which type `"feTR"`
+#'   aggregates to cells as TwoWayFEWeights does (TwoWayFEWeights takes such
+#'   data without an argument, and so also counts a duplicated row twice).
 #' @param fe_tol,fe_maxit Convergence tolerance and iteration limit of the
 #'   fixed-effect absorption.
 #' @return An object of class `twfe_weights`: `weights` (a data frame with
@@ -54,15 +61,23 @@
 #' head(tidy(w))
 #' @export
 twfe_weights <- function(data, yname, idname, tname, dname, type = c("feTR", "feS", "fdTR", "fdS"),
-                         xformla = NULL, weightsname = NULL, fe_tol = 1e-10, fe_maxit = 10000) {
+                         xformla = NULL, weightsname = NULL, panel = TRUE, fe_tol = 1e-10, fe_maxit = 10000) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   type <- dd_match_arg(if (identical(type, eval(formals()$type))) type[1] else type, c("feTR", "feS", "fdTR", "fdS"), "type")
   opts <- dd_fe_opts(fe_tol = fe_tol, fe_maxit = fe_maxit)
+  dd_check_flag(panel, "panel")
   fd <- type %in% c("fdTR", "fdS")
   if (type == "fdTR" && !is.null(xformla))
     dd_stop("`xformla` is not available with type = \"fdTR\" (use \"feTR\", \"feS\" or \"fdS\").")
-  p <- dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, unique_rows = FALSE)
+  # the rows through the shared panel layer: with panel = TRUE its check of
+  # one row per unit and period (the other estimators' DUPLICATE_ROWS error,
+  # with a pointer to panel = FALSE for group-level data)
+  p <- tryCatch(dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, unique_rows = panel),
+                diffdiff_duplicate_rows = function(e)
+                  dd_stop("%s If `idname` = \"%s\" names groups with several observations per period (group-level data), pass `panel = FALSE`.",
+                          sub(" \\[did_check: DUPLICATE_ROWS\\]$", "", conditionMessage(e)), idname,
+                          .code = "DUPLICATE_ROWS"))
   cell <- dd_codes(p$idc * as.double(attr(p$tc, "nlev")) + p$tc)   # 0-based cell codes
   if (type != "feTR" && attr(cell, "nlev") < length(cell))
     dd_stop("type = \"%s\" needs one row per group and period (`idname` = \"%s\", `tname` = \"%s\"); average the observations within cells first, or use type = \"feTR\".",

@@ -240,7 +240,7 @@ dd_check_constant_within <- function(g, id, arg, col, what = "unit", code = dd_c
 dd_check_periods <- function(t, tname) {
   if (data.table::uniqueN(t) < 2L)
     dd_stop("`tname` = \"%s\" must have at least two periods; the data have only %s.",
-            tname, dd_show(unique(t)))
+            tname, dd_show(unique(t)), .code = "SINGLE_PERIOD")
   invisible(TRUE)
 }
 
@@ -249,7 +249,7 @@ dd_check_periods <- function(t, tname) {
 dd_check_units <- function(idc, id, idname) {
   if (attr(idc, "nlev") < 2L)
     dd_stop("`idname` = \"%s\" has a single unit (%s) in the estimation sample; a difference-in-differences comparison needs at least two, so the effect is not identified.",
-            idname, dd_show(id[1]))
+            idname, dd_show(id[1]), .code = "SINGLE_UNIT")
   invisible(TRUE)
 }
 
@@ -268,7 +268,8 @@ dd_check_roles <- function(data, roles, used = list()) {
     if (col[i] != col[j] || arg[i] == arg[j]) next
     a <- c(arg[j], arg[i])
     if (a[1] %in% dd_role_ok[[a[2]]] || a[2] %in% dd_role_ok[[a[1]]]) next
-    dd_stop("`%s` and `%s` both name the column \"%s\"; each role needs its own column.", a[1], a[2], col[i])
+    dd_stop("`%s` and `%s` both name the column \"%s\"; each role needs its own column.", a[1], a[2], col[i],
+            .code = "ROLE_CONFLICT")
   }
   nms <- names(data)
   dup <- unique(nms[duplicated(nms)])
@@ -278,23 +279,26 @@ dd_check_roles <- function(data, roles, used = list()) {
     hit <- which(uc %in% dup)
     if (length(hit))
       dd_stop("`data` has %d columns named \"%s\" (used as `%s`); rename them so that each column name is unique.",
-              sum(nms == uc[hit[1]]), uc[hit[1]], ua[hit[1]])
+              sum(nms == uc[hit[1]]), uc[hit[1]], ua[hit[1]], .code = "DUPLICATE_COLUMNS")
   }
   invisible(TRUE)
 }
 
 # Largest magnitude a numeric input may have: beyond it squares and
 # cross-products overflow (and below dd_tiny they underflow) in double
-# precision, so variances would be Inf, NaN or 0.
+# precision, so variances would be Inf, NaN or 0. (sqrt(.Machine$double.xmax)
+# is 1.3e154: dd_huge leaves a factor of 1e4 for sums of squares over many
+# rows and for the products of an estimator's intermediate steps.) `code`:
+# the did_check() code of the error (OUTCOME_SCALE for the outcome).
 dd_huge <- 1e150
 dd_tiny <- 1e-150
 
-dd_check_scale <- function(x, what) {
+dd_check_scale <- function(x, what, code = NULL) {
   if (!length(x)) return(invisible(TRUE))
   big <- max(abs(x))
   if (big > dd_huge)
     dd_stop("%s has values as large as %s in absolute value; their squares overflow double precision, so estimates and standard errors would be Inf or NaN. Rescale it (divide by a power of ten) before estimating.",
-            what, format(big, digits = 3))
+            what, format(big, digits = 3), .code = code)
   invisible(TRUE)
 }
 
@@ -309,10 +313,10 @@ dd_check_outcome <- function(y, yname) {
     dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
             yname, format(r[1]), .code = "OUTCOME_CONSTANT")
   what <- sprintf("`yname` = \"%s\"", yname)
-  dd_check_scale(y, what)
+  dd_check_scale(y, what, code = "OUTCOME_SCALE")
   if (max(abs(r)) < dd_tiny)
     dd_stop("%s has values no larger than %s in absolute value; their squares underflow double precision, so standard errors would be 0. Rescale it (multiply by a power of ten) before estimating.",
-            what, format(max(abs(r)), digits = 3))
+            what, format(max(abs(r)), digits = 3), .code = "OUTCOME_SCALE")
   invisible(TRUE)
 }
 

@@ -138,3 +138,63 @@ test_that("estimators' errors carry did_check's codes for the same problems", {
   e <- tryCatch(did_twfe(d, "y", "id", "time", "nope"), error = function(e) e)
   expect_false(inherits(e, "diffdiff_error"))
 })
+
+test_that("did_check flags what the estimators reject, with the estimators' codes and messages", {
+  # an independent probe found did_check silent on each of these (every
+  # estimator stops, or drops rows, on them)
+  set.seed(11)
+  d <- dd_sim_staggered(n_units = 60, n_periods = 6, cohorts = c(3, 5), effect = 1)
+  code_of <- function(expr) tryCatch({ suppressMessages(expr); NA_character_ }, diffdiff_error = function(e) e$code)
+  finding <- function(x, code) x$findings[x$findings$code == code, , drop = FALSE]
+  # the same code in did_check (severity "error") and in the estimators' errors
+  same <- function(data, code, y = "y", id = "id", fits = list(function(dd) did_cs(dd, y, id, "time", "first_treat", nboot = 0),
+                                                               function(dd) did_twfe(dd, y, id, "time", "D"))) {
+    x <- did_check(data, y, id, "time", gname = "first_treat")
+    f <- finding(x, code)
+    expect_identical(nrow(f), 1L, label = code)
+    expect_identical(f$severity, "error", label = code)
+    expect_identical(x$findings$code[1], code, label = paste(code, "listed first"))
+    for (fit in fits) expect_identical(code_of(fit(data)), code, label = code)
+    f$finding
+  }
+  # one column in two roles (yname = idname)
+  expect_match(same(d, "ROLE_CONFLICT", y = "id"), '`yname` and `idname` both name the column "id"')
+  # two columns with the same name
+  expect_match(same(cbind(d, y = 0), "DUPLICATE_COLUMNS"), '`data` has 2 columns named "y" \\(used as `yname`\\)')
+  # a single period
+  expect_match(same(d[d$time == 4, ], "SINGLE_PERIOD"), '`tname` = "time" must have at least two periods')
+  # an outcome near overflow (squares overflow beyond 1e150, dd_huge)
+  big <- d; big$y <- big$y * 1e300
+  expect_match(same(big, "OUTCOME_SCALE"), '`yname` = "y" has values as large as .*Rescale it')
+  tiny <- d; tiny$y <- tiny$y * 1e-200
+  expect_match(same(tiny, "OUTCOME_SCALE"), "underflow")
+  ok <- d; ok$y <- ok$y * 1e140                      # below the threshold: no finding
+  expect_false("OUTCOME_SCALE" %in% did_check(ok, "y", "id", "time", gname = "first_treat")$findings$code)
+  # a cohort that is not a period, and never treated coded -1
+  off <- d; off$first_treat[off$first_treat == 3] <- 3.5
+  expect_match(same(off, "COHORT_NOT_PERIOD", fits = list(function(dd) did_cs(dd, "y", "id", "time", "first_treat", nboot = 0),
+                                                         function(dd) did_event(dd, "y", "id", "time", "first_treat"))),
+               '`gname` = "first_treat" has value 3.5, which is not a period of `tname` = "time"')
+  neg <- d; neg$first_treat[neg$first_treat == 0] <- -1
+  expect_match(same(neg, "COHORT_NEGATIVE", fits = list(function(dd) did_cs(dd, "y", "id", "time", "first_treat", nboot = 0),
+                                                       function(dd) did_sa(dd, "y", "id", "time", "first_treat"))),
+               "has the negative value -1")
+  # never-treated codes outside the periods are not findings
+  late <- d; late$first_treat[late$first_treat == 0] <- ifelse(late$id[late$first_treat == 0] %% 2, Inf, 99)
+  expect_false(any(did_check(late, "y", "id", "time", gname = "first_treat")$findings$severity == "error"))
+  # a single unit
+  expect_identical(finding(did_check(d[d$id == 1, ], "y", "id", "time", gname = "first_treat"), "SINGLE_UNIT")$severity,
+                   "error")
+  expect_identical(code_of(did_cs(d[d$id == 1, ], "y", "id", "time", "first_treat", nboot = 0)), "SINGLE_UNIT")
+  # an infinite outcome: reported with the missing ones (the estimators drop
+  # both, and those that need a complete panel stop with MISSING_OUTCOME)
+  inf <- d; inf$y[c(4, 100)] <- c(Inf, -Inf)
+  x <- did_check(inf, "y", "id", "time", gname = "first_treat")
+  expect_match(finding(x, "MISSING_OUTCOME")$finding, "^2 missing or infinite outcomes .*2 of them infinite \\(e.g. row 4: Inf\\)")
+  expect_false(any(c("OUTCOME_HEAVY_TAILS", "OUTCOME_SCALE") %in% x$findings$code))
+  expect_identical(code_of(did_sdid(inf, "y", "id", "time", "D", staggered = TRUE, se = "none")), "MISSING_OUTCOME")
+  expect_message(suppressWarnings(did_cs(inf, "y", "id", "time", "first_treat", nboot = 0)),
+                 "2 observations removed because of NA/NaN/Inf")
+  # the clean panel has none of these
+  expect_true(all(did_check(d, "y", "id", "time", gname = "first_treat")$findings$severity == "info"))
+})

@@ -269,3 +269,32 @@ test_that("did_edid: bad input gets errors naming the argument and value", {
   expect_warning(fu <- did_edid(d[-1, ], "y", "id", "t", "g"), "1 units are missing")
   expect_identical(fu$n, 799L)
 })
+
+test_that("did_edid rejects never treated coded -1 exactly as did_cs, did_sa and did_event (code COHORT_NEGATIVE)", {
+  # the probe's report: did_edid took -1 as never treated while the others
+  # rejected it. did_edid builds its cohorts through dd_panel()'s one cohort
+  # rule (dd_cohort_never), so the condition must be the same on every path.
+  d <- edid_synth()
+  d$x <- rnorm(800)[d$id]
+  d$g[d$g == 0] <- -1
+  err <- function(expr) tryCatch({ expr; NULL }, error = function(e) e)
+  ref <- err(did_cs(d, "y", "id", "t", "g", nboot = 0))
+  expect_s3_class(ref, "diffdiff_cohort_negative")
+  expect_identical(ref$code, "COHORT_NEGATIVE")
+  others <- list(sa = err(did_sa(d, "y", "id", "t", "g")), event = err(did_event(d, "y", "id", "t", "g")),
+                 edid = err(did_edid(d, "y", "id", "t", "g")),
+                 edid_x = err(did_edid(d, "y", "id", "t", "g", xformla = ~ x)),
+                 edid_post = err(did_edid(d, "y", "id", "t", "g", pt_assumption = "post")),
+                 edid_antic = err(did_edid(d, "y", "id", "t", "g", anticipation = 1)),
+                 edid_boot = err(did_edid(d, "y", "id", "t", "g", nboot = 9, cluster = "cl")))
+  for (nm in names(others)) {
+    expect_identical(conditionMessage(others[[nm]]), conditionMessage(ref), label = nm)
+    expect_identical(others[[nm]]$code, "COHORT_NEGATIVE", label = nm)
+  }
+  expect_match(conditionMessage(ref), '`gname` = "g" has the negative value -1; .*coded 0, Inf or NA')
+  # and a first treated period between periods, the other half of the rule
+  d2 <- edid_synth(); d2$g[d2$g == 4] <- 4.5
+  e2 <- err(did_edid(d2, "y", "id", "t", "g"))
+  expect_identical(e2$code, "COHORT_NOT_PERIOD")
+  expect_identical(conditionMessage(e2), conditionMessage(err(did_cs(d2, "y", "id", "t", "g", nboot = 0))))
+})

@@ -152,6 +152,27 @@ test_that("did_had: bad input gets errors naming the argument and value", {
   expect_error(suppressWarnings(did_had(df, "y", "g", "t", "D")), "singular.*smallest is 50")
 })
 
+test_that("did_had: a dose that falls back to 0 after adoption is an error naming the group and periods", {
+  # outside the design (dose 0 for all up to F, then >= 0 and staying on):
+  # DIDHAD 2.0.0 returns numbers, counting such a group as untreated at the
+  # horizons where its dose is 0 (before the fix did_had did the same, silently)
+  d <- had_sim(G = 100, stay = 0.1)
+  g5 <- unique(d$g[d$D > 0])[1:3]
+  dz <- d; dz$D[dz$g %in% g5 & dz$t == 5] <- 0
+  e <- tryCatch(did_had(dz, "y", "g", "t", "D", effects = 3), error = function(e) e)
+  expect_s3_class(e, "diffdiff_treatment_reversible")
+  expect_match(conditionMessage(e), sprintf(
+    '`dname` = "D" falls back to 0 after being positive for 3 group\\(s\\) \\(e.g. g %d: dose [0-9.]+ at t = 4, 0 at t = 5\\)',
+    g5[1]))
+  # the same after a missing dose in between, and at the last period only
+  dm <- d; dm$D[dm$g == g5[1] & dm$t == 5] <- NA; dm$D[dm$g == g5[1] & dm$t == 6] <- 0
+  expect_error(suppressMessages(did_had(dm, "y", "g", "t", "D", effects = 3)), "1 group\\(s\\) .*dose [0-9.]+ at t = 4, 0 at t = 6")
+  # did_check() reports the same problem with the same code
+  expect_true("TREATMENT_REVERSIBLE" %in% did_check(dz, "y", "g", "t", dname = "D")$findings$code)
+  # doses that change but stay positive, and stayers at 0 throughout, remain in the design
+  expect_s3_class(did_had(d, "y", "g", "t", "D", effects = 3), "dd_had")
+})
+
 test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tests, reproducible", {
   skip_if_not_installed("StuteTest")
   d <- had_sim(G = 300, seed = 12)

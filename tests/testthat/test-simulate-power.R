@@ -164,3 +164,22 @@ test_that("dd_sim_continuous and dd_sim_reversible: layouts and the effects they
   expect_error(dd_sim_reversible(treated_share = 2), "`treated_share`")
   expect_error(dd_sim_reversible(effect_sd = NA), "`effect_sd`")
 })
+
+test_that("dd_simulate_power: mc_se, power and term are checked up front, naming the argument and value", {
+  # before the fix mc_se = 1e-9 failed inside sprintf ("invalid format '%d'")
+  # and power = 2 returned a table with an unbracketed MDE without a word
+  est <- function(d) did_twfe(d, "y", "id", "time", "D")
+  run <- function(...) dd_simulate_power(est, dd_sim_basic, effect_sizes = 0, nsim = 2, dgp_args = list(n_units = 20), ...)
+  expect_error(run(mc_se = 1e-9), "`mc_se` = 1e-09 would need 2.5e\\+17 draws per effect size .*largest `nsim` \\(2147483647\\); `mc_se` must be at least 1.08e-05")
+  expect_error(run(mc_se = Inf), "`mc_se` must be one positive finite number; got Inf")
+  expect_error(run(mc_se = 0), "`mc_se` must be one positive finite number; got 0")
+  expect_error(run(power = 2), "`power` must be one number in \\(0, 1\\) .*got 2")
+  expect_error(run(power = NA), "`power` must be one number in \\(0, 1\\)")
+  expect_error(run(term = 3), "`term` must be NULL .*got 3")
+  expect_error(run(term = c("a", "b")), "`term` must be NULL")
+  # the smallest reachable mc_se: a warning with the draws it needs, not an error
+  set.seed(1)
+  expect_warning(run(mc_se = 1.1e-5), "use nsim >= 2066115703")
+  expect_error(dd_simulate_sample_size(est, dd_sim_basic, effect = 0.3, n_units = c(20, 40), nsim = 2, mc_se = 1e-9),
+               "`mc_se` = 1e-09 would need")
+})

@@ -86,7 +86,7 @@ test_that("twfe_weights on group-level data (several observations per cell) equa
   ind <- d[rep(seq_len(nrow(d)), each = 3), c("id", "t", "D", "w")]
   ind$y <- rnorm(nrow(ind)) + ind$D * 2 + ind$t / 5
   ind$w <- runif(nrow(ind), 0.5, 2)
-  a <- twfe_weights(ind, "y", "id", "t", "D", weightsname = "w")
+  a <- twfe_weights(ind, "y", "id", "t", "D", weightsname = "w", panel = FALSE)
   b <- suppressWarnings(suppressMessages(TwoWayFEWeights::twowayfeweights(ind, "y", "id", "t", "D", weights = ind$w,
                                                                           summary_measures = TRUE)))
   tw_compare(a, b)
@@ -124,10 +124,30 @@ test_that("twfe_weights refuses bad input with messages naming it", {
   expect_error(twfe_weights(d0, "y", "id", "t", "D"), "`dname` = \"D\" is 0 in every row")
   expect_error(twfe_weights(d, "y", "id", "t", "D", type = "fdTR", xformla = ~ x), "`xformla` is not available")
   dd <- rbind(d, d[1, ])
-  expect_error(twfe_weights(dd, "y", "id", "t", "D", type = "feS"), "one row per group and period")
+  expect_error(twfe_weights(dd, "y", "id", "t", "D", type = "feS", panel = FALSE), "one row per group and period")
+  expect_error(twfe_weights(d, "y", "id", "t", "D", panel = NA), "`panel` must be TRUE or FALSE; got NA")
   dc <- d; dc$D <- as.numeric(dc$id %% 2)               # constant within units: no switch
   expect_error(twfe_weights(dc, "y", "id", "t", "D", type = "feS"), "`dname` = \"D\" is collinear with the group and period")
   expect_error(twfe_weights(dc, "y", "id", "t", "D", type = "fdS"), "`dname` = \"D\" never changes")
   expect_error(twfe_weights(dc, "y", "id", "t", "D"), "`dname` = \"D\" is collinear")
   expect_error(twfe_weights(d, "y", "id", "t"), "dname")
+})
+
+test_that("twfe_weights: a duplicated unit-period row is the estimators' DUPLICATE_ROWS error (panel = FALSE: group data)", {
+  # before the fix a duplicated row was taken as a second observation of the
+  # cell and moved beta without a word; every estimator stops on it
+  d <- tw_panel(reversible = FALSE)
+  dup <- rbind(d, d[d$id == 3 & d$t == 5, ])
+  code_of <- function(expr) tryCatch({ expr; NA_character_ }, diffdiff_error = function(e) e$code)
+  for (type in c("feTR", "feS", "fdTR", "fdS"))
+    expect_identical(code_of(twfe_weights(dup, "y", "id", "t", "D", type = type)), "DUPLICATE_ROWS", label = type)
+  expect_identical(code_of(did_twfe(dup, "y", "id", "t", "D")), "DUPLICATE_ROWS")
+  expect_error(twfe_weights(dup, "y", "id", "t", "D"),
+               "unit 3 has more than one row in period 5\\. If `idname` = \"id\" names groups .*pass `panel = FALSE`")
+  # with panel = FALSE the rows are observations within cells (group-level
+  # data), as TwoWayFEWeights takes them: the clean panel gives the same answer either way
+  a <- twfe_weights(d, "y", "id", "t", "D")
+  expect_identical(twfe_weights(d, "y", "id", "t", "D", panel = FALSE)$weights, a$weights)
+  b <- twfe_weights(dup, "y", "id", "t", "D", panel = FALSE)
+  expect_false(isTRUE(all.equal(b$beta, a$beta)))
 })
