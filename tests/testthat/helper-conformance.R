@@ -66,7 +66,7 @@ cf_estimators <- list(
   did_2x2 = list(
     fit = function(d, a) did_2x2(d, cf_a(a, "yname", "y"), "treated", "post", cluster = cf_a(a, "cluster", "cl")),
     skip = c(dups = "repeated cross-sections: no unit-period key"),
-    expect = list(roles = list(rx = '`yname` and `treatname` both name the column "treated"', code = NULL)),
+    expect = list(roles = list(rx = '`yname` and `treatname` both name the column "treated"', code = "ROLE_CONFLICT")),
     roles = list(yname = "treated"),
     long = 'd <- cf_big(20000, 4); did_2x2(d, "y", "treated", "post", cluster = "cl", nboot = 1e7)'),
   did_twfe = list(
@@ -150,7 +150,7 @@ cf_estimators <- list(
   did_check = list(
     fit = function(d, a) did_check(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
     skip = c(cluster = "no cluster argument", summary = "a report", tidy = "a report", glance = "a report",
-             plot = "a report", autoplot = "a report", constant = "reports it (test-did-check.R)",
-             dups = "reports it (test-did-check.R)"),
+             plot = "a report", autoplot = "a report", constant = "reports it (OUTCOME_CONSTANT)",
+             dups = "reports it (DUPLICATE_ROWS)", roles = "reports it (ROLE_CONFLICT)"),
     long = 'd <- cf_big(5e4, 10); for (i in 1:1000) did_check(d, "y", "id", "t", gname = "g")')
 )

@@ -73,13 +73,14 @@ test_that("conformance: constant outcome, one cluster, one column in two roles, 
       chk("cluster", cf_try(E$fit, P1, list(cluster = "one")), '`cluster` = "one" has a single cluster', "ONE_CLUSTER")
     if (!"roles" %in% names(E$skip))
       chk("roles", cf_try(E$fit, P, if (is.null(E$roles)) list(yname = "id") else E$roles),
-          '`yname` and `idname` both name the column "id"', NULL)
+          '`yname` and `idname` both name the column "id"', "ROLE_CONFLICT")
     chk("dups", cf_try(E$fit, Pd), "more than one row|identify rows uniquely|duplicated", "DUPLICATE_ROWS")
   }
   # did_check reports them instead, with the estimators' codes
   codes <- function(d) did_check(d, "y", "id", "t", gname = "g")$findings$code
   expect_true("OUTCOME_CONSTANT" %in% codes(Pc))
   expect_true("DUPLICATE_ROWS" %in% codes(Pd))
+  expect_true("ROLE_CONFLICT" %in% did_check(P, "id", "id", "t", gname = "g")$findings$code)
 })
 
 test_that("conformance: the caller's data is never modified (data.frame, tibble, keyed data.table)", {
