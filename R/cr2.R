@@ -21,12 +21,14 @@
 # no J x J or n x n matrix is formed.
 
 # The structure the variance and every contrast's degrees of freedom need.
-# reg: a dense dd_regress() / dd_glm() fit; cl: dd_codes() of the clusters.
-dd_cr2_prep <- function(reg, cl) {
+# reg: a dense dd_regress() / dd_glm() fit; cl: dd_codes() of the clusters;
+# name: the column they come from (the user's `cluster`, or `idname` when
+# clustering by unit is the default), named by the error for one cluster.
+dd_cr2_prep <- function(reg, cl, name) {
   if (!is.null(reg$cells)) stop("internal error: CR2 needs dense regressors; please report", call. = FALSE)
   n <- reg$n
   J <- attr(cl, "nlev")
-  dd_check_nclusters(J, "cluster")
+  dd_check_nclusters(J, name)
   w <- if (is.null(reg$w)) rep(1, n) else reg$w
   weighted <- !is.null(reg$w)
   Xd <- reg$Xd

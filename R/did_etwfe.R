@@ -256,6 +256,9 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
       # (the cell averages do not involve them)
       fx <- grepl("^cohort::[^:]*$|^period::[^:]*$", names(b)) | names(b) == "(Intercept)"
       b <- b[!fx]; V <- V[!fx, !fx, drop = FALSE]
+      # CR2's Satterthwaite degrees of freedom are per coefficient: keep the
+      # reported ones (the table, the intervals and the fit read them by name)
+      if (length(vc$df) > 1L) vc$df <- vc$df[names(b)]
       reg$coef <- reg$coef[names(reg$coef) %in% names(b) | !reg$keep]
       reg$keep <- names(reg$coef) %in% names(b)
       reg$dropped <- setdiff(reg$dropped, c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
@@ -294,7 +297,7 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   info <- dd_info("did_etwfe", sprintf("Extended TWFE (did_etwfe)%s", if (family != "gaussian") paste0(", ", family) else ""),
                   yname, n, vc$type, vc$label, vc$df, alpha, intersect(cterm, names(b)),
                   n_units = attr(p$idc, "nlev"), n_periods = length(tl),
-                  n_clusters = if (vc$type == "cluster") vc$G[1] else NULL,
+                  n_clusters = if (vc$type %in% c("cluster", "CR2")) vc$G[1] else NULL,
                   fe_names = names(fe_sizes), dropped = reg$dropped, notes = notes,
                   more = list(fe_sizes = if (fe == "none") NULL else unname(fe_sizes)))
   new_dd_fit("did_etwfe", tab, b, V, info, call,

@@ -88,7 +88,9 @@
 #' @param yatchew Add Yatchew's linearity tests.
 #' @param stute Add Stute's linearity tests (wild bootstrap from R's RNG:
 #'   reproducible under `set.seed()`).
-#' @param stute_nboot Bootstrap draws of the Stute tests.
+#' @param stute_nboot Bootstrap draws of the Stute tests. They are made and
+#'   used a block at a time in C (memory grows with the number of groups plus
+#'   the number of draws, not with their product; Ctrl-C stops the loop).
 #' @param alpha Significance level of the intervals and the QUG warning.
 #' @param nboot,boot_weights,cband Multiplier bootstrap of the influence
 #'   functions (0: analytic) and a uniform band over the event times.
@@ -184,12 +186,13 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   Ui <- matrix(0, nG, length(hz))
   rows <- vector("list", length(hz))
   tests <- list()
-  # Stute tests: uniforms per group (groups in the order of their
-  # identifiers), so that a group keeps its multipliers across horizons
+  # Stute tests: the bootstrap's uniforms are nG x stute_nboot, one row per
+  # group (rows in the order of the group identifiers), so that a group keeps
+  # its multipliers across horizons; drawn after the loop, in blocks, by the
+  # kernel (nothing in the loop draws random numbers)
   if (stute) {
-    U <- matrix(stats::runif(nG * stute_nboot), nG, stute_nboot)[match(seq_len(nG), order(gid, method = "radix")), ,
-                                                                   drop = FALSE]
-    sboot <- list(effects = 0, placebos = 0); sstat <- c(effects = 0, placebos = 0)
+    urow <- match(seq_len(nG), order(gid, method = "radix"))
+    sfits <- srows <- vector("list", length(hz))
   }
   qug_warn <- numeric()                              # QUG p-values of effects without zero doses
   for (k in seq_along(hz)) {
@@ -215,10 +218,9 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
                           yatchew_statistic = yt[[3]], yatchew_p.value = yt[[4]], yatchew_n = yt[[5]])
     }
     if (stute) {
-      st <- dd_stute(dy[s], x[s], if (pl) 0L else 1L, U[s, , drop = FALSE])
-      tests[[k]] <- cbind(tests[[k]], stute_statistic = st$statistic, stute_p.value = st$p.value)
-      w <- if (pl) "placebos" else "effects"
-      sstat[[w]] <- sstat[[w]] + st$statistic; sboot[[w]] <- sboot[[w]] + st$boot
+      sfits[[k]] <- dd_stute_fit(dy[s], x[s], if (pl) 0L else 1L)
+      srows[[k]] <- urow[s]
+      tests[[k]] <- cbind(tests[[k]], stute_statistic = sfits[[k]]$statistic, stute_p.value = NA_real_)
     }
   }
   ev <- hz - 1                                       # effect l: l - 1; placebo l: -l - 1
@@ -233,6 +235,13 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
             call. = FALSE)
   stute_joint <- NULL
   if (stute) {
+    boot <- dd_stute_boot(sfits, srows, nG, stute_nboot)
+    sboot <- list(effects = 0, placebos = 0); sstat <- c(effects = 0, placebos = 0)
+    for (k in seq_along(hz)) {
+      tests$stute_p.value[k] <- mean(boot[, k] > sfits[[k]]$statistic)
+      w <- if (hz[k] < 0) "placebos" else "effects"
+      sstat[[w]] <- sstat[[w]] + sfits[[k]]$statistic; sboot[[w]] <- sboot[[w]] + boot[, k]
+    }
     w <- c("effects", if (placebo) "placebos")
     stute_joint <- data.frame(horizons = w, statistic = unname(sstat[w]),
                               p.value = vapply(w, function(v) mean(sboot[[v]] > sstat[[v]]), 0), row.names = NULL)

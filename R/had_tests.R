@@ -40,19 +40,41 @@ dd_qug <- function(d) {
 # bootstrap with Mammen's two-point weights, (1 + sqrt 5) / 2 with
 # probability (sqrt 5 - 1) / (2 sqrt 5) and (1 - sqrt 5) / 2 otherwise,
 # from uniforms U (n x B, one row per observation in the input order, so
-# that a unit keeps its multipliers across horizons; drawn from R's RNG when
-# not given). Each draw refits the polynomial on fitted + w e. Returns the
-# statistic, p-value (the share of draws above it), n and the B bootstrap
-# statistics (for joint tests over horizons).
+# that a unit keeps its multipliers across horizons; drawn from R's RNG as
+# matrix(runif(n * nboot), n, nboot) when not given). Each draw refits the
+# polynomial on fitted + w e. Returns the statistic, p-value (the share of
+# draws above it), n and the B bootstrap statistics (for joint tests over
+# horizons).
 dd_stute <- function(y, d, order = 1L, U = NULL, nboot = 500L) {
+  f <- dd_stute_fit(y, d, order)
+  if (!is.null(U)) U <- matrix(as.double(U), nrow(U), ncol(U))
+  boot <- dd_stute_boot(list(f), list(seq_along(y)), length(y), if (is.null(U)) nboot else ncol(U), U)[, 1L]
+  list(statistic = f$statistic, p.value = mean(boot > f$statistic), n = f$n, boot = boot)
+}
+
+# The observed Stute statistic and what its bootstrap needs: the order o of
+# the data by (d, y), the residuals e of the polynomial fit in that order and
+# a thin Q spanning the design (its first rank columns, the span that
+# qr.resid() projects out).
+dd_stute_fit <- function(y, d, order = 1L) {
   n <- length(y)
-  if (is.null(U)) U <- matrix(stats::runif(n * nboot), n, nboot)
   o <- order(d, y)
-  X <- outer(d[o], 0:order, `^`)
-  q <- qr(X)
+  q <- qr(outer(d[o], 0:order, `^`))
   e <- qr.resid(q, y[o])
-  stat <- sum(cumsum(e)^2) / n^2
-  W <- ifelse(U[o, , drop = FALSE] > (sqrt(5) + 1) / (2 * sqrt(5)), (1 + sqrt(5)) / 2, (1 - sqrt(5)) / 2)
-  boot <- colSums(apply(qr.resid(q, W * e), 2, cumsum)^2) / n^2
-  list(statistic = stat, p.value = mean(boot > stat), n = n, boot = boot)
+  list(statistic = sum(cumsum(e)^2) / n^2, n = n, o = o, e = e,
+       Q = qr.Q(q)[, seq_len(q$rank), drop = FALSE])
+}
+
+# The bootstrap statistics (B x H) of the fits `fits` (dd_stute_fit()) of H
+# horizons; rows[[k]]: for horizon k's observations in the input order, the
+# row (1..nG) of the uniforms each reads. With U NULL the kernel draws the
+# nG x B uniforms from R's RNG as matrix(runif(nG * B), nG, B) would, a block
+# of columns at a time (memory O(nG + B), not O(nG B); Ctrl-C between
+# blocks).
+dd_stute_boot <- function(fits, rows, nG, B, U = NULL) {
+  pos <- unlist(lapply(seq_along(fits), function(k) rows[[k]][fits[[k]]$o] - 1L), use.names = FALSE)
+  .Call(C_stute_boot, as.double(unlist(lapply(fits, `[[`, "e"), use.names = FALSE)), as.integer(pos),
+        as.double(unlist(lapply(fits, `[[`, "Q"), use.names = FALSE)),
+        vapply(fits, function(f) as.integer(f$n), 0L), vapply(fits, function(f) ncol(f$Q), 0L),
+        as.integer(nG), as.integer(B), U)
 }

@@ -89,7 +89,7 @@ dd_vcov <- function(reg, type, clusters = NULL) {
   if (type == "CR2") {
     # bias-reduced (CR2) with Satterthwaite degrees of freedom per
     # coefficient (cr2.R); `cr2` gives any contrast's degrees of freedom
-    pr <- dd_cr2_prep(reg, clusters[[1]])
+    pr <- dd_cr2_prep(reg, clusters[[1]], names(clusters)[1])
     df <- dd_cr2_df(pr, diag(ncol(pr$V)))
     names(df) <- colnames(pr$V)
     return(list(V = pr$V, df = df, K = nparams, G = pr$J, type = "CR2", cr2 = pr,

@@ -62,6 +62,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(flci_bias, 3),
   CALLDEF(pretrends_mvn, 7),
   CALLDEF(trop_fit, 8),
+  CALLDEF(stute_boot, 8),
   {NULL, NULL, 0}
 };
 

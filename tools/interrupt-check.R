@@ -76,6 +76,16 @@ run <- switch(case,
     function() honest_did(betahat = b, sigma = S, num_pre = K, type = "RM", Mbar = c(0.5, 1, 1.5),
                           grid_points = 200000, breakdown = FALSE)
   },
+  had_stute = {
+    # did_had's Stute tests: the wild bootstrap's uniforms are drawn and used
+    # a block of draws at a time (5 horizons x 3000 groups x 2e5 draws)
+    G <- 3000
+    dose <- rexp(G, 2)
+    d <- expand.grid(t = 1:6, g = seq_len(G))
+    d$D <- ifelse(d$t >= 4, dose[d$g], 0)
+    d$y <- rnorm(G)[d$g] + 0.3 * d$t + d$D * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
+    function() did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, stute = TRUE, stute_nboot = 2e5)
+  },
   stop("unknown case ", case))
 
 cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")

@@ -147,3 +147,95 @@ test_that("CR2: singletons, clusters fitted exactly, did_stacked, bad input", {
   expect_error(did_sa(d, "y", "id", "year", "first_treat", vcov = "CR2", nboot = 99),
                "does not combine with `vcov` = \"CR2\"")
 })
+
+# did_etwfe's regression as lm() with explicit cell indicators (named as its
+# terms) and the fixed effects as factors: cells are the treated periods
+# ("notyettreated") or every period but the one before adoption
+# ("nevertreated"); with a covariate x, the cell interactions with x demeaned
+# within cohort, x and its cohort- and period-specific slopes.
+etwfe_lsdv <- function(d, cg, fe, x = NULL, w = NULL) {
+  g <- d$first_treat; tt <- d$year; tl <- sort(unique(tt))
+  prev <- vapply(g, function(a) if (a > 0) max(tl[tl < a]) else NA_real_, 0)
+  inc <- g > 0 & (if (cg == "notyettreated") tt >= g else tt != prev)
+  key <- unique(d[inc, c("first_treat", "year")]); key <- key[order(key$first_treat, key$year), ]
+  terms <- sprintf("ATT(%d,%d)", key$first_treat, key$year)
+  nm <- paste0("c", seq_along(terms))
+  for (k in seq_along(nm)) d[[nm[k]]] <- as.numeric(inc & g == key$first_treat[k] & tt == key$year[k])
+  rhs <- c(nm, if (fe == "unit") "factor(id)" else "factor(first_treat)", "factor(year)")
+  if (!is.null(x)) {
+    d$xdm <- d[[x]] - ave(d[[x]], g)
+    nmx <- paste0(nm, "x")
+    for (k in seq_along(nm)) d[[nmx[k]]] <- d[[nm[k]]] * d$xdm
+    rhs <- c(rhs, nmx, x, sprintf("factor(first_treat):%s", x), sprintf("factor(year):%s", x))
+  }
+  lsdv_wts <- if (is.null(w)) NULL else d[[w]]   # (lm() looks up `weights` in the data first)
+  m <- stats::lm(stats::as.formula(paste("y ~", paste(rhs, collapse = " + "))), data = d, weights = lsdv_wts)
+  list(m = m, coefs = nm, terms = terms)
+}
+
+test_that("did_etwfe(vcov = \"CR2\") equals clubSandwich (cohort, unit, no fixed effects; both control groups)", {
+  # before the fix, fe = "cohort" failed with "arguments imply differing
+  # number of rows" (the degrees of freedom of the dropped fixed-effect
+  # indicators were kept)
+  need_peer("clubSandwich")
+  d <- cr2_data()
+  d0 <- d
+  cases <- expand.grid(fe = c("cohort", "unit", "none"), cg = c("notyettreated", "nevertreated"),
+                       x = NA, cl = NA, w = NA, stringsAsFactors = FALSE)
+  cases <- rbind(cases, data.frame(fe = "cohort", cg = c("notyettreated", "nevertreated"), x = "x1", cl = "state",
+                                   w = c("w", NA)),
+                 make.row.names = FALSE, stringsAsFactors = FALSE)
+  for (i in seq_len(nrow(cases))) {
+    cs <- cases[i, ]
+    x <- if (is.na(cs$x)) NULL else cs$x
+    cl <- if (is.na(cs$cl)) NULL else cs$cl
+    w <- if (is.na(cs$w)) NULL else cs$w
+    lab <- paste(cs$fe, cs$cg, if (!is.null(x)) x, if (!is.null(cl)) cl, if (!is.null(w)) "weights")
+    f <- did_etwfe(d, "y", "id", "year", "first_treat", xformla = if (!is.null(x)) stats::as.formula(paste("~", x)),
+                   fe = cs$fe, control_group = cs$cg, cluster = cl, weightsname = w, vcov = "CR2", fe_tol = 1e-12)
+    ref <- etwfe_lsdv(d, cs$cg, cs$fe, x, w)
+    r <- cs_ref(ref$m, d[[if (is.null(cl)) "id" else cl]], ref$coefs)
+    k <- match(ref$terms, f$coeftable$term)
+    expect_false(anyNA(k), label = lab)
+    expect_equal(f$coeftable$estimate[k], unname(r$beta), tolerance = 1e-10, label = lab)
+    expect_equal(f$coeftable$std.error[k], unname(r$se), tolerance = 1e-8, label = lab)
+    expect_equal(unname(f$df[ref$terms]), unname(r$df), tolerance = 1e-6, label = lab)
+    expect_identical(names(f$df), f$coeftable$term)
+    expect_equal(f$coeftable$p.value, 2 * stats::pt(-abs(f$coeftable$statistic), unname(f$df)), tolerance = 1e-12)
+    expect_identical(f$vcov_type, "CR2")
+    expect_identical(f$n_clusters, length(unique(d[[if (is.null(cl)) "id" else cl]])))
+  }
+  # no never-treated units: the last cohort (2008) is the comparison and its
+  # periods from 2008 on are dropped
+  dn <- d[d$first_treat > 0, ]
+  f <- suppressMessages(did_etwfe(dn, "y", "id", "year", "first_treat", vcov = "CR2", fe_tol = 1e-12))
+  ref <- etwfe_lsdv(dn[dn$year < 2008, ], "notyettreated", "cohort")
+  r <- cs_ref(ref$m, dn$id[dn$year < 2008], ref$coefs)
+  expect_identical(f$coeftable$term, ref$terms)
+  expect_equal(f$coeftable$std.error, unname(r$se), tolerance = 1e-8)
+  expect_equal(unname(f$df), unname(r$df), tolerance = 1e-6)
+  expect_identical(d, d0)
+  expect_output(print(f), "Satterthwaite")
+  expect_match(did_etwfe(d, "y", "id", "year", "first_treat", vcov = "CR2", cluster = "state")$vcov_label,
+               "clustered \\(state\\)")
+  expect_match(did_etwfe(d, "y", "id", "year", "first_treat", vcov = "CR2")$vcov_label, "clustered \\(id\\)")
+})
+
+test_that("CR2 with a single cluster: the error names the user's cluster column, in every estimator", {
+  # before the fix every CR2 caller said `cluster` = "cluster"
+  d <- cr2_data()
+  d$one <- 1
+  d2 <- d[d$year %in% c(2003, 2005) & d$first_treat %in% c(0, 2004), ]
+  d2$tr <- as.numeric(d2$first_treat == 2004); d2$post <- as.numeric(d2$year == 2005)
+  msg <- "`cluster` = \"one\" has a single cluster"
+  expect_error(did_etwfe(d, "y", "id", "year", "first_treat", cluster = "one", vcov = "CR2"), msg)
+  expect_error(did_etwfe(d, "y", "id", "year", "first_treat", fe = "unit", cluster = "one", vcov = "CR2"), msg)
+  expect_error(did_twfe(d, "y", "id", "year", "D", cluster = "one", vcov = "CR2"), msg)
+  expect_error(did_event(d, "y", "id", "year", "first_treat", cluster = "one", vcov = "CR2"), msg)
+  expect_error(did_sa(d, "y", "id", "year", "first_treat", cluster = "one", vcov = "CR2"), msg)
+  expect_error(did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 2, cluster = "one",
+                           vcov = "CR2"), msg)
+  expect_error(did_2x2(d2, "y", "tr", "post", cluster = "one", vcov = "CR2"), msg)
+  # the same message as CR1's
+  expect_error(did_twfe(d, "y", "id", "year", "D", cluster = "one"), msg)
+})

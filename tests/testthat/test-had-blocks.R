@@ -75,3 +75,40 @@ test_that("dd_stute equals StuteTest::stute_test given the same uniforms", {
     }
   }
 })
+
+test_that("dd_stute draws its uniforms as matrix(runif(n * nboot), n, nboot); the kernel is thread-free and checked", {
+  # the C kernel draws the uniforms a block of columns at a time; the
+  # reference is the matrix drawn at once in R and handed over
+  set.seed(4)
+  n <- 2500
+  d <- rexp(n); y <- 1 + d + rnorm(n)
+  for (o in 0:1) {
+    set.seed(30 + o)
+    a <- diffdiff:::dd_stute(y, d, o, nboot = 1200)
+    sa <- .Random.seed
+    set.seed(30 + o)
+    b <- diffdiff:::dd_stute(y, d, o, matrix(runif(n * 1200), n, 1200))
+    expect_identical(a, b)
+    expect_identical(sa, .Random.seed)
+  }
+  # the same bits for one and two threads
+  old <- dd_threads(); on.exit(dd_threads(old, throttle = 65536))
+  dd_threads(1)
+  set.seed(8); a <- diffdiff:::dd_stute(y, d, 1L, nboot = 999)
+  need_threads()
+  dd_threads(2, throttle = 1)
+  set.seed(8); b <- diffdiff:::dd_stute(y, d, 1L, nboot = 999)
+  dd_threads(old, throttle = 65536)
+  expect_identical(a, b)
+  # the entry point refuses inconsistent sizes with an internal error
+  f <- diffdiff:::dd_stute_fit(y[1:10], d[1:10], 1L)
+  ok <- list(f$e, f$o - 1L, as.double(f$Q), 10L, 2L, 10L, 5L, NULL)
+  call <- function(a) do.call(.Call, c(list(diffdiff:::C_stute_boot), a))
+  expect_identical(dim(call(ok)), c(5L, 1L))
+  bad <- list(list(2, f$o), list(2, c(f$o[-1], 10L)), list(3, as.double(f$Q)[-1]), list(4, 11L), list(5, 11L), list(6, 5L),
+              list(7, 0L), list(8, matrix(0, 10, 4)), list(4, NA_integer_))
+  for (b in bad) {
+    a <- ok; a[b[[1]]] <- list(b[[2]])
+    expect_error(call(a), "internal error in C_stute_boot", label = paste(b[[1]]))
+  }
+})

@@ -201,6 +201,54 @@ test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tes
   expect_output(print(f), "Joint Stute tests")
 })
 
+test_that("did_had's Stute bootstrap draws matrix(runif(nG * B), nG, B) by group rank, block by block", {
+  # The kernel draws the uniforms a block of columns at a time (about 2^20
+  # values: 349 columns at 3000 groups, so 1000 draws take three blocks and
+  # several interrupt chunks). Reference: the uniforms drawn in R at once
+  # and handed to dd_stute(), whose bootstrap given the uniforms equals
+  # StuteTest 1.0.2 (test-had-blocks.R), with the row of each group the rank
+  # of its identifier; the generator's state afterwards is that of the R draw.
+  d <- had_sim(G = 3000, seed = 21)
+  d <- d[!(d$g %in% c(5, 17) & d$t == 6), ]              # group sets differ across horizons
+  set.seed(3); d$g <- sample(3000)[d$g]                  # identifiers not in row order
+  B <- 1000
+  set.seed(9)
+  f <- did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, stute = TRUE, stute_nboot = B)
+  after <- .Random.seed
+  set.seed(9)
+  ids <- sort(unique(d$g))
+  U <- matrix(runif(length(ids) * B), length(ids), B)
+  expect_identical(.Random.seed, after)
+  Y <- function(t) { dt <- d[d$t == t, ]; dt$y[match(ids, dt$g)] }
+  X <- function(t) { dt <- d[d$t == t, ]; dt$D[match(ids, dt$g)] }
+  hz <- c(1:3, -(1:2)); st <- numeric(5); bt <- matrix(0, B, 5)
+  for (k in 1:5) {
+    l <- abs(hz[k]); pl <- hz[k] < 0
+    dy <- if (pl) Y(3 - l) - Y(3) else Y(3 + l) - Y(3)
+    x <- X(3 + l)
+    s <- which(!is.na(dy) & !is.na(x))
+    r <- diffdiff:::dd_stute(dy[s], x[s], if (pl) 0L else 1L, U[s, , drop = FALSE])
+    st[k] <- r$statistic; bt[, k] <- r$boot
+    expect_identical(f$tests$stute_p.value[k], r$p.value, label = k)
+  }
+  expect_equal(f$tests$stute_statistic, st, tolerance = 1e-12)
+  expect_identical(f$stute_joint$p.value,
+                   c(mean(bt[, 1] + bt[, 2] + bt[, 3] > sum(st[1:3])), mean(bt[, 4] + bt[, 5] > sum(st[4:5]))))
+})
+
+test_that("did_had's Stute bootstrap does not hold a groups x draws matrix (memory O(G + B), not O(G B))", {
+  # before the fix the uniforms, their multipliers and the bootstrap
+  # residuals were nG x B matrices: about 9 such matrices at the peak
+  d <- had_sim(G = 1000, seed = 2)
+  B <- 4000
+  v0 <- gc(reset = TRUE)["Vcells", "used"]
+  set.seed(1)
+  f <- did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, stute = TRUE, stute_nboot = B)
+  peak <- gc()["Vcells", "max used"]
+  expect_lt(peak - v0, 1000 * B)                         # less than one 1000 x 4000 double matrix
+  expect_true(all(f$tests$stute_p.value >= 0 & f$tests$stute_p.value <= 1))
+})
+
 test_that("did_had equals DIDHAD at and across nprobust's 21-point floor (20, 21, 22 groups)", {
   skip_if_not_installed("DIDHAD")
   for (G in 20:22) {
