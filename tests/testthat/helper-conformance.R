@@ -68,13 +68,13 @@ cf_estimators <- list(
     skip = c(dups = "repeated cross-sections: no unit-period key"),
     expect = list(roles = list(rx = '`yname` and `treatname` both name the column "treated"', code = "ROLE_CONFLICT")),
     roles = list(yname = "treated"),
-    long = 'd <- cf_big(20000, 4); did_2x2(d, "y", "treated", "post", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 4); did_2x2(d, "y", "treated", "post", cluster = "id", nboot = 2e5)'),
   did_twfe = list(
     fit = function(d, a) did_twfe(d, cf_a(a, "yname", "y"), "id", "t", "d", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 10); did_twfe(d, "y", "id", "t", "d", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 10); did_twfe(d, "y", "id", "t", "d", nboot = 2e5)'),
   did_event = list(
     fit = function(d, a) did_event(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 10); did_event(d, "y", "id", "t", "g", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 10); did_event(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_cs = list(
     fit = function(d, a) did_cs(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
     long = 'd <- cf_big(100000, 8); did_cs(d, "y", "id", "t", "g", nboot = 1e6)'),
@@ -84,13 +84,13 @@ cf_estimators <- list(
     long = 'd <- cf_big(1600, 40); d$d <- as.integer(d$id %% 10 == 0 & d$t > 30); did_sdid(d, "y", "id", "t", "d", nboot = 1e5)'),
   did_sa = list(
     fit = function(d, a) did_sa(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 10); did_sa(d, "y", "id", "t", "g", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 10); did_sa(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_bjs = list(
     fit = function(d, a) did_bjs(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 10); did_bjs(d, "y", "id", "t", "g", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 10); did_bjs(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_gardner = list(
     fit = function(d, a) did_gardner(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 10); did_gardner(d, "y", "id", "t", "g", cluster = "cl", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 10); did_gardner(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_stacked = list(
     fit = function(d, a) did_stacked(d, cf_a(a, "yname", "y"), "id", "t", "g", kappa_pre = 1, kappa_post = 1,
                                      cluster = a$cluster),
@@ -111,10 +111,10 @@ cf_estimators <- list(
     long = 'd <- cf_big(20000, 8); did_dcdh(d, "y", "id", "t", "drev", effects = 2, nboot = 1e6)'),
   did_etwfe = list(
     fit = function(d, a) did_etwfe(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 8); did_etwfe(d, "y", "id", "t", "g", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 8); did_etwfe(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_edid = list(
     fit = function(d, a) did_edid(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
-    long = 'd <- cf_big(20000, 8); did_edid(d, "y", "id", "t", "g", nboot = 1e7)'),
+    long = 'd <- cf_big(20000, 8); did_edid(d, "y", "id", "t", "g", nboot = 2e5)'),
   did_rs = list(
     fit = function(d, a) did_rs(d, cf_a(a, "yname", "y"), "id", "t", "g"),
     skip = c(cluster = "no cluster argument (design-based: units are the randomisation units)"),
@@ -146,7 +146,7 @@ cf_estimators <- list(
   honest_did = list(
     fit = function(d, a) honest_did(did_event(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
                                     type = "RM", Mbar = c(0.5, 1), grid_points = 200),
-    long = 'b <- c(rnorm(6, sd = 0.05), 0.5, 0.6, 0.7, 0.8, 0.9); honest_did(betahat = b, sigma = diag(0.01, 11), num_pre = 6, type = "RM", Mbar = c(0.5, 1, 1.5), grid_points = 2e5, breakdown = FALSE)'),
+    long = 'b <- c(rnorm(6, sd = 0.05), 0.5, 0.6, 0.7, 0.8, 0.9); honest_did(betahat = b, sigma = diag(0.01, 11), num_pre = 6, type = "RM", Mbar = seq(0.25, 5, by = 0.25), grid_points = 2e5, breakdown = FALSE)'),
   did_check = list(
     fit = function(d, a) did_check(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
     skip = c(cluster = "no cluster argument", summary = "a report", tidy = "a report", glance = "a report",
