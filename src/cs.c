@@ -453,8 +453,9 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
     memcpy(fill, tstart, sizeof(int) * ((size_t) ntask + 1));
     for (int c = 0; c < K; c++) if (task[c] >= 0) tcells[fill[task[c]]++] = c;
   }
-  /* per-thread workspace for the largest task sample; malloc'd so that it
-   * is returned at once rather than left to R's garbage collector */
+  /* per-thread workspace for the largest task sample, from R_alloc: the
+   * chunk loop below checks for Ctrl-C, whose longjmp would leak malloc'd
+   * memory (R_alloc's is reclaimed when the .Call ends, by error or not) */
   int nmax = 1;
   for (int t = 0; t < ntask; t++) {
     const int c0 = tcells[tstart[t]];
@@ -464,9 +465,8 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
   }
   const int nth = dd_nthreads(ntask, (double) N * K * (k + 4));
   const size_t per = cs_work_doubles(nmax, k) + 4 * (size_t) k;
-  double *mem = (double *) malloc(per * nth * sizeof(double));
-  int *imem = (int *) malloc(((size_t) nmax + (size_t) k) * nth * sizeof(int));
-  if (!mem || !imem) { free(mem); free(imem); error("did_cs: cannot allocate the workspace (%.0f MB)", (double) per * nth * 8 / 1048576.0); }
+  double *mem = (double *) R_alloc(per * nth, sizeof(double));
+  int *imem = (int *) R_alloc(((size_t) nmax + (size_t) k) * nth, sizeof(int));
   dd_chunks ch_t;
   dd_chunks_init(&ch_t, ntask, nth);
   while (dd_chunks_next(&ch_t)) {
@@ -544,7 +544,6 @@ SEXP C_cs_panel(SEXP Y_, SEXP bstart_, SEXP bval_, SEXP bnever_, SEXP w_, SEXP X
     }
   }
   }
-  free(mem); free(imem);
   const char *nm[6] = {"att", "status", "n_cell", "n_trim", "n_treat", "vals"};
   SEXP v[6] = {att_, st_, nc_, ntr_, nt_, vals_};
   SEXP out = dd_named_list(6, nm, v);

@@ -28,7 +28,7 @@ typedef struct {
  * visited in the order `ord` (sorted by key), so each (key, period) is one
  * contiguous run and a stamp per cluster counts each cluster once */
 static void dcdh_cluster_counts(const dcdh_in *in, const unsigned char *flag, const int *key, int nkey,
-                                const int *ord, double *out, int *stamp) {
+                                const int *ord, double *out, R_xlen_t *stamp) {
   int nG = in->nG, nK = in->nK;
   for (int c = 0; c < in->ncl; c++) stamp[c] = -1;
   for (int k = 0; k < nK; k++) {
@@ -37,7 +37,7 @@ static void dcdh_cluster_counts(const dcdh_in *in, const unsigned char *flag, co
       R_xlen_t gk = (R_xlen_t) k * nG + g;
       if (!flag[gk]) continue;
       int b = key[g] - 1, c = in->clg[g] - 1;
-      int s = k * nkey + b;
+      R_xlen_t s = (R_xlen_t) k * nkey + b;
       if (stamp[c] != s) { stamp[c] = s; out[(R_xlen_t) k * nkey + b] += 1; }
     }
   }
@@ -120,7 +120,7 @@ static void dcdh_horizon(const dcdh_in *in, dcdh_out *out) {
     if (!clustered) c_dof[h] += sg[g];
   }
   if (clustered) {
-    int *stamp = (int *) R_alloc(in->ncl, sizeof(int));
+    R_xlen_t *stamp = (R_xlen_t *) R_alloc(in->ncl, sizeof(R_xlen_t));
     unsigned char *uf = (unsigned char *) R_alloc(nGK, 1);
     for (R_xlen_t j = 0; j < nGK; j++) uf[j] = nsf[j] | sf[j];
     dcdh_cluster_counts(in, nsf, in->bi, nb, in->ordb, dof_ns, stamp);
@@ -163,32 +163,59 @@ static void dcdh_horizon(const dcdh_in *in, dcdh_out *out) {
   }
 }
 
+/* ord (0-based, clustered only): a permutation of the groups whose keys
+ * key[ord[r]] do not decrease (the runs dcdh_cluster_counts relies on) */
+static void dcdh_chk_order(const int *ord, const int *key, int nG, const char *fn, const char *arg) {
+  unsigned char *seen = (unsigned char *) R_alloc(nG > 0 ? nG : 1, 1);
+  memset(seen, 0, nG > 0 ? nG : 1);
+  for (int r = 0; r < nG; r++) {
+    if (seen[ord[r]]) error("internal error in %s: `%s` repeats group %d; please report", fn, arg, ord[r] + 1);
+    seen[ord[r]] = 1;
+    if (r > 0 && key[ord[r]] < key[ord[r - 1]])
+      error("internal error in %s: `%s` is not in key order at position %d; please report", fn, arg, r + 1);
+  }
+}
+
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
                     SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds) {
   /* opts: i, G, nb, nc, ncl (0: one cluster per group); ms, ds: empty, or
-   * the switchers' cohort means and counts per group (less_conservative_se) */
-  int nG = LENGTH(Fg), nK = LENGTH(kv);
-  R_xlen_t nGK = (R_xlen_t) nG * nK;
-  if (XLENGTH(dy) != nGK || XLENGTH(dist) != nGK || XLENGTH(never) != nGK || XLENGTH(N) != nGK ||
-      LENGTH(Tg) != nG || LENGTH(bi) != nG || LENGTH(coh) != nG || LENGTH(opts) != 5)
-    error("internal error in dcdh.c: inconsistent dimensions; please report");
-  SEXP dbl[] = {dy, dist, never, N, kv, Fg, Tg, opts, ms, ds};
-  for (int j = 0; j < 10; j++)
-    if (TYPEOF(dbl[j]) != REALSXP) error("internal error in dcdh.c: argument %d is not double; please report", j + 1);
-  if (TYPEOF(bi) != INTSXP || TYPEOF(coh) != INTSXP || TYPEOF(clg) != INTSXP || TYPEOF(ord) != INTSXP)
-    error("internal error in dcdh.c: codes are not integer; please report");
+   * the switchers' cohort means and counts per group (less_conservative_se).
+   * The codes bi, coh, clg (1-based) and the orders (0-based) are
+   * subscripts: each is checked to be in range. */
+  const char *fn = "C_dcdh_horizon";
+  dd_chk_type(Fg, REALSXP, 0, fn, "Fg");
+  dd_chk_type(kv, REALSXP, 0, fn, "kv");
+  const int nG = LENGTH(Fg), nK = LENGTH(kv);
+  const R_xlen_t nGK = (R_xlen_t) nG * nK;
+  dd_chk_vec(dy, REALSXP, nGK, 0, fn, "dy");
+  dd_chk_vec(dist, REALSXP, nGK, 0, fn, "dist");
+  dd_chk_vec(never, REALSXP, nGK, 0, fn, "never");
+  dd_chk_vec(N, REALSXP, nGK, 0, fn, "N");
+  dd_chk_vec(Tg, REALSXP, nG, 0, fn, "Tg");
+  dd_chk_vec(opts, REALSXP, 5, 0, fn, "opts");
   const double *o = REAL(opts);
-  dcdh_in in = { nG, nK, (int) o[2], (int) o[3], (int) o[4], (int) o[0], o[1], REAL(dy), REAL(dist), REAL(never),
+  /* the horizon, and at most one baseline key, cohort and cluster per group */
+  const int i = dd_chk_whole(o[0], 1, DD_INT_MAX - 1, fn, "opts[1] (horizon)");
+  const int nb = dd_chk_whole(o[2], nG > 0, nG, fn, "opts[3] (baseline keys)");
+  const int nc = dd_chk_whole(o[3], nG > 0, nG, fn, "opts[4] (cohorts)");
+  const int ncl = dd_chk_whole(o[4], 0, nG, fn, "opts[5] (clusters)");
+  dd_chk_range(bi, nG, 1, nb, fn, "bi");
+  dd_chk_range(coh, nG, 1, nc, fn, "coh");
+  dd_chk_type(ms, REALSXP, 0, fn, "ms");
+  dd_chk_type(ds, REALSXP, 0, fn, "ds");
+  dcdh_in in = { nG, nK, nb, nc, ncl, i, o[1], REAL(dy), REAL(dist), REAL(never),
                  REAL(N), REAL(kv), REAL(Fg), REAL(Tg), INTEGER(bi), INTEGER(coh), NULL, NULL, NULL, NULL, NULL };
-  if (LENGTH(ms) > 0) {
-    if (LENGTH(ms) != nG || LENGTH(ds) != nG)
-      error("internal error in dcdh.c: cohort means of the wrong length; please report");
+  if (XLENGTH(ms) > 0) {
+    dd_chk_vec(ms, REALSXP, nG, 0, fn, "ms");
+    dd_chk_vec(ds, REALSXP, nG, 0, fn, "ds");
     in.ms = REAL(ms); in.ds = REAL(ds);
   }
-  if (in.ncl > 0) {
-    if (LENGTH(clg) != nG || LENGTH(ord) != 2 * nG)
-      error("internal error in dcdh.c: cluster codes of the wrong length; please report");
+  if (ncl > 0) {
+    dd_chk_range(clg, nG, 1, ncl, fn, "clg");
+    dd_chk_range(ord, 2 * (R_xlen_t) nG, 0, nG - 1, fn, "ord");
     in.clg = INTEGER(clg); in.ordb = INTEGER(ord); in.ordc = INTEGER(ord) + nG;
+    dcdh_chk_order(in.ordb, in.bi, nG, fn, "ord (baseline order)");
+    dcdh_chk_order(in.ordc, in.coh, nG, fn, "ord (cohort order)");
   }
   int nprot = 0;
   SEXP res = PROTECT(allocVector(VECSXP, 7)); nprot++;

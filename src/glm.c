@@ -45,6 +45,7 @@ SEXP C_xtwx(SEXP csr_, SEXP w_, SEXP z_) {
   dd_chk_list(csr_, 4, fn, "csr");
   SEXP rp_ = VECTOR_ELT(csr_, 0), col_ = VECTOR_ELT(csr_, 1), val_ = VECTOR_ELT(csr_, 2);
   dd_chk_type(rp_, INTSXP, 0, fn, "rowptr");
+  dd_chk_type(col_, INTSXP, 0, fn, "col");
   const int n = LENGTH(rp_) - 1;
   const int p = dd_chk_int(VECTOR_ELT(csr_, 3), 1, 100000, fn, "p");
   dd_chk_vec(w_, REALSXP, n, 0, fn, "w");

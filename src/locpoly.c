@@ -241,6 +241,25 @@ static int lp_final(lp_data *d, double h, double *out, double *psi) {
   return 1;
 }
 
+/* x sorted ascending (no NaN), and dups, dupsid describing its tie runs:
+ * lp_nnres walks the window by whole runs using them as offsets */
+static void lp_chk_sorted(SEXP x, SEXP dups, SEXP dupsid, const char *fn) {
+  const int N = LENGTH(x);
+  const double *xv = REAL(x);
+  const int *du = INTEGER(dups), *di = INTEGER(dupsid);
+  for (int i = 0; i < N; i++) {
+    if (ISNAN(xv[i])) error("internal error in %s: `x` has NaN at position %d; please report", fn, i + 1);
+    if (i > 0 && xv[i] < xv[i - 1]) error("internal error in %s: `x` is not sorted at position %d; please report", fn, i + 1);
+  }
+  for (int s = 0, e; s < N; s = e) {
+    for (e = s + 1; e < N && xv[e] == xv[s]; e++) ;
+    for (int j = s; j < e; j++)
+      if (du[j] != e - s || di[j] != j - s + 1)
+        error("internal error in %s: `dups` / `dupsid` do not describe the ties of `x` at position %d; please report",
+              fn, j + 1);
+  }
+}
+
 /* x sorted ascending, y along; dups, dupsid (integer); opts: c, kernel code,
  * matches, h (<= 0: mse-dpi), cbw, bwmin, bwmax, range, and 1 to stop after
  * the bandwidth (2: also return psi of lp_final, in the sorted order, after
@@ -248,10 +267,17 @@ static int lp_final(lp_data *d, double h, double *out, double *psi) {
  * (NA when a Gram matrix is singular; V.h, B.h: the mse-dpi selector's
  * variance and squared-bias constants at c, for the imse selector). */
 SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
-  int N = LENGTH(x);
-  if (LENGTH(y) != N || LENGTH(dups) != N || LENGTH(dupsid) != N || LENGTH(opts) != 9 || TYPEOF(x) != REALSXP ||
-      TYPEOF(y) != REALSXP || TYPEOF(dups) != INTSXP || TYPEOF(dupsid) != INTSXP || TYPEOF(opts) != REALSXP)
-    error("internal error in locpoly.c: bad arguments; please report");
+  const char *fn = "C_lp_fit";
+  dd_chk_type(x, REALSXP, 0, fn, "x");
+  const int N = LENGTH(x);
+  dd_chk_vec(y, REALSXP, N, 0, fn, "y");
+  dd_chk_vec(dups, INTSXP, N, 0, fn, "dups");
+  dd_chk_vec(dupsid, INTSXP, N, 0, fn, "dupsid");
+  dd_chk_vec(opts, REALSXP, 9, 0, fn, "opts");
+  lp_chk_sorted(x, dups, dupsid, fn);
+  dd_chk_whole(REAL(opts)[1], 0, 3, fn, "opts[2] (kernel)");
+  dd_chk_whole(REAL(opts)[2], 1, DD_INT_MAX, fn, "opts[3] (matches)");
+  dd_chk_whole(REAL(opts)[8], 0, 2, fn, "opts[9] (stop)");
   const double *o = REAL(opts);
   lp_data d = { N, (int) o[1], (int) o[2], o[0], REAL(x), REAL(y), INTEGER(dups), INTEGER(dupsid),
                 (int *) R_alloc(N, sizeof(int)), (double *) R_alloc(N, sizeof(double)),
@@ -280,12 +306,14 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
  * (weights K((x - c) / h) / h over the window), as nprobust's fits; opts:
  * c, kernel code, h, o. NA if the Gram matrix is singular. */
 SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts) {
-  int N = LENGTH(x);
-  if (LENGTH(y) != N || LENGTH(opts) != 4 || TYPEOF(x) != REALSXP || TYPEOF(y) != REALSXP || TYPEOF(opts) != REALSXP)
-    error("internal error in locpoly.c: bad arguments; please report");
+  const char *fn = "C_lp_poly";
+  dd_chk_type(x, REALSXP, 0, fn, "x");
+  const int N = LENGTH(x);
+  dd_chk_vec(y, REALSXP, N, 0, fn, "y");
+  dd_chk_vec(opts, REALSXP, 4, 0, fn, "opts");
   const double *op = REAL(opts);
-  int o = (int) op[3], k = o + 1;
-  if (o < 0 || o > 10) error("internal error in locpoly.c: order %d; please report", o);
+  dd_chk_whole(op[1], 0, 3, fn, "opts[2] (kernel)");
+  const int o = dd_chk_whole(op[3], 0, 10, fn, "opts[4] (order)"), k = o + 1;
   lp_data d = { N, (int) op[1], 3, op[0], REAL(x), REAL(y), NULL, NULL,
                 (int *) R_alloc(N, sizeof(int)), NULL, (double *) R_alloc(512, sizeof(double)) };
   SEXP ans = PROTECT(allocVector(REALSXP, k));

@@ -384,13 +384,16 @@ static pt_result pt_rect(int K, const double *mu, const double *S, const double 
  * Returns list(prob, prob_error, mean, mean_error, points, converged, level). */
 SEXP C_pretrends_mvn(SEXP mu, SEXP S, SEXP lower, SEXP upper, SEXP A, SEXP mZ, SEXP ctrl) {
   const char *fn = "C_pretrends_mvn";
-  dd_chk_type(mu, REALSXP, 0, fn, "mu");
-  dd_chk_type(mZ, REALSXP, 0, fn, "mZ");
+  /* a NaN in the means, covariances or limits makes every error estimate
+   * NaN, so that the lattice refinement would run to its last level (about
+   * two minutes for K = 4): refused, as any other broken contract */
+  dd_chk_finite(mu, 0, fn, "mu");
+  dd_chk_finite(mZ, 0, fn, "mZ");
   if (XLENGTH(mu) > 1000 || XLENGTH(mZ) > 1000) error("internal error in %s: too many dimensions; please report", fn);
-  dd_chk_type(S, REALSXP, 0, fn, "S");
-  dd_chk_type(lower, REALSXP, 0, fn, "lower");
-  dd_chk_type(upper, REALSXP, 0, fn, "upper");
-  dd_chk_type(A, REALSXP, 0, fn, "A");
+  dd_chk_finite(S, 0, fn, "S");
+  dd_chk_finite(lower, 1, fn, "lower");
+  dd_chk_finite(upper, 1, fn, "upper");
+  dd_chk_finite(A, 0, fn, "A");
   dd_chk_vec(ctrl, REALSXP, 5, 0, fn, "ctrl");
   for (int j = 0; j < 5; j++) if (!R_FINITE(REAL(ctrl)[j])) error("internal error in %s: `ctrl` not finite; please report", fn);
   if (REAL(ctrl)[2] < 0 || REAL(ctrl)[2] > PT_NLEV - 1 || REAL(ctrl)[3] < 0 || REAL(ctrl)[3] > PT_NLEV - 1)

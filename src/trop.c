@@ -452,11 +452,11 @@ SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cell
   for (R_xlen_t q = 0; q < K; q++)
     if (cell[q] < 0 || cell[q] >= T || cell[q + K] < 0 || cell[q + K] >= N) error("%s: `cells` out of range", fn);
   const double lt = REAL(lam_)[0], lu = REAL(lam_)[1], lnn = REAL(lam_)[2];
-  const int max_iter = (int) REAL(ctrl_)[0];
+  const int max_iter = dd_chk_whole(REAL(ctrl_)[0], 1, DD_INT_MAX, fn, "ctrl[1] (max_iter)");
   const double tol = REAL(ctrl_)[1];
   if (!(lt >= 0) || !(lu >= 0) || !(lnn >= 0) || !R_FINITE(lt) || !R_FINITE(lu) || !R_FINITE(lnn))
     error("%s: `lam` must be finite and >= 0", fn);
-  if (max_iter < 1 || !(tol > 0)) error("%s: bad `ctrl`", fn);
+  if (!(tol > 0)) error("%s: bad `ctrl`", fn);
   const size_t TN = (size_t) T * N;
   const double *Y = REAL(Y_);
   const int *D = INTEGER(D_);

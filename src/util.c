@@ -62,17 +62,22 @@ void dd_chk_mat(SEXP x, SEXPTYPE t, int nr, int nc, int null_ok, const char *fn,
   if ((nr >= 0 && nrows(x) != nr) || (nc >= 0 && ncols(x) != nc)) dd_bad(fn, arg, "has the wrong dimensions");
 }
 
+/* a whole number v in [lo, hi] (an element of a double options vector, say);
+ * returns it as an int (lo, hi within int range) */
+int dd_chk_whole(double v, double lo, double hi, const char *fn, const char *arg) {
+  if (ISNAN(v) || v != floor(v) || v < lo || v > hi) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "must be a whole number in [%.0f, %.0f]", lo, hi);
+    dd_bad(fn, arg, msg);
+  }
+  return (int) v;
+}
+
 /* a scalar whole number in [lo, hi] (integer, double or logical) */
 int dd_chk_int(SEXP x, int lo, int hi, const char *fn, const char *arg) {
   if ((TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) || XLENGTH(x) != 1)
     dd_bad(fn, arg, "must be a single number");
-  double v = asReal(x);
-  if (ISNAN(v) || v != floor(v) || v < lo || v > hi) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "must be a whole number in [%d, %d]", lo, hi);
-    dd_bad(fn, arg, msg);
-  }
-  return (int) v;
+  return dd_chk_whole(asReal(x), lo, hi, fn, arg);
 }
 
 /* a scalar double, finite unless inf_ok (NaN never) */
@@ -82,6 +87,33 @@ double dd_chk_num(SEXP x, int inf_ok, const char *fn, const char *arg) {
   double v = asReal(x);
   if (ISNAN(v) || (!inf_ok && !R_FINITE(v))) dd_bad(fn, arg, "must be a finite number");
   return v;
+}
+
+/* a double vector with no NaN (NA), and finite unless inf_ok: values that
+ * decide a kernel's stopping rule (a NaN error estimate never converges) */
+void dd_chk_finite(SEXP x, int inf_ok, const char *fn, const char *arg) {
+  dd_chk_type(x, REALSXP, 0, fn, arg);
+  const double *v = REAL(x);
+  for (R_xlen_t i = 0, n = XLENGTH(x); i < n; i++)
+    if (ISNAN(v[i]) || (!inf_ok && !R_FINITE(v[i]))) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "has %s at position %.0f", ISNAN(v[i]) ? "NA/NaN" : "an infinite value", (double) i + 1);
+      dd_bad(fn, arg, msg);
+    }
+}
+
+/* an integer vector with n elements, each in [lo, hi] (no NA): codes and
+ * indices used as subscripts */
+void dd_chk_range(SEXP x, R_xlen_t n, int lo, int hi, const char *fn, const char *arg) {
+  dd_chk_vec(x, INTSXP, n, 0, fn, arg);
+  const int *v = INTEGER(x);
+  for (R_xlen_t i = 0; i < n; i++)
+    if (v[i] == NA_INTEGER || v[i] < lo || v[i] > hi) {
+      char msg[128];
+      if (v[i] == NA_INTEGER) snprintf(msg, sizeof msg, "has NA at position %.0f", (double) i + 1);
+      else snprintf(msg, sizeof msg, "has %d at position %.0f, outside [%d, %d]", v[i], (double) i + 1, lo, hi);
+      dd_bad(fn, arg, msg);
+    }
 }
 
 /* integer codes with n elements, each in [0, nlev) (no NA) */

@@ -2,11 +2,14 @@
 #
 # 1. Record real argument lists: the package's R code is sourced into an
 #    environment whose `.Call` records each call's arguments, and a workload
-#    of estimator calls runs through it.
-# 2. Mutate: for each recorded call (up to two per routine) and each argument,
+#    of estimator, diagnostic and survey calls runs through it
+#    (tools/fuzz-workload.R, which reaches every registered routine).
+# 2. Mutate: for each recorded call (up to two per routine, and one more per
+#    call of another shape, up to four) and each argument,
 #    replace the argument by each value of a pool of hostile values (wrong
 #    types, NA, empty, negative, INT_MAX, wrong lengths, truncated lists).
-#    Routines the workload did not reach get random argument lists.
+#    Every routine also gets random argument lists (only these, for a
+#    routine the workload does not reach: the coverage test fails then).
 # 3. Each try runs in a forked child (parallel::mcparallel) with a time limit:
 #    a child that dies is a crash, one that does not answer is a hang; an R
 #    error or a value is fine.
@@ -27,80 +30,14 @@ arity <- vapply(routines, function(r) r$numParameters, integer(1))
 names(arity) <- vapply(routines, function(r) r$name, character(1))
 
 # ---- 1. record ----------------------------------------------------------
-rec <- new.env()
-E <- new.env(parent = ns)
-E$.Call <- function(.NAME, ...) {
-  nm <- sub("^C_", "", if (is.character(.NAME)) .NAME else .NAME$name)
-  have <- rec[[nm]]
-  if (length(have) < 2L) {
-    a <- list(...)
-    # keep small calls only (a child serialises nothing large)
-    if (sum(vapply(a, function(x) as.numeric(utils::object.size(x)), 0)) < 2e6)
-      rec[[nm]] <- c(have, list(a))
-  }
-  base::.Call(.NAME, ...)
-}
-for (f in list.files("R", pattern = "[.]R$", full.names = TRUE)) sys.source(f, envir = E, keep.source = FALSE)
-for (f in list.files("tests/testthat", pattern = "^helper-.*[.]R$", full.names = TRUE))
-  sys.source(f, envir = globalenv(), keep.source = FALSE)
-
-quiet <- function(expr) tryCatch(suppressWarnings(suppressMessages(expr)), error = function(e) NULL)
-set.seed(seed)
-d <- sim_cs_panel(n = 200, T = 6)
-d$d <- as.numeric(d$g > 0 & d$t >= d$g)
-d$cl <- d$id %% 15
-d$psu <- d$id %% 40; d$st <- d$id %% 4
-u <- sim_unbalanced(n_units = 80, n_t = 8)
-s <- sim_sdid_panel(N0 = 20, N1 = 4, T0 = 8, T1 = 3, covariates = TRUE)
-s2 <- s; s2$treat[s2$unit %in% c("u21", "u22") & s2$time >= 2007] <- 1   # staggered
-invisible(with(E, {
-  quiet(did_2x2(d[d$t %in% 3:4, ], "y", "d", "t", cluster = "cl", nboot = 49))
-  quiet(did_twfe(d, "y", "id", "t", "d", xformla = ~ x1, cluster = "cl", nboot = 49, weightsname = "w"))
-  quiet(did_twfe(u, "y", "id", "t", "d", fe = "firm", cluster = c("state", "t")))
-  quiet(did_event(d, "y", "id", "t", "g", cluster = "id"))
-  f <- quiet(did_cs(d, "y", "id", "t", "g", xformla = ~ x1, nboot = 49))
-  quiet(did_cs(d, "y", "id", "t", "g", est_method = "ipw", xformla = ~ x1, nboot = 0))
-  quiet(did_cs(d, "y", "id", "t", "g", panel = FALSE, xformla = ~ x1, nboot = 49))
-  quiet(did_cs(d[-(1:7), ], "y", "id", "t", "g", allow_unbalanced_panel = TRUE, nboot = 0))
-  if (!is.null(f)) {
-    a <- quiet(aggregate.did_cs(f, "dynamic"))
-    quiet(aggregate.did_cs(f, "group")); quiet(aggregate.did_cs(f, "simple"))
-    if (!is.null(a)) {
-      quiet(honest_did(a, type = "SD", M = c(0, 0.01)))
-      quiet(honest_did(a, type = "RM", Mbar = c(0, 0.5), grid_points = 50))
-      quiet(honest_did(a, type = "SD", M = 0.01, sign = "positive"))
-      quiet(honest_did(a, type = "SD", M = 0.01, method = "Conditional"))
-      quiet(pretrends_power(a, power = 0.5))
-    }
-  }
-  quiet(did_sa(d, "y", "id", "t", "g", cluster = "id"))
-  quiet(did_bjs(d, "y", "id", "t", "g", pretrends = TRUE))
-  quiet(did_gardner(d, "y", "id", "t", "g"))
-  quiet(did_stacked(d, "y", "id", "t", "g", kappa_pre = 1, kappa_post = 1))
-  if (!is.null(f)) quiet(as.matrix.dd_ifs(f$inf))
-  quiet(bacon_decomp(d, "y", "id", "t", dname = "d"))
-  quiet(bacon_decomp(d, "y", "id", "t", dname = "d", xformla = ~ x1))
-  for (se in c("placebo", "bootstrap", "jackknife"))
-    quiet(did_sdid(s, "y", "unit", "time", "treat", se = se, nboot = 5, xformla = if (se == "jackknife") ~ x1))
-  quiet(did_sdid(s, "y", "unit", "time", "treat", se = "jackknife"))
-  quiet(did_sdid(s2, "y", "unit", "time", "treat", se = "bootstrap", nboot = 5, staggered = TRUE))
-  sd1 <- quiet(survey_design(d, weights = "w", strata = "st", ids = "psu", nest = TRUE))
-  if (!is.null(sd1)) {
-    quiet(aggregate_survey(d, "y", "t", sd1))
-    quiet(did_cs(d, "y", "id", "t", "g", nboot = 0, survey = sd1))
-    quiet(did_twfe(d, "y", "id", "t", "d", survey = sd1))
-  }
-  rw <- matrix(runif(nrow(d) * 8, 0.5, 1.5), nrow(d), 8)
-  dd <- cbind(d, as.data.frame(rw))
-  sd2 <- quiet(survey_design(dd, weights = "w", repweights = paste0("V", 1:8), type = "bootstrap"))
-  if (!is.null(sd2)) {
-    quiet(aggregate_survey(dd, "y", "t", sd2))
-    quiet(did_twfe(dd, "y", "id", "t", "d", survey = sd2))
-    quiet(did_twfe(dd, "y", "id", "t", "d", xformla = ~ x1, survey = sd2))
-  }
-  NULL
-}))
-rm(E, d, u, s, s2); invisible(gc())   # a small parent forks faster
+# the workload (tools/fuzz-workload.R; tests/testthat/test-fuzz-coverage.R
+# checks that it reaches every registered routine)
+source(file.path("tools", "fuzz-workload.R"), local = TRUE)
+rec <- fuzz_record(".", seed)
+unreached <- setdiff(names(arity), names(rec))
+if (length(unreached))
+  cat(sprintf("not reached by the workload (random arguments only): %s\n\n", paste(unreached, collapse = ", ")))
+invisible(gc())   # a small parent forks faster
 
 # ---- 2. values ----------------------------------------------------------
 pool <- list(NULL, logical(0), integer(0), numeric(0), character(0), list(), NA, NA_integer_, NA_real_,
@@ -114,7 +51,10 @@ variants <- function(x) {
     if (is.atomic(x)) {
       y <- x; y[1] <- NA; v <- c(v, list(y))                              # NA inside
       if (is.numeric(x)) { y <- x; y[length(y)] <- -y[length(y)] - 7; v <- c(v, list(y)) }   # out of range
-      if (is.integer(x)) { y <- x; y[1] <- .Machine$integer.max; v <- c(v, list(y)) }
+      if (is.integer(x)) {
+        y <- x; y[1] <- .Machine$integer.max; v <- c(v, list(y))
+        y <- x; y[1] <- suppressWarnings(max(x, na.rm = TRUE)) + 1L; v <- c(v, list(y))   # one past the largest code
+      }
       v <- c(v, list(if (is.integer(x)) as.double(x) else if (is.double(x)) as.integer(x) else as.character(x)))
     }
     if (is.list(x)) v <- c(v, list(x[-length(x)]))

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# `make valgrind`: the test suite and the did_sdid workspace boundary cases
+# `make valgrind`: the test suite, the did_sdid workspace boundary cases and
+# the later estimators' kernels at their thresholds
 # under valgrind (memcheck) against a plain -O0 -g build in a private library.
 # Any invalid read/write, use of uninitialised values in diffdiff's code or
 # definite leak from it fails the run (R's own allocations are not counted).
 # Usage: tools/valgrind.sh [FILTER]   (FILTER: a regular expression on test file names; default all)
 # VALGRIND_SHARDS=k splits the suite into k valgrind processes (default 2);
-# VALGRIND_BOUNDARY=0 skips the boundary cases.
+# VALGRIND_BOUNDARY=0 skips the boundary cases; VALGRIND_KERNELS=0 skips the
+# later estimators' kernels at their size thresholds (tools/valgrind-kernels.R);
+# VALGRIND_SUITE=0 skips the test suite (the boundary and kernel cases only).
 # Logs go to check-valgrind/ (kept apart from check/, which `make test` clears).
 set -u
 cd "$(dirname "$0")/.."
@@ -35,6 +38,10 @@ run boundary '
   res <- as.data.frame(test_file("tests/testthat/test-sdid-boundary.R", reporter = "summary"))
   cat(sprintf("%d passed, %d failed\n", sum(res$passed), sum(res$failed) + sum(res$error)))'
 fi
+if [ "${VALGRIND_KERNELS:-1}" = 1 ]; then
+run kernels 'source("tools/valgrind-kernels.R")'
+fi
+[ "${VALGRIND_SUITE:-1}" = 1 ] || exit $status
 # the suite in VALGRIND_SHARDS (default 2: one per core) shards of test
 # files run side by side, each its own valgrind process and log
 shards="${VALGRIND_SHARDS:-2}"

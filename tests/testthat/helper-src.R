@@ -18,3 +18,14 @@ scenario_dir <- function() {
   if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop("bench/scenarios/ is not found (DIFFDIFF_SRC_DIR)")
   testthat::skip("bench/scenarios/ is not available (set DIFFDIFF_SRC_DIR to the source tree)")
 }
+
+# The source tree's root (for its tools/, not in the built package): from
+# DIFFDIFF_SRC_DIR (set by `make test`) or relative to tests/testthat; `need`
+# is a file it must hold. Not found: skip, or fail when
+# DIFFDIFF_REQUIRE_PARITY=true.
+source_root <- function(need) {
+  for (p in c(Sys.getenv("DIFFDIFF_SRC_DIR"), file.path("..", "..")))
+    if (nzchar(p) && file.exists(file.path(p, need))) return(normalizePath(p))
+  if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) stop(sprintf("%s is not found (DIFFDIFF_SRC_DIR)", need))
+  testthat::skip(sprintf("%s is not available (set DIFFDIFF_SRC_DIR to the source tree)", need))
+}

@@ -1,0 +1,141 @@
+# The kernels of the later estimators at and across their size thresholds,
+# for tools/valgrind.sh (VALGRIND_KERNELS=1, the default): did_dcdh's horizon
+# kernel (src/dcdh.c), the local-polynomial fits of did_had (src/locpoly.c),
+# did_trop (src/trop.c), did_etwfe's sparse normal equations (src/glm.c),
+# did_rs's permutation moments (src/rs.c), did_dose, did_edid, the pre-test
+# integrals (src/pretrends.c) and did_cs's cell kernel (src/cs.c) on both
+# sides of its serial/parallel throttle, each also through its entry-point
+# checks. Small inputs: valgrind runs them 20-50 times slower.
+# Prints "N passed, M failed" (what valgrind.sh looks for).
+# Usage: R -d valgrind --vanilla -e 'source("tools/valgrind-kernels.R")'   (from the repository root)
+.libPaths(c(Sys.getenv("R_LIBS"), .libPaths()))
+suppressMessages(library(diffdiff))
+ns <- asNamespace("diffdiff")
+passed <- 0L; failed <- 0L
+check <- function(label, expr) {
+  ok <- tryCatch(isTRUE(expr), error = function(e) { cat(label, ": ", conditionMessage(e), "\n", sep = ""); FALSE })
+  if (ok) passed <<- passed + 1L else { failed <<- failed + 1L; cat("FAILED:", label, "\n") }
+}
+# an entry point's check must stop a broken contract with an internal error
+refused <- function(expr) grepl("^internal error in ", tryCatch({ expr; "" }, error = conditionMessage))
+fin <- function(x) all(is.finite(x))
+q <- function(expr) suppressWarnings(suppressMessages(expr))
+dd_threads(2)
+set.seed(7)
+
+## did_dcdh (dcdh.c): one to a few groups, unclustered and clustered, the
+## cohort-means path (less_conservative_se), placebos
+for (n in c(8, 30)) {
+  rv <- dd_sim_reversible(n_units = n, n_periods = 5)
+  rv$cl <- rv$id %% 4
+  for (cl in list(NULL, "cl")) for (lc in c(FALSE, TRUE)) {
+    f <- q(tryCatch(did_dcdh(rv, "y", "id", "time", "D", effects = 2, placebo = 1, cluster = cl,
+                             less_conservative_se = lc), error = function(e) e))
+    check(sprintf("did_dcdh n=%d cluster=%s lcse=%s", n, !is.null(cl), lc),
+          inherits(f, "dd_fit") || grepl("no switcher", conditionMessage(f)))
+  }
+}
+H <- function(nG, nK, ncl) {
+  bi <- rep_len(1:2, nG); coh <- rep_len(1:3, nG); clg <- rep_len(seq_len(max(ncl, 1)), nG)
+  M <- function(v) matrix(as.double(v), nG, nK)
+  list(M(rnorm(nG * nK)), M(rbinom(nG * nK, 1, 0.4)), M(rbinom(nG * nK, 1, 0.5)), M(1), as.double(seq_len(nK)),
+       as.double(rep_len(2:4, nG)), rep(3, nG), bi, coh, if (ncl) clg else integer(),
+       if (ncl) c(order(bi), order(coh)) - 1L else integer(), c(1, nG, min(2, nG), min(3, nG), ncl), double(), double())
+}
+for (sz in list(c(1, 1, 0), c(1, 3, 1), c(2, 1, 2), c(3, 4, 0), c(3, 4, 3), c(7, 5, 2))) {
+  a <- H(sz[1], sz[2], sz[3])
+  r <- do.call(.Call, c(list(ns$C_dcdh_horizon), a))
+  check(sprintf("C_dcdh_horizon nG=%d nK=%d ncl=%d", sz[1], sz[2], sz[3]), is.list(r) && length(r$U) == sz[1])
+}
+a <- H(3, 4, 3); a[[8]][1] <- .Machine$integer.max
+check("C_dcdh_horizon refuses a code INT_MAX", refused(do.call(.Call, c(list(ns$C_dcdh_horizon), a))))
+a <- H(3, 4, 3); a[[11]][2] <- 3L
+check("C_dcdh_horizon refuses an order past the groups", refused(do.call(.Call, c(list(ns$C_dcdh_horizon), a))))
+
+## local polynomials (locpoly.c): samples around bwcheck = 21 and at the
+## smallest windows, ties, every kernel and selector, the psi path; lp_poly
+## up to order 10 (11 x 11 Gram matrix in the 256-double work area)
+lp <- ns$dd_lprobust
+for (N in c(6, 20, 21, 22, 60)) for (k in c("epa", "tri", "uni", "gau")) {
+  x <- if (N == 60) round(runif(N), 1) else runif(N)      # N = 60: heavy ties
+  y <- 1 + x + rnorm(N, sd = 0.3)
+  r <- q(tryCatch(lp(y, x, eval = 0.2, kernel = k), error = function(e) e))
+  check(sprintf("dd_lprobust N=%d %s", N, k), is.numeric(r) && length(r) == 7)
+}
+x <- round(runif(80), 2); y <- x + rnorm(80, sd = 0.2)            # ties
+for (bw in c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"))
+  check(paste("dd_lprobust", bw), { r <- q(lp(y, x, eval = 0.5, bwselect = bw)); is.numeric(r) && fin(r[["h"]]) })
+check("dd_lprobust psi", { r <- q(lp(y, x, eval = 0.5, psi = TRUE)); length(r$psi) == 80 && fin(r$psi) })
+for (o in 0:10)
+  check(sprintf("C_lp_poly order %d", o), length(.Call(ns$C_lp_poly, sort(x), y[order(x)], c(0.5, 0, 2, o))) == o + 1)
+check("C_lp_fit refuses a tie run of 0", {
+  xs <- sort(x); rl <- rle(xs); du <- rep(rl$lengths, rl$lengths); di <- sequence(rl$lengths); du[1] <- 0L
+  refused(.Call(ns$C_lp_fit, xs, y, as.integer(du), as.integer(di), c(0.5, 0, 3, -1, 0.3, 0.05, 0.5, 1, 0)))
+})
+G <- 60; dose <- ifelse(runif(G) < 0.1, 0, rexp(G, 2))
+hd <- expand.grid(t = 1:4, g = 1:G)[, c("g", "t")]
+hd$D <- ifelse(hd$t >= 3, dose[hd$g], 0)
+hd$y <- rnorm(G)[hd$g] + 0.3 * hd$t + hd$D + rnorm(nrow(hd))
+check("did_had", inherits(q(did_had(hd, "y", "g", "t", "D", effects = 2, placebo = 1, yatchew = TRUE)), "dd_fit"))
+
+## did_trop (trop.c): the smallest panels, T < N, T > N, local and global,
+## the cross-validation (loo) path
+for (sz in list(c(2, 2), c(3, 5), c(6, 3), c(4, 4))) {
+  T <- sz[1]; N <- sz[2]
+  Y <- matrix(rnorm(T * N), T, N); D <- matrix(0L, T, N); D[T, N] <- 1L
+  for (m in 0:1) for (loo in 0:1) {
+    cells <- if (loo) cbind(0L, 0L) else cbind(as.integer(T) - 1L, as.integer(N) - 1L)
+    r <- .Call(ns$C_trop_fit, Y, D, m, c(0.5, 0.5, 0.1), c(20, 1e-6), cells, as.integer(loo), 1L)
+    check(sprintf("C_trop_fit T=%d N=%d method=%d loo=%d", T, N, m, loo), length(r$tau) == 1)
+  }
+}
+check("C_trop_fit refuses max_iter NaN",
+      refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(NaN, 1e-6),
+                    cbind(2L, 2L), 0L, 1L)))
+fa <- dd_sim_factor(n_units = 8, n_periods = 6, n_treated = 2)
+check("did_trop", inherits(q(did_trop(fa, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5,
+                                      lambda_nn = 0.1, nboot = 3)), "dd_fit"))
+
+## did_etwfe's sparse normal equations (glm.c): across the Ctrl-C check
+## every 65536 rows; poisson and logit fits
+for (n in c(65535, 65536, 65537)) {
+  X <- cbind(1, as.double(seq_len(n) %% 3 == 0), as.double(seq_len(n) %% 7 == 0))
+  cs <- .Call(ns$C_csr, X)
+  r <- .Call(ns$C_xtwx, cs, rep(1, n), rep(2, n))
+  check(sprintf("C_xtwx n=%d", n), isTRUE(all.equal(r$A, crossprod(X))))
+}
+sg <- dd_sim_staggered(n_units = 40, n_periods = 5)
+sg$yc <- rpois(nrow(sg), 2); sg$yb <- as.numeric(sg$y > 0)
+check("did_etwfe poisson", inherits(q(did_etwfe(sg, "yc", "id", "time", "first_treat", family = "poisson")), "dd_fit"))
+check("did_etwfe logit", inherits(q(did_etwfe(sg, "yb", "id", "time", "first_treat", family = "logit")), "dd_fit"))
+
+## did_rs (rs.c), did_edid, did_dose
+check("did_rs nperm", inherits(q(did_rs(sg, "y", "id", "time", "first_treat", nperm = 5)), "dd_fit"))
+th <- matrix(rnorm(30), 10, 3)
+for (m in c(0, 1, 4))
+  check(sprintf("C_rs_perm m=%d", m), is.list(.Call(ns$C_rs_perm, th, th, rep(0:2, length.out = 10), matrix(rnorm(40), 10, 4), m)))
+check("did_edid", inherits(q(did_edid(sg, "y", "id", "time", "first_treat", nboot = 9)), "dd_fit"))
+co <- dd_sim_continuous(n_units = 60, n_periods = 3)
+check("did_dose", inherits(q(did_dose(co, "y", "id", "time", "first_treat", "dose", degree = 2, nboot = 9)), "dd_fit"))
+
+## pre-test integrals (pretrends.c): K = 1 (closed form), 2 and 3, with and
+## without moments
+for (K in 1:3) for (mom in 0:1) {
+  S <- diag(K) * 0.01 + 0.002
+  A <- if (mom) matrix(0.001, 1, K) else matrix(0, 0, K)
+  r <- .Call(ns$C_pretrends_mvn, rep(0.05, K), S, rep(-0.2, K), rep(0.2, K), A, if (mom) 0.1 else double(),
+             c(1e-4, 1, 0, 3, mom))
+  check(sprintf("C_pretrends_mvn K=%d moments=%d", K, mom), r$prob > 0 && r$prob < 1)
+}
+
+## did_cs's cell kernel (cs.c) on both sides of the throttle (65536 work
+## units per thread: N x cells x (k + 4)): one and two threads, same bits
+## (8 periods, cohorts 3 to 6: 28 cells, k = 1; the throttle at N = 937)
+for (n in c(900, 1000)) {
+  d <- dd_sim_staggered(n_units = n, n_periods = 8, cohorts = 3:6, never_share = 0.3)
+  dd_threads(1); a1 <- q(did_cs(d, "y", "id", "time", "first_treat", nboot = 0))
+  dd_threads(2); a2 <- q(did_cs(d, "y", "id", "time", "first_treat", nboot = 0))
+  check(sprintf("did_cs n=%d (%d cells) threads 1 vs 2", n, length(coef(a1))),
+        length(coef(a1)) == 28 && identical(coef(a1), coef(a2)) && fin(coef(a1)))
+}
+cat(sprintf("%d passed, %d failed\n", passed, failed))
