@@ -173,6 +173,7 @@ fuzz_workload <- quote({
   quiet(did_had(hd, "y", "g", "t", "D", effects = 2, placebo = 1, yatchew = TRUE))
   quiet(did_had(hd, "y", "g", "t", "D", bwselect = "mse-rot"))
   quiet(did_had(hd, "y", "g", "t", "D", bwselect = "imse-dpi", kernel = "tri"))
+  quiet(did_had(hd, "y", "g", "t", "D", effects = 2, placebo = 1, stute = TRUE, stute_nboot = 49))
   fa <- dd_sim_factor(n_units = 20, n_periods = 10, n_treated = 3)
   quiet(did_trop(fa, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = 0.1, nboot = 5))
   quiet(did_trop(fa, "y", "id", "time", "D", method = "global", lambda_time = 0.5, lambda_unit = 0.5,
