@@ -3,7 +3,8 @@
 # kernel (src/dcdh.c), the local-polynomial fits of did_had (src/locpoly.c),
 # did_trop (src/trop.c), did_etwfe's sparse normal equations (src/glm.c),
 # did_rs's permutation moments (src/rs.c), did_dose, did_edid, the pre-test
-# integrals (src/pretrends.c) and did_cs's cell kernel (src/cs.c) on both
+# integrals (src/pretrends.c), did_had's Stute bootstrap (src/stute.c) across
+# its draw blocks, and did_cs's cell kernel (src/cs.c) on both
 # sides of its serial/parallel throttle, each also through its entry-point
 # checks. Small inputs: valgrind runs them 20-50 times slower.
 # Prints "N passed, M failed" (what valgrind.sh looks for).
@@ -137,5 +138,20 @@ for (n in c(900, 1000)) {
   dd_threads(2); a2 <- q(did_cs(d, "y", "id", "time", "first_treat", nboot = 0))
   check(sprintf("did_cs n=%d (%d cells) threads 1 vs 2", n, length(coef(a1))),
         length(coef(a1)) == 28 && identical(coef(a1), coef(a2)) && fin(coef(a1)))
+}
+## did_had's Stute bootstrap (stute.c): uniforms drawn a block of
+## 2^20 / nG columns at a time; nG = 2^18 gives blocks of 4 columns, so
+## B = 3, 4, 5 lie below, at and across a block boundary; nG = 2^20 gives
+## one column per block. Drawn in C = handed in from R's matrix(runif()).
+set.seed(2)
+y <- rnorm(40); dd <- runif(40)
+f <- ns$dd_stute_fit(y, dd, 1L)
+for (nG in c(2^18, 2^20)) for (B in if (nG == 2^18) 3:5 else 2L) {
+  rows <- list(sample.int(nG, 40))
+  set.seed(9); U <- matrix(runif(nG * B), nG, B)
+  a <- ns$dd_stute_boot(list(f), rows, nG, B, U)
+  set.seed(9); b <- ns$dd_stute_boot(list(f), rows, nG, B)
+  check(sprintf("C_stute_boot nG=%d B=%d (block %d columns): drawn = handed in", nG, B, max(1, 2^20 / nG)),
+        identical(a, b) && fin(a))
 }
 cat(sprintf("%d passed, %d failed\n", passed, failed))
