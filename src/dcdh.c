@@ -78,7 +78,7 @@ static void dcdh_horizon(const dcdh_in *in, dcdh_out *out) {
   double *grp = (double *) R_alloc(3 * (R_xlen_t) nG, sizeof(double));
   double *scnt = grp, *stot = grp + nG, *sg = grp + 2 * nG;
   for (R_xlen_t j = 0; j < 3 * (R_xlen_t) nG; j++) grp[j] = 0;
-  long double *Ul = (long double *) R_alloc(nG, sizeof(long double));
+  long double *Ul = dd_alloc_ld(nG);
   for (int g = 0; g < nG; g++) Ul[g] = 0;
   int clustered = in->ncl > 0;
   for (int k = 0; k < nK; k++) {

@@ -37,6 +37,9 @@ void dd_chk_finite(SEXP x, int inf_ok, const char *fn, const char *arg);
 void dd_chk_range(SEXP x, R_xlen_t n, int lo, int hi, const char *fn, const char *arg);
 void dd_chk_codes(SEXP x, R_xlen_t n, int nlev, const char *fn, const char *arg);
 void dd_chk_list(SEXP x, int len, const char *fn, const char *arg);
+/* scratch of n long doubles from R_alloc, aligned to 16 bytes (R_alloc's
+ * blocks are aligned to 8 only: a long double store there is undefined) */
+long double *dd_alloc_ld(R_xlen_t n);
 #define DD_INT_MAX 2147483647
 
 /* threads.c */

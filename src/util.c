@@ -129,3 +129,10 @@ void dd_chk_list(SEXP x, int len, const char *fn, const char *arg) {
   if (TYPEOF(x) != VECSXP) dd_bad(fn, arg, "must be a list");
   if (len >= 0 && LENGTH(x) != len) dd_bad(fn, arg, "has the wrong length");
 }
+
+/* n long doubles from R_alloc, aligned to 16 bytes (alignof(long double) on
+ * x86-64); R_alloc's blocks are aligned to 8 only */
+long double *dd_alloc_ld(R_xlen_t n) {
+  char *raw = R_alloc((size_t) (n > 0 ? n : 1) * sizeof(long double) + 16, 1);
+  return (long double *) (((uintptr_t) raw + 15) & ~(uintptr_t) 15);
+}

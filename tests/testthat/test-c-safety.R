@@ -18,6 +18,23 @@ test_that("no setAttrib() call allocates its value in its own argument list", {
   expect_identical(hits, character())
 })
 
+# R_alloc's blocks are aligned to 8 bytes; a long double (16-byte aligned on
+# x86-64) stored there is undefined behaviour (UBSan: "store to misaligned
+# address" in C_dcdh_horizon under make sanitize). Long double scratch comes
+# from dd_alloc_ld() (util.c), which aligns it.
+test_that("no C source casts R_alloc memory to long double", {
+  src <- src_dir()
+  hits <- character()
+  for (f in list.files(src, "[.][ch]$", full.names = TRUE)) {
+    code <- paste(readLines(f, warn = FALSE), collapse = "\n")
+    code <- gsub("(?s)long double \\*dd_alloc_ld\\(R_xlen_t n\\) \\{.*?\n\\}", " ", code, perl = TRUE)  # the helper itself
+    m <- regmatches(code, gregexpr("\\(long double \\*\\) *R_alloc|R_alloc\\([^;]*sizeof\\(long double\\)", code,
+                                   perl = TRUE))[[1]]
+    if (length(m)) hits <- c(hits, sprintf("%s: %s", basename(f), m))
+  }
+  expect_identical(hits, character())
+})
+
 # The kernels keep the order of the fixed-effect dimensions in an
 # int[DD_FE_MAX] (32) array; the R front ends refuse more than 32 dimensions,
 # and C refuses them too, with an internal error, not an overflow.
