@@ -63,15 +63,10 @@ bacon_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NUL
     d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
     dd_check_binary(d, "dname", dname)
     # first treated period per unit; treatment must be absorbing
-    gt <- rep(Inf, N)
-    on <- which(d == 1)
-    if (length(on)) {
-      o <- on[order(idc[on], tt[on])]
-      o <- o[!duplicated(idc[o])]                  # each unit's first treated row
-      gt[idc[o] + 1L] <- tt[o]
-    }
-    if (any(d == 0 & tt >= gt[idc + 1L]))
-      dd_stop("`dname` = \"%s\" must be absorbing (once 1, always 1 for the unit); it switches back to 0.", dname)
+    ft <- dd_first_treated(d, idc, tt, N)
+    dd_check_absorbing(ft, dname, p$id, tt, idc,
+                       "the Bacon decomposition needs an absorbing treatment (once 1, always 1 for the unit).")
+    gt <- ft$first
   } else {
     gt <- p$g[first]
     gt[p$never[first]] <- Inf                   # the cohort rule: never treated (in the panel)

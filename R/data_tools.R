@@ -41,19 +41,10 @@ dd_gname <- function(data, idname, tname, dname) {
   if (anyNA(tt)) dd_stop("`tname` = \"%s\" has missing values (first in row %d).", tname, which(is.na(tt))[1])
   idc <- dd_codes(id)
   n <- attr(idc, "nlev")
-  on <- !is.na(d) & d == 1
-  g <- rep(Inf, n)
-  if (any(on)) {
-    first <- tapply(tt[on], idc[on], min)
-    g[as.integer(names(first)) + 1L] <- first
-  }
-  # switches off after the first treated period
-  off <- !is.na(d) & d == 0 & is.finite(g[idc + 1L]) & tt > g[idc + 1L]
-  if (any(off)) {
-    r <- which(off)[1]
-    warning(sprintf("`dname` = \"%s\" switches off again for %d unit(s) (e.g. unit %s in period %s): the first treated period assumes treatment stays on; for reversible treatments see did_dcdh().",
-                    dname, length(unique(idc[off])), dd_show(id[r]), dd_show(tt[r])), call. = FALSE)
-  }
+  ft <- dd_first_treated(d, idc, tt, n)
+  dd_check_absorbing(ft, dname, id, tt, idc, action = "warning",
+                     "the first treated period assumes treatment stays on; for reversible treatments see did_dcdh().")
+  g <- ft$first
   g[!is.finite(g)] <- 0
   g[idc + 1L]
 }

@@ -163,14 +163,13 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
     if (!is.numeric(d)) dd_stop("`dname` = \"%s\" must be numeric; got %s.", dname, class(d)[1])
     dv <- d[!is.na(d)]
     continuous <- !all(dv %in% c(0, 1))
-    on <- !is.na(d) & d != 0
-    G <- rep(0, N)
-    if (any(on)) { m <- tapply(tt[on], idc[on], min); G[as.integer(names(m)) + 1L] <- m }
-    off <- !is.na(d) & d == 0 & G[idc + 1L] > 0 & tt > G[idc + 1L]
-    if (any(off)) {
+    ft <- dd_first_treated(d, idc, tt, N)
+    G <- ft$first
+    G[!is.finite(G)] <- 0
+    if (ft$n_off) {
       reversible <- TRUE
       add("TREATMENT_REVERSIBLE", "warning", "The treatment switches off again for %d units: staggered-adoption estimators do not apply; use did_dcdh() (reversible treatments).",
-          length(unique(idc[off])))
+          ft$n_off)
     }
     if (continuous) {
       pos <- dv[dv != 0]

@@ -163,14 +163,10 @@ dd_sdid_matrices <- function(pan, dname, staggered) {
   N <- pan$n_units; T <- pan$n_periods
   ulev <- pan$id[dd_first_rows(pan$idc)]
   tlev <- sort(pan$tt[dd_first_rows(pan$tc)])
-  D <- dd_panel_wide(pan, d)
   # adoption: 0 ... 0 1 ... 1 within each unit
-  first1 <- max.col(D == 1, ties.method = "first")
-  first1[rowSums(D) == 0] <- 0L
-  rev_u <- which(first1 > 0 & rowSums(D) != T - first1 + 1L)
-  if (length(rev_u))
-    dd_stop("`dname` = \"%s\" switches off again for unit %s; synthetic DiD needs treatment to stay on once adopted.",
-            dname, dd_show(ulev[rev_u[1]]), .code = "TREATMENT_REVERSIBLE")
+  ft <- dd_first_treated(d, pan$idc, pan$tt, N)
+  dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, "synthetic DiD needs treatment to stay on once adopted.")
+  first1 <- match(ft$first, tlev, nomatch = 0L)      # column of the first treated period (0: never)
   treated <- first1 > 0
   if (!any(treated)) dd_stop("`dname` = \"%s\" is never 1: there are no treated units.", dname, .code = "NO_TREATED")
   N0 <- sum(!treated)

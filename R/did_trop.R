@@ -186,11 +186,8 @@ dd_trop_matrices <- function(pan, dname, method) {
   storage.mode(D) <- "integer"
   periods <- sort(pan$tt[dd_first_rows(pan$tc)])
   units <- ul[uo]
-  # absorbing: non-decreasing over the sorted periods
-  dec <- which(apply(D, 2, function(z) any(diff(z) < 0)))
-  if (length(dec))
-    dd_stop("`dname` = \"%s\" switches off again for unit %s; TROP needs an absorbing treatment (once treated, always treated).",
-            dname, dd_show(units[dec[1]]), .code = "TREATMENT_REVERSIBLE")
+  dd_check_absorbing(dd_first_treated(d, pan$idc, pan$tt, pan$n_units), dname, pan$id, pan$tt, pan$idc,
+                     "TROP needs an absorbing treatment (once treated, always treated).")
   ever <- colSums(D) > 0
   if (!any(ever)) dd_stop("`dname` = \"%s\" is never 1: there are no treated cells.", dname, .code = "NO_TREATED")
   if (all(ever))

@@ -73,7 +73,9 @@ test_that("bacon_decomp bad input", {
   expect_error(bacon_decomp(d, "y", "id", "year", dname = "treat", gname = "first_treat"), "exactly one")
   expect_error(bacon_decomp(d, "y", "id", "year", dname = "treat", treatname = "treat"), "former name")
   d2 <- d; d2$treat[d2$id == d2$id[d2$treat == 1][1] & d2$year == 2010] <- 0
-  expect_error(bacon_decomp(d2, "y", "id", "year", dname = "treat"), "`dname` = \"treat\" must be absorbing")
+  expect_error(bacon_decomp(d2, "y", "id", "year", dname = "treat"),
+               "`dname` = \"treat\" switches off again for unit .*the Bacon decomposition needs an absorbing treatment",
+               class = "diffdiff_treatment_reversible")
   d3 <- d; d3$first_treat <- 0
   expect_error(bacon_decomp(d3, "y", "id", "year", gname = "first_treat"), "nothing to decompose")
   d4 <- d; d4$y[3] <- NA

@@ -20,7 +20,7 @@ test_that("dd_gname: first treated period per unit, 0 for never treated; reversa
   expect_identical(dd_gname(p, "id", "time", "D"), as.numeric(p$first_treat))
   # reversal
   r <- d; r$D[4] <- 0
-  expect_warning(g <- dd_gname(r, "id", "t", "D"), "switches off again for 1 unit\\(s\\) \\(e.g. unit \"a\" in period 2004\\)")
+  expect_warning(g <- dd_gname(r, "id", "t", "D"), "switches off again for unit \"a\" \\(treated from period 2003, untreated in period 2004; 1 unit\\(s\\) in all\\)")
   expect_identical(g[1], 2003)
   # bad input
   expect_error(dd_gname(d, "id", "t", "nope"), "`dname` = \"nope\" is not a column")

@@ -1,0 +1,35 @@
+# Treatment timing from a 0/1 treatment: each unit's first treated period and
+# the absorbing check, in one place for every estimator, placebo_test(),
+# bacon_decomp(), dd_gname() and did_check().
+
+# d: treatment per row (0/1; NA rows are skipped), idc: 0-based unit codes,
+# tt: period per row, n: number of units. Returns
+#   first  each unit's first treated period (Inf: never treated)
+#   off    rows at 0 after their unit's first treated period
+#   n_off  the number of units with such rows
+# Values other than 0 count as treated (did_check() reads a dose this way).
+dd_first_treated <- function(d, idc, tt, n) {
+  on <- !is.na(d) & d != 0
+  first <- rep(Inf, n)
+  if (any(on)) {
+    m <- tapply(tt[on], idc[on], min)
+    first[as.integer(names(m)) + 1L] <- m
+  }
+  off <- !is.na(d) & d == 0 & tt > first[idc + 1L]
+  list(first = first, off = off, n_off = if (any(off)) length(unique(idc[off])) else 0L)
+}
+
+# The absorbing check on dd_first_treated()'s result: an error (code
+# TREATMENT_REVERSIBLE) or a warning naming the unit, the period it is first
+# treated and the later period it is untreated again. `needs` says who needs
+# the absorbing treatment ("TROP", "placebo_test()"); id: the unit per row.
+dd_check_absorbing <- function(ft, dname, id, tt, idc, needs, action = c("error", "warning")) {
+  action <- match.arg(action)
+  if (!ft$n_off) return(invisible(TRUE))
+  r <- which(ft$off)[1]
+  msg <- sprintf("`dname` = \"%s\" switches off again for unit %s (treated from period %s, untreated in period %s; %d unit(s) in all); %s",
+                 dname, dd_show(id[r]), dd_show(ft$first[idc[r] + 1L]), dd_show(tt[r]), ft$n_off, needs)
+  if (action == "error") dd_stop("%s", msg, .code = "TREATMENT_REVERSIBLE")
+  warning(msg, call. = FALSE)
+  invisible(FALSE)
+}

@@ -1,0 +1,107 @@
+# Records every value returned by an exported diffdiff function while the test
+# suite runs, so that two builds can be compared number for number (a
+# refactor must leave every estimate, SE, band and test statistic unchanged).
+#
+#   Rscript tools/fit-identity.R record LIB OUT.rds [TESTFILE ...]
+#   Rscript tools/fit-identity.R compare BEFORE.rds AFTER.rds
+#
+# record: loads diffdiff from LIB, traces each exported function (exit
+# hook), runs tests/testthat file by file (all test-*.R unless given) and
+# saves, per file, the sequence of (function, numeric leaves) returned.
+# Numeric leaves of up to 5,000 values are kept whole, larger ones as length,
+# sum, sum of squares and a hash of their bytes. Environments, functions and
+# calls are not walked. compare: matches the two logs file by file and entry
+# by entry and prints the largest relative difference per file; exits 1 when
+# any entry differs by more than 1e-13 relative or the sequences differ.
+args <- commandArgs(trailingOnly = TRUE)
+mode <- args[1]
+
+leaves <- function(x, path, out, depth = 0L) {
+  if (depth > 6L || is.null(x) || is.environment(x) || is.function(x) || is.language(x)) return(out)
+  if (is.list(x)) {
+    nm <- names(x)
+    if (is.null(nm)) nm <- as.character(seq_along(x))
+    for (i in seq_along(x)) out <- leaves(x[[i]], paste0(path, "$", nm[i]), out, depth + 1L)
+    return(out)
+  }
+  if (is.numeric(x) || is.logical(x) || is.complex(x)) {
+    v <- as.double(if (is.complex(x)) c(Re(x), Im(x)) else unclass(x))
+    out[[path]] <- if (length(v) <= 5000L) v else
+      list(n = length(v), sum = sum(v, na.rm = TRUE), ss = sum(v^2, na.rm = TRUE),
+           hash = sum(as.double(writeBin(v, raw())) * seq_along(writeBin(v, raw()))))
+  }
+  out
+}
+
+if (mode == "record") {
+  lib <- args[2]; out <- args[3]; files <- args[-(1:3)]
+  suppressPackageStartupMessages({library(testthat); library(diffdiff, lib.loc = lib)})
+  ns <- asNamespace("diffdiff")
+  rec <- new.env()
+  rec$log <- list(); rec$file <- ""; rec$depth <- 0L
+  assign("..dd_identity_rec", rec, envir = globalenv())
+  record <- function(fname, value) {
+    r <- get("..dd_identity_rec", envir = globalenv())
+    e <- list(f = fname, v = tryCatch(leaves(value, "", list()), error = function(e) list()))
+    r$log[[r$file]][[length(r$log[[r$file]]) + 1L]] <- e
+  }
+  assign("..dd_identity_record", record, envir = globalenv())
+  exp <- sort(getNamespaceExports("diffdiff"))
+  exp <- exp[vapply(exp, function(f) is.function(get(f, ns)), logical(1))]
+  for (f in exp) {
+    ex <- bquote(..dd_identity_record(.(f), returnValue(NULL)))
+    suppressMessages(trace(f, exit = ex, where = ns, print = FALSE))
+  }
+  td <- file.path(Sys.getenv("DIFFDIFF_SRC_DIR", "."), "tests", "testthat")
+  if (!length(files)) files <- list.files(td, "^test-.*\\.R$")
+  files <- setdiff(basename(files), c("test-conformance-interrupt.R"))
+  old <- setwd(td)
+  for (h in list.files(".", "^helper.*\\.R$")) sys.source(h, envir = globalenv())
+  for (f in files) {
+    rec$file <- f
+    rec$log[[f]] <- list()
+    set.seed(1)
+    t0 <- proc.time()[["elapsed"]]
+    res <- tryCatch(as.data.frame(test_file(f, reporter = "silent", env = new.env(parent = globalenv()))),
+                    error = function(e) NULL)
+    cat(sprintf("%-45s %5d values %6.1f s\n", f, length(rec$log[[f]]), proc.time()[["elapsed"]] - t0))
+  }
+  setwd(old)
+  saveRDS(rec$log, out)
+} else if (mode == "compare") {
+  a <- readRDS(args[2]); b <- readRDS(args[3])
+  bad <- 0L
+  rel <- function(x, y) {
+    if (is.list(x) || is.list(y)) return(if (identical(x, y)) 0 else Inf)
+    if (length(x) != length(y)) return(Inf)
+    if (!identical(is.na(x), is.na(y))) return(Inf)
+    ok <- !is.na(x)
+    if (!any(ok)) return(0)
+    d <- abs(x[ok] - y[ok]); s <- pmax(abs(x[ok]), abs(y[ok]), 1e-300)
+    d[!is.finite(d) & x[ok] == y[ok]] <- 0
+    max(ifelse(d == 0, 0, d / pmax(s, 1e-8)))
+  }
+  for (f in union(names(a), names(b))) {
+    A <- a[[f]]; B <- b[[f]]
+    if (is.null(A) || is.null(B)) { cat(sprintf("%-45s only in one log\n", f)); bad <- bad + 1L; next }
+    fa <- vapply(A, `[[`, "", "f"); fb <- vapply(B, `[[`, "", "f")
+    if (!identical(fa, fb)) {
+      cat(sprintf("%-45s call sequences differ (%d vs %d values)\n", f, length(fa), length(fb)))
+      bad <- bad + 1L; next
+    }
+    worst <- 0; where <- ""; nleaf <- 0L
+    for (i in seq_along(A)) {
+      va <- A[[i]]$v; vb <- B[[i]]$v
+      for (p in union(names(va), names(vb))) {
+        nleaf <- nleaf + 1L
+        r <- if (is.null(va[[p]]) || is.null(vb[[p]])) Inf else rel(va[[p]], vb[[p]])
+        if (r > worst) { worst <- r; where <- sprintf("#%d %s%s", i, fa[i], p) }
+      }
+    }
+    flag <- if (worst > 1e-13) { bad <- bad + 1L; "DIFFERS" } else ""
+    cat(sprintf("%-45s %5d values %7d leaves  max rel %.1e %s %s\n", f, length(A), nleaf, worst, flag,
+                if (worst > 0) where else ""))
+  }
+  cat(sprintf("%d file(s) differ\n", bad))
+  quit(status = if (bad) 1L else 0L)
+}
