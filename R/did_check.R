@@ -97,13 +97,9 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   tlev <- sort(unique(tt))
   if (T < 2L) shared(dd_check_periods(tt, tname))
   if (N < 2L) shared(dd_check_units(idc, id, idname))
-  # duplicated unit-periods
+  # duplicated unit-periods: the estimators' check (the first unit and period)
+  shared(dd_check_unique_codes(idc, tc, id, tt))
   dup <- duplicated(data.frame(idc, tc))
-  if (any(dup)) {
-    r <- which(dup)[1]
-    add("DUPLICATE_ROWS", "error", "%d duplicated unit-period rows (e.g. unit %s in period %s): every estimator needs one row per unit and period.",
-        sum(dup), dd_show(id[r]), dd_show(tt[r]))
-  }
   # balance and gaps
   per_unit <- tabulate(idc[!dup] + 1L, N)
   unbal <- sum(per_unit < T)
@@ -132,10 +128,10 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
         names(byp)[worst], max(byp))
   }
   yv <- y[!miss]
-  if (length(unique(yv)) <= 1L) add("OUTCOME_CONSTANT", "error", "The outcome `%s` does not vary.", yname)
-  # an outcome whose squares overflow (or underflow): the estimators' scale
-  # check (OUTCOME_SCALE); its shape and tails are then not described
-  else if (!shared(dd_check_outcome(yv, yname))) yv <- numeric()
+  # the estimators' outcome check: constant (OUTCOME_CONSTANT), or squares
+  # that overflow or underflow (OUTCOME_SCALE); its shape and tails are then
+  # not described
+  if (!shared(dd_check_outcome(yv, yname))) yv <- numeric()
   else if (all(yv %in% c(0, 1))) add("OUTCOME_BINARY", "info", "The outcome is binary (0/1): effects are on probabilities; did_etwfe(family = \"logit\") models it.")
   else if (all(yv >= 0 & yv == round(yv))) add("OUTCOME_COUNT", "info", "The outcome is a count (whole numbers >= 0): did_etwfe(family = \"poisson\") models it.")
   else if (all(yv >= 0 & yv <= 1)) add("OUTCOME_BOUNDED", "info", "The outcome lies in [0, 1] (a share or rate).")

@@ -198,3 +198,21 @@ test_that("did_check flags what the estimators reject, with the estimators' code
   # the clean panel has none of these
   expect_true(all(did_check(d, "y", "id", "time", gname = "first_treat")$findings$severity == "info"))
 })
+
+test_that("did_check runs the estimators' own checks: the same code and message as did_cs's error", {
+  d <- cf_panel()
+  strip <- function(m) sub(" \\[did_check: [A-Z_]+\\]$", "", m)
+  cases <- list(constant = function(x) { x$y <- 2; x }, dups = function(x) rbind(x, x[7, ]))
+  for (k in names(cases)) {
+    x <- cases[[k]](d)
+    e <- tryCatch(did_cs(x, "y", "id", "t", "g"), diffdiff_error = function(e) e)
+    expect_s3_class(e, "diffdiff_error")
+    f <- did_check(x, "y", "id", "t", gname = "g")$findings
+    expect_true(e$code %in% f$code, info = k)
+    expect_identical(f$finding[f$code == e$code][1], strip(conditionMessage(e)), info = k)
+  }
+  # a reversal: did_check warns (a reversible design is valid for did_dcdh), with the unit count of the shared helper
+  r <- d; r$d[r$id == 2 & r$t == 6] <- 0
+  f <- did_check(r, "y", "id", "t", dname = "d")$findings
+  expect_match(f$finding[f$code == "TREATMENT_REVERSIBLE"], "switches off again for 1 units")
+})
