@@ -270,17 +270,10 @@ dd_placebo_units <- function(pan) {
     if (!all(d %in% c(0, 1)))
       dd_stop("`dname` = \"%s\" is not a 0/1 treatment indicator; placebo_test() redraws a binary treatment.",
               pan$key$role[["dname"]])
-    on <- d == 1
-    G <- rep(0, length(first))
-    if (any(on)) {
-      gmin <- tapply(pan$tt[on], pan$idc[on], min)
-      G[as.integer(names(gmin)) + 1L] <- gmin
-    }
-    Grow <- G[pan$idc + 1L]
-    bad <- which(as.logical(on) != (Grow > 0 & pan$tt >= Grow))
-    if (length(bad))
-      dd_stop("`dname` = \"%s\" switches off for unit %s (period %s); placebo_test() needs an absorbing treatment (once treated, always treated).",
-              pan$key$role[["dname"]], dd_show(pan$id[bad[1]]), dd_show(pan$tt[bad[1]]))
+    ft <- dd_first_treated(d, pan$idc, pan$tt, length(first))
+    dd_check_absorbing(ft, pan$key$role[["dname"]], pan$id, pan$tt, pan$idc,
+                       "placebo_test() needs an absorbing treatment (once treated, always treated).")
+    G <- ifelse(is.finite(ft$first), ft$first, 0)
     role <- "dname"
   } else dd_stop("internal error: the panel has no treatment (gname or dname); please report.")
   list(G = G, id = pan$id[first], role = role, tlev = tlev)

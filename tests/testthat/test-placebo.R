@@ -345,7 +345,7 @@ test_that("placebo_test(): bad input", {
   # a treatment that switches off
   x <- d; x$D[x$id == x$id[x$D == 1][1] & x$time == max(x$time)] <- 0L
   tw <- did_twfe(x, "y", "id", "time", "D")
-  expect_error(placebo_test(tw, "permutation", data = x, nperm = 5), "switches off for unit")
+  expect_error(placebo_test(tw, "permutation", data = x, nperm = 5), "switches off again for unit .*placebo_test\\(\\) needs an absorbing treatment", class = "diffdiff_treatment_reversible")
   # unsupported estimators and settings
   f2 <- did_2x2(transform(d[d$time %in% 1:2, ], post = time == 2, tr = first_treat > 0), "y", "tr", "post")
   expect_error(placebo_test(f2), "did_2x2\\(\\), which placebo_test\\(\\) does not support")

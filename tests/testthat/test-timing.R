@@ -47,6 +47,9 @@ test_that("no R file outside R/timing.R computes first treated periods from a 0/
   root <- source_root("R/timing.R")
   files <- setdiff(list.files(file.path(root, "R"), "\\.R$", full.names = TRUE), file.path(root, "R", "timing.R"))
   pat <- "tapply\\([^)]*\\[on\\][^)]*min\\)|max\\.col\\(D == 1|!duplicated\\(idc\\[o\\]\\)"
-  hits <- unlist(lapply(files, function(f) { l <- readLines(f); paste0(basename(f), ":", grep(pat, l)) [grepl(pat, l)] }))
+  hits <- unlist(lapply(files, function(f) {
+    i <- grep(pat, readLines(f))
+    if (length(i)) paste0(basename(f), ":", i) else character()
+  }))
   expect_identical(hits, character())
 })
