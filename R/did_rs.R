@@ -297,9 +297,6 @@ dd_rs_gmin <- function(th, gl) {
   if (length(k)) gl[min(k)] else gl[1]
 }
 
-# Sums of x within cohorts (k: 1..G per unit; N: the G cohort sizes).
-dd_rs_gsum <- function(x, k, N) .Call(C_cell_sums, as.double(x), NULL, k - 1L, length(N))[, 1]
-
 # Moore-Penrose inverse with MASS::ginv's tolerance.
 dd_rs_ginv <- function(X) {
   s <- svd(X)

@@ -137,21 +137,6 @@ dd_check_sigma <- function(sigma, n) {
   unname(sigma)
 }
 
-# Reads an event study stored as text (the format of inst/extdata/honestdid_*_event_study.txt:
-# lines "betahat ...", "pre_indices ...", "post_indices ...", then "sigma" and its rows).
-dd_read_event_study <- function(path) {
-  L <- readLines(path)
-  field <- function(key) {
-    line <- L[startsWith(L, paste0(key, " "))][1]
-    as.numeric(strsplit(trimws(sub(paste0("^", key, " +"), "", line)), " +")[[1]])
-  }
-  j <- which(startsWith(L, "sigma"))
-  rows <- L[(j + 1):length(L)]
-  rows <- rows[nzchar(trimws(rows))]
-  list(b = field("betahat"), S = do.call(rbind, lapply(strsplit(trimws(rows), " +"), as.numeric)),
-       K = length(field("pre_indices")), P = length(field("post_indices")))
-}
-
 # weights of the post-period effects in a target parameter
 dd_check_lvec <- function(l_vec, P, nonzero = TRUE) {
   if (!is.numeric(l_vec) || length(l_vec) != P || anyNA(l_vec) || any(!is.finite(l_vec)) ||

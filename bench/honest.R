@@ -23,9 +23,9 @@ out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 dd_threads(2)
 
+source(file.path("tests", "testthat", "helper-honest.R"))   # read_event_study()
 read_es <- function(name)
-  diffdiff:::dd_read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"),
-                                             package = "diffdiff"))
+  read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"), package = "diffdiff"))
 lw <- read_es("lw")
 data("castle", package = "bacondecomp", envir = environment())
 inputs <- list(lw = lw, castle = castle)

@@ -94,7 +94,9 @@ if (mode == "record") {
       va <- A[[i]]$v; vb <- B[[i]]$v
       for (p in union(names(va), names(vb))) {
         nleaf <- nleaf + 1L
-        r <- if (is.null(va[[p]]) || is.null(vb[[p]])) Inf else rel(va[[p]], vb[[p]])
+        # by position: `[[""]]` does not match the empty name of a top-level value
+        ia <- match(p, names(va)); ib <- match(p, names(vb))
+        r <- if (is.na(ia) || is.na(ib)) Inf else rel(va[[ia]], vb[[ib]])
         if (r > worst) { worst <- r; where <- sprintf("#%d %s%s", i, fa[i], p) }
       }
     }

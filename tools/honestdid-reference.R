@@ -8,7 +8,8 @@ lib <- if (length(args)) args[1] else "/tmp/honestlib"
 .libPaths(c(lib, .libPaths()))
 suppressPackageStartupMessages(library(HonestDiD))
 
-read_es <- function(path) diffdiff:::dd_read_event_study(path)   # the installed diffdiff
+source(file.path("tests", "testthat", "helper-honest.R"))   # read_event_study()
+read_es <- read_event_study
 bc <- read_es("inst/extdata/honestdid_bc_event_study.txt")
 bc1 <- list(b = bc$b[1:5], S = bc$S[1:5, 1:5], K = 4, P = 1)      # one post period
 data_sets <- list(bc = bc, bc1 = bc1)

@@ -8,7 +8,7 @@
 # in the HonestDiD repository at commit fdadae3, version 0.2.6).
 
 read_es <- function(name)
-  diffdiff:::dd_read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"),
+  read_event_study(system.file("extdata", paste0("honestdid_", name, "_event_study.txt"),
                                              package = "diffdiff"))
 
 # largest absolute difference below tol (the references are rounded to the digits printed)

@@ -190,7 +190,7 @@ test_that("item 10: did_sdid takes periods as every estimator does (numeric, by 
 })
 
 test_that("item 11: honest_did never returns an interval cut at the grid's end", {
-  es <- diffdiff:::dd_read_event_study(system.file("extdata", "honestdid_bc_event_study.txt", package = "diffdiff"))
+  es <- read_event_study(system.file("extdata", "honestdid_bc_event_study.txt", package = "diffdiff"))
   # RM, C-LF, Mbar = 2: the default grid (+/- 20 se) used to cut the upper end at 0.3795 with a warning
   expect_silent(h <- honest_did(betahat = es$b, sigma = es$S, num_pre = es$K, type = "RM", Mbar = c(1, 2),
                                 breakdown = FALSE))
