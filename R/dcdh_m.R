@@ -84,18 +84,16 @@ dd_dcdh_m_fit <- function(p, d, placebo, thr, cl, sp, call, yname, idname, tname
   est <- stats::setNames(r$est, terms)
   ok <- !is.na(est)
   U <- r$U; colnames(U) <- terms
-  V <- crossprod(U) / r$G^2
-  V[!ok, ] <- NA_real_; V[, !ok] <- NA_real_
-  label <- sprintf("DID_M influence functions, clustered (%s)", if (is.null(cluster)) idname else cluster)
-  bt <- dd_boot_table(est, V, Inf, sp, which(ok), function(V) dd_ifs_boot(U, V, sp, which(ok), label))
-  tab <- bt$tab
+  res <- dd_if_result(est, U, r$G, sp, which(ok), "DID_M influence functions",
+                      sprintf("clustered (%s)", if (is.null(cluster)) idname else cluster), ok = ok)
+  tab <- res$tab
   tab$n <- r$N; tab$switchers <- r$switchers
   notes <- if (any(!ok)) sprintf("%s: no comparison available.", paste(terms[!ok], collapse = ", ")) else character()
   info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille DID_M (did_dcdh)", yname,
-                  length(p$y), if (sp$nboot > 0L) "bootstrap" else "cluster", if (sp$nboot > 0L) bt$label else label,
+                  length(p$y), if (sp$nboot > 0L) "bootstrap" else "cluster", res$label,
                   Inf, sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
-                  n_clusters = nrow(U), notes = notes)
-  new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
-             list(crit = bt$crit, nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
+                  n_clusters = res$n_clusters, notes = notes)
+  new_dd_fit("did_dcdh", tab, est, res$V, info, call,
+             list(crit = res$crit, nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
                   estimand = "DID_M", inf = U))
 }

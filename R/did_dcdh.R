@@ -301,43 +301,29 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   terms <- c(paste0("event::", ev[!is.na(ev)]), if (!is.null(r$ATE)) "ATT")
   est <- stats::setNames(M[, "Estimate"], terms)
   # influence functions: the effects' and placebos' (cluster sums), and the
-  # average total effect's; V = crossprod / G^2
+  # average total effect's; V = crossprod / G^2 (a survey design: PSU totals
+  # centred within strata, or replicate totals); the joint tests from this V
   U <- cbind(r$IF, r$IF_ate)
   colnames(U) <- terms
-  label <- sprintf("dCDH influence functions, clustered (%s)", if (is.null(cluster)) idname else cluster)
-  # a survey design: the groups' influence functions become PSU totals
-  # centred within strata (or replicate totals), the rows of the variance
-  # and of the multiplier bootstrap
-  R <- U
-  if (!is.null(design)) {
-    grow <- p$rows[dd_first_rows(p$idc)][match(r$groups, p$id[dd_first_rows(p$idc)])]
-    R <- as.matrix(dd_if_rows(dd_ifs_dense(U), dd_svy_if_rows(design, grow)))
-    colnames(R) <- terms
-    label <- if (design$replicate) sprintf("dCDH influence functions, survey design (%d %s replicates)",
-                                           ncol(design$repweights), design$type)
-             else "dCDH influence functions, survey design (Taylor linearisation, PSUs within strata)"
-  }
-  V <- crossprod(R) / r$G^2
-  se_ok <- is.finite(M[, "SE"])
-  V[!se_ok, ] <- NA_real_; V[, !se_ok] <- NA_real_
   band <- seq_len(le + lp)
-  # the joint tests (all effects, all placebos zero) from this same variance:
-  # clustered or design-based, as the table's standard errors
-  joint_p <- function(k) if (length(k) > 1L) dd_dcdh_joint(est[k], V[k, k, drop = FALSE], length(k)) else NA_real_
-  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(R, V, sp, band, label))
-  tab <- bt$tab
+  grow <- if (!is.null(design)) p$rows[dd_first_rows(p$idc)][match(r$groups, p$id[dd_first_rows(p$idc)])]
+  res <- dd_if_result(est, U, r$G, sp, band, "dCDH influence functions",
+                      sprintf("clustered (%s)", if (is.null(cluster)) idname else cluster),
+                      ok = is.finite(M[, "SE"]), design = design, unit_rows = grow)
+  V <- res$V_analytic
+  joint_p <- function(k) if (length(k) > 1L) dd_if_wald(est[k], V[k, k, drop = FALSE], length(k)) else NA_real_
+  tab <- res$tab
   tab$event <- ev
   tab$n <- M[, "N"]; tab$switchers <- M[, "Switchers"]
   info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille event study (did_dcdh)", yname, length(p$y),
-                  if (sp$nboot > 0L) "bootstrap" else "cluster", if (sp$nboot > 0L) bt$label else label, Inf,
+                  if (sp$nboot > 0L) "bootstrap" else "cluster", res$label, Inf,
                   sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
-                  n_clusters = if (is.null(design)) nrow(U) else if (design$replicate) NULL else nrow(R),
-                  notes = notes)
-  new_dd_fit("did_dcdh", tab, est, bt$V, info, call,
-             list(event_study = dd_es_spec(reference = -1), crit = bt$crit, nboot = sp$nboot,
+                  n_clusters = res$n_clusters, notes = notes)
+  new_dd_fit("did_dcdh", tab, est, res$V, info, call,
+             list(event_study = dd_es_spec(reference = -1), crit = res$crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
                   joint = c(effects = joint_p(seq_len(le)), placebos = joint_p(le + seq_len(lp)),
-                            if (effects_equal) c(equal_effects = dd_dcdh_equal(est[seq_len(le)],
+                            if (effects_equal) c(equal_effects = dd_if_wald_equal(est[seq_len(le)],
                                                                               V[seq_len(le), seq_len(le), drop = FALSE]))),
                   delta_D_avg_total = r$delta_D_avg_total, inf = U, estimand = "dynamic",
                   predict_het = predict_het))
@@ -413,23 +399,4 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X =
   colnames(U) <- c(paste0("Effect_", seq_len(le)), if (lp) paste0("Placebo_", seq_len(lp)))
   list(Effects = eff, Placebos = pls, ATE = NULL, G = G, IF = U, IF_ate = NULL,
        delta_D_avg_total = NA_real_, groups = r1$groups)
-}
-
-# Wald test that the effects b are all equal (their deviations from their
-# mean are zero: k - 1 degrees of freedom), as DIDmultiplegtDYN's
-# effects_equal; NA when fewer than two effects or a singular covariance
-dd_dcdh_equal <- function(b, V) {
-  k <- length(b)
-  if (k < 2L) return(NA_real_)
-  Dm <- cbind(diag(k - 1L), 0) - 1 / k
-  dd_dcdh_joint(drop(Dm %*% b), Dm %*% V %*% t(Dm), k - 1L)
-}
-
-# Wald test that the k estimates b are all zero; NA unless their covariance
-# is well invertible (every eigenvalue above 1e-10, as DIDmultiplegtDYN 2.4.0)
-dd_dcdh_joint <- function(b, Vs, k) {
-  if (k < 2 || any(is.na(b)) || any(!is.finite(Vs))) return(NA_real_)
-  ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
-  if (sum(ev > 1e-10) < k) return(NA_real_)
-  stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
 }

@@ -120,118 +120,12 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   if (!is.null(p$survey) && p$survey$design$replicate && family != "gaussian")
     dd_stop("`survey`: a replicate-weight design with `family` = \"%s\" is not supported (its replicates would need nonlinear refits); use a design with PSUs and strata (Taylor linearisation).",
             family)
-  y <- p$y; tt <- as.double(p$tt)
-  G <- ifelse(p$never, Inf, as.double(p$g))
-  if (family == "poisson" && any(y < 0))
-    dd_stop("`yname` = \"%s\" has negative values (smallest %s): a Poisson model needs outcomes >= 0.", yname,
-            format(min(y)))
-  if (family == "logit" && any(y != 0 & y != 1))
-    dd_stop("`yname` = \"%s\" has values other than 0 and 1 (e.g. %s): a logit model needs a binary outcome.", yname,
-            format(y[y != 0 & y != 1][1]))
-  tl <- sort(unique(tt)); tref <- tl[1]
-  rows <- rep(TRUE, length(y))
-  notes <- character()
-  first <- is.finite(G) & G <= tref
-  if (any(first)) {
-    warning(sprintf("Dropped %d observations of units already treated in the first period (cohort(s) %s).", sum(first),
-                    paste(unique(G[first]), collapse = ", ")), call. = FALSE)
-    rows <- rows & !first
-  }
-  if (any(!is.finite(G[rows]))) {
-    gref <- Inf
-  } else if (control_group == "notyettreated") {
-    gref <- max(G[rows])
-    notes <- c(notes, sprintf("no never-treated units: cohort %s (the last treated) is the comparison; periods from %s on are dropped.",
-                              format(gref), format(gref)))
-    late <- rows & tt >= gref
-    if (any(late))
-      message(sprintf("diffdiff: no never-treated units: cohort %s (the last treated) is the comparison group; %d observations of periods from %s on (no not-yet-treated observations there) are dropped.",
-                      format(gref), sum(late), format(gref)))
-    rows <- rows & tt < gref
-  } else {
-    dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".",
-            gname, .code = "NO_NEVER_TREATED")
-  }
-  keep <- which(rows)
-  if (!all(rows)) {
-    y <- y[keep]; tt <- tt[keep]; G <- G[keep]
-    p$X <- if (is.null(p$X)) NULL else p$X[keep, , drop = FALSE]
-    p$w <- if (is.null(p$w)) NULL else p$w[keep]
-    p$cluster <- lapply(p$cluster, `[`, keep)
-    p$idc <- dd_recode(p$idc, keep); p$tc <- dd_recode(p$tc, keep)
-    p$id <- p$id[keep]
-    if (!is.null(p$survey)) p$survey$rows <- p$survey$rows[keep]
-  }
-  tl <- sort(unique(tt))
-  glist <- sort(unique(G[is.finite(G) & G != gref]))
-  if (!length(glist)) {
-    if (is.finite(gref))
-      dd_stop("`gname` = \"%s\": there are no never-treated units and one cohort (%s), which is then the comparison (not yet treated until %s): no cohort is left to estimate and no period has not-yet-treated observations after its adoption.",
-              gname, format(gref), format(gref))
-    dd_stop("`gname` = \"%s\": no treated cohort is left to estimate.", gname)
-  }
-  # the cells: treated periods (not yet treated comparisons) or every period
-  # but the one before adoption (never treated)
-  prev <- vapply(glist, function(g) { j <- which(tl < g); if (length(j)) max(tl[j]) else NA_real_ }, numeric(1))
-  inc <- G != gref & (if (control_group == "notyettreated") tt >= G else tt != prev[match(G, glist)])
-  inc[is.na(inc)] <- FALSE
-  tcode <- match(tt, tl)
-  ckey <- ifelse(inc, match(G, glist) * (length(tl) + 1) + tcode, NA_real_)
-  uk <- sort(unique(ckey[inc]))
-  cells <- data.frame(g = glist[uk %/% (length(tl) + 1)], t = tl[uk %% (length(tl) + 1)])
-  cidx <- match(ckey, uk)
-  cidx[!inc] <- NA_integer_
-  K <- nrow(cells)
-  cterm <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
+  s <- dd_etwfe_sample(p, control_group, family, yname, gname)
+  y <- s$y; tt <- s$tt; G <- s$G; p <- s$p; gref <- s$gref; notes <- s$notes; tl <- s$tl
   n <- length(y)
-  # the design, allocated once and filled by column: the cell indicators,
-  # with covariates (demeaned within cohort over the estimation sample) the
-  # cell interactions, the covariates and their cohort- and period-specific
-  # slopes; with fe = "none" the cohort and period indicators
-  xnm <- character()
-  Xdm <- NULL
-  gcols <- sort(unique(G[G != gref])); tcols <- tl[-1]
-  if (!is.null(p$X) && ncol(p$X)) {
-    xnm <- colnames(p$X)
-    gcode <- match(G, sort(unique(G)))
-    Xdm <- p$X - apply(p$X, 2, function(x) (rowsum(x, gcode, reorder = TRUE)[, 1] / tabulate(gcode))[gcode])
-    flat <- apply(abs(Xdm[G != gref, , drop = FALSE]), 2, max) <= 1e-12 * pmax(1, apply(abs(p$X), 2, max))
-    if (any(flat))
-      dd_stop("`xformla`: %s %s constant within every treated cohort, so %s cell interactions are zero; drop %s (the cohort effects absorb %s).",
-              paste0("'", xnm[flat], "'", collapse = ", "), if (sum(flat) > 1) "are" else "is",
-              if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
-              if (sum(flat) > 1) "them" else "it")
-  }
-  # linear models with cohort (or no) fixed effects are solved like the
-  # nonlinear ones: explicit cohort and period indicators in a sparse design
-  # and the normal equations (dd_glm's sparse path); unit fixed effects are
-  # absorbed (dd_estimate)
-  dummies <- fe == "none" || (family == "gaussian" && fe == "cohort")
-  cn <- c(if (dummies) "(Intercept)", cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
-          unlist(lapply(xnm, function(z) c(z, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), z),
-                                            sprintf("period::%s:%s", format(tcols, trim = TRUE), z)))),
-          if (dummies) c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
-                         sprintf("period::%s", format(tcols, trim = TRUE))))
-  X <- matrix(0, n, length(cn), dimnames = list(NULL, cn))
-  off <- if (cn[1] == "(Intercept)") 1L else 0L
-  if (off) X[, 1] <- 1
-  ir <- which(inc)
-  X[cbind(ir, off + cidx[ir])] <- 1
-  for (j in seq_along(xnm)) {
-    X[cbind(ir, off + K * j + cidx[ir])] <- Xdm[ir, j]
-    x <- p$X[, j]
-    X[, xnm[j]] <- x
-    for (g in gcols) { r <- which(G == g); X[r, sprintf("cohort::%s:%s", format(g, trim = TRUE), xnm[j])] <- x[r] }
-    for (s0 in tcols) { r <- which(tt == s0); X[r, sprintf("period::%s:%s", format(s0, trim = TRUE), xnm[j])] <- x[r] }
-  }
-  if (dummies) {
-    for (g in gcols) X[G == g, sprintf("cohort::%s", format(g, trim = TRUE))] <- 1
-    for (s0 in tcols) X[tt == s0, sprintf("period::%s", format(s0, trim = TRUE))] <- 1
-  }
-  fel <- switch(fe, cohort = stats::setNames(list(dd_codes(G), p$tc), c(gname, tname)),
-                unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
-  fe_sizes <- if (is.null(fel)) NULL else vapply(fel, function(f) attr(f, "nlev"), integer(1))
-  if (dummies) fel <- NULL
+  d <- dd_etwfe_design(p, y, tt, G, gref, tl, s$glist, control_group, fe, family, gname, idname, tname)
+  X <- d$X; cterm <- d$cterm; cidx <- d$cidx; xnm <- d$xnm; Xdm <- d$Xdm; gcols <- d$gcols; tcols <- d$tcols
+  fel <- d$fel; fe_sizes <- d$fe_sizes; dummies <- d$dummies
   ifs <- NULL
   if (family == "gaussian" && !dummies) {
     est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm, survey = p$survey, boot_key = list(p$id, tt),
@@ -305,6 +199,137 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                   boot = boot))
 }
 
+# the estimation sample: units treated in the first period dropped, and
+# without never-treated units the last cohort as the comparison (its
+# periods from adoption on dropped); the outcome, periods and cohorts
+# (Inf: never treated) on the kept rows, and the panel restricted to them
+dd_etwfe_sample <- function(p, control_group, family, yname, gname) {
+  y <- p$y; tt <- as.double(p$tt)
+  G <- ifelse(p$never, Inf, as.double(p$g))
+  if (family == "poisson" && any(y < 0))
+    dd_stop("`yname` = \"%s\" has negative values (smallest %s): a Poisson model needs outcomes >= 0.", yname,
+            format(min(y)))
+  if (family == "logit" && any(y != 0 & y != 1))
+    dd_stop("`yname` = \"%s\" has values other than 0 and 1 (e.g. %s): a logit model needs a binary outcome.", yname,
+            format(y[y != 0 & y != 1][1]))
+  tl <- sort(unique(tt)); tref <- tl[1]
+  rows <- rep(TRUE, length(y))
+  notes <- character()
+  first <- is.finite(G) & G <= tref
+  if (any(first)) {
+    warning(sprintf("Dropped %d observations of units already treated in the first period (cohort(s) %s).", sum(first),
+                    paste(unique(G[first]), collapse = ", ")), call. = FALSE)
+    rows <- rows & !first
+  }
+  if (any(!is.finite(G[rows]))) {
+    gref <- Inf
+  } else if (control_group == "notyettreated") {
+    gref <- max(G[rows])
+    notes <- c(notes, sprintf("no never-treated units: cohort %s (the last treated) is the comparison; periods from %s on are dropped.",
+                              format(gref), format(gref)))
+    late <- rows & tt >= gref
+    if (any(late))
+      message(sprintf("diffdiff: no never-treated units: cohort %s (the last treated) is the comparison group; %d observations of periods from %s on (no not-yet-treated observations there) are dropped.",
+                      format(gref), sum(late), format(gref)))
+    rows <- rows & tt < gref
+  } else {
+    dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA), so `control_group` = \"nevertreated\" has no comparison group; use control_group = \"notyettreated\".",
+            gname, .code = "NO_NEVER_TREATED")
+  }
+  keep <- which(rows)
+  if (!all(rows)) {
+    y <- y[keep]; tt <- tt[keep]; G <- G[keep]
+    p$X <- if (is.null(p$X)) NULL else p$X[keep, , drop = FALSE]
+    p$w <- if (is.null(p$w)) NULL else p$w[keep]
+    p$cluster <- lapply(p$cluster, `[`, keep)
+    p$idc <- dd_recode(p$idc, keep); p$tc <- dd_recode(p$tc, keep)
+    p$id <- p$id[keep]
+    if (!is.null(p$survey)) p$survey$rows <- p$survey$rows[keep]
+  }
+  tl <- sort(unique(tt))
+  glist <- sort(unique(G[is.finite(G) & G != gref]))
+  if (!length(glist)) {
+    if (is.finite(gref))
+      dd_stop("`gname` = \"%s\": there are no never-treated units and one cohort (%s), which is then the comparison (not yet treated until %s): no cohort is left to estimate and no period has not-yet-treated observations after its adoption.",
+              gname, format(gref), format(gref))
+    dd_stop("`gname` = \"%s\": no treated cohort is left to estimate.", gname)
+  }
+  list(y = y, tt = tt, G = G, p = p, gref = gref, notes = notes, tl = tl, glist = glist)
+}
+
+# the cells and the design of did_etwfe's regression: cell indicators, their
+# interactions with the covariates (demeaned within cohort), covariates
+# with cohort- and period-specific slopes, and with fe = "none" (or a
+# linear model with cohort effects) the cohort and period indicators; the
+# fixed effects to absorb
+dd_etwfe_design <- function(p, y, tt, G, gref, tl, glist, control_group, fe, family, gname, idname, tname) {
+  # the cells: treated periods (not yet treated comparisons) or every period
+  # but the one before adoption (never treated)
+  prev <- vapply(glist, function(g) { j <- which(tl < g); if (length(j)) max(tl[j]) else NA_real_ }, numeric(1))
+  inc <- G != gref & (if (control_group == "notyettreated") tt >= G else tt != prev[match(G, glist)])
+  inc[is.na(inc)] <- FALSE
+  tcode <- match(tt, tl)
+  ckey <- ifelse(inc, match(G, glist) * (length(tl) + 1) + tcode, NA_real_)
+  uk <- sort(unique(ckey[inc]))
+  cells <- data.frame(g = glist[uk %/% (length(tl) + 1)], t = tl[uk %% (length(tl) + 1)])
+  cidx <- match(ckey, uk)
+  cidx[!inc] <- NA_integer_
+  K <- nrow(cells)
+  cterm <- sprintf("ATT(%s,%s)", format(cells$g, trim = TRUE), format(cells$t, trim = TRUE))
+  n <- length(y)
+  # the design, allocated once and filled by column: the cell indicators,
+  # with covariates (demeaned within cohort over the estimation sample) the
+  # cell interactions, the covariates and their cohort- and period-specific
+  # slopes; with fe = "none" the cohort and period indicators
+  xnm <- character()
+  Xdm <- NULL
+  gcols <- sort(unique(G[G != gref])); tcols <- tl[-1]
+  if (!is.null(p$X) && ncol(p$X)) {
+    xnm <- colnames(p$X)
+    gcode <- match(G, sort(unique(G)))
+    Xdm <- p$X - apply(p$X, 2, function(x) (rowsum(x, gcode, reorder = TRUE)[, 1] / tabulate(gcode))[gcode])
+    flat <- apply(abs(Xdm[G != gref, , drop = FALSE]), 2, max) <= 1e-12 * pmax(1, apply(abs(p$X), 2, max))
+    if (any(flat))
+      dd_stop("`xformla`: %s %s constant within every treated cohort, so %s cell interactions are zero; drop %s (the cohort effects absorb %s).",
+              paste0("'", xnm[flat], "'", collapse = ", "), if (sum(flat) > 1) "are" else "is",
+              if (sum(flat) > 1) "their" else "its", if (sum(flat) > 1) "them" else "it",
+              if (sum(flat) > 1) "them" else "it")
+  }
+  # linear models with cohort (or no) fixed effects are solved like the
+  # nonlinear ones: explicit cohort and period indicators in a sparse design
+  # and the normal equations (dd_glm's sparse path); unit fixed effects are
+  # absorbed (dd_estimate)
+  dummies <- fe == "none" || (family == "gaussian" && fe == "cohort")
+  cn <- c(if (dummies) "(Intercept)", cterm, if (length(xnm)) as.vector(outer(cterm, xnm, function(a, z) paste0(a, ":", z))),
+          unlist(lapply(xnm, function(z) c(z, sprintf("cohort::%s:%s", format(gcols, trim = TRUE), z),
+                                            sprintf("period::%s:%s", format(tcols, trim = TRUE), z)))),
+          if (dummies) c(sprintf("cohort::%s", format(gcols, trim = TRUE)),
+                         sprintf("period::%s", format(tcols, trim = TRUE))))
+  X <- matrix(0, n, length(cn), dimnames = list(NULL, cn))
+  off <- if (cn[1] == "(Intercept)") 1L else 0L
+  if (off) X[, 1] <- 1
+  ir <- which(inc)
+  X[cbind(ir, off + cidx[ir])] <- 1
+  for (j in seq_along(xnm)) {
+    X[cbind(ir, off + K * j + cidx[ir])] <- Xdm[ir, j]
+    x <- p$X[, j]
+    X[, xnm[j]] <- x
+    for (g in gcols) { r <- which(G == g); X[r, sprintf("cohort::%s:%s", format(g, trim = TRUE), xnm[j])] <- x[r] }
+    for (s0 in tcols) { r <- which(tt == s0); X[r, sprintf("period::%s:%s", format(s0, trim = TRUE), xnm[j])] <- x[r] }
+  }
+  if (dummies) {
+    for (g in gcols) X[G == g, sprintf("cohort::%s", format(g, trim = TRUE))] <- 1
+    for (s0 in tcols) X[tt == s0, sprintf("period::%s", format(s0, trim = TRUE))] <- 1
+  }
+  fel <- switch(fe, cohort = stats::setNames(list(dd_codes(G), p$tc), c(gname, tname)),
+                unit = stats::setNames(list(p$idc, p$tc), c(idname, tname)), none = NULL)
+  fe_sizes <- if (is.null(fel)) NULL else vapply(fel, function(f) attr(f, "nlev"), integer(1))
+  if (dummies) fel <- NULL
+  list(X = X, cterm = cterm, cidx = cidx, xnm = xnm, Xdm = Xdm, gcols = gcols, tcols = tcols, fel = fel,
+       fe_sizes = fe_sizes, dummies = dummies)
+}
+
+
 #' Aggregate a did_etwfe fit
 #'
 #' The averages of `etwfe::emfx()`: each treated observation's effect (its
@@ -375,7 +400,7 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
       J[, cols[have]] <- S[, have, drop = FALSE]
     }
     J <- J / den
-    est <- drop(J %*% b)
+    est <- NULL                                          # J b (dd_lincom below)
   } else {
     # the design with the cell off is the design with the cell columns
     # zeroed: eta0 from the coefficients with those zeroed, and the
@@ -392,13 +417,18 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
     J <- J[seq_along(lev), , drop = FALSE] / den
     est <- gsum(wt * (F(eta1) - F(eta0)))[, 1] / den
   }
-  V <- J %*% x$vcov %*% t(J)
+  # the averages' covariance (the delta method's linearisation J: the
+  # averages of a linear fit are J b) and their influence functions
+  lc <- dd_lincom(b, x$vcov, J)
+  if (is.null(est)) est <- lc$estimate
+  V <- lc$vcov
   se <- sqrt(pmax(diag(V), 0))
   crit <- NA_real_
   if (!is.null(x$ifs)) {
     # the multiplier bootstrap's draws of the averages: J times the
-    # coefficients' (the delta method's linearisation)
-    bt <- dd_ifs_boot(x$ifs %*% t(J[, colnames(x$ifs), drop = FALSE]), V, x$boot,
+    # coefficients'
+    cn <- colnames(x$ifs)
+    bt <- dd_ifs_boot(dd_lincom(b[cn], NULL, J[, cn, drop = FALSE], ifs = x$ifs)$ifs, V, x$boot,
                       if (type == "dynamic" && x$boot$cband) seq_along(lev) else integer(),
                       structure(x$boot$label, psu = x$boot$psu))
     se <- bt$se; V <- bt$V; crit <- bt$crit

@@ -248,16 +248,14 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   }
   est <- stats::setNames(R[, "estimate"], terms)
   colnames(Ui) <- terms
-  V <- crossprod(Ui)
-  dimnames(V) <- list(terms, terms)
-  label <- sprintf("local-linear robust bias-corrected (%s kernel, %s bandwidth)", kernel, bwselect)
   band <- seq_along(terms)
-  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(Ui, V, sp, band, label))
+  bt <- dd_if_result(est, Ui, 1, sp, band,
+                     sprintf("local-linear robust bias-corrected (%s kernel, %s bandwidth)", kernel, bwselect), NULL)
   tab <- dd_had_centre(bt$tab, R[, "estimate_bc"], bt$crit, sp$alpha)
   tab$event <- ev
   tab$n <- R[, "n"]; tab$bw <- R[, "bw"]; tab$n_bw <- R[, "n_bw"]; tab$estimate_bc <- R[, "estimate_bc"]
   info <- dd_info("did_had", "Heterogeneous adoption design (did_had)", yname, length(p$y),
-                  if (sp$nboot > 0L) "bootstrap" else "analytic", if (sp$nboot > 0L) bt$label else label, Inf,
+                  if (sp$nboot > 0L) "bootstrap" else "analytic", bt$label, Inf,
                   sp$alpha, terms, n_units = nG, n_periods = nT, notes = notes)
   new_dd_fit("dd_had", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1, estimate = "estimate_bc"), crit = bt$crit,

@@ -284,3 +284,50 @@ dd_reg_agg_table <- function(est, lc, S, spec, band)
 # coefficients: the variance's (one number), or CR2's Satterthwaite degrees
 # of freedom of each combination.
 dd_vc_df <- function(vc, S) if (identical(vc$type, "CR2")) dd_cr2_df(vc$cr2, S) else vc$df
+
+# The result layer of estimators whose engines return estimates and their
+# influence functions U (rows: groups, clusters or units, in an order that
+# does not depend on the row order of the data; columns: the estimates;
+# covariance crossprod(U) / scale^2): with a survey design the rows become
+# PSU totals centred within strata, or replicate totals (unit_rows: the data
+# row of each row of U); estimates with ok = FALSE get no variance. Returns
+# the table (multiplier bootstrap and sup-t band over `band` when sp asks),
+# the covariance (bootstrap-rescaled: V; analytic or design-based:
+# V_analytic, for Wald tests), the variance label, the rows R and the number
+# of clusters. what: the influence functions' name ("dCDH influence
+# functions"), how: the analytic variance's description (NULL: none).
+dd_if_result <- function(est, U, scale, sp, band, what, how, ok = NULL, design = NULL, unit_rows = NULL) {
+  R <- U
+  label <- if (is.null(how)) what else sprintf("%s, %s", what, how)
+  if (!is.null(design)) {
+    R <- as.matrix(dd_if_rows(dd_ifs_dense(U), dd_svy_if_rows(design, unit_rows)))
+    colnames(R) <- colnames(U)
+    label <- if (design$replicate) sprintf("%s, survey design (%d %s replicates)", what,
+                                           ncol(design$repweights), design$type)
+             else sprintf("%s, survey design (Taylor linearisation, PSUs within strata)", what)
+  }
+  V <- crossprod(R) / scale^2
+  if (!is.null(ok)) { V[!ok, ] <- NA_real_; V[, !ok] <- NA_real_ }
+  bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(R, V, sp, band, label))
+  list(tab = bt$tab, V = bt$V, V_analytic = V, crit = bt$crit, label = if (sp$nboot > 0L) bt$label else label,
+       R = R, n_clusters = if (is.null(design)) nrow(U) else if (design$replicate) NULL else nrow(R))
+}
+
+# Wald test that the effects b are all equal (their deviations from their
+# mean are zero: k - 1 degrees of freedom), as DIDmultiplegtDYN's
+# effects_equal (did_dcdh); NA when fewer than two effects or a singular covariance
+dd_if_wald_equal <- function(b, V) {
+  k <- length(b)
+  if (k < 2L) return(NA_real_)
+  Dm <- cbind(diag(k - 1L), 0) - 1 / k
+  dd_if_wald(drop(Dm %*% b), Dm %*% V %*% t(Dm), k - 1L)
+}
+
+# Wald test that the k estimates b are all zero; NA unless their covariance
+# is well invertible (every eigenvalue above 1e-10, as DIDmultiplegtDYN 2.4.0)
+dd_if_wald <- function(b, Vs, k) {
+  if (k < 2 || any(is.na(b)) || any(!is.finite(Vs))) return(NA_real_)
+  ev <- eigen(Vs, symmetric = TRUE, only.values = TRUE)$values
+  if (sum(ev > 1e-10) < k) return(NA_real_)
+  stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
+}
