@@ -204,19 +204,10 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
       add("NO_UNTREATED_PERIOD", "warning", "Every unit is treated in period(s) %s: no comparison units there; effects cannot be estimated for them.",
           paste(format(allt), collapse = ", "))
   }
-  # supported estimators
-  est <- if (continuous) c("did_dose", "did_had")
-         else if (reversible) c("did_dcdh")
-         else {
-           e <- c("did_twfe", "did_event", "did_cs", "did_sa", "did_bjs", "did_gardner", "did_stacked", "did_etwfe",
-                  "did_rs")
-           if (nnever > 0L) e <- c(e, "did_edid")
-           if (nnever > 0L && unbal == 0L) {
-             e <- c(e, if (length(coh) <= 1L) "did_sdid" else "did_sdid(staggered = TRUE)")
-             if (length(coh) && sum(tlev < min(as.numeric(names(coh)))) >= 2L) e <- c(e, "did_trop")
-           }
-           e
-         }
+  # supported estimators: each registry row's did_check rule (R/estimators.R)
+  est <- dd_check_supported(list(continuous = continuous, reversible = reversible, nnever = nnever,
+                                 balanced = unbal == 0L, ncohorts = length(coh),
+                                 npre = if (length(coh)) sum(tlev < min(as.numeric(names(coh)))) else 0L))
   if (ntr > 0L) add("ESTIMATORS", "info", "Supported: %s.", paste(est, collapse = ", "))
   fd <- do.call(rbind, f)
   sev <- c(error = 1L, warning = 2L, info = 3L)
@@ -224,6 +215,35 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   rownames(fd) <- NULL
   structure(list(findings = fd, n_units = N, n_periods = T, nobs = nrow(data), estimators = if (ntr > 0L) est else character(),
                  yname = yname), class = "dd_check")
+}
+
+# The rules under which did_check() lists an estimator as supported, named
+# by the registry's `check_rule` (R/estimators.R). Each takes what did_check()
+# found (x: continuous, reversible, nnever, balanced, ncohorts, npre: periods
+# before the first adoption) and the estimator's name, and returns the label
+# to list, or NULL.
+dd_check_rules <- list(
+  # an absorbing binary treatment (staggered or block adoption)
+  absorbing = function(x, name) if (!x$continuous && !x$reversible) name,
+  # and never-treated units
+  absorbing_never = function(x, name) if (!x$continuous && !x$reversible && x$nnever > 0L) name,
+  # and a balanced panel; with several cohorts, the estimator's staggered = TRUE
+  balanced_never_staggered = function(x, name)
+    if (!x$continuous && !x$reversible && x$nnever > 0L && x$balanced)
+      if (x$ncohorts <= 1L) name else paste0(name, "(staggered = TRUE)"),
+  # and at least two periods before the first adoption
+  balanced_never_pre2 = function(x, name)
+    if (!x$continuous && !x$reversible && x$nnever > 0L && x$balanced && x$ncohorts > 0L && x$npre >= 2L) name,
+  # a 0/1 treatment that switches off again
+  reversible = function(x, name) if (!x$continuous && x$reversible) name,
+  # a continuous dose
+  dose = function(x, name) if (x$continuous) name)
+
+# the supported estimators, in the registry's order
+dd_check_supported <- function(x) {
+  reg <- dd_registry[!is.na(dd_registry$check_rule), ]
+  as.character(unlist(Map(function(rule, name) dd_check_rules[[rule]](x, name), reg$check_rule, reg$name),
+                      use.names = FALSE))
 }
 
 #' @export

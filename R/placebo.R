@@ -9,10 +9,9 @@
 # a first-treated period G (0: never treated): from `gname`, or from an
 # absorbing 0/1 `dname`, which is rebuilt as t >= G.
 
-# estimators whose fits placebo_test() re-runs (panel estimators with a
-# staggered or block treatment)
-dd_placebo_estimators <- c("did_twfe", "did_event", "did_sa", "did_bjs", "did_gardner", "did_stacked", "did_cs",
-                           "did_sdid", "did_etwfe", "did_edid", "did_rs", "did_ddd", "did_trop")
+# The estimators whose fits placebo_test() re-runs (dd_placebo_estimators)
+# and the classes whose effect is their simple aggregate
+# (dd_placebo_aggregated) come from the registry (R/estimators.R).
 
 #' Placebo and robustness tests by re-estimation
 #'
@@ -346,7 +345,7 @@ dd_placebo_stat <- function(f, term = NULL) {
     if (is.na(i)) dd_stop("`term` = \"%s\" is not a coefficient of the re-estimated fit.", term)
     return(pick(f$coeftable, i, term))
   }
-  if (inherits(f, c("did_cs", "did_edid", "did_etwfe", "did_ddd"))) {
+  if (inherits(f, dd_placebo_aggregated)) {
     a <- aggregate(f, "simple")
     return(pick(a$coeftable, match("ATT", a$coeftable$term), "ATT (simple aggregate)"))
   }

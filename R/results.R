@@ -1,41 +1,18 @@
 # The dd_fit base class: the validating constructor (the shared methods are in methods.R).
 
 # The fields of a dd_fit: every fit has the required ones (in `info`); the
-# others are the optional common ones or belong to one estimator. An unknown
+# others are the optional common ones or belong to one estimator (the
+# registry's `fields`, R/estimators.R, and its aggregates'). An unknown
 # field is an internal error, so a misspelt or duplicated name cannot slip
 # into a result (one name per meaning: `wild_boot` is the regression's wild
 # bootstrap settings, `boot_draws` did_cs's stored multiplier draws).
 dd_fit_required <- c("estimator", "title", "yname", "nobs", "n_units", "n_periods", "n_clusters", "vcov_type",
                      "vcov_label", "df", "alpha", "main_terms", "fe_names", "dropped", "notes")
-dd_fit_fields <- list(
-  common = c("stamp", "fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study", "path",
-             "cr2_path"),
-  mboot = c("crit", "nboot", "boot_weights", "cband"),   # multiplier bootstrap of regression IFs
-  did_event = "window",
-  did_sa = c("cohort_coefs", "vcov_full", "shares", "cohort_ref"),
-  did_stacked = c("cohorts", "stacked_nobs", "kappa", "coef_full"),
-  did_bjs = c("pretest", "n_treated", "n_untreated", "first_stage"),
-  did_gardner = c("n_treated", "n_untreated", "first_stage"),
-  did_cs = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
-             "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
-             "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname"),
-  did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
-                 "unit_cluster", "base_period"),
-  did_dose = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
-  dd_had = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint", "stute_nboot", "settings"),
-  did_rs = c("vcov_neyman", "beta", "estimand", "comparison", "cohorts", "tname", "nperm"),
-  did_etwfe = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
-  did_etwfe_agg = c("type", "jacobian"),
-  did_edid = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "pt_assumption",
-               "covariates", "engine", "anticipation", "tname", "cluster", "survey_label", "weights"),
-  did_ddd = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",
-              "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster", "survey_label",
-              "comparisons"),
-  did_dcdh = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
-  did_trop = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor", "replicates",
-               "nboot", "tname", "settings", "n_treated", "n_control"),
-  did_sdid = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
-               "cohort_of", "fits", "replicates", "settings", "tname"))
+dd_fit_fields <- c(
+  list(common = c("stamp", "fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study",
+                  "path", "cr2_path"),
+       mboot = c("crit", "nboot", "boot_weights", "cband")),  # multiplier bootstrap of regression IFs
+  dd_registry_fields())
 
 # The information every fit holds (the required fields above), with the
 # defaults of a fit without fixed effects, clusters or notes; `more` (a

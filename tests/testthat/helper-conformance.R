@@ -1,5 +1,8 @@
 # The conformance suite's panel and its list of estimators (test-conformance.R,
-# test-conformance-interrupt.R). One entry per estimator or diagnostic:
+# test-conformance-interrupt.R, test-registry.R). One entry per row of the
+# estimator registry (dd_estimators(), R/estimators.R) and per diagnostic
+# (cf_diagnostics); test-conformance.R checks that the entries are exactly
+# these. An entry:
 #   fit(d, a)   the default call on the panel d; a: overrides (yname, cluster)
 #   skip        checks that do not apply, each with the reason
 #   expect      per-check overrides of the expected error (rx, code)
@@ -61,6 +64,13 @@ cf_numbers <- function(x) {
   rownames(num) <- NULL
   num
 }
+
+# the entries that are not estimators (not registry rows): diagnostics and reports
+cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check")
+
+# the entries the checks run over: the registry's rows, then the diagnostics
+# (a row without an entry fails its checks: its entry has no `fit`)
+cf_entries <- function() c(dd_estimators()$name, cf_diagnostics)
 
 cf_estimators <- list(
   did_2x2 = list(

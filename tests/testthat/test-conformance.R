@@ -10,8 +10,9 @@
 #             and gives the same numbers whatever its class
 #   methods   print, summary, tidy, glance, plot and autoplot work on the default fit
 # and, in test-conformance-interrupt.R, Ctrl-C stops the longest loop within 1 s.
-# A new estimator joins by one entry in `cf_estimators` (helper-conformance.R):
-# how to call it on the panel and which checks do not apply (with the reason).
+# Every row of the estimator registry (dd_estimators()) must have one entry in
+# `cf_estimators` (helper-conformance.R): how to call it on the panel and which
+# checks do not apply (with the reason).
 
 cf_quiet <- function(expr) suppressWarnings(suppressMessages(expr))
 
@@ -31,7 +32,7 @@ cf_equal <- function(x, y) isTRUE(all.equal(cf_numbers(x), cf_numbers(y), tolera
 
 test_that("conformance: row order (shuffled, reversed) does not change any number", {
   P <- cf_panel()
-  for (e in names(cf_estimators)) {
+  for (e in cf_entries()) {
     E <- cf_estimators[[e]]
     if ("order" %in% names(E$skip)) next
     set.seed(7); r0 <- cf_try(E$fit, P)
@@ -56,7 +57,7 @@ test_that("conformance: constant outcome, one cluster, one column in two roles, 
   Pc <- P; Pc$y <- 2.5
   Pd <- rbind(P, P[c(7, 200), ])
   P1 <- P; P1$one <- 1
-  for (e in names(cf_estimators)) {
+  for (e in cf_entries()) {
     E <- cf_estimators[[e]]
     chk <- function(what, r, rx, code) {
       if (what %in% names(E$skip)) return(invisible())
@@ -86,7 +87,7 @@ test_that("conformance: constant outcome, one cluster, one column in two roles, 
 test_that("conformance: the caller's data is never modified (data.frame, tibble, keyed data.table)", {
   skip_if_not_installed("tibble")
   P <- cf_panel()
-  for (e in names(cf_estimators)) {
+  for (e in cf_entries()) {
     E <- cf_estimators[[e]]
     set.seed(7); r0 <- cf_try(E$fit, P)
     if (!is.null(r0$error)) next
@@ -111,7 +112,7 @@ test_that("conformance: print, summary, tidy, glance, plot and autoplot work on 
   P <- cf_panel()
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)
-  for (e in names(cf_estimators)) {
+  for (e in cf_entries()) {
     E <- cf_estimators[[e]]
     set.seed(7); r <- cf_try(E$fit, P)
     if (!is.null(r$error)) next
@@ -136,11 +137,14 @@ test_that("conformance: print, summary, tidy, glance, plot and autoplot work on 
   }
 })
 
-test_that("conformance: the suite lists every exported estimator", {
+test_that("conformance: the suite has one entry per registry row and diagnostic, and lists every exported estimator", {
+  reg <- dd_estimators()
+  # every registry row, every diagnostic, nothing else
+  expect_setequal(names(cf_estimators), c(reg$name, cf_diagnostics))
+  expect_length(intersect(reg$name, cf_diagnostics), 0)
   ns <- getNamespaceExports("diffdiff")
   est <- sort(grep("^did_", ns, value = TRUE))
   est <- setdiff(est, c("did_check"))
   expect_setequal(intersect(names(cf_estimators), est), est)
-  for (x in c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check"))
-    expect_true(x %in% names(cf_estimators), label = x)
+  for (x in cf_diagnostics) expect_true(x %in% ns, label = x)
 })

@@ -1,0 +1,195 @@
+# The estimator registry: one row per estimator, the one place that lists
+# them. Everything that used to keep its own list reads it: the fields a
+# result may carry (new_dd_fit(), results.R), the estimators placebo_test()
+# re-runs and the effect it tests (placebo.R), the estimators did_check()
+# reports as supported (did_check.R), and the conformance suite
+# (tests/testthat/helper-conformance.R, test-conformance.R, test-registry.R).
+#
+# The lists derived from it are built when the package is built: results.R
+# (collated after this file) builds dd_fit_fields from it, and placebo_test()'s
+# lists are built at the end of this file.
+#
+# One entry per estimator, in the order did_check() lists supported
+# estimators:
+#   name         the function
+#   class        the class of its result, c(class, "dd_fit")
+#   treatment    the argument that carries the treatment: "gname" (first
+#                treated period), "dname" (a 0/1 treatment column), "dose" (a
+#                continuous dose: did_dose's `dose`, did_had's `dname`),
+#                "treatname" (did_2x2: a treated-group indicator with `postname`)
+#   fields       the fields its results may carry besides the required ones
+#                (dd_fit_required) and the shared ones (dd_fit_fields$common,
+#                $mboot); new_dd_fit() rejects any other
+#   aggregate    the class aggregate() returns for its fits (NA: no method)
+#   placebo      placebo_test() re-runs its fits
+#   placebo_statistic  the effect placebo_test() tests on its default fit (its
+#                label): "ATT (simple aggregate)" means aggregate(fit,
+#                "simple"); otherwise the fit's ATT row, else the mean of its
+#                event-time effects at e >= 0. NA when placebo is FALSE
+#   check_rule   the rule under which did_check() reports it as supported (a
+#                name in dd_check_rules, did_check.R); NA: not reported
+#   peer         the R package it is checked against, live or through
+#                reference numbers that package produced; NA if none
+#   parity_test  the tests/testthat file holding that comparison (or, without
+#                a peer, the comparison with published or independently
+#                computed reference numbers); NA if none
+dd_registry_entries <- list(
+  list(name = "did_2x2", class = "did_2x2", treatment = "treatname", fields = character(),
+       check_rule = NA, peer = "fixest", parity_test = "test-parity-2x2.R"),
+  list(name = "did_twfe", class = "did_twfe", treatment = "dname", fields = character(),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-twfe.R"),
+  list(name = "did_event", class = "did_event", treatment = "gname", fields = "window",
+       placebo_statistic = "mean of event-time effects, e >= 0", check_rule = "absorbing", peer = "fixest",
+       parity_test = "test-parity-event.R"),
+  list(name = "did_cs", class = "did_cs", treatment = "gname",
+       fields = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
+                  "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
+                  "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname"),
+       aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
+       peer = "did", parity_test = "test-parity-cs.R"),
+  list(name = "did_sa", class = "did_sa", treatment = "gname",
+       fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-sa.R"),
+  list(name = "did_bjs", class = "did_bjs", treatment = "gname",
+       fields = c("pretest", "n_treated", "n_untreated", "first_stage"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = "didimputation", parity_test = "test-parity-bjs.R"),
+  list(name = "did_gardner", class = "did_gardner", treatment = "gname",
+       fields = c("n_treated", "n_untreated", "first_stage"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = "did2s", parity_test = "test-parity-gardner.R"),
+  # no package implements stacked DiD: the test follows the authors' recipe by hand
+  list(name = "did_stacked", class = "did_stacked", treatment = "gname",
+       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-stacked.R"),
+  list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
+       fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
+       aggregate = "did_etwfe_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
+       peer = "etwfe", parity_test = "test-parity-etwfe.R"),
+  list(name = "did_rs", class = "did_rs", treatment = "gname",
+       fields = c("vcov_neyman", "beta", "estimand", "comparison", "cohorts", "tname", "nperm"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = "staggered", parity_test = "test-parity-rs.R"),
+  # no R package: the paper's published numbers and an independent implementation
+  list(name = "did_edid", class = "did_edid", treatment = "gname",
+       fields = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "pt_assumption",
+                  "covariates", "engine", "anticipation", "tname", "cluster", "survey_label", "weights"),
+       aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing_never",
+       peer = NA, parity_test = "test-edid.R"),
+  list(name = "did_sdid", class = "did_sdid", treatment = "dname",
+       fields = c("method", "se_method", "nboot", "Y", "X", "N0", "T0", "omega", "lambda", "weights", "cohorts",
+                  "cohort_of", "fits", "replicates", "settings", "tname"),
+       placebo_statistic = "ATT", check_rule = "balanced_never_staggered", peer = "synthdid",
+       parity_test = "test-parity-sdid.R"),
+  # no R package: the reference numbers come from diff-diff (Python)
+  list(name = "did_trop", class = "did_trop", treatment = "dname",
+       fields = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor",
+                  "replicates", "nboot", "tname", "settings", "n_treated", "n_control"),
+       placebo_statistic = "ATT", check_rule = "balanced_never_pre2", peer = NA, parity_test = "test-trop.R"),
+  list(name = "did_ddd", class = "did_ddd", treatment = "gname",
+       fields = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",
+                  "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster",
+                  "survey_label", "comparisons"),
+       aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = NA,
+       peer = "triplediff", parity_test = "test-parity-ddd.R"),
+  list(name = "did_dose", class = "did_dose", treatment = "dose",
+       fields = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
+       aggregate = "did_cs_agg", check_rule = "dose", peer = "contdid", parity_test = "test-parity-dose.R"),
+  # class dd_had, not did_had: DIDHAD's did_had() returns class "did_had"
+  list(name = "did_had", class = "dd_had", treatment = "dose",
+       fields = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint",
+                  "stute_nboot", "settings"),
+       check_rule = "dose", peer = "DIDHAD", parity_test = "test-parity-had.R"),
+  list(name = "did_dcdh", class = "did_dcdh", treatment = "dname",
+       fields = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
+       check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R")
+)
+
+# The fields of the results aggregate() returns (the `aggregate` classes above)
+dd_aggregate_fields <- list(
+  did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
+                 "unit_cluster", "base_period"),
+  did_etwfe_agg = c("type", "jacobian"))
+
+# The registry as a data frame (built once, when the package is built)
+dd_registry_build <- function(entries) {
+  cols <- c("name", "class", "treatment", "fields", "aggregate", "placebo", "placebo_statistic", "check_rule",
+            "peer", "parity_test")
+  chr <- function(k) vapply(entries, function(e) if (is.null(e[[k]])) NA_character_ else as.character(e[[k]]),
+                            character(1))
+  reg <- data.frame(name = chr("name"), class = chr("class"), treatment = chr("treatment"), stringsAsFactors = FALSE)
+  reg$fields <- lapply(entries, function(e) as.character(e$fields))
+  reg$aggregate <- chr("aggregate")
+  reg$placebo_statistic <- chr("placebo_statistic")
+  reg$placebo <- !is.na(reg$placebo_statistic)
+  for (k in c("check_rule", "peer", "parity_test")) reg[[k]] <- chr(k)
+  reg <- reg[cols]
+  stopifnot(!anyNA(reg$name), !anyDuplicated(reg$name), !anyNA(reg$class), !anyDuplicated(reg$class),
+            reg$treatment %in% c("gname", "dname", "dose", "treatname"),
+            reg$aggregate[!is.na(reg$aggregate)] %in% names(dd_aggregate_fields))
+  reg
+}
+dd_registry <- dd_registry_build(dd_registry_entries)
+
+#' The estimators of diffdiff
+#'
+#' One row per estimator: what it returns, how it takes the treatment, the
+#' fields its results may carry, whether [placebo_test()] and [did_check()]
+#' cover it, and the peer package it is checked against. The table is the
+#' package's own list: the result constructor, [placebo_test()],
+#' [did_check()] and the conformance tests read it.
+#'
+#' @return A data frame with one row per estimator and the columns
+#' \describe{
+#'   \item{`name`}{the function, e.g. `"did_cs"`.}
+#'   \item{`class`}{the class of its result, which also has class `dd_fit`
+#'     (`did_had()` returns class `dd_had`).}
+#'   \item{`treatment`}{the argument that carries the treatment: `"gname"`
+#'     (first treated period), `"dname"` (a 0/1 treatment column), `"dose"`
+#'     (a continuous dose: `dose` in `did_dose()`, `dname` in `did_had()`) or
+#'     `"treatname"` (`did_2x2()`: a treated-group indicator, with
+#'     `postname`).}
+#'   \item{`fields`}{a list: the fields a result may carry besides those of
+#'     every fit (`coeftable`, `coefficients`, `vcov`, `call`, `estimator`,
+#'     `title`, `yname`, `nobs`, `n_units`, `n_periods`, `n_clusters`,
+#'     `vcov_type`, `vcov_label`, `df`, `alpha`, `main_terms`, `fe_names`,
+#'     `dropped`, `notes`) and the optional shared ones (`stamp`, `path`,
+#'     `event_study`, the fixed-effect and bootstrap settings, ...); not
+#'     every fit has all of them (some depend on the arguments).}
+#'   \item{`aggregate`}{the class that `aggregate()` returns for its fits;
+#'     `NA` if it has no `aggregate()` method.}
+#'   \item{`placebo`}{`TRUE` if [placebo_test()] re-runs its fits.}
+#'   \item{`placebo_statistic`}{the effect [placebo_test()] tests on a
+#'     default fit: `"ATT (simple aggregate)"` (`aggregate(fit, "simple")`),
+#'     `"ATT"` (the fit's `ATT` row) or `"mean of event-time effects, e >=
+#'     0"`; `NA` when `placebo` is `FALSE`.}
+#'   \item{`check_rule`}{when [did_check()] lists it as supported:
+#'     `"absorbing"` (an absorbing binary treatment), `"absorbing_never"`
+#'     (and never-treated units), `"balanced_never_staggered"` (and a
+#'     balanced panel; with several cohorts listed with `staggered = TRUE`),
+#'     `"balanced_never_pre2"` (and at least two periods before the first
+#'     adoption), `"reversible"` (a 0/1 treatment that switches off),
+#'     `"dose"` (a continuous dose); `NA`: not listed.}
+#'   \item{`peer`}{the R package its numbers are checked against (live, or
+#'     through reference numbers that package produced); `NA` if none.}
+#'   \item{`parity_test`}{the file of `tests/testthat` in the package
+#'     sources that holds the comparison; `NA` if none.}
+#' }
+#' @examples
+#' est <- dd_estimators()
+#' est[, c("name", "class", "treatment", "placebo", "peer")]
+#' est$fields[[match("did_sa", est$name)]]
+#' @export
+dd_estimators <- function() {
+  reg <- dd_registry
+  rownames(reg) <- NULL
+  reg
+}
+
+# placebo_test()'s lists (placebo.R): the estimators whose fits it re-runs
+# (panel estimators with a staggered or block treatment), and the classes of
+# those whose effect is their simple aggregate
+dd_placebo_estimators <- dd_registry$name[dd_registry$placebo]
+dd_placebo_aggregated <- dd_registry$class[dd_registry$placebo_statistic %in% "ATT (simple aggregate)"]
+
+# the fields of every result class: the registry's classes and the aggregates
+dd_registry_fields <- function() {
+  c(stats::setNames(dd_registry$fields, dd_registry$class), dd_aggregate_fields)
+}
