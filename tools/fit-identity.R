@@ -48,9 +48,13 @@ if (mode == "record") {
   assign("..dd_identity_record", record, envir = globalenv())
   exp <- sort(getNamespaceExports("diffdiff"))
   exp <- exp[vapply(exp, function(f) is.function(get(f, ns)), logical(1))]
+  # traced twice: in the namespace (calls from inside the package and
+  # diffdiff::f) and in the attached package (calls by bare name from the
+  # tests), which holds its own copy of each export
+  pkg_env <- as.environment("package:diffdiff")
   for (f in exp) {
     ex <- bquote(..dd_identity_record(.(f), returnValue(NULL)))
-    suppressMessages(trace(f, exit = ex, where = ns, print = FALSE))
+    for (w in list(ns, pkg_env)) suppressMessages(trace(f, exit = ex, where = w, print = FALSE))
   }
   td <- file.path(Sys.getenv("DIFFDIFF_SRC_DIR", "."), "tests", "testthat")
   if (!length(files)) files <- list.files(td, "^test-.*\\.R$")
