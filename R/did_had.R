@@ -97,9 +97,10 @@
 #' @param ... DIDHAD's spellings: `df`, `outcome`, `group`, `time`,
 #'   `treatment`, `level`, `bw_method` (and `graph_off`, ignored), so that a
 #'   call written for DIDHAD runs unchanged.
-#' @return A fit of class `c("dd_had", "dd_fit")` (not `"did_had"`, which is
-#'   DIDHAD's class: its print method would capture this fit when both
-#'   packages are loaded): the table has
+#' @return A fit of class `c("did_had", "dd_fit")`, the class of DIDHAD's
+#'   own results: with both packages loaded, in either order, `print()` and
+#'   `summary()` show this fit as diffdiff's and a DIDHAD result as DIDHAD's.
+#'   The table has
 #'   `event`, `n`, `bw`, `n_bw` and `estimate_bc`; `fit$tests` holds the
 #'   QUG and Yatchew tests, `fit$adoption` the adoption period and
 #'   `fit$n_stayers` the number of groups never treated.
@@ -257,7 +258,7 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
   info <- dd_info("did_had", "Heterogeneous adoption design (did_had)", yname, length(p$y),
                   if (sp$nboot > 0L) "bootstrap" else "analytic", bt$label, Inf,
                   sp$alpha, terms, n_units = nG, n_periods = nT, notes = notes)
-  new_dd_fit("dd_had", tab, est, bt$V, info, call,
+  new_dd_fit("did_had", tab, est, bt$V, info, call,
              list(event_study = dd_es_spec(reference = -1, estimate = "estimate_bc"), crit = bt$crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
                   inf = Ui, adoption = tl[F], n_stayers = a$n_stayers, kernel = kernel, bwselect = bwselect,
@@ -356,14 +357,14 @@ dd_had_centre <- function(tab, bc, crit, alpha) {
 }
 
 #' @export
-confint.dd_had <- function(object, parm, level = 0.95, ...) {
+confint.did_had <- function(object, parm, level = 0.95, ...) {
   out <- NextMethod()
   tab <- object$coeftable[match(rownames(out), object$coeftable$term), , drop = FALSE]
   shift <- tab$estimate_bc - tab$estimate
   out + cbind(shift, shift)
 }
 
-dd_footer.dd_had <- function(x) {
+dd_footer.did_had <- function(x) {
   dd_footer.default(x)
   cat(sprintf("Adoption at %s = %s; %s kernel, %s bandwidth; intervals and p-values robust bias-corrected%s.\n",
               x$tname, format(x$adoption), x$kernel, x$bwselect,
@@ -384,4 +385,34 @@ dd_footer.dd_had <- function(x) {
                               ifelse(x$stute_joint$p.value > 0, sprintf("= %.3g", x$stute_joint$p.value),
                                      sprintf("< %.3g", 1 / x$stute_nboot))), collapse = "; ")))
   invisible(x)
+}
+
+# DIDHAD's did_had() returns class "did_had" too, and registers print() and
+# summary() methods for it. diffdiff registers these two methods as well:
+# for a diffdiff fit they go on to the dd_fit methods, for a DIDHAD result to
+# DIDHAD's. They are registered again whenever DIDHAD loads after diffdiff
+# (.onLoad), so that the load order does not matter.
+#' @export
+print.did_had <- function(x, ...) {
+  if (inherits(x, "dd_fit")) return(NextMethod())
+  dd_didhad_method("print", x)(x, ...)
+}
+
+#' @export
+summary.did_had <- function(object, ...) {
+  if (inherits(object, "dd_fit")) return(NextMethod())
+  dd_didhad_method("summary", object)(object, ...)
+}
+
+# DIDHAD's method for a DIDHAD result (the default method without DIDHAD)
+dd_didhad_method <- function(generic, x) {
+  ns <- if (isNamespaceLoaded("DIDHAD") || requireNamespace("DIDHAD", quietly = TRUE)) asNamespace("DIDHAD")
+  m <- if (!is.null(ns)) get0(paste0(generic, ".did_had"), envir = ns, inherits = FALSE)
+  if (is.function(m)) m else get(paste0(generic, ".default"), envir = baseenv())
+}
+
+dd_register_did_had <- function(...) {
+  ns <- asNamespace("diffdiff")
+  registerS3method("print", "did_had", get("print.did_had", envir = ns), envir = ns)
+  registerS3method("summary", "did_had", get("summary.did_had", envir = ns), envir = ns)
 }

@@ -92,8 +92,7 @@ dd_registry_entries <- list(
   list(name = "did_dose", class = "did_dose", treatment = "dose",
        fields = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
        aggregate = "did_cs_agg", check_rule = "dose", peer = "contdid", parity_test = "test-parity-dose.R"),
-  # class dd_had, not did_had: DIDHAD's did_had() returns class "did_had"
-  list(name = "did_had", class = "dd_had", treatment = "dose",
+  list(name = "did_had", class = "did_had", treatment = "dose",
        fields = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint",
                   "stute_nboot", "settings"),
        check_rule = "dose", peer = "DIDHAD", parity_test = "test-parity-had.R"),
@@ -139,8 +138,8 @@ dd_registry <- dd_registry_build(dd_registry_entries)
 #' @return A data frame with one row per estimator and the columns
 #' \describe{
 #'   \item{`name`}{the function, e.g. `"did_cs"`.}
-#'   \item{`class`}{the class of its result, which also has class `dd_fit`
-#'     (`did_had()` returns class `dd_had`).}
+#'   \item{`class`}{the class of its result, which also has class
+#'     `dd_fit`.}
 #'   \item{`treatment`}{the argument that carries the treatment: `"gname"`
 #'     (first treated period), `"dname"` (a 0/1 treatment column), `"dose"`
 #'     (a continuous dose: `dose` in `did_dose()`, `dname` in `did_had()`) or

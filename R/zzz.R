@@ -105,6 +105,9 @@ utils::globalVariables(".data")
 
 .onLoad <- function(libname, pkgname) {
   dd_threads(dd_default_threads())
+  # DIDHAD registers print/summary methods for class did_had when it loads:
+  # ours again after it (see print.did_had)
+  setHook(packageEvent("DIDHAD", "onLoad"), dd_register_did_had)
   invisible(NULL)
 }
 

@@ -170,7 +170,7 @@ test_that("did_had: a dose that falls back to 0 after adoption is an error namin
   # did_check() reports the same problem with the same code
   expect_true("TREATMENT_REVERSIBLE" %in% did_check(dz, "y", "g", "t", dname = "D")$findings$code)
   # doses that change but stay positive, and stayers at 0 throughout, remain in the design
-  expect_s3_class(did_had(d, "y", "g", "t", "D", effects = 3), "dd_had")
+  expect_s3_class(did_had(d, "y", "g", "t", "D", effects = 3), c("did_had", "dd_fit"), exact = TRUE)
 })
 
 test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tests, reproducible", {
@@ -267,4 +267,32 @@ test_that("a call written for DIDHAD::did_had runs unchanged", {
   expect_identical(a$coeftable, b$coeftable)
   expect_error(did_had(d, "y", "g", "t", "D", bandwidth = 2), "no argument `bandwidth`")
   expect_error(did_had(d, "y", "g", "t"), "`dname` \\(the dose column\\) is missing")
+})
+
+test_that("did_had fits have class did_had and print as diffdiff's, DIDHAD's results as DIDHAD's, in either load order", {
+  skip_if_not_installed("DIDHAD")
+  skip_if_not_installed("callr")
+  run <- function(first) callr::r(function(first, lib) {
+    .libPaths(c(lib, .libPaths()))
+    pk <- if (first == "DIDHAD") c("DIDHAD", "diffdiff") else c("diffdiff", "DIDHAD")
+    suppressMessages(for (p in pk) library(p, character.only = TRUE))
+    set.seed(1)
+    G <- 60
+    d <- expand.grid(t = 1:4, g = 1:G)[, c("g", "t")]
+    dose <- stats::rexp(G)
+    d$D <- ifelse(d$t >= 3, dose[d$g], 0)
+    d$y <- stats::rnorm(nrow(d)) + d$D
+    f <- diffdiff::did_had(d, "y", "g", "t", "D")
+    r <- suppressMessages(DIDHAD::did_had(d, "y", "g", "t", "D", graph_off = TRUE))
+    list(cls = class(f), ours = utils::capture.output(print(f)), ours_s = utils::capture.output(summary(f)),
+         peer = utils::capture.output(print(r)))
+  }, list(first, dirname(system.file(package = "diffdiff"))))
+  for (first in c("DIDHAD", "diffdiff")) {
+    o <- run(first)
+    expect_identical(o$cls, c("did_had", "dd_fit"), info = first)
+    expect_identical(o$ours[1], "Heterogeneous adoption design (did_had)", info = first)
+    expect_identical(o$ours_s[1], "Heterogeneous adoption design (did_had)", info = first)
+    expect_true(any(grepl("Effect Estimates", o$peer)), info = first)
+    expect_false(any(grepl("Heterogeneous adoption design", o$peer)), info = first)
+  }
 })
