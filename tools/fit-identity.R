@@ -10,9 +10,12 @@
 # saves, per file, the sequence of (function, numeric leaves) returned.
 # Numeric leaves of up to 5,000 values are kept whole, larger ones as length,
 # sum, sum of squares and a hash of their bytes. Environments, functions and
-# calls are not walked. compare: matches the two logs file by file and entry
-# by entry and prints the largest relative difference per file; exits 1 when
-# any entry differs by more than 1e-13 relative or the sequences differ.
+# calls are not walked. compare: matches the two logs file by file and, within
+# a file, the k-th call of each function with its k-th call (or, where the
+# test file changed, with an identical value of the same function anywhere
+# in the other log); prints the largest relative difference per file and
+# every value left without an identical counterpart; exits 1 when there is
+# one (values differing by up to 1e-13 relative count as identical).
 args <- commandArgs(trailingOnly = TRUE)
 mode <- args[1]
 
@@ -83,30 +86,51 @@ if (mode == "record") {
     if (!any(ok)) return(0)
     d <- abs(x[ok] - y[ok]); s <- pmax(abs(x[ok]), abs(y[ok]), 1e-300)
     d[!is.finite(d) & x[ok] == y[ok]] <- 0
-    max(ifelse(d == 0, 0, d / pmax(s, 1e-8)))
+    r <- max(ifelse(d == 0, 0, d / pmax(s, 1e-8)))
+    if (is.na(r)) Inf else r                     # e.g. Inf against -Inf
   }
   for (f in union(names(a), names(b))) {
     A <- a[[f]]; B <- b[[f]]
     if (is.null(A) || is.null(B)) { cat(sprintf("%-45s only in one log\n", f)); bad <- bad + 1L; next }
     fa <- vapply(A, `[[`, "", "f"); fb <- vapply(B, `[[`, "", "f")
-    if (!identical(fa, fb)) {
-      cat(sprintf("%-45s call sequences differ (%d vs %d values)\n", f, length(fa), length(fb)))
-      bad <- bad + 1L; next
-    }
-    worst <- 0; where <- ""; nleaf <- 0L
-    for (i in seq_along(A)) {
-      va <- A[[i]]$v; vb <- B[[i]]$v
+    # the k-th call of each function in one log against its k-th call in the
+    # other; where a test file changed (calls reordered, added or removed) a
+    # value without a positional match is looked up among all of the other
+    # log's values of that function: an identical one counts as a match, and
+    # otherwise the value is reported with its distance to the nearest one
+    # of the same shape
+    worst <- 0; where <- ""; nleaf <- 0L; unmatched <- character()
+    key <- function(e) paste(names(e$v), collapse = "|")
+    dist <- function(va, vb) {
+      m <- 0
       for (p in union(names(va), names(vb))) {
-        nleaf <- nleaf + 1L
         # by position: `[[""]]` does not match the empty name of a top-level value
-        ia <- match(p, names(va)); ib <- match(p, names(vb))
-        r <- if (is.na(ia) || is.na(ib)) Inf else rel(va[[ia]], vb[[ib]])
-        if (r > worst) { worst <- r; where <- sprintf("#%d %s%s", i, fa[i], p) }
+        ja <- match(p, names(va)); jb <- match(p, names(vb))
+        r <- if (is.na(ja) || is.na(jb)) Inf else rel(va[[ja]], vb[[jb]])
+        if (r > m) m <- r
       }
+      m
     }
-    flag <- if (worst > 1e-13) { bad <- bad + 1L; "DIFFERS" } else ""
-    cat(sprintf("%-45s %5d values %7d leaves  max rel %.1e %s %s\n", f, length(A), nleaf, worst, flag,
-                if (worst > 0) where else ""))
+    for (fn in union(fa, fb)) {
+      ia <- which(fa == fn); ib <- which(fb == fn)
+      for (k in seq_along(ib)) {
+        vb <- B[[ib[k]]]$v
+        nleaf <- nleaf + length(vb)
+        r <- if (k <= length(ia)) dist(A[[ia[k]]]$v, vb) else Inf
+        if (r > 1e-13) {
+          same <- ia[vapply(A[ia], key, "") == key(B[[ib[k]]])]
+          d <- vapply(same, function(j) dist(A[[j]]$v, vb), 0)
+          r <- if (length(d)) min(d) else Inf
+          if (r > 1e-13) unmatched <- c(unmatched, sprintf("%s call %d (nearest %.1e)", fn, k, r))
+        }
+        if (r > worst) { worst <- r; where <- sprintf("%s call %d", fn, k) }
+      }
+      if (length(ia) > length(ib)) unmatched <- c(unmatched, sprintf("%s: %d call(s) only before", fn, length(ia) - length(ib)))
+    }
+    flag <- if (length(unmatched)) { bad <- bad + 1L; "DIFFERS" } else ""
+    cat(sprintf("%-45s %5d values %7d leaves  max rel %.1e %s\n", f, length(B), nleaf, worst, flag))
+    if (length(unmatched))
+      cat(sprintf("    %s\n", utils::head(unmatched, 8)), if (length(unmatched) > 8) sprintf("    ... %d more\n", length(unmatched) - 8), sep = "")
   }
   cat(sprintf("%d file(s) differ\n", bad))
   quit(status = if (bad) 1L else 0L)
