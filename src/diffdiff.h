@@ -134,11 +134,12 @@ SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SE
 
 /* dcdh.c */
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
-                    SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds);
+                    SEXP clg, SEXP ord, SEXP horizon, SEXP G, SEXP nb, SEXP nc, SEXP ncl, SEXP ms, SEXP ds);
 
 /* locpoly.c */
-SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts);
-SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts);
+SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c, SEXP kernel, SEXP matches, SEXP h, SEXP cbw,
+              SEXP bwmin, SEXP bwmax, SEXP range, SEXP stop);
+SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
