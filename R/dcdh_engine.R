@@ -242,7 +242,7 @@ dd_dcdh_horizon <- function(s, k, o, sgn, Sgeq, dy, dist, never, i, dX = NULL, p
   ms <- ds <- double()
   if (!is.null(paths)) { m <- dd_dcdh_path_means(dy, dist, N, paths); ms <- m$mean; ds <- m$dof }
   h <- .Call(C_dcdh_horizon, dy, dist, never, N, kvd, Fgd, Tgd, bi, coh, clc, ordx,
-             as.double(c(i, G, length(bl), max(coh), ncl)), ms, ds)
+             as.integer(i), as.double(G), length(bl), max(coh), ncl, ms, ds)
   out <- list(N = h$N, Ndw = h$Ndw, U = h$U, Uv = h$Uv, cnt = h$cnt, dnorm = 0)
   Ni <- h$N
   if (Ni == 0) return(out)

@@ -371,16 +371,16 @@ dd_edid_engine_x <- function(Y, G, w, Psi, tlist, glist, anticipation, pt_assump
 # (moments that are exact linear combinations of others) gets the
 # Moore-Penrose inverse, with a warning.
 dd_edid_weights <- function(Om, g, t) {
-  s <- svd(Om)
-  tol <- max(dim(Om)) * max(s$d) * .Machine$double.eps
-  if (!all(is.finite(s$d)) || max(s$d) <= 0)
+  # singular values at most max(dim) eps times the largest are dropped
+  p <- dd_pinv(Om, tol = max(dim(Om)) * .Machine$double.eps, rhs = rep(1, nrow(Om)), details = TRUE)
+  sv <- p$d
+  if (!all(is.finite(sv)) || max(sv) <= 0)
     dd_stop("ATT(%s,%s): the covariance of the comparison moments is zero or not finite (constant outcomes?).",
             format(g), format(t))
-  if (min(s$d) <= 1e-12 * max(s$d))
+  if (min(sv) <= 1e-12 * max(sv))
     warning(sprintf("ATT(%s,%s): the comparison moments are (nearly) collinear; their weights use the pseudo-inverse of their covariance.",
                     format(g), format(t)), call. = FALSE)
-  d <- ifelse(s$d > tol, 1 / s$d, 0)
-  a <- drop(s$v %*% (d * crossprod(s$u, rep(1, nrow(Om)))))
+  a <- drop(p$x)
   if (abs(sum(a)) <= .Machine$double.eps * sum(abs(a)))
     dd_stop("ATT(%s,%s): the efficient weights are not defined (1' Omega^-1 1 = 0).", format(g), format(t))
   a / sum(a)

@@ -297,13 +297,6 @@ dd_rs_gmin <- function(th, gl) {
   if (length(k)) gl[min(k)] else gl[1]
 }
 
-# Moore-Penrose inverse with MASS::ginv's tolerance.
-dd_rs_ginv <- function(X) {
-  s <- svd(X)
-  pos <- s$d > max(sqrt(.Machine$double.eps) * s$d[1], 0)
-  if (!any(pos)) return(array(0, dim(X)[2:1]))
-  s$v[, pos, drop = FALSE] %*% ((1 / s$d[pos]) * t(s$u[, pos, drop = FALSE]))
-}
 
 # Cohort means (G x T) and covariances (T x T each, divisor N_k - 1).
 dd_rs_summ <- function(Y, k, N) {
@@ -346,7 +339,7 @@ dd_rs_stats <- function(Y, k, pj, N, gl, gmin, m, beta, k0 = k - 1L) {
     for (kk in K) {
       Smm <- matrix(r$S[, , kk], m, m)
       Sbar <- Sbar + Smm / length(K)
-      Bv <- Bv + dd_rs_ginv(Smm) %*% r$c[, kk]
+      Bv <- Bv + dd_pinv(Smm) %*% r$c[, kk]
     }
     se <- sqrt(max(sen^2 - sum(Bv * (Sbar %*% Bv)) / length(k0), 0))
   }
@@ -365,7 +358,7 @@ dd_rs_refine <- function(sm, N, ths, gl, gmin, m) {
     Sk <- sm$S[[k]]
     Smm <- Sk[im, im, drop = FALSE]
     Sbar <- Sbar + Smm / length(K)
-    B <- B + dd_rs_ginv(Smm) %*% (Sk[im, , drop = FALSE] %*% vapply(ths, function(a) a[k, ], numeric(ncol(Sk))))
+    B <- B + dd_pinv(Smm) %*% (Sk[im, , drop = FALSE] %*% vapply(ths, function(a) a[k, ], numeric(ncol(Sk))))
   }
   crossprod(B, Sbar %*% B) / sum(N)
 }

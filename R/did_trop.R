@@ -224,27 +224,12 @@ dd_trop_cells <- function(Y, D, method, lam, ctrl, cells, loo, P, cores = 1L) {
   K <- nrow(cells)
   chunks <- split(seq_len(K), (seq_len(K) - 1L) %/% 16L)
   one <- function(ix) dd_trop_call(Y, D, method, lam, ctrl, cells[ix, , drop = FALSE], loo, P)
-  res <- dd_trop_lapply(chunks, one, cores)
+  res <- dd_lapply(chunks, one, cores)
   out <- list(tau = unlist(lapply(res, `[[`, "tau"), use.names = FALSE),
               nonconverged = sum(vapply(res, `[[`, integer(1), "nonconverged")),
               nsvd = sum(vapply(res, `[[`, integer(1), "nsvd")))
   if (!loo) for (f in c("alpha", "beta", "L")) out[[f]] <- Reduce(`+`, lapply(res, `[[`, f))
   out
-}
-
-dd_trop_forks <- new.env(parent = emptyenv())
-dd_trop_forks$n <- 0L
-
-# lapply, or parallel::mclapply on `cores` processes (not on Windows)
-dd_trop_lapply <- function(X, FUN, cores, label = NULL) {
-  if (cores > 1L && length(X) > 1L && .Platform$OS.type != "windows") {
-    dd_trop_forks$n <- dd_trop_forks$n + 1L   # the tests read it (which path ran)
-    res <- parallel::mclapply(X, FUN, mc.cores = cores, mc.preschedule = TRUE)
-    bad <- vapply(res, inherits, logical(1), "try-error")
-    if (any(bad)) stop(attr(res[[which(bad)[1]]], "condition"))
-    return(res)
-  }
-  if (is.null(label)) lapply(X, FUN) else dd_progress_lapply(X, FUN, label)
 }
 
 # the fit on the data: local, one fit per treated cell (effects averaged);
@@ -334,7 +319,7 @@ dd_trop_draws <- function(m, nboot) {
 # ATT of each bootstrap replicate (NA when its fit fails): the drawn units'
 # columns, the tuning parameters fixed
 dd_trop_boot <- function(m, method, lam, ctrl, draws, cores = 1L) {
-  unlist(dd_trop_lapply(seq_along(draws), function(b) {
+  unlist(dd_lapply(seq_along(draws), function(b) {
     cols <- c(m$pool_control[draws[[b]]$control], m$pool_treated[draws[[b]]$treated])
     Db <- m$D[, cols, drop = FALSE]
     w <- which(Db == 1L, arr.ind = TRUE) - 1L

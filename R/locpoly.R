@@ -35,9 +35,9 @@ dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), 
     bw_max <- max(abs(c - min(x)), abs(c - max(x)))
     c(c = c, cbw = max(min(Cc * spread, bw_max), bw_min), bw_min = bw_min, bw_max = bw_max)
   }
-  call <- function(a, h, stop) .Call(C_lp_fit, x, y, dups, dupsid,
-                                      as.double(c(a[["c"]], k, 3, h, a[["cbw"]], a[["bw_min"]], a[["bw_max"]],
-                                                  max(x) - min(x), stop)))
+  call <- function(a, h, stop) .Call(C_lp_fit, x, y, dups, dupsid, as.double(a[["c"]]), as.integer(k), 3L,
+                                      as.double(h), as.double(a[["cbw"]]), as.double(a[["bw_min"]]),
+                                      as.double(a[["bw_max"]]), as.double(max(x) - min(x)), as.integer(stop))
   a0 <- at(eval)
   if (is.null(h) && bwselect == "imse-dpi") {
     VB <- vapply(seq(min(x), max(x), length.out = 30), function(e) call(at(e), -1, 1)[8:9], numeric(2))
@@ -53,7 +53,7 @@ dd_lprobust <- function(y, x, eval = 0, kernel = c("epa", "tri", "uni", "gau"), 
     VB <- function(c) {
       f <- sum(abs(x - c) <= cbw) / (2 * N * cbw)
       hc <- max(max(x) - min(x), sort(abs(x - c))[bwcheck])
-      m2 <- 2 * .Call(C_lp_poly, x, y, as.double(c(c, k, hc, 4)))[3]
+      m2 <- 2 * .Call(C_lp_poly, x, y, as.double(c), as.integer(k), as.double(hc), 4L)[3]
       c(C2 * s2 / f, C1 * m2 / 2)
     }
     v <- if (bwselect == "mse-rot") VB(eval)

@@ -365,9 +365,7 @@ dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim 
   old <- if (had) get(".Random.seed", envir = globalenv(), inherits = FALSE)
   on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else rm(".Random.seed", envir = globalenv()))
   idx <- seq_len(K * nsim)
-  res <- if (cores > 1L && .Platform$OS.type != "windows")
-    parallel::mclapply(idx, one, mc.cores = cores, mc.preschedule = TRUE)
-  else dd_progress_lapply(idx, one, "power simulation")
+  res <- dd_lapply(idx, one, cores, "power simulation")
   res <- matrix(unlist(res), ncol = 3L, byrow = TRUE)
   out <- do.call(rbind, lapply(seq_len(K), function(k) {
     r <- res[(k - 1L) * nsim + seq_len(nsim), , drop = FALSE]

@@ -47,3 +47,37 @@ dd_default_threads <- function() {
   }
   max(1L, n)
 }
+
+# The one model for R-level parallel loops (loops over fits or draws:
+# did_trop's cells and bootstrap, simulate_power()'s draws). Kernels in C
+# use threads instead (dd_chunks in src/threads.c; CONTRIBUTING.md,
+# "Parallel work").
+#
+# dd_lapply(X, FUN, cores, label) is lapply(X, FUN): on `cores` forked
+# processes (parallel::mclapply, prescheduled: element i always goes to the
+# same child for a given `cores`) when cores > 1, X has more than one element
+# and the platform forks (not Windows); otherwise in this process, through
+# dd_progress_lapply() when `label` names the loop for a progress bar. A
+# forked child runs diffdiff's kernels on one thread (threads.c's
+# pthread_atfork handler). An error in a child is raised again here, as the
+# sequential loop would raise it.
+#
+# Random numbers: the result must not depend on `cores`, so FUN does not draw
+# from R's stream in the children (mclapply reseeds them). Either every draw
+# is made in this process before the loop (did_trop's resamples), or FUN
+# first calls set.seed() with a seed drawn here for its element
+# (simulate_power()); a C kernel inside FUN then takes its counter-based
+# streams' seed from that state.
+dd_forks <- new.env(parent = emptyenv())
+dd_forks$n <- 0L   # forked loops run in this session (the tests read it: which path ran)
+
+dd_lapply <- function(X, FUN, cores = 1L, label = NULL) {
+  if (cores > 1L && length(X) > 1L && .Platform$OS.type != "windows") {
+    dd_forks$n <- dd_forks$n + 1L
+    res <- parallel::mclapply(X, FUN, mc.cores = cores, mc.preschedule = TRUE)
+    bad <- vapply(res, inherits, logical(1), "try-error")
+    if (any(bad)) stop(attr(res[[which(bad)[1]]], "condition"))
+    return(res)
+  }
+  if (is.null(label)) lapply(X, FUN) else dd_progress_lapply(X, FUN, label)
+}

@@ -177,8 +177,10 @@ static void dcdh_chk_order(const int *ord, const int *key, int nG, const char *f
 }
 
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
-                    SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds) {
-  /* opts: i, G, nb, nc, ncl (0: one cluster per group); ms, ds: empty, or
+                    SEXP clg, SEXP ord, SEXP horizon, SEXP G, SEXP nb_, SEXP nc_, SEXP ncl_, SEXP ms, SEXP ds) {
+  /* horizon: the effect or placebo number i; G: the groups' total (the
+   * normalisation G / N_i); nb, nc, ncl: the numbers of baseline keys,
+   * cohorts and clusters (ncl 0: one cluster per group); ms, ds: empty, or
    * the switchers' cohort means and counts per group (less_conservative_se).
    * The codes bi, coh, clg (1-based) and the orders (0-based) are
    * subscripts: each is checked to be in range. */
@@ -192,18 +194,17 @@ SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SE
   dd_chk_vec(never, REALSXP, nGK, 0, fn, "never");
   dd_chk_vec(N, REALSXP, nGK, 0, fn, "N");
   dd_chk_vec(Tg, REALSXP, nG, 0, fn, "Tg");
-  dd_chk_vec(opts, REALSXP, 5, 0, fn, "opts");
-  const double *o = REAL(opts);
   /* the horizon, and at most one baseline key, cohort and cluster per group */
-  const int i = dd_chk_whole(o[0], 1, DD_INT_MAX - 1, fn, "opts[1] (horizon)");
-  const int nb = dd_chk_whole(o[2], nG > 0, nG, fn, "opts[3] (baseline keys)");
-  const int nc = dd_chk_whole(o[3], nG > 0, nG, fn, "opts[4] (cohorts)");
-  const int ncl = dd_chk_whole(o[4], 0, nG, fn, "opts[5] (clusters)");
+  const int i = dd_chk_int(horizon, 1, DD_INT_MAX - 1, fn, "horizon");
+  const double Gtot = dd_chk_num(G, 0, fn, "G");
+  const int nb = dd_chk_int(nb_, nG > 0, nG, fn, "nb");
+  const int nc = dd_chk_int(nc_, nG > 0, nG, fn, "nc");
+  const int ncl = dd_chk_int(ncl_, 0, nG, fn, "ncl");
   dd_chk_range(bi, nG, 1, nb, fn, "bi");
   dd_chk_range(coh, nG, 1, nc, fn, "coh");
   dd_chk_type(ms, REALSXP, 0, fn, "ms");
   dd_chk_type(ds, REALSXP, 0, fn, "ds");
-  dcdh_in in = { nG, nK, nb, nc, ncl, i, o[1], REAL(dy), REAL(dist), REAL(never),
+  dcdh_in in = { nG, nK, nb, nc, ncl, i, Gtot, REAL(dy), REAL(dist), REAL(never),
                  REAL(N), REAL(kv), REAL(Fg), REAL(Tg), INTEGER(bi), INTEGER(coh), NULL, NULL, NULL, NULL, NULL };
   if (XLENGTH(ms) > 0) {
     dd_chk_vec(ms, REALSXP, nG, 0, fn, "ms");

@@ -8,6 +8,7 @@
 #include <R_ext/Lapack.h>
 #include <R_ext/BLAS.h>
 #include <stdint.h>
+#include <string.h>
 #ifndef FCONE
 #define FCONE
 #endif
@@ -69,6 +70,32 @@ static inline uint64_t dd_rng_step(dd_rng *g) {
 static inline uint64_t dd_rng_at(const dd_rng *g, uint64_t k) {
   return dd_mix64(g->s + k * 0x9E3779B97F4A7C15ULL);
 }
+/* The bootstrap weights (mean 0, variance 1) from raw 64-bit draws: the one
+ * definition that dd_wstream_next (rng.c) and ifs.c's multiplier bootstrap
+ * share, so that both give the same weights bit for bit.
+ * dd_u01: uniform on [0, 1) from the top 53 bits. */
+static inline double dd_u01(uint64_t x) { return (double) (x >> 11) * 0x1.0p-53; }
+/* Rademacher: bit sh of x, 1 -> +1, 0 -> -1 (built without a branch on the
+ * random bit: 1.0 with the sign bit set for 0) */
+static inline double dd_rademacher_bit(uint64_t x, int sh) {
+  const uint64_t u = 0x3FF0000000000000ULL | (((~x >> sh) & 1ULL) << 63);
+  double v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+/* Mammen: -(sqrt5 - 1) / 2 with probability (sqrt5 + 1) / (2 sqrt5), else
+ * (sqrt5 + 1) / 2 */
+static inline double dd_mammen_draw(uint64_t x) {
+  const double s5 = 2.23606797749979;
+  return dd_u01(x) < (s5 + 1.0) / (2.0 * s5) ? -(s5 - 1.0) / 2.0 : (s5 + 1.0) / 2.0;
+}
+/* Webb: +-sqrt(3/2), +-1, +-sqrt(1/2), each with probability 1/6 (the table
+ * in increasing order, index floor(6 u)) */
+extern const double dd_webb_values[6];
+static inline double dd_webb_draw(uint64_t x) {
+  const int k = (int) (dd_u01(x) * 6.0);
+  return dd_webb_values[k > 5 ? 5 : k];
+}
 void dd_rng_init(dd_rng *g, uint64_t seed, uint64_t stream);
 uint64_t dd_rng_next(dd_rng *g);
 double dd_rng_unif(dd_rng *g);
@@ -107,11 +134,12 @@ SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SE
 
 /* dcdh.c */
 SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SEXP Tg, SEXP bi, SEXP coh,
-                    SEXP clg, SEXP ord, SEXP opts, SEXP ms, SEXP ds);
+                    SEXP clg, SEXP ord, SEXP horizon, SEXP G, SEXP nb, SEXP nc, SEXP ncl, SEXP ms, SEXP ds);
 
 /* locpoly.c */
-SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts);
-SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts);
+SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c, SEXP kernel, SEXP matches, SEXP h, SEXP cbw,
+              SEXP bwmin, SEXP bwmax, SEXP range, SEXP stop);
+SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);

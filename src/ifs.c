@@ -339,31 +339,16 @@ static void boot_row1(int q, const int *pp, const double *const *xs, int r, cons
 }
 
 /* the weights of row r for BOOT_NB replicate streams (unused lanes: 0), the
- * same values as dd_wstream_next gives, without branches on random bits */
+ * same values as dd_wstream_next gives (the shared draws of diffdiff.h) */
 static inline void boot_weights_row(dd_wstream *ws, int nb, int type, uint64_t *bits, long r, double *v) {
   if (type == 1) {                 /* Rademacher: 64 signs per draw */
     const int sh = (int) (r & 63);
     if (sh == 0) for (int b = 0; b < nb; b++) bits[b] = dd_rng_step(&ws[b].g);
-    /* bit 1 gives +1, bit 0 gives -1 (the sign bit of 1.0 set) */
-    for (int b = 0; b < nb; b++) {
-      const uint64_t u = 0x3FF0000000000000ULL | (((~bits[b] >> sh) & 1ULL) << 63);
-      memcpy(v + b, &u, sizeof(double));
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_rademacher_bit(bits[b], sh);
   } else if (type == 2) {          /* Mammen */
-    const double s5 = 2.23606797749979, p = (s5 + 1.0) / (2.0 * s5);
-    const double lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
-    for (int b = 0; b < nb; b++) {
-      const double u = (double) (dd_rng_step(&ws[b].g) >> 11) * 0x1.0p-53;
-      v[b] = u < p ? lo : hi;
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_mammen_draw(dd_rng_step(&ws[b].g));
   } else {                         /* Webb */
-    static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
-                                   0.7071067811865476, 1.0, 1.224744871391589};
-    for (int b = 0; b < nb; b++) {
-      const double u = (double) (dd_rng_step(&ws[b].g) >> 11) * 0x1.0p-53;
-      int k = (int) (u * 6.0);
-      v[b] = webb[k > 5 ? 5 : k];
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_webb_draw(dd_rng_step(&ws[b].g));
   }
   for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
 }
@@ -381,25 +366,11 @@ static inline void boot_weights_at(const dd_rng *g0, int nb, int type, uint64_t 
       for (int b = 0; b < nb; b++) bits[b] = dd_rng_at(g0 + b, (uint64_t) wd + 1);
       *word = wd;
     }
-    for (int b = 0; b < nb; b++) {
-      const uint64_t u = 0x3FF0000000000000ULL | (((~bits[b] >> sh) & 1ULL) << 63);
-      memcpy(v + b, &u, sizeof(double));
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_rademacher_bit(bits[b], sh);
   } else if (type == 2) {
-    const double s5 = 2.23606797749979, p = (s5 + 1.0) / (2.0 * s5);
-    const double lo = -(s5 - 1.0) / 2.0, hi = (s5 + 1.0) / 2.0;
-    for (int b = 0; b < nb; b++) {
-      const double u = (double) (dd_rng_at(g0 + b, (uint64_t) r + 1) >> 11) * 0x1.0p-53;
-      v[b] = u < p ? lo : hi;
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_mammen_draw(dd_rng_at(g0 + b, (uint64_t) r + 1));
   } else {
-    static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
-                                   0.7071067811865476, 1.0, 1.224744871391589};
-    for (int b = 0; b < nb; b++) {
-      const double u = (double) (dd_rng_at(g0 + b, (uint64_t) r + 1) >> 11) * 0x1.0p-53;
-      int k = (int) (u * 6.0);
-      v[b] = webb[k > 5 ? 5 : k];
-    }
+    for (int b = 0; b < nb; b++) v[b] = dd_webb_draw(dd_rng_at(g0 + b, (uint64_t) r + 1));
   }
   for (int b = nb; b < BOOT_NB; b++) v[b] = 0.0;
 }

@@ -260,40 +260,49 @@ static void lp_chk_sorted(SEXP x, SEXP dups, SEXP dupsid, const char *fn) {
   }
 }
 
-/* x sorted ascending, y along; dups, dupsid (integer); opts: c, kernel code,
- * matches, h (<= 0: mse-dpi), cbw, bwmin, bwmax, range, and 1 to stop after
- * the bandwidth (2: also return psi of lp_final, in the sorted order, after
- * the 9 numbers). Returns c(h, b, N, tau.us, tau.bc, se.us, se.rb, V.h, B.h)
- * (NA when a Gram matrix is singular; V.h, B.h: the mse-dpi selector's
- * variance and squared-bias constants at c, for the imse selector). */
-SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
+/* x sorted ascending, y along; dups, dupsid (integer); c the evaluation
+ * point, kernel its code (0 epa, 1 tri, 2 uni, 3 gau), matches, h (<= 0:
+ * mse-dpi), cbw, bwmin, bwmax, range (the selector's bounds), and stop: 1
+ * to stop after the bandwidth (2: also return psi of lp_final, in the sorted
+ * order, after the 9 numbers). Returns c(h, b, N, tau.us, tau.bc, se.us,
+ * se.rb, V.h, B.h) (NA when a Gram matrix is singular; V.h, B.h: the
+ * mse-dpi selector's variance and squared-bias constants at c, for the imse
+ * selector). The doubles are checked for type and length only: the kernel
+ * answers NA where a bound is NA, as it always has. */
+SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c_, SEXP kernel_, SEXP matches_, SEXP h_, SEXP cbw_,
+              SEXP bwmin_, SEXP bwmax_, SEXP range_, SEXP stop_) {
   const char *fn = "C_lp_fit";
   dd_chk_type(x, REALSXP, 0, fn, "x");
   const int N = LENGTH(x);
   dd_chk_vec(y, REALSXP, N, 0, fn, "y");
   dd_chk_vec(dups, INTSXP, N, 0, fn, "dups");
   dd_chk_vec(dupsid, INTSXP, N, 0, fn, "dupsid");
-  dd_chk_vec(opts, REALSXP, 9, 0, fn, "opts");
+  dd_chk_vec(c_, REALSXP, 1, 0, fn, "c");
+  dd_chk_vec(h_, REALSXP, 1, 0, fn, "h");
+  dd_chk_vec(cbw_, REALSXP, 1, 0, fn, "cbw");
+  dd_chk_vec(bwmin_, REALSXP, 1, 0, fn, "bwmin");
+  dd_chk_vec(bwmax_, REALSXP, 1, 0, fn, "bwmax");
+  dd_chk_vec(range_, REALSXP, 1, 0, fn, "range");
   lp_chk_sorted(x, dups, dupsid, fn);
-  dd_chk_whole(REAL(opts)[1], 0, 3, fn, "opts[2] (kernel)");
-  dd_chk_whole(REAL(opts)[2], 1, DD_INT_MAX, fn, "opts[3] (matches)");
-  dd_chk_whole(REAL(opts)[8], 0, 2, fn, "opts[9] (stop)");
-  const double *o = REAL(opts);
-  lp_data d = { N, (int) o[1], (int) o[2], o[0], REAL(x), REAL(y), INTEGER(dups), INTEGER(dupsid),
+  const int kernel = dd_chk_int(kernel_, 0, 3, fn, "kernel");
+  const int matches = dd_chk_int(matches_, 1, DD_INT_MAX, fn, "matches");
+  const int stop = dd_chk_int(stop_, 0, 2, fn, "stop");
+  const double c = REAL(c_)[0], bwmin = REAL(bwmin_)[0];
+  lp_data d = { N, kernel, matches, c, REAL(x), REAL(y), INTEGER(dups), INTEGER(dupsid),
                 (int *) R_alloc(N, sizeof(int)), (double *) R_alloc(N, sizeof(double)),
                 (double *) R_alloc(512, sizeof(double)) };
-  int want_psi = o[8] == 2;
+  int want_psi = stop == 2;
   SEXP ans = PROTECT(allocVector(REALSXP, 9 + (want_psi ? N : 0)));
   double *a = REAL(ans);
   for (int j = 0; j < 9 + (want_psi ? N : 0); j++) a[j] = NA_REAL;
-  double h = o[3], b = h, VB[2] = {NA_REAL, NA_REAL};
+  double h = REAL(h_)[0], b = h, VB[2] = {NA_REAL, NA_REAL};
   int ok = 1;
-  if (!(h > 0)) ok = lp_mse_dpi(&d, o[4], o[5], o[6], o[7], &h, &b, VB);
+  if (!(h > 0)) ok = lp_mse_dpi(&d, REAL(cbw_)[0], bwmin, REAL(bwmax_)[0], REAL(range_)[0], &h, &b, VB);
   a[7] = VB[0]; a[8] = VB[1];
-  if (ok && o[8] == 1) { a[0] = h; a[1] = b; }
+  if (ok && stop == 1) { a[0] = h; a[1] = b; }
   else if (ok) {
     /* lprobust: b = h (rho = 1), both at least the bwcheck-th distance */
-    h = h > o[5] ? h : o[5];
+    h = h > bwmin ? h : bwmin;
     double f[5];
     a[0] = h; a[1] = h;
     if (lp_final(&d, h, f, want_psi ? a + 9 : NULL)) { a[2] = f[4]; a[3] = f[0]; a[4] = f[1]; a[5] = f[2]; a[6] = f[3]; }
@@ -303,27 +312,28 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP opts) {
 }
 
 /* the coefficients of an order-o local polynomial at c with bandwidth h
- * (weights K((x - c) / h) / h over the window), as nprobust's fits; opts:
- * c, kernel code, h, o. NA if the Gram matrix is singular. */
-SEXP C_lp_poly(SEXP x, SEXP y, SEXP opts) {
+ * (weights K((x - c) / h) / h over the window), as nprobust's fits; kernel
+ * its code, order o in [0, 10]. NA if the Gram matrix is singular. */
+SEXP C_lp_poly(SEXP x, SEXP y, SEXP c_, SEXP kernel_, SEXP h_, SEXP order_) {
   const char *fn = "C_lp_poly";
   dd_chk_type(x, REALSXP, 0, fn, "x");
   const int N = LENGTH(x);
   dd_chk_vec(y, REALSXP, N, 0, fn, "y");
-  dd_chk_vec(opts, REALSXP, 4, 0, fn, "opts");
-  const double *op = REAL(opts);
-  dd_chk_whole(op[1], 0, 3, fn, "opts[2] (kernel)");
-  const int o = dd_chk_whole(op[3], 0, 10, fn, "opts[4] (order)"), k = o + 1;
-  lp_data d = { N, (int) op[1], 3, op[0], REAL(x), REAL(y), NULL, NULL,
+  dd_chk_vec(c_, REALSXP, 1, 0, fn, "c");
+  dd_chk_vec(h_, REALSXP, 1, 0, fn, "h");
+  const int kernel = dd_chk_int(kernel_, 0, 3, fn, "kernel");
+  const int o = dd_chk_int(order_, 0, 10, fn, "order"), k = o + 1;
+  const double h = REAL(h_)[0];
+  lp_data d = { N, kernel, 3, REAL(c_)[0], REAL(x), REAL(y), NULL, NULL,
                 (int *) R_alloc(N, sizeof(int)), NULL, (double *) R_alloc(512, sizeof(double)) };
   SEXP ans = PROTECT(allocVector(REALSXP, k));
   double *b = REAL(ans);
   for (int j = 0; j < k; j++) b[j] = NA_REAL;
-  int n = lp_window(&d, op[2]);
+  int n = lp_window(&d, h);
   double *G = d.work, *W = d.work + 256;
   if (n >= k) {
-    lp_gram(&d, n, o, op[2], 1, G);
-    if (lp_inv(k, G, W)) lp_beta(&d, n, o, op[2], 1, G, b);
+    lp_gram(&d, n, o, h, 1, G);
+    if (lp_inv(k, G, W)) lp_beta(&d, n, o, h, 1, G, b);
   }
   UNPROTECT(1);
   return ans;

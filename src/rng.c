@@ -15,7 +15,7 @@ uint64_t dd_rng_next(dd_rng *g) { return dd_rng_step(g); }
 
 /* uniform on [0, 1) with 53 random bits */
 double dd_rng_unif(dd_rng *g) {
-  return (double) (dd_rng_next(g) >> 11) * 0x1.0p-53;
+  return dd_u01(dd_rng_next(g));
 }
 
 /* Two draws from R's RNG make the seed; the caller brackets with
@@ -46,10 +46,13 @@ uint64_t dd_seed_arg(SEXP seed_, const char *fn) {
   return ((uint64_t) v[0] << 32) ^ (uint64_t) v[1];
 }
 
-/* Bootstrap weights with mean 0 and variance 1.
+/* Bootstrap weights with mean 0 and variance 1 (the draws: dd_rademacher_bit,
+ * dd_mammen_draw, dd_webb_draw in diffdiff.h).
  * type 1 Rademacher: +-1 with probability 1/2;
  * type 2 Mammen: -(sqrt5-1)/2 w.p. (sqrt5+1)/(2 sqrt5), else (sqrt5+1)/2;
  * type 3 Webb: +-sqrt(3/2), +-1, +-sqrt(1/2), each w.p. 1/6. */
+const double dd_webb_values[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
+                                  0.7071067811865476, 1.0, 1.224744871391589};
 /* A stream of weights, one at a time, in the order dd_boot_weights fills
  * them (so both give the same weights for the same (seed, stream)). */
 void dd_wstream_init(dd_wstream *s, uint64_t seed, uint64_t stream, int type) {
@@ -58,23 +61,14 @@ void dd_wstream_init(dd_wstream *s, uint64_t seed, uint64_t stream, int type) {
 }
 
 double dd_wstream_next(dd_wstream *s) {
-  static const double webb[6] = {-1.224744871391589, -1.0, -0.7071067811865476,
-                                 0.7071067811865476, 1.0, 1.224744871391589};
-  const double s5 = 2.23606797749979;
   double v;
   switch (s->type) {
   case 1:                               /* Rademacher: 64 signs from each draw */
     if ((s->pos & 63) == 0) s->bits = dd_rng_next(&s->g);
-    v = ((s->bits >> (s->pos & 63)) & 1ULL) ? 1.0 : -1.0;
+    v = dd_rademacher_bit(s->bits, (int) (s->pos & 63));
     break;
-  case 2:
-    v = dd_rng_unif(&s->g) < (s5 + 1.0) / (2.0 * s5) ? -(s5 - 1.0) / 2.0 : (s5 + 1.0) / 2.0;
-    break;
-  case 3: {
-    int k = (int) (dd_rng_unif(&s->g) * 6.0);
-    v = webb[k > 5 ? 5 : k];
-    break;
-  }
+  case 2: v = dd_mammen_draw(dd_rng_next(&s->g)); break;
+  case 3: v = dd_webb_draw(dd_rng_next(&s->g)); break;
   default: v = 0.0;
   }
   s->pos++;

@@ -41,7 +41,8 @@ H <- function(nG, nK, ncl) {
   M <- function(v) matrix(as.double(v), nG, nK)
   list(M(rnorm(nG * nK)), M(rbinom(nG * nK, 1, 0.4)), M(rbinom(nG * nK, 1, 0.5)), M(1), as.double(seq_len(nK)),
        as.double(rep_len(2:4, nG)), rep(3, nG), bi, coh, if (ncl) clg else integer(),
-       if (ncl) c(order(bi), order(coh)) - 1L else integer(), c(1, nG, min(2, nG), min(3, nG), ncl), double(), double())
+       if (ncl) c(order(bi), order(coh)) - 1L else integer(), 1L, as.double(nG), as.integer(min(2, nG)),
+       as.integer(min(3, nG)), as.integer(ncl), double(), double())
 }
 for (sz in list(c(1, 1, 0), c(1, 3, 1), c(2, 1, 2), c(3, 4, 0), c(3, 4, 3), c(7, 5, 2))) {
   a <- H(sz[1], sz[2], sz[3])
@@ -68,10 +69,10 @@ for (bw in c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot"))
   check(paste("dd_lprobust", bw), { r <- q(lp(y, x, eval = 0.5, bwselect = bw)); is.numeric(r) && fin(r[["h"]]) })
 check("dd_lprobust psi", { r <- q(lp(y, x, eval = 0.5, psi = TRUE)); length(r$psi) == 80 && fin(r$psi) })
 for (o in 0:10)
-  check(sprintf("C_lp_poly order %d", o), length(.Call(ns$C_lp_poly, sort(x), y[order(x)], c(0.5, 0, 2, o))) == o + 1)
+  check(sprintf("C_lp_poly order %d", o), length(.Call(ns$C_lp_poly, sort(x), y[order(x)], 0.5, 0L, 2, as.integer(o))) == o + 1)
 check("C_lp_fit refuses a tie run of 0", {
   xs <- sort(x); rl <- rle(xs); du <- rep(rl$lengths, rl$lengths); di <- sequence(rl$lengths); du[1] <- 0L
-  refused(.Call(ns$C_lp_fit, xs, y, as.integer(du), as.integer(di), c(0.5, 0, 3, -1, 0.3, 0.05, 0.5, 1, 0)))
+  refused(.Call(ns$C_lp_fit, xs, y, as.integer(du), as.integer(di), 0.5, 0L, 3L, -1, 0.3, 0.05, 0.5, 1, 0L))
 })
 G <- 60; dose <- ifelse(runif(G) < 0.1, 0, rexp(G, 2))
 hd <- expand.grid(t = 1:4, g = 1:G)[, c("g", "t")]

@@ -1,16 +1,55 @@
 # Parity tests compare with live peers. A user without the peer skips them;
-# with DIFFDIFF_REQUIRE_PARITY=true (set by `make test` and CI) a missing peer
-# is a failure, so parity can never be skipped silently in CI.
-need_peer <- function(pkg) {
-  if (identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")) {
-    if (!requireNamespace(pkg, quietly = TRUE))
-      stop(sprintf("peer package '%s' is required for parity tests (DIFFDIFF_REQUIRE_PARITY=true)", pkg))
-  } else {
-    testthat::skip_if_not_installed(pkg)
+# with DIFFDIFF_REQUIRE_PARITY=true (set by `make test` and CI, and by
+# tools/sanitize.sh and tools/valgrind.sh when every peer is installed) a
+# missing peer is a failure, so parity can never be skipped silently in CI.
+# Every test that needs a peer goes through need_peer() (or has_peer() for a
+# block inside a larger test); skip_if_not_installed() is left for the tool
+# packages in dd_tool_packages (tests/testthat/test-peer-skips.R checks both
+# lists against the test files).
+
+# the packages whose numbers diffdiff is checked against (peers and reference
+# implementations); tools/sanitize.sh and tools/valgrind.sh read this list
+dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", "TwoWayFEWeights", "clubSandwich",
+                      "survey", "mvtnorm", "MASS", "nprobust", "YatchewTest", "StuteTest", "DIDHAD", "contdid",
+                      "triplediff", "staggered", "etwfe")
+
+# packages the tests use as tools, not as references (plots, child processes,
+# progress bars, table output, input classes): a plain skip_if_not_installed()
+dd_tool_packages <- c("ggplot2", "callr", "progressr", "modelsummary", "broom", "tinytable", "tibble", "data.table")
+
+parity_required <- function() identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")
+
+# NULL if pkg (>= min_version) is installed, else what is missing
+peer_missing <- function(pkg, min_version = NULL) {
+  if (!requireNamespace(pkg, quietly = TRUE)) return(sprintf("peer package '%s' is not installed", pkg))
+  if (!is.null(min_version) && utils::packageVersion(pkg) < min_version)
+    return(sprintf("peer package '%s' is %s, older than %s", pkg, format(utils::packageVersion(pkg)), min_version))
+  NULL
+}
+
+# skip the test without the peer, or fail under DIFFDIFF_REQUIRE_PARITY=true;
+# then set the peer up (fixest on one thread, etwfe's backports). Skips say
+# "parity: ..." (the sanitizer and valgrind runs count them).
+need_peer <- function(pkg, min_version = NULL) {
+  miss <- peer_missing(pkg, min_version)
+  if (!is.null(miss)) {
+    if (parity_required())
+      stop(sprintf("%s: it is required for parity tests (DIFFDIFF_REQUIRE_PARITY=true)", miss), call. = FALSE)
+    testthat::skip(paste("parity:", miss))
   }
   fixest_threads_1(pkg)
   if (pkg %in% c("etwfe", "marginaleffects")) peer_backports()
   invisible(TRUE)
+}
+
+# for a block inside a larger test: TRUE with the peer; FALSE without it, or
+# an error under DIFFDIFF_REQUIRE_PARITY=true
+has_peer <- function(pkg, min_version = NULL) {
+  miss <- peer_missing(pkg, min_version)
+  if (is.null(miss)) { fixest_threads_1(pkg); return(TRUE) }
+  if (parity_required())
+    stop(sprintf("%s: it is required for parity tests (DIFFDIFF_REQUIRE_PARITY=true)", miss), call. = FALSE)
+  FALSE
 }
 
 # marginaleffects 1.0.0 (under etwfe::emfx()) calls `%||%`, which base R has

@@ -91,22 +91,23 @@ test_that("C_dcdh_horizon refuses out-of-range codes, orders and sizes with an i
   bi <- c(1L, 1L, 2L, 2L, 1L, 2L); coh <- c(1L, 2L, 3L, 3L, 2L, 1L); clg <- c(1L, 1L, 2L, 2L, 3L, 3L)
   M <- function(v) matrix(as.double(v), nG, nK)
   ok <- list(f, M(rnorm(nG * nK)), M(rbinom(nG * nK, 1, 0.4)), M(rbinom(nG * nK, 1, 0.5)), M(1), as.double(1:nK),
-             c(2, 3, 4, 9, 3, 2), rep(3, nG), bi, coh, clg, c(order(bi), order(coh)) - 1L, c(1, nG, 2, 3, 3),
-             double(), double())
+             c(2, 3, 4, 9, 3, 2), rep(3, nG), bi, coh, clg, c(order(bi), order(coh)) - 1L,
+             1L, as.double(nG), 2L, 3L, 3L, double(), double())   # horizon, G, nb, nc, ncl, ms, ds
   with_arg <- function(j, v) { a <- ok; a[[j + 1L]] <- v; a }
   with_el <- function(j, k, v) { a <- ok; a[[j + 1L]][k] <- v; a }
   im <- .Machine$integer.max
   cases <- list(
     valid = ok,
-    unclustered = { a <- with_arg(10, integer()); a[[12]] <- integer(); a[[13]][5] <- 0; a },
+    unclustered = { a <- with_arg(10, integer()); a[[12]] <- integer(); a[[17]] <- 0L; a },
     bi_max = with_el(8, 1, im), bi_na = with_el(8, 1, NA), bi_past = with_el(8, 2, 3L), bi_zero = with_el(8, 3, 0L),
     coh_max = with_el(9, 1, im), coh_past = with_el(9, 1, 4L),
     clg_max = with_el(10, 1, im), clg_zero = with_el(10, 1, 0L),
     ord_max = with_el(11, 1, im), ord_past = with_el(11, nG + 1L, nG), ord_dup = with_el(11, 2, ok[[12]][1]),
     ord_unsorted = { a <- ok; a[[12]][1:nG] <- (seq_len(nG) - 1L); a },
-    nb_huge = with_el(12, 3, 1e10), nb_nan = with_el(12, 3, NaN), nc_over = with_el(12, 4, nG + 1),
-    ncl_over = with_el(12, 5, nG + 1), horizon_na = with_el(12, 1, NA),
-    ms_short = { a <- with_arg(13, c(1, 2)); a[[15]] <- c(1, 2); a })
+    nb_huge = with_arg(14, 1e10), nb_nan = with_arg(14, NaN), nc_over = with_arg(15, nG + 1),
+    ncl_over = with_arg(16, nG + 1), horizon_na = with_arg(12, NA), G_nan = with_arg(13, NaN),
+    nb_packed = with_arg(14, c(2L, 3L)),
+    ms_short = { a <- with_arg(17, c(1, 2)); a[[19]] <- c(1, 2); a })
   r <- hostile_calls(cases)
   expect_identical(r[["valid"]], "ok")
   expect_identical(r[["unclustered"]], "ok")
@@ -123,11 +124,13 @@ test_that("C_dcdh_horizon refuses out-of-range codes, orders and sizes with an i
   expect_match(r[["ord_past"]], paste0(pre, "`ord` has 6 at position 7"))
   expect_match(r[["ord_dup"]], paste0(pre, "`ord \\(baseline order\\)` repeats group"))
   expect_match(r[["ord_unsorted"]], paste0(pre, "`ord \\(baseline order\\)` is not in key order"))
-  expect_match(r[["nb_huge"]], paste0(pre, "`opts\\[3\\] \\(baseline keys\\)` must be a whole number in \\[1, 6\\]"))
-  expect_match(r[["nb_nan"]], paste0(pre, "`opts\\[3\\] \\(baseline keys\\)` must be a whole number"))
-  expect_match(r[["nc_over"]], paste0(pre, "`opts\\[4\\] \\(cohorts\\)` must be a whole number in \\[1, 6\\]"))
-  expect_match(r[["ncl_over"]], paste0(pre, "`opts\\[5\\] \\(clusters\\)` must be a whole number in \\[0, 6\\]"))
-  expect_match(r[["horizon_na"]], paste0(pre, "`opts\\[1\\] \\(horizon\\)` must be a whole number"))
+  expect_match(r[["nb_huge"]], paste0(pre, "`nb` must be a whole number in \\[1, 6\\]"))
+  expect_match(r[["nb_nan"]], paste0(pre, "`nb` must be a whole number"))
+  expect_match(r[["nc_over"]], paste0(pre, "`nc` must be a whole number in \\[1, 6\\]"))
+  expect_match(r[["ncl_over"]], paste0(pre, "`ncl` must be a whole number in \\[0, 6\\]"))
+  expect_match(r[["horizon_na"]], paste0(pre, "`horizon` must be a whole number"))
+  expect_match(r[["G_nan"]], paste0(pre, "`G` must be a finite number"))
+  expect_match(r[["nb_packed"]], paste0(pre, "`nb` must be a single number"))
   expect_match(r[["ms_short"]], paste0(pre, "`ms` has the wrong length"))
 })
 
@@ -138,19 +141,21 @@ test_that("C_lp_fit and C_lp_poly refuse unsorted x, wrong tie runs and bad opti
   r <- rle(x)
   dups <- as.integer(rep(r$lengths, r$lengths)); dupsid <- as.integer(sequence(r$lengths))
   stopifnot(any(dups > 1))                         # ties present
-  opts <- c(0.5, 0, 3, -1, 0.3, 0.05, 0.5, 1, 0)   # c, kernel, matches, h (mse-dpi), cbw, bwmin, bwmax, range, stop
-  ok <- list(f, x, y, dups, dupsid, opts)
+  # c, kernel, matches, h (mse-dpi), cbw, bwmin, bwmax, range, stop
+  ok <- list(f, x, y, dups, dupsid, 0.5, 0L, 3L, -1, 0.3, 0.05, 0.5, 1, 0L)
   with_el <- function(j, k, v) { a <- ok; a[[j + 1L]][k] <- v; a }
+  with_arg <- function(j, v) { a <- ok; a[[j + 1L]] <- v; a }
   im <- .Machine$integer.max
   cases <- list(
-    valid = ok, psi = with_el(5, 9, 2),
+    valid = ok, psi = with_arg(13, 2L),
     dups_max = with_el(3, 2, im), dups_zero = with_el(3, 2, 0L), dups_neg = with_el(3, 2, -5L),
     dups_na = with_el(3, 2, NA), dupsid_max = with_el(4, 2, im),
     unsorted = { a <- ok; a[[2]] <- rev(x); a }, x_nan = with_el(1, 3, NaN),
-    kernel = with_el(5, 2, 7), matches = with_el(5, 3, NaN), stop = with_el(5, 9, 5),
-    poly_order = list("C_lp_poly", x, y, c(0.5, 0, 0.3, 11)),
-    poly_kernel = list("C_lp_poly", x, y, c(0.5, 1e10, 0.3, 2)),
-    poly_ok = list("C_lp_poly", x, y, c(0.5, 0, 0.3, 2)))
+    kernel = with_arg(6, 7L), matches = with_arg(7, NaN), stop = with_arg(13, 5L),
+    h_packed = with_arg(8, c(-1, 0.3)), c_int = with_arg(5, 1L),
+    poly_order = list("C_lp_poly", x, y, 0.5, 0L, 0.3, 11L),
+    poly_kernel = list("C_lp_poly", x, y, 0.5, 1e10, 0.3, 2L),
+    poly_ok = list("C_lp_poly", x, y, 0.5, 0L, 0.3, 2L))
   res <- hostile_calls(cases)
   for (k in c("valid", "psi", "poly_ok")) expect_identical(res[[k]], "ok", label = k)
   pre <- "^internal error in C_lp_fit: "
@@ -159,11 +164,13 @@ test_that("C_lp_fit and C_lp_poly refuse unsorted x, wrong tie runs and bad opti
     expect_match(res[[k]], paste0(pre, ties), label = k)
   expect_match(res[["unsorted"]], paste0(pre, "`x` is not sorted at position 2"))
   expect_match(res[["x_nan"]], paste0(pre, "`x` has NaN at position 3"))
-  expect_match(res[["kernel"]], paste0(pre, "`opts\\[2\\] \\(kernel\\)` must be a whole number in \\[0, 3\\]"))
-  expect_match(res[["matches"]], paste0(pre, "`opts\\[3\\] \\(matches\\)` must be a whole number"))
-  expect_match(res[["stop"]], paste0(pre, "`opts\\[9\\] \\(stop\\)` must be a whole number in \\[0, 2\\]"))
-  expect_match(res[["poly_order"]], "^internal error in C_lp_poly: `opts\\[4\\] \\(order\\)` must be a whole number in \\[0, 10\\]")
-  expect_match(res[["poly_kernel"]], "^internal error in C_lp_poly: `opts\\[2\\] \\(kernel\\)` must be a whole number in \\[0, 3\\]")
+  expect_match(res[["kernel"]], paste0(pre, "`kernel` must be a whole number in \\[0, 3\\]"))
+  expect_match(res[["matches"]], paste0(pre, "`matches` must be a whole number"))
+  expect_match(res[["stop"]], paste0(pre, "`stop` must be a whole number in \\[0, 2\\]"))
+  expect_match(res[["h_packed"]], paste0(pre, "`h` has the wrong length"))
+  expect_match(res[["c_int"]], paste0(pre, "`c` must be a double vector"))
+  expect_match(res[["poly_order"]], "^internal error in C_lp_poly: `order` must be a whole number in \\[0, 10\\]")
+  expect_match(res[["poly_kernel"]], "^internal error in C_lp_poly: `kernel` must be a whole number in \\[0, 3\\]")
 })
 
 # A NaN in C_pretrends_mvn's inputs made every error estimate NaN, so that the

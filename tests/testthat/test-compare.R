@@ -58,13 +58,13 @@ test_that("dd_compare: each planted difference is explained by its hypothesis", 
 test_that("dd_compare on real pairs: did, fixest, diff-diff", {
   set.seed(5)
   d <- dd_sim_staggered(n_units = 150, n_periods = 6, effect = 1)
-  if (requireNamespace("did", quietly = TRUE)) {
+  if (has_peer("did")) {
     r <- did::att_gt("y", "time", "id", "first_treat", data = d, bstrap = FALSE, cband = FALSE)
     ref <- data.frame(term = sprintf("ATT(%s,%s)", r$group, r$t), estimate = r$att, std.error = r$se, source = "did")
     x <- dd_compare(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), ref, tol = 1e-8)
     expect_identical(hyp(x), "agree")
   }
-  if (requireNamespace("fixest", quietly = TRUE)) {
+  if (has_peer("fixest")) {
     m <- fixest::feols(y ~ D | id + time, d, cluster = ~id)
     ref <- data.frame(term = "ATT", estimate = unname(coef(m)), std.error = unname(fixest::se(m)), n = nobs(m))
     x <- dd_compare(did_twfe(d, "y", "id", "time", "D"), ref)

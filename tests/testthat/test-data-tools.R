@@ -99,7 +99,7 @@ test_that("dd_wide_to_long: one row per unit and period; an estimator runs on it
 test_that("shipped castle.csv equals bacondecomp's castle (the columns kept)", {
   x <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
   expect_identical(dim(x), c(550L, 14L))
-  skip_if_not_installed("bacondecomp")
+  need_peer("bacondecomp")
   e <- new.env(); data("castle", package = "bacondecomp", envir = e)
   c0 <- e$castle[order(e$castle$sid, e$castle$year), ]
   for (v in setdiff(names(x), "effyear")) expect_equal(x[[v]], c0[[v]], tolerance = 1e-14, label = v)

@@ -26,7 +26,7 @@ etwfe_cells <- function(d, terms) {
 }
 
 test_that("did_etwfe with a survey design equals survey::svyglm (linear, Poisson, replicate weights)", {
-  skip_if_not_installed("survey")
+  need_peer("survey")
   d <- etwfe_svy_data()
   d0 <- d
   des <- survey::svydesign(ids = ~psu, strata = ~st, weights = ~pw, data = d, nest = TRUE)
@@ -88,7 +88,7 @@ test_that("did_etwfe: the multiplier bootstrap of the cells and the averages", {
   fs <- did_etwfe(d[rev(seq_len(nrow(d))), ], "y", "id", "year", "first_treat", nboot = 1999, cband = TRUE)
   expect_equal(fs$coeftable$std.error, fb$coeftable$std.error, tolerance = 1e-12)
   # Poisson and a survey design (one multiplier per PSU)
-  skip_if_not_installed("survey")
+  need_peer("survey")
   ds <- etwfe_svy_data()
   des <- survey::svydesign(ids = ~psu, strata = ~st, weights = ~pw, data = ds, nest = TRUE)
   fs0 <- did_etwfe(ds, "yc", "id", "year", "first_treat", family = "poisson", survey = des)
@@ -106,7 +106,7 @@ test_that("did_etwfe: bad inference settings get errors naming the argument", {
   expect_error(did_etwfe(d, "y", "id", "year", "first_treat", nboot = -1), "`nboot`")
   expect_error(did_etwfe(d, "y", "id", "year", "first_treat", cband = TRUE), "`cband`")
   expect_error(did_etwfe(d, "y", "id", "year", "first_treat", boot_weights = "normal"), "`boot_weights`")
-  skip_if_not_installed("survey")
+  need_peer("survey")
   ds <- etwfe_svy_data()
   rdes <- survey::as.svrepdesign(survey::svydesign(ids = ~psu, strata = ~st, weights = ~pw, data = ds, nest = TRUE),
                                  type = "JKn")

@@ -6,7 +6,7 @@
 # mean dose, bandwidth, QUG test and Yatchew test.
 
 test_that("dd_yatchew equals YatchewTest::yatchew_test", {
-  skip_if_not_installed("YatchewTest")
+  need_peer("YatchewTest")
   set.seed(2)
   for (k in 1:4) {
     n <- c(100, 500, 40, 1000)[k]
@@ -25,8 +25,8 @@ test_that("dd_yatchew equals YatchewTest::yatchew_test", {
 })
 
 test_that("one horizon of DIDHAD::did_had from dd_lprobust, dd_qug and dd_yatchew", {
-  skip_if_not_installed("DIDHAD")
-  skip_if_not_installed("nprobust")
+  need_peer("DIDHAD")
+  need_peer("nprobust")
   set.seed(5)
   G <- 400; TT <- 5; F <- 3
   dose <- ifelse(runif(G) < 0.05, 0, rexp(G, 2))                    # about 5% stayers
@@ -57,7 +57,7 @@ test_that("dd_stute equals StuteTest::stute_test given the same uniforms", {
   # StuteTest 1.0.2 (CRAN) draws U <- matrix(runif(n * brep)) and gives row k
   # to the k-th observation sorted by (D, Y); dd_stute takes one row per
   # observation in the input order, so the test hands it the same rows
-  skip_if_not_installed("StuteTest")
+  need_peer("StuteTest")
   set.seed(3)
   for (k in 1:3) {
     n <- c(300, 120, 1000)[k]

@@ -49,3 +49,47 @@ test_that("every exported C function is declared in diffdiff.h under the file th
   expect_identical(setdiff(hp$name, defs$name), character())
   expect_identical(hp$name[duplicated(hp$name)], character())
 })
+
+# data with external linkage (a file-scope definition with an initializer and
+# without `static`, such as rng.c's dd_webb_values) is declared `extern` in
+# diffdiff.h under the file that defines it, like the functions above
+c_data_definitions <- function(file) {
+  src <- paste(readLines(file, warn = FALSE), collapse = "\n")
+  src <- gsub("/\\*.*?\\*/", " ", src, perl = TRUE)
+  src <- gsub("(?m)^#.*$", " ", src, perl = TRUE)
+  re <- "(?m)^(?:const\\s+)?[A-Za-z_][A-Za-z0-9_]*\\s+\\**([A-Za-z_][A-Za-z0-9_]*)\\s*(?:\\[[^]\\n]*\\])*\\s*="
+  m <- regmatches(src, gregexpr(re, src, perl = TRUE))[[1]]
+  m <- m[!grepl("^(static|typedef|return)\\b", m)]
+  unique(sub("^.*?([A-Za-z_][A-Za-z0-9_]*)\\s*(?:\\[[^]]*\\])*\\s*=$", "\\1", m, perl = TRUE))
+}
+
+header_externs <- function(file) {
+  x <- readLines(file, warn = FALSE)
+  cur <- NA_character_
+  out <- list()
+  for (ln in x) {
+    f <- regmatches(ln, regexec("^/\\* ([a-z_]+\\.c)\\b", ln))[[1]]
+    if (length(f)) { cur <- f[2]; next }
+    p <- regmatches(ln, regexec("^extern\\b.*?\\b([A-Za-z_][A-Za-z0-9_]*)\\s*(\\[[^]]*\\])*\\s*;", ln, perl = TRUE))[[1]]
+    if (length(p)) out[[length(out) + 1L]] <- c(name = p[2], file = cur)
+  }
+  if (!length(out)) return(data.frame(name = character(), file = character()))
+  as.data.frame(do.call(rbind, out), stringsAsFactors = FALSE)
+}
+
+test_that("every external data definition is declared extern in diffdiff.h under its file", {
+  dir <- src_dir()
+  he <- header_externs(file.path(dir, "diffdiff.h"))
+  files <- setdiff(list.files(dir, "\\.c$"), "init.c")
+  defs <- do.call(rbind, lapply(files, function(f) {
+    nm <- c_data_definitions(file.path(dir, f))
+    data.frame(name = nm, file = rep(f, length(nm)), stringsAsFactors = FALSE)
+  }))
+  expect_true("dd_webb_values" %in% defs$name)   # the scan finds the one table there is
+  m <- match(defs$name, he$name)
+  expect_identical(defs$name[is.na(m)], character())
+  wrong <- !is.na(m) & he$file[m] != defs$file
+  expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], he$file[m][wrong]),
+                   character())
+  expect_identical(setdiff(he$name, defs$name), character())
+})

@@ -7,7 +7,7 @@
 # bwcheck floor of 21 points), and with a given bandwidth.
 
 test_that("dd_lprobust equals nprobust::lprobust (five bandwidth selectors, nn residuals)", {
-  skip_if_not_installed("nprobust")
+  need_peer("nprobust")
   set.seed(1)
   worst <- 0
   for (case in 1:6) {
@@ -32,7 +32,7 @@ test_that("dd_lprobust equals nprobust::lprobust (five bandwidth selectors, nn r
 })
 
 test_that("dd_lprobust at and across the bwcheck floor (21 nearest points): n = 20, 21, 22", {
-  skip_if_not_installed("nprobust")
+  need_peer("nprobust")
   set.seed(9)
   for (n in 20:22) {
     x <- runif(n); y <- x + rnorm(n, sd = 0.2)

@@ -264,7 +264,7 @@ test_that("did_dcdh: missing treatments and outcomes", {
 })
 
 test_that("did_dcdh with a survey design: the weights' estimates, design-based SEs equal survey's on the influence functions", {
-  skip_if_not_installed("survey")
+  need_peer("survey")
   d <- dcdh_panel()
   d$st <- (d$cl - 1) %/% 4 + 1                       # 3 strata of 4 PSUs (the clusters)
   des <- survey::svydesign(ids = ~cl, strata = ~st, weights = ~w, data = d)
@@ -452,7 +452,7 @@ test_that("issue 34: one cluster is an error in did_dcdh (both estimands) and di
 })
 
 test_that("issue 34: did_dcdh's joint tests use the table's variance (the survey design's)", {
-  skip_if_not_installed("survey")
+  need_peer("survey")
   d <- dcdh_panel()
   d$st <- (d$cl - 1) %/% 4 + 1
   des <- survey::svydesign(ids = ~cl, strata = ~st, weights = ~w, data = d)

@@ -11,7 +11,7 @@ ddd_peer <- function(...) suppressWarnings(suppressMessages(triplediff::ddd(...)
 xf <- ~ cov1 + cov2 + cov3 + cov4
 
 test_that("did_ddd equals triplediff in the two-period panel: dr, reg, ipw, with covariates", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(11)
   g2 <- triplediff::gen_dgp_2periods(size = 2000, dgp_type = 1)$data
   d <- as.data.frame(g2); d$G <- ifelse(d$state == 1, 2, 0)
@@ -44,7 +44,7 @@ test_that("did_ddd without covariates is the difference of the eligible and inel
 })
 
 test_that("did_ddd equals triplediff with staggered adoption (never-treated comparisons) and its aggregations", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
@@ -101,7 +101,7 @@ test_that("did_ddd equals triplediff with not-yet-treated comparisons (GMM over 
   # every cell (the case where triplediff's scaling is right). The GMM
   # cells' SE of triplediff uses the n - 1 covariance: did_ddd's times
   # sqrt(n / (n - 1)) is compared there (documented).
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
@@ -131,7 +131,7 @@ test_that("did_ddd equals triplediff with not-yet-treated comparisons (GMM over 
 })
 
 test_that("did_ddd: bootstrap, bands, clusters and the event study's typed component", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
@@ -215,7 +215,7 @@ test_that("did_ddd reproduces the stored triplediff staggered numbers (never- an
   # ref-ddd-staggered.csv: triplediff's numbers from ../shared/reference (an
   # earlier release; 0.2.4 reproduces them), xformla = ~1, varying base
   # period, never- and not-yet-treated comparisons
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   ref <- read.csv(test_path("ref-ddd-staggered.csv"), comment.char = "#", stringsAsFactors = FALSE)
   for (k in unique(ref$key)) {
     r <- ref[ref$key == k, ]
@@ -274,7 +274,7 @@ test_that("did_ddd with not-yet-treated comparisons when cells leave cohorts out
   fac <- ifelse(f$comparisons[k] > 1, sqrt(f$n / (f$n - 1)), 1)
   expect_equal(f$coeftable$std.error[k] * fac, ref$se, tolerance = 1e-6)
   expect_identical(as.integer(f$comparisons[k][1:2]), c(3L, 2L))     # ATT(2,2): never, 3, 4; ATT(2,3): never, 4
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   r <- ddd_peer(yname = "y", tname = "time", idname = "id", gname = "state", pname = "partition",
                 xformla = ~ x1 + x2, data = d, control_group = "notyettreated", est_method = "dr")
   j <- match(paste(r$groups, r$periods), paste(ref$group, ref$time))
@@ -296,8 +296,8 @@ test_that("did_ddd with not-yet-treated comparisons when cells leave cohorts out
 rc_rows <- function(x, p, seed) { set.seed(seed); x[rbinom(nrow(x), 1, p) == 1] }
 
 test_that("did_ddd equals triplediff in two-period repeated cross-sections: dr, reg, ipw", {
-  skip_if_not_installed("triplediff")
-  skip_if_not_installed("DRDID")
+  need_peer("triplediff")
+  need_peer("DRDID")
   set.seed(11)
   g2 <- rc_rows(triplediff::gen_dgp_2periods(size = 1000, dgp_type = 1)$data, 0.6, 5)
   d <- as.data.frame(g2); d$G <- ifelse(d$state == 1, 2, 0); d$rid <- seq_len(nrow(d))
@@ -343,7 +343,7 @@ test_that("did_ddd equals triplediff in two-period repeated cross-sections: dr, 
 })
 
 test_that("did_ddd equals triplediff with staggered repeated cross-sections and unbalanced panels", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   for (layout in c("rcs", "unbalanced")) for (cg in c("nevertreated", "notyettreated")) for (m in c("dr", "reg", "ipw")) {
@@ -390,7 +390,7 @@ test_that("did_ddd equals triplediff with staggered repeated cross-sections and 
 })
 
 test_that("did_ddd's clustered standard errors equal triplediff's (staggered: analytic; two periods: its bootstrap)", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   d <- as.data.frame(gm); d$G <- ifelse(is.finite(d$state), d$state, 0)
@@ -433,7 +433,7 @@ test_that("did_ddd's clustered standard errors equal triplediff's (staggered: an
 })
 
 test_that("did_ddd equals triplediff with sampling weights (staggered panel and repeated cross-sections)", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   set.seed(9); wu <- runif(max(gm$id), 0.5, 2); gm$w <- wu[gm$id]
@@ -461,7 +461,7 @@ test_that("did_ddd equals triplediff with sampling weights (staggered panel and 
 })
 
 test_that("did_ddd with a survey design in repeated cross-sections: the design variance without strata is the clustered one times sqrt(G / (G - 1))", {
-  skip_if_not_installed("triplediff")
+  need_peer("triplediff")
   set.seed(3)
   gm <- triplediff::gen_dgp_mult_periods(size = 500, dgp_type = 1)$data
   d <- as.data.frame(rc_rows(gm, 0.7, 6)); d$G <- ifelse(is.finite(d$state), d$state, 0); d$rid <- seq_len(nrow(d))

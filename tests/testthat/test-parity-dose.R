@@ -34,7 +34,7 @@ dose_compat <- function(...) {
 }
 
 test_that("did_dose with contdid's faults undone equals contdid: curves, overall parameters, influence functions", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   for (cfg in list(c(3, 1), c(3, 0), c(2, 2), c(1, 0))) {
     df <- dose_data(seed = 1234 + cfg[2])
     df0 <- df
@@ -61,7 +61,7 @@ test_that("did_dose with contdid's faults undone equals contdid: curves, overall
 })
 
 test_that("did_dose's bootstrap standard errors and bands agree with contdid's in distribution", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data()
   r <- dose_peer(df, cband = TRUE)
   set.seed(3)
@@ -73,7 +73,7 @@ test_that("did_dose's bootstrap standard errors and bands agree with contdid's i
 })
 
 test_that("did_dose's event study of ACRT^o equals contdid's (slope, eventstudy)", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 99)
   r <- dose_peer(df, target = "slope", aggregation = "eventstudy")
   f <- dose_compat(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0)
@@ -93,7 +93,7 @@ test_that("did_dose's event study of ACRT^o equals contdid's (slope, eventstudy)
 })
 
 test_that("did_dose: ATT^o and its SE equal did_cs's group aggregation; the two aggregation routes agree", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 7)
   f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0)
   cs <- did_cs(df, "Y", "id", "time_period", "G", control_group = "notyettreated", nboot = 0, cband = FALSE)
@@ -173,7 +173,7 @@ test_that("did_dose: bad input gets errors naming the argument and value", {
 })
 
 test_that("did_dose with weights and survey designs: ATT^o and its SE equal did_cs's; row order does not matter", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 8, n = 800)
   set.seed(2)
   u <- unique(df$id)
@@ -220,7 +220,7 @@ test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path
   # contdid 0.1.1's cck path draws npiv's 999 normal multipliers from R's RNG
   # with the state preserved; did_dose draws the same ones, so the chosen
   # dimension, theta* and the critical values must be equal, not only close.
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   wiggly <- function(seed, n) {
     set.seed(seed)
     G <- ifelse(runif(n) < 0.3, 0, 2); D <- ifelse(G == 2, runif(n), 0)
@@ -262,7 +262,7 @@ test_that("did_dose(dose_est_method = \"cck\") equals contdid's data-driven path
 })
 
 test_that("did_dose's control groups and base periods: the binarised cells are did_cs's", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 21, n = 900, periods = 5, groups = 5)
   for (cg in c("nevertreated", "notyettreated")) for (bp in c("varying", "universal")) {
     f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, nboot = 0, control_group = cg, base_period = bp)
@@ -285,7 +285,7 @@ test_that("cck across npiv's dimension threshold (31 / 32 / 33 treated units) eq
   # npiv tries J = 1, 2, ..., 2^(L - 1) with L = max(floor(log2(n1)), 3) as
   # long as its rule J sqrt(log J) <= 10 sqrt(n1) allows (always here): 4
   # dimensions (1 to 8) for 31 treated units, 5 (1 to 16) for 32 and 33
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   for (n1 in 31:33) {
     set.seed(n1)
     n <- n1 + 40
@@ -304,7 +304,7 @@ test_that("cck across npiv's dimension threshold (31 / 32 / 33 treated units) eq
 })
 
 test_that("did_dose takes contdid's and did's spellings", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 5, n = 600)
   a <- did_dose(df, "Y", "id", "time_period", "G", dname = "D", degree = 2, alp = 0.1, bstrap = FALSE)
   b <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, alpha = 0.1, nboot = 0)

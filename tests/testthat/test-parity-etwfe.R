@@ -34,8 +34,8 @@ et_check <- function(f, m, lab, coef_tol = 1e-8) {
 }
 
 test_that("did_etwfe equals etwfe + emfx on mpdta (linear; not-yet and never treated; covariates; vcov)", {
-  skip_if_not_installed("etwfe")
-  skip_if_not_installed("did")
+  need_peer("etwfe")
+  need_peer("did")
   data("mpdta", package = "did", envir = environment())
   m0 <- mpdta
   for (cg in c("notyet", "never")) for (xf in list(NULL, ~ lpop)) for (vc in c("iid", "cluster")) {
@@ -64,8 +64,8 @@ test_that("did_etwfe equals etwfe + emfx on mpdta (linear; not-yet and never tre
 })
 
 test_that("did_etwfe with sampling weights: etwfe's weighted regression; aggregates weighted too", {
-  skip_if_not_installed("etwfe")
-  skip_if_not_installed("did")
+  need_peer("etwfe")
+  need_peer("did")
   data("mpdta", package = "did", envir = environment())
   set.seed(3)
   w <- runif(500, 0.5, 2)
@@ -89,8 +89,8 @@ test_that("did_etwfe with sampling weights: etwfe's weighted regression; aggrega
 })
 
 test_that("did_etwfe equals etwfe + emfx for Poisson (mpdta) and logit (simulated)", {
-  skip_if_not_installed("etwfe")
-  skip_if_not_installed("did")
+  need_peer("etwfe")
+  need_peer("did")
   data("mpdta", package = "did", envir = environment())
   mpdta$emp <- exp(mpdta$lemp)
   for (cg in c("notyet", "never")) {
@@ -117,7 +117,7 @@ test_that("did_etwfe equals etwfe + emfx for Poisson (mpdta) and logit (simulate
 })
 
 test_that("did_etwfe: the GLM kernel with absorbed fixed effects equals fixest::fepois / feglm", {
-  skip_if_not_installed("fixest")
+  need_peer("fixest")
   set.seed(5)
   n <- 400
   d <- expand.grid(t = 1:5, id = 1:n)
@@ -133,7 +133,7 @@ test_that("did_etwfe: the GLM kernel with absorbed fixed effects equals fixest::
 })
 
 test_that("did_etwfe: bad input gets errors naming the argument and value", {
-  skip_if_not_installed("did")
+  need_peer("did")
   data("mpdta", package = "did", envir = environment())
   run <- function(dd = mpdta, ...) did_etwfe(dd, "lemp", "countyreal", "year", "first.treat", ...)
   mpdta$neg <- mpdta$lemp - 8

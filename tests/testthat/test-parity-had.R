@@ -44,7 +44,7 @@ expect_had_equal <- function(fit, r, label) {
 }
 
 test_that("did_had equals DIDHAD: effects, placebos, Yatchew, stayers", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   d <- had_sim()
   d0 <- d
   r <- had_peer(d, "y", "g", "t", "D", effects = 3, placebo = 2, yatchew = TRUE)
@@ -59,7 +59,7 @@ test_that("did_had equals DIDHAD: effects, placebos, Yatchew, stayers", {
 })
 
 test_that("did_had equals DIDHAD for every kernel and bandwidth rule", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   d <- had_sim(G = 250, TT = 4, F = 3, seed = 11)
   for (k in c("epa", "tri", "uni", "gau")) for (bw in c("mse-dpi", "imse-dpi", "ce-rot", "mse-rot", "imse-rot")) {
     r <- had_peer(d, "y", "g", "t", "D", effects = 2, placebo = 1, kernel = k, bw_method = bw)
@@ -69,7 +69,7 @@ test_that("did_had equals DIDHAD for every kernel and bandwidth rule", {
 })
 
 test_that("did_had equals DIDHAD with trends_lin and dynamic, and truncates as it does", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   d <- had_sim(G = 300, TT = 7, F = 4, seed = 3)
   for (cfg in list(c(TRUE, FALSE), c(FALSE, TRUE), c(TRUE, TRUE))) {
     r <- had_peer(d, "y", "g", "t", "D", effects = 9, placebo = 3, trends_lin = cfg[1], dynamic = cfg[2],
@@ -82,7 +82,7 @@ test_that("did_had equals DIDHAD with trends_lin and dynamic, and truncates as i
 })
 
 test_that("did_had equals DIDHAD on an unbalanced panel: missing rows and outcomes, ties, labels, gapped years", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   d <- had_sim(G = 400, TT = 6, F = 4, stay = 0.1, seed = 8, round_to = 2, growth = 0)
   set.seed(9)
   d <- d[-sample(nrow(d), 60), ]
@@ -174,7 +174,7 @@ test_that("did_had: a dose that falls back to 0 after adoption is an error namin
 })
 
 test_that("did_had's Stute tests: per-horizon statistics as StuteTest, joint tests, reproducible", {
-  skip_if_not_installed("StuteTest")
+  need_peer("StuteTest")
   d <- had_sim(G = 300, seed = 12)
   set.seed(5)
   f <- did_had(d, "y", "g", "t", "D", effects = 2, placebo = 2, stute = TRUE, stute_nboot = 299)
@@ -250,7 +250,7 @@ test_that("did_had's Stute bootstrap does not hold a groups x draws matrix (memo
 })
 
 test_that("did_had equals DIDHAD at and across nprobust's 21-point floor (20, 21, 22 groups)", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   for (G in 20:22) {
     d <- had_sim(G = G, TT = 4, F = 3, stay = 0, seed = G)
     r <- suppressWarnings(had_peer(d, "y", "g", "t", "D", effects = 2, placebo = 1))

@@ -19,7 +19,7 @@ rs_sim <- function(n = 900, TT = 7, effect = 1, seed = 4) {
 }
 
 test_that("did_rs equals staggered on its example data (pj_officer_level_balanced)", {
-  skip_if_not_installed("staggered")
+  need_peer("staggered")
   d <- staggered::pj_officer_level_balanced
   run <- function(...) did_rs(d, "complaints", "uid", "period", "first_trained", ...)
   peer <- function(...) staggered::staggered(d, i = "uid", t = "period", g = "first_trained", y = "complaints", ...)
@@ -52,7 +52,7 @@ test_that("did_rs equals staggered on its example data (pj_officer_level_balance
 })
 
 test_that("did_rs equals staggered on a simulated panel with never-treated units, character ids and shuffled rows", {
-  skip_if_not_installed("staggered")
+  need_peer("staggered")
   d <- rs_sim()
   d0 <- d
   for (e in c("simple", "cohort", "calendar")) for (b in list(NULL, 1)) {
@@ -84,7 +84,7 @@ test_that("did_rs equals staggered on a simulated panel with never-treated units
 })
 
 test_that("did_rs's Fisher test equals staggered's with its seeds and agrees in distribution with its own draws", {
-  skip_if_not_installed("staggered")
+  need_peer("staggered")
   d <- rs_sim(n = 400, effect = 0, seed = 9)
   s <- staggered::staggered(d, i = "id", t = "t", g = "g", y = "y", estimand = "simple", compute_fisher = TRUE,
                             num_fisher_permutations = 199)

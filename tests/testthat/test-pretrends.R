@@ -117,7 +117,7 @@ test_that("correlated pre periods (K = 2): probability and means match numerical
 })
 
 test_that("correlated pre periods (K = 3, 4): probability and means match mvtnorm to 1e-6", {
-  skip_if_not_installed("mvtnorm")
+  need_peer("mvtnorm")
   for (K in 3:4) {
     n <- K + 2
     s <- seq(0.7, 1.3, length.out = n)

@@ -135,15 +135,15 @@ test_that("bootstrap: diff-diff's draws replayed give its replicates, SE, p-valu
 test_that("cores: forked processes give the same numbers bit for bit", {
   skip_on_os("windows")
   d <- trop_panel()
-  n0 <- diffdiff:::dd_trop_forks$n
+  n0 <- diffdiff:::dd_forks$n
   set.seed(3)
   a <- did_trop(d, "y", "unit", "time", "d", lambda_time_grid = c(0, 1), lambda_unit_grid = 1,
                 lambda_nn_grid = c(1, Inf), nboot = 4, cores = 1)
-  expect_identical(diffdiff:::dd_trop_forks$n, n0)
+  expect_identical(diffdiff:::dd_forks$n, n0)
   set.seed(3)
   b <- did_trop(d, "y", "unit", "time", "d", lambda_time_grid = c(0, 1), lambda_unit_grid = 1,
                 lambda_nn_grid = c(1, Inf), nboot = 4, cores = 2)
-  expect_gt(diffdiff:::dd_trop_forks$n, n0)          # the forked path ran
+  expect_gt(diffdiff:::dd_forks$n, n0)          # the forked path ran
   expect_identical(a$coefficients, b$coefficients)
   expect_identical(a$lambda, b$lambda)
   expect_identical(a$loocv, b$loocv)
