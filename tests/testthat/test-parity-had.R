@@ -270,7 +270,7 @@ test_that("a call written for DIDHAD::did_had runs unchanged", {
 })
 
 test_that("did_had fits have class did_had and print as diffdiff's, DIDHAD's results as DIDHAD's, in either load order", {
-  skip_if_not_installed("DIDHAD")
+  need_peer("DIDHAD")
   skip_if_not_installed("callr")
   run <- function(first) callr::r(function(first, lib) {
     .libPaths(c(lib, .libPaths()))
