@@ -25,7 +25,7 @@ dd_dcdh_controls_formula <- function(controls, data) {
 # dd_dcdh_controls_var() weights by each horizon's M. Y, N, W, K and X[[j]]
 # are group x period matrices; Fg, d_sq, bi are per group (bi: the cell key
 # of baseline and trends_nonparam).
-dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G) {
+dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G, v220 = FALSE) {
   nG <- nrow(Y); nX <- length(X)
   lag1 <- function(M) cbind(NA_real_, M[, -ncol(M), drop = FALSE])
   dY <- Y - lag1(Y)
@@ -42,7 +42,6 @@ dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G) {
     B <- matrix(0, nX, nX); B[r$keep, r$keep] <- r$bread
     list(coef = unname(b), bread = B, Xd = r$Xd, keep = r$keep, fitted = y - r$resid)
   }
-  v220 <- identical(getOption("diffdiff.dcdh_controls"), "2.2.0")
   theta <- matrix(0, nG, nX); levels <- list(); singular <- character()
   for (l in sort(unique(d_sq))) {
     lev <- d_sq == l
@@ -57,8 +56,8 @@ dd_dcdh_controls <- function(X, Y, N, W, K, Fg, d_sq, bi, G) {
     th <- th_fit$coef
     # the normalisation of theta_d's influence: the baseline's control cells
     # (DIDmultiplegtDYN 2.4.0); 2.2.0 counted every baseline's, and fitted
-    # E-hat below without the weights (an internal option reproduces both,
-    # for the parity tests against 2.2.0's numbers)
+    # E-hat below without the weights (rules = "DIDmultiplegtDYN-2.2.0"
+    # reproduces both, for the parity tests against 2.2.0's numbers)
     rsum <- if (v220) sum(N[K >= 2 & K <= max(Fg) - 1 & nys]) else sum(N[ml & K >= 2 & K <= max(Fg[gi]) - 1])
     inv_den <- th_fit$bread * rsum * G
     # E-hat: period effects + controls' changes, fitted over the baseline's

@@ -41,11 +41,12 @@ dd_dcdh_resid <- function(ctl, dy, dX) {
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
                            alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL,
-                           less_conservative_se = FALSE) {
+                           less_conservative_se = FALSE, rules = NULL) {
   s <- dd_dcdh_sample(P, Y, D, W, CL, gl, tnp, X)
   # controls: the coefficients per baseline treatment, and the pieces of
   # their estimation's contribution to the variance
-  s$ctl <- if (is.null(X)) NULL else dd_dcdh_controls(s$X, s$Y, s$N, s$W, s$K, s$Fg, s$d_sq, s$bi, s$G)
+  s$ctl <- if (is.null(X)) NULL else dd_dcdh_controls(s$X, s$Y, s$N, s$W, s$K, s$Fg, s$d_sq, s$bi, s$G,
+                                                       isTRUE(rules$dcdh_controls_2.2.0))
   nl <- dd_dcdh_n_effects(s, effects, placebo, switchers)
   k <- dd_dcdh_kernel_inputs(s, less_conservative_se, nl$l_XX)
   o <- list(normalized = normalized, only_never_switchers = only_never_switchers, same_switchers = same_switchers,

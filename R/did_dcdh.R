@@ -60,7 +60,7 @@
 #' outcome changes with the weights (2.2.0 counted the cells of every baseline
 #' and dropped the weights there: SEs up to about 10% apart in the tests when
 #' there are several baseline treatments, weights or gaps; identical
-#' otherwise). Controls that are collinear (or do not change over time) among
+#' otherwise); `rules = "DIDmultiplegtDYN-2.2.0"` gives 2.2.0's. Controls that are collinear (or do not change over time) among
 #' a baseline's not-yet-switched cells are left out for that baseline, with a
 #' warning, as the peer does. With `trends_lin`, DIDmultiplegtDYN reports each
 #' placebo's number of switchers from its last placebo run; diffdiff reports
@@ -153,6 +153,12 @@
 #' @param nboot Multiplier bootstrap draws (0: the analytic variance).
 #' @param boot_weights,cband Bootstrap weights and a uniform band over the
 #'   event times (with `nboot > 0`).
+#' @param rules Peer rules ([dd_rules]): `"default"` (DIDmultiplegtDYN
+#'   2.4.0's variance with `controls`) or `"DIDmultiplegtDYN-2.2.0"` (2.2.0's:
+#'   the controls' coefficients' influence normalised by every baseline
+#'   treatment's control cells, the not-yet-switched outcome changes fitted
+#'   without the weights). Only the standard errors with `controls` differ;
+#'   not with `estimand = "DID_M"`.
 #' @return A `did_dcdh` fit (a [dd_fit][dd_fit-methods]) with the effects,
 #'   placebos and `ATT` in `coeftable` (`event`, `n` = cells used,
 #'   `switchers` = switcher cells), the typed event study (so `plot()`,
@@ -179,13 +185,14 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                      estimand = c("dynamic", "DID_M"), threshold_stable_treatment = 0,
                      weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
-                     cband = FALSE) {
+                     cband = FALSE, rules = "default") {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"), labels = c(dname = "the treatment column"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,
                 placebo = placebo)
   effects <- sp$effects; placebo <- sp$placebo
+  rl <- dd_rules(rules, "did_dcdh")
   dd_check_flag(normalized, "normalized"); dd_check_flag(only_never_switchers, "only_never_switchers")
   dd_check_flag(same_switchers, "same_switchers"); dd_check_flag(trends_lin, "trends_lin")
   dd_check_flag(same_switchers_pl, "same_switchers_pl")
@@ -209,7 +216,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
               controls = !is.null(controls), trends_nonparam = !is.null(trends_nonparam), trends_lin = trends_lin,
               effects_equal = effects_equal, less_conservative_se = less_conservative_se, by = !is.null(by),
               by_path = !is.null(by_path), predict_het = !is.null(predict_het), weightsname = !is.null(weightsname),
-              survey = !is.null(survey), switchers = switchers != "both")
+              survey = !is.null(survey), switchers = switchers != "both", rules = rl$rule != "default")
     if (any(used)) dd_stop("estimand = \"DID_M\" does not take %s (the dynamic estimator does).",
                            paste0("`", names(used)[used], "`", collapse = ", "))
   } else if (threshold_stable_treatment > 0)
@@ -279,19 +286,19 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                    CL, gl$id, effects, placebo, normalized, if (switchers == "both") "" else switchers,
                    only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl,
                    less_conservative_se = less_conservative_se,
-                   X = X)
+                   X = X, rules = rl)
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
   r <- if (trends_lin) dd_dcdh_trends_lin(run, P, mat(p$y), mat(d), CL, all, tnp, effects, placebo, X)
        else run(mat(p$y), P, CL, all, tnp, effects, placebo, same_switchers, same_switchers_pl, X = X)
   if (!is.null(by_path)) return(dd_dcdh_by_path(args, by_path, r, p))
   dd_dcdh_result(r, p, sp, call, yname, idname, tname, cluster, effects, placebo, effects_equal, design,
-                 if (!is.null(het)) dd_dcdh_predict_het(r, het, data, idname, sp$alpha))
+                 if (!is.null(het)) dd_dcdh_predict_het(r, het, data, idname, sp$alpha), rules = rl$rule)
 }
 
 # the fit: effects (event l - 1), placebos (event -l - 1), the average total
 # effect (ATT); variance from the group (cluster) influence functions
 dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effects, placebo,
-                           effects_equal = FALSE, design = NULL, predict_het = NULL) {
+                           effects_equal = FALSE, design = NULL, predict_het = NULL, rules = "default") {
   le <- nrow(r$Effects); lp <- if (is.null(r$Placebos)) 0L else nrow(r$Placebos)
   notes <- character()
   if (le < effects) notes <- c(notes, sprintf("%d effect(s) requested; the data allow %d.", effects, le))
@@ -318,7 +325,7 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille event study (did_dcdh)", yname, length(p$y),
                   if (sp$nboot > 0L) "bootstrap" else "cluster", res$label, Inf,
                   sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
-                  n_clusters = res$n_clusters, notes = notes)
+                  n_clusters = res$n_clusters, notes = notes, more = list(rules = rules))
   new_dd_fit("did_dcdh", tab, est, res$V, info, call,
              list(event_study = dd_es_spec(reference = -1), crit = res$crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,

@@ -41,8 +41,8 @@
 #' normalised over treated cohorts. It also ignores `control_group`,
 #' `base_period` and `clustervars` (always not-yet-treated, varying, no
 #' clusters) and takes the knots and grid from the first period's positive
-#' doses of all units. With the same corrections undone (an internal option
-#' used by the tests), did_dose equals contdid to about 1e-12: estimates,
+#' doses of all units. With the same corrections undone (`rules =
+#' "contdid-0.1.1"`), did_dose equals contdid to about 1e-12: estimates,
 #' grid, knots and every influence function, hence the bootstrap standard
 #' errors in distribution. Units treated in the first period are dropped and
 #' data without never-treated units are handled as did does (contdid drops
@@ -94,6 +94,12 @@
 #' @param nboot,boot_weights,cband Multiplier bootstrap draws (0:
 #'   analytic standard errors; default 1000 as contdid's `biters`), weights
 #'   and uniform bands over `dvals`.
+#' @param rules Peer rules ([dd_rules]): `"default"` (diffdiff's
+#'   corrections of contdid 0.1.1's four faults, above) or `"contdid-0.1.1"`
+#'   (the faults and contdid's conventions undone: its basis on `dvals`'
+#'   range, knots and grid from the first period's positive doses, its
+#'   influence functions; with `"cck"`, the curves at the observed doses and
+#'   its standard errors), which equals contdid 0.1.1 to about 1e-12.
 #' @param ... contdid's and did's spellings: `dname` (the dose column),
 #'   `alp`, `bstrap`, `biters`, `clustervars`.
 #' @return A fit of class `c("did_dose", "dd_fit")` with rows `ATT` (ATT^o)
@@ -119,7 +125,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                      dvals = NULL, dose_est_method = c("parametric", "cck"), control_group = c("notyettreated", "nevertreated"),
                      base_period = c("varying", "universal"), anticipation = 0, weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"),
-                     cband = FALSE, ...) {
+                     cband = FALSE, rules = "default", ...) {
   call <- match.call()
   # contdid's spellings: `dname` for the dose; did's `alp`, `bstrap`,
   # `biters`, `clustervars` (through dd_spec)
@@ -157,7 +163,8 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   }
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
-  compat <- identical(getOption("diffdiff.contdid_compat"), "0.1.1")
+  rl <- dd_rules(rules, "did_dose")
+  compat <- rl$contdid_0.1.1
   design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname, dose = dose), weightsname = weightsname,
                 cluster = cluster, design = design, complete = "did_dose()")
@@ -312,7 +319,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                   if (sp$nboot > 0L) "bootstrap" else "analytic", label, Inf, sp$alpha, c("ATT", "ACRT"),
                   n_units = n, n_periods = length(tl),
                   n_clusters = if (inherits(cl, "dd_svy_rows")) cl$G else if (is.null(cl)) NULL else length(unique(cl)),
-                  notes = notes)
+                  notes = notes, more = list(rules = rl$rule))
   new_dd_fit("did_dose", tab, ov, V, info, call,
              list(dose = dose_tab, cells = cell_tab, knots = knots, degree = degree, tname = tname,
                   dose_crit = c(att = crit_d, acrt = crit_a), nboot = sp$nboot, boot_weights = sp$boot_weights,

@@ -45,7 +45,8 @@
 #' `num_fisher_permutations` are accepted. Differences: staggered's Fisher
 #' test draws permutation s after `set.seed(s)` whatever the caller's seed
 #' (did_rs draws from the caller's stream, so the p-values agree in
-#' distribution); with several event times staggered's permutations of the
+#' distribution; `rules = "staggered-1.2.2"` draws as staggered does, and
+#' the p-values are then identical); with several event times staggered's permutations of the
 #' second and later ones start from the previous one's last permutation
 #' (did_rs's event times are tested independently); `beta = 0` and
 #' cohorts without a period before adoption error in staggered (here: no
@@ -72,6 +73,12 @@
 #'   treated compares; `"last"`: only the last-treated cohort.
 #' @param nperm Permutations of the Fisher randomisation test (0: none).
 #' @param alpha Significance level of the (normal) intervals.
+#' @param rules Peer rules ([dd_rules]): `"default"` (the Fisher test's
+#'   permutations drawn from the caller's random-number stream) or
+#'   `"staggered-1.2.2"` (permutation s drawn after `set.seed(s)` from the
+#'   cohort labels in the caller's row order, as staggered 1.2.2, the
+#'   caller's random-number state restored). Only the Fisher p-values
+#'   (`nperm > 0`) differ.
 #' @param ... staggered's spellings (`eventTime`, `use_last_treated_only`,
 #'   `compute_fisher` (500 permutations), `num_fisher_permutations`,
 #'   `use_DiD_A0 = TRUE`).
@@ -99,7 +106,7 @@
 #' @export
 did_rs <- function(data, yname, idname, tname, gname, estimand = c("simple", "cohort", "calendar", "eventstudy"),
                    event_time = 0, beta = NULL, comparison = c("notyettreated", "last"), nperm = 0, alpha = 0.05,
-                   ...) {
+                   rules = "default", ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   a <- dd_did_aliases(list(...), c("eventTime", "use_last_treated_only", "compute_fisher", "num_fisher_permutations",
@@ -118,6 +125,7 @@ did_rs <- function(data, yname, idname, tname, gname, estimand = c("simple", "co
   comparison <- dd_match_vocab(comparison[1], c("notyettreated", "last"), "comparison")
   alpha <- dd_check_alpha(alpha)
   nperm <- dd_check_count(nperm, "nperm")
+  rl <- dd_rules(rules, "did_rs")
   if (!is.numeric(event_time) || !length(event_time) || anyNA(event_time) || any(event_time != round(event_time)))
     dd_stop("`event_time` = %s must be whole numbers.", dd_show(event_time))
   if (anyDuplicated(event_time)) dd_stop("`event_time` = %s has duplicates.", dd_show(event_time))
@@ -151,7 +159,7 @@ did_rs <- function(data, yname, idname, tname, gname, estimand = c("simple", "co
     # projections on every cohort's rows: a unit's contribution under any
     # assignment of cohorts
     pj <- lapply(A, function(a) list(th = pr$Y %*% t(a$theta), a0 = pr$Y %*% t(a$a0)))
-    fp <- dd_rs_fisher(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm)
+    fp <- dd_rs_fisher(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm, rl$staggered_seeds)
     extra$p.value.fisher <- fp$p; extra$p.value.fisher_neyman <- fp$p_neyman; extra$nperm <- fp$ok
   }
   tab <- dd_if_table(terms, est, ifelse(se > 0, se, NA_real_), alpha, NA_real_, extra)
@@ -159,7 +167,7 @@ did_rs <- function(data, yname, idname, tname, gname, estimand = c("simple", "co
   title <- sprintf("Efficient estimator under random timing (did_rs), %s%s", estimand,
                    if (!is.null(beta)) sprintf(", beta = %s", format(beta)) else "")
   info <- dd_info("did_rs", title, yname, sum(N) * length(tl), "design", "Neyman, refined (design-based)", Inf, alpha,
-                  terms, n_units = sum(N), n_periods = length(tl), notes = pr$notes)
+                  terms, n_units = sum(N), n_periods = length(tl), notes = pr$notes, more = list(rules = rl$rule))
   new_dd_fit("did_rs", tab, stats::setNames(est, terms), V$vcv, info, call,
              list(vcov_neyman = V$vcv_neyman, beta = bet, estimand = estimand, comparison = comparison,
                   cohorts = data.frame(cohort = gl, n = tabulate(pr$k, length(gl))), tname = tname,
@@ -387,11 +395,10 @@ dd_rs_vcov <- function(sm, N, A, bet, gl, gmin, m) {
 # units (drawn from R's stream), beta re-estimated per permutation (when
 # efficient), the share of permutations with a larger |t| (strict, as
 # staggered) for each standard error. Permutations that fail are left out.
-# The internal option diffdiff.staggered_compat = TRUE draws permutation s
-# after set.seed(s) from the labels in the caller's row order, as staggered
-# 1.2.2 does (the caller's random-number state is restored), for the tests.
-dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm) {
-  compat <- isTRUE(getOption("diffdiff.staggered_compat"))
+# `compat` (rules = "staggered-1.2.2") draws permutation s after
+# set.seed(s) from the labels in the caller's row order, as staggered 1.2.2
+# does (the caller's random-number state is restored).
+dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm, compat = FALSE) {
   n <- length(pr$k)
   base0 <- (if (compat) pr$k[order(pr$first_row)] else pr$k) - 1L
   if (compat) {

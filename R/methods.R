@@ -180,6 +180,7 @@ dd_print_header <- function(x) {
   se <- x$vcov_label
   if (!is.null(x$n_clusters)) se <- paste0(se, ", ", paste(dd_fmt_int(x$n_clusters), collapse = " & "), " clusters")
   cat("Standard errors: ", se, "\n", sep = "")
+  dd_rules_line(x)
 }
 
 # The coefficient table: z / Pr(>|z|) headers under normal inference (df =

@@ -4,7 +4,7 @@
 # with one knot: the Monte Carlo standard deviation of each estimate against
 # the mean standard error of did_dose (contdid's faults corrected) and of
 # the same computation with them undone (contdid 0.1.1's influence
-# functions, the internal option diffdiff.contdid_compat). Writes
+# functions, rules = "contdid-0.1.1"). Writes
 # bench/results/dose_coverage.md.
 # Usage: Rscript bench/dose-coverage.R [reps]
 suppressPackageStartupMessages(library(diffdiff))
@@ -16,11 +16,9 @@ out <- t(vapply(seq_len(R), function(r) {
   set.seed(1000 + r)
   df <- contdid::simulate_contdid_data(n = 1000, num_time_periods = 4, num_groups = 4, dose_linear_effect = 0.5,
                                        dose_quadratic_effect = 0.3)
-  fit <- function(compat) {
-    old <- options(diffdiff.contdid_compat = if (compat) "0.1.1" else NULL)
-    on.exit(options(old))
-    did_dose(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0, dvals = dv)
-  }
+  fit <- function(compat)
+    did_dose(df, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 1, nboot = 0, dvals = dv,
+             rules = if (compat) "contdid-0.1.1" else "default")
   g <- fit(FALSE); f <- fit(TRUE)
   c(g$coefficients, g$dose$att, g$dose$acrt, g$coeftable$std.error, g$dose$att_se, g$dose$acrt_se,
     f$coeftable$std.error, f$dose$att_se, f$dose$acrt_se)

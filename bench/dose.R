@@ -5,8 +5,8 @@
 #    20,000 units x 6 periods, staggered (5 cohorts and never treated),
 #    B-spline of degree 3 with 3 interior knots, dose-response curves on
 #    contdid's 90-point grid, 999 multiplier-bootstrap draws with uniform
-#    bands. did_dose runs with contdid's faults undone (the internal option
-#    diffdiff.contdid_compat; the same computations as the default), so
+#    bands. did_dose runs with contdid's faults undone (rules =
+#    "contdid-0.1.1"; the same computations as the default), so
 #    that the estimates can be checked to agree (1e-8) and the bootstrap
 #    standard errors to lie within 15% of contdid's (different draws).
 #  * did_had() vs DIDHAD::did_had() (2.0.0): 5,000 groups x 8 periods,
@@ -38,9 +38,9 @@ fresh <- function(rds, side, reps) {
              se = c(r$overall_att_se, r$overall_acrt_se, r$att.d_se, r$acrt.d_se))
       },
       dose = function() {
-        options(diffdiff.contdid_compat = "0.1.1")
         set.seed(1)
-        f <- did_dose(d, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 3, nboot = 999, cband = TRUE)
+        f <- did_dose(d, "Y", "id", "time_period", "G", "D", degree = 3, num_knots = 3, nboot = 999, cband = TRUE,
+                      rules = "contdid-0.1.1")
         list(est = c(f$coefficients, f$dose$att, f$dose$acrt), se = c(f$coeftable$std.error, f$dose$att_se, f$dose$acrt_se))
       },
       didhad = function() {

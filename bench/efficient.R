@@ -7,8 +7,8 @@
 #  * did_rs() vs staggered::staggered() (1.2.2): the efficient estimator
 #    (simple), the event study at e = -2..3 with its covariance, and the
 #    Fisher randomisation test with 99 permutations (did_rs with
-#    staggered's seeds through the internal option
-#    diffdiff.staggered_compat, so that the p-values must be identical).
+#    staggered's seeds through rules = "staggered-1.2.2", so that the
+#    p-values must be identical).
 #    Estimates checked to 1e-8, SEs to 1e-6.
 #  * did_etwfe() vs etwfe::etwfe() + emfx() (0.6.2): linear with one
 #    covariate (cohort and period fixed effects, clustered by unit) and
@@ -77,8 +77,7 @@ fresh <- function(rds, side, case, reps) {
         list(est = c(a$coeftable$estimate, e$coeftable$estimate), se = c(a$coeftable$std.error, e$coeftable$std.error))
       },
       "diffdiff fisher" = function() {
-        options(diffdiff.staggered_compat = TRUE)
-        f <- did_rs(d, "y", "id", "t", "g", estimand = "simple", nperm = 99)
+        f <- did_rs(d, "y", "id", "t", "g", estimand = "simple", nperm = 99, rules = "staggered-1.2.2")
         tb <- f$coeftable
         list(est = c(tb$estimate, tb$p.value.fisher, tb$p.value.fisher_neyman), se = c(tb$std.error, tb$se_neyman))
       })

@@ -1,10 +1,14 @@
 # did_dose() against the live contdid 0.1.1 (CRAN; installed by
 # tools/install-deps.sh) on its own simulated panels
 # (contdid::simulate_contdid_data). contdid has four faults that did_dose
-# corrects (documented in ?did_dose); the internal option
-# diffdiff.contdid_compat = "0.1.1" undoes them, and with it the estimates,
-# grid, knots and every influence function must equal contdid's: 1e-8
-# (estimates, the issue's tolerance) and 1e-8 for the influence functions.
+# corrects (documented in ?did_dose); rules = "contdid-0.1.1" (?dd_rules)
+# undoes them, and with it the estimates, grid, knots and every influence
+# function must equal contdid's: 1e-8 (estimates, the issue's tolerance) and
+# 1e-8 for the influence functions. The default rules are compared with
+# contdid too, where it computes the same thing (grid, knots, ATT^o, ACRT^o,
+# ATT^o's standard error; with "cck", the curves and ACRT(d)'s standard
+# errors), and where they deliberately differ the size of the difference is
+# asserted as measured on these data (contdid 0.1.1, the only release).
 # contdid's standard errors are multiplier-bootstrap ones drawn from R's RNG
 # (did_dose's bootstrap uses its own counter-based generator): equal
 # influence functions imply the same bootstrap distribution; in addition the
@@ -27,11 +31,10 @@ dose_peer <- function(df, target = "level", aggregation = "dose", degree = 3, nu
     control_group = "notyettreated", degree = degree, num_knots = num_knots, biters = biters, ...)))
 }
 
-dose_compat <- function(...) {
-  old <- options(diffdiff.contdid_compat = "0.1.1")
-  on.exit(options(old))
-  did_dose(...)
-}
+dose_compat <- function(...) did_dose(..., rules = "contdid-0.1.1")
+
+# the analytic standard error that an influence function (n x 1) implies
+dose_if_se <- function(x) sqrt(sum(x^2)) / length(x)
 
 test_that("did_dose with contdid's faults undone equals contdid: curves, overall parameters, influence functions", {
   need_peer("contdid")
@@ -57,6 +60,42 @@ test_that("did_dose with contdid's faults undone equals contdid: curves, overall
     # within the bootstrap's Monte Carlo error
     ratio <- c(f$coeftable$std.error / c(r$overall_att_se, r$overall_acrt_se), f$dose$att_se / r$att.d_se)
     expect_true(all(abs(ratio - 1) < 0.15), label = paste(lab, "SE ratios", paste(range(ratio), collapse = "-")))
+  }
+})
+
+test_that("did_dose's default rules against contdid: what agrees, and the measured size of what differs", {
+  # On contdid's simulated panels (never-treated units have dose 0, so the
+  # first period's positive doses are the treated doses) the default takes
+  # the same grid and knots, and ATT^o and ACRT^o are the same estimates.
+  # Deliberate differences (measured here, contdid 0.1.1): ATT^o's analytic
+  # standard error differs from the one contdid's influence function implies
+  # by 0.0026%-0.057% (the cohort shares' estimation, normalised over all
+  # units); ACRT^o's is 2.22-2.29 times it (contdid scales the influence
+  # function by the cell size, not the treated units); the curves differ
+  # (contdid's basis has the grid's range as boundary knots): ATT(d) by up
+  # to 0.030, 0.052, 0.131, 0.061 and ACRT(d) by up to 0.18, 0.38, 1.41,
+  # 0.072 in the four configurations.
+  skip_if_not_installed("contdid")
+  cfgs <- list(c(3, 1), c(3, 0), c(2, 2), c(1, 0))
+  att_max <- c(0.031, 0.053, 0.132, 0.062); acrt_max <- c(0.19, 0.39, 1.42, 0.073)
+  for (i in seq_along(cfgs)) {
+    cfg <- cfgs[[i]]
+    df <- dose_data(seed = 1234 + cfg[2])
+    r <- dose_peer(df, degree = cfg[1], num_knots = cfg[2], biters = 10)
+    f <- did_dose(df, "Y", "id", "time_period", "G", "D", degree = cfg[1], num_knots = cfg[2], nboot = 0)
+    expect_identical(f$rules, "default")
+    lab <- paste("degree", cfg[1], "knots", cfg[2])
+    expect_equal(f$dose$dose, unname(r$dose), tolerance = 1e-12, label = lab)
+    expect_equal(f$knots, unname(r$pte_params$knots), tolerance = 1e-12, label = lab)
+    expect_equal(f$coefficients[["ATT"]], r$overall_att, tolerance = 1e-8, label = paste(lab, "ATT"))
+    expect_equal(f$coefficients[["ACRT"]], r$overall_acrt, tolerance = 1e-8, label = paste(lab, "ACRT"))
+    d_att <- abs(f$coeftable$std.error[1] / dose_if_se(r$overall_att_inffunc) - 1)
+    expect_true(d_att > 1e-5 && d_att < 6e-4, label = paste(lab, "ATT SE", d_att))
+    q_acrt <- f$coeftable$std.error[2] / dose_if_se(r$overall_acrt_inffunc)
+    expect_true(q_acrt > 2.2 && q_acrt < 2.3, label = paste(lab, "ACRT SE ratio", q_acrt))
+    da <- max(abs(f$dose$att - r$att.d)); dc <- max(abs(f$dose$acrt - r$acrt.d))
+    expect_true(da > 0.01 && da < att_max[i], label = paste(lab, "ATT(d)", da))
+    expect_true(dc > 0.05 && dc < acrt_max[i], label = paste(lab, "ACRT(d)", dc))
   }
 })
 
@@ -281,6 +320,35 @@ test_that("did_dose's control groups and base periods: the binarised cells are d
   }
 })
 
+test_that("did_dose(dose_est_method = \"cck\")'s default rules against contdid at contdid's doses", {
+  # The default evaluated at contdid's doses (dvals = the observed treated
+  # doses): the same dimension, curves, ATT^o, ACRT^o and ACRT(d) standard
+  # errors; the deliberate differences are exact: ATT(d)'s variance adds the
+  # comparison mean's (mean of squared deviations / n0, the same at every
+  # dose), and ACRT^o's standard error is contdid's sd(IF) / sqrt(n1) times
+  # sqrt((n1 - 1) / n1). contdid reports a bootstrap SE for ATT^o; the
+  # default's analytic one equals the one its influence function implies.
+  skip_if_not_installed("contdid")
+  set.seed(7)
+  df <- contdid::simulate_contdid_data(n = 1000, num_time_periods = 2, num_groups = 2, dose_linear_effect = 0.5,
+                                       dose_quadratic_effect = 0.3)
+  r <- dose_peer(df, dose_est_method = "cck", cband = TRUE, degree = 3, num_knots = 0, seed = 7)
+  set.seed(7)
+  g <- did_dose(df, "Y", "id", "time_period", "G", "D", dose_est_method = "cck", nboot = 0, cband = TRUE,
+                dvals = r$dose)
+  expect_equal(g$dose$att, unname(r$att.d), tolerance = 1e-8)
+  expect_equal(g$dose$acrt, unname(r$acrt.d), tolerance = 1e-8)
+  expect_equal(unname(g$coefficients), c(r$overall_att, r$overall_acrt), tolerance = 1e-8)
+  expect_equal(g$dose$acrt_se, unname(r$acrt.d_se), tolerance = 1e-6)
+  expect_equal(g$coeftable$std.error[1], dose_if_se(r$overall_att_inffunc), tolerance = 1e-6)
+  u <- df[df$time_period == 1, ]; u2 <- df[df$time_period == 2, ]
+  dy <- u2$Y[match(u$id, u2$id)] - u$Y
+  n1 <- sum(u$G > 0); dy0 <- dy[u$G == 0]
+  expect_equal(g$coeftable$std.error[2] * sqrt(n1 / (n1 - 1)), r$overall_acrt_se, tolerance = 1e-6)
+  expect_equal(g$dose$att_se^2 - r$att.d_se^2, rep(mean((dy0 - mean(dy0))^2) / length(dy0), nrow(g$dose)),
+               tolerance = 1e-6)
+})
+
 test_that("cck across npiv's dimension threshold (31 / 32 / 33 treated units) equals contdid", {
   # npiv tries J = 1, 2, ..., 2^(L - 1) with L = max(floor(log2(n1)), 3) as
   # long as its rule J sqrt(log J) <= 10 sqrt(n1) allows (always here): 4
@@ -313,4 +381,33 @@ test_that("did_dose takes contdid's and did's spellings", {
   expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", dname = "D"), "once")
   expect_error(did_dose(df, "Y", "id", "time_period", "G"), "`dose` \\(the dose column\\) is missing")
   expect_error(did_dose(df, "Y", "id", "time_period", "G", "D", xformula = ~x), "`xformula`")
+})
+
+test_that("did_dose's rules argument: recorded, printed when not default, checked; the old option is gone", {
+  skip_if_not_installed("contdid")
+  df <- dose_data(seed = 5, n = 600)
+  run <- function(...) did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, num_knots = 1, nboot = 0, ...)
+  f0 <- run(); f1 <- run(rules = "contdid-0.1.1")
+  expect_identical(f0$rules, "default"); expect_identical(f1$rules, "contdid-0.1.1")
+  expect_false(isTRUE(all.equal(f0$coeftable$std.error, f1$coeftable$std.error)))
+  out0 <- capture.output(print(f0)); out1 <- capture.output(print(f1))
+  expect_false(any(grepl("Peer rules", out0)))
+  expect_true(any(grepl("^Peer rules: contdid-0.1.1 \\(contdid 0.1.1's basis", out1)))
+  expect_true(any(grepl("^Peer rules: contdid-0.1.1", capture.output(print(summary(f1))))))
+  expect_false(any(grepl("Peer rules", capture.output(print(summary(f0))))))
+  expect_error(run(rules = "contdid-0.1.0"),
+               "`rules` must be one of \"default\", \"contdid-0.1.1\"; got \"contdid-0.1.0\"", fixed = TRUE)
+  expect_error(run(rules = c("default", "contdid-0.1.1")), "`rules` must be one of")
+  expect_error(run(rules = NA_character_), "`rules` must be one of")
+  # the removed option: a warning once per session naming the argument, and
+  # no effect on the numbers
+  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
+  old <- options(diffdiff.contdid_compat = "0.1.1")
+  on.exit(options(old))
+  expect_warning(fo <- run(), "`diffdiff.contdid_compat` is gone and is ignored; pass did_dose(rules = \"contdid-0.1.1\")",
+                 fixed = TRUE)
+  expect_identical(fo$coeftable, f0$coeftable)
+  expect_identical(fo$dose, f0$dose)
+  expect_no_warning(fo2 <- run(rules = "contdid-0.1.1"))
+  expect_identical(fo2$coeftable, f1$coeftable)
 })

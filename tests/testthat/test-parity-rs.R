@@ -2,10 +2,12 @@
 # efficient estimator under random timing, its Callaway-Sant'Anna
 # (staggered_cs) and Sun-Abraham (staggered_sa) variants, fixed beta, the
 # four estimands, the event-study covariance (return_full_vcv), and the
-# Fisher randomisation test: with the internal option
-# diffdiff.staggered_compat (permutation s drawn after set.seed(s), as
-# staggered) the p-values must be identical; with did_rs's own draws they
-# agree in distribution. Tolerances: estimates 1e-8, SEs 1e-6.
+# Fisher randomisation test: with rules = "staggered-1.2.2" (?dd_rules;
+# permutation s drawn after set.seed(s), as staggered) the p-values must be
+# identical; with the default rules (did_rs's own draws from the caller's
+# stream) they agree in distribution, and the estimates and SEs, which the
+# rules do not touch, are compared with staggered on the default path
+# throughout. Tolerances: estimates 1e-8, SEs 1e-6.
 
 rs_sim <- function(n = 900, TT = 7, effect = 1, seed = 4) {
   set.seed(seed)
@@ -89,9 +91,7 @@ test_that("did_rs's Fisher test equals staggered's with its seeds and agrees in 
   s <- staggered::staggered(d, i = "id", t = "t", g = "g", y = "y", estimand = "simple", compute_fisher = TRUE,
                             num_fisher_permutations = 199)
   set.seed(77); before <- stats::runif(1); set.seed(77)
-  old <- options(diffdiff.staggered_compat = TRUE)
-  f <- did_rs(d, "y", "id", "t", "g", nperm = 199)
-  options(old)
+  f <- did_rs(d, "y", "id", "t", "g", nperm = 199, rules = "staggered-1.2.2")
   expect_identical(stats::runif(1), before)                       # the caller's stream is untouched
   expect_identical(f$coeftable$p.value.fisher, s$fisher_pval)
   expect_identical(f$coeftable$p.value.fisher_neyman, s$fisher_pval_se_neyman)
@@ -131,4 +131,62 @@ test_that("did_rs: bad input gets errors naming the argument and value", {
   expect_warning(f2 <- run(d2), "1 units are missing some periods or outcomes")
   expect_identical(f2$n_units, 299L)
   expect_error(run(bootstrap = 1), "no argument `bootstrap`")
+})
+
+test_that("did_rs's Fisher test under staggered's rules: every estimand and event time as staggered runs it alone", {
+  # staggered 1.2.2 with several event times in one call starts the second
+  # and later event times' permutations from the previous one's last
+  # (documented in ?did_rs); did_rs tests each event time independently, so
+  # under rules = "staggered-1.2.2" each equals staggered called with that
+  # event time alone (identical p-values), and in a joint call only the
+  # first event time's is staggered's
+  skip_if_not_installed("staggered")
+  d <- rs_sim(n = 400, effect = 0, seed = 9)
+  peer <- function(...) staggered::staggered(d, i = "id", t = "t", g = "g", y = "y", compute_fisher = TRUE,
+                                             num_fisher_permutations = 99, ...)
+  for (e in c("cohort", "calendar")) {
+    f <- did_rs(d, "y", "id", "t", "g", estimand = e, nperm = 99, rules = "staggered-1.2.2")
+    s <- peer(estimand = e)
+    expect_identical(c(f$coeftable$p.value.fisher, f$coeftable$p.value.fisher_neyman),
+                     c(s$fisher_pval, s$fisher_pval_se_neyman), label = e)
+  }
+  ev <- c(0, 1, 2)
+  f <- did_rs(d, "y", "id", "t", "g", estimand = "eventstudy", event_time = ev, nperm = 99, rules = "staggered-1.2.2")
+  alone <- vapply(ev, function(e) { s <- peer(estimand = "eventstudy", eventTime = e)
+                                    c(s$fisher_pval, s$fisher_pval_se_neyman) }, numeric(2))
+  expect_identical(f$coeftable$p.value.fisher, alone[1, ])
+  expect_identical(f$coeftable$p.value.fisher_neyman, alone[2, ])
+  joint <- peer(estimand = "eventstudy", eventTime = ev)
+  expect_identical(f$coeftable$p.value.fisher[1], joint$fisher_pval[1])
+  expect_false(identical(f$coeftable$p.value.fisher[-1], joint$fisher_pval[-1]))
+})
+
+test_that("did_rs's rules argument: only the Fisher draws change; recorded, printed when not default, checked", {
+  d <- rs_sim(n = 300, effect = 0, seed = 2)
+  set.seed(5); f0 <- did_rs(d, "y", "id", "t", "g", nperm = 49)
+  set.seed(5); f1 <- did_rs(d, "y", "id", "t", "g", nperm = 49, rules = "staggered-1.2.2")
+  expect_identical(f0$rules, "default"); expect_identical(f1$rules, "staggered-1.2.2")
+  keep <- c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high", "se_neyman")
+  expect_identical(f0$coeftable[keep], f1$coeftable[keep])
+  expect_identical(f0$vcov, f1$vcov)
+  # staggered's seeds: the same p-values whatever the caller's seed
+  set.seed(6); f2 <- did_rs(d, "y", "id", "t", "g", nperm = 49, rules = "staggered-1.2.2")
+  expect_identical(f2$coeftable$p.value.fisher, f1$coeftable$p.value.fisher)
+  expect_true(f1$coeftable$p.value.fisher > 0.05 && f1$coeftable$p.value.fisher < 0.95)   # a p-value that can differ
+  expect_false(any(grepl("Peer rules", capture.output(print(f0)))))
+  expect_true(any(grepl("^Peer rules: staggered-1.2.2 \\(staggered 1.2.2's Fisher permutations",
+                        capture.output(print(f1)))))
+  expect_true(any(grepl("^Peer rules: staggered-1.2.2", capture.output(print(summary(f1))))))
+  expect_error(did_rs(d, "y", "id", "t", "g", rules = "staggered"),
+               "`rules` must be one of \"default\", \"staggered-1.2.2\"; got \"staggered\"", fixed = TRUE)
+  expect_error(did_rs(d, "y", "id", "t", "g", rules = TRUE), "`rules` must be one of")
+  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
+  old <- options(diffdiff.staggered_compat = TRUE)
+  on.exit(options(old))
+  set.seed(5)
+  expect_warning(fo <- did_rs(d, "y", "id", "t", "g", nperm = 49),
+                 "`diffdiff.staggered_compat` is gone and is ignored; pass did_rs(rules = \"staggered-1.2.2\")",
+                 fixed = TRUE)
+  expect_identical(fo$coeftable, f0$coeftable)
+  expect_no_warning(did_rs(d, "y", "id", "t", "g"))
 })
