@@ -75,7 +75,7 @@ test_that("did_dose's default rules against contdid: what agrees, and the measur
   # (contdid's basis has the grid's range as boundary knots): ATT(d) by up
   # to 0.030, 0.052, 0.131, 0.061 and ACRT(d) by up to 0.18, 0.38, 1.41,
   # 0.072 in the four configurations.
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   cfgs <- list(c(3, 1), c(3, 0), c(2, 2), c(1, 0))
   att_max <- c(0.031, 0.053, 0.132, 0.062); acrt_max <- c(0.19, 0.39, 1.42, 0.073)
   for (i in seq_along(cfgs)) {
@@ -328,7 +328,7 @@ test_that("did_dose(dose_est_method = \"cck\")'s default rules against contdid a
   # dose), and ACRT^o's standard error is contdid's sd(IF) / sqrt(n1) times
   # sqrt((n1 - 1) / n1). contdid reports a bootstrap SE for ATT^o; the
   # default's analytic one equals the one its influence function implies.
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   set.seed(7)
   df <- contdid::simulate_contdid_data(n = 1000, num_time_periods = 2, num_groups = 2, dose_linear_effect = 0.5,
                                        dose_quadratic_effect = 0.3)
@@ -384,7 +384,7 @@ test_that("did_dose takes contdid's and did's spellings", {
 })
 
 test_that("did_dose's rules argument: recorded, printed when not default, checked; the old option is gone", {
-  skip_if_not_installed("contdid")
+  need_peer("contdid")
   df <- dose_data(seed = 5, n = 600)
   run <- function(...) did_dose(df, "Y", "id", "time_period", "G", "D", degree = 2, num_knots = 1, nboot = 0, ...)
   f0 <- run(); f1 <- run(rules = "contdid-0.1.1")

@@ -140,7 +140,7 @@ test_that("did_rs's Fisher test under staggered's rules: every estimand and even
   # under rules = "staggered-1.2.2" each equals staggered called with that
   # event time alone (identical p-values), and in a joint call only the
   # first event time's is staggered's
-  skip_if_not_installed("staggered")
+  need_peer("staggered")
   d <- rs_sim(n = 400, effect = 0, seed = 9)
   peer <- function(...) staggered::staggered(d, i = "id", t = "t", g = "g", y = "y", compute_fisher = TRUE,
                                              num_fisher_permutations = 99, ...)
