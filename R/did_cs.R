@@ -175,29 +175,13 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
               dd_show(cluster))
     if (!length(cluster)) cluster <- NULL
   }
-  design <- dd_if_design(survey, data, weightsname, cluster, nboot)
-  # repeated cross-sections: identifiers are not unit-period keys
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL, design,
-                x_list = TRUE, unique_rows = panel, anticipation = anticipation)
-  id <- p$id; tt <- p$tt; g <- p$g; idc <- p$idc; tc <- p$tc
-  if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], id, "cluster", cluster, code = idc)
-  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  prep <- dd_cs_prepare(y = p$y, tt = tt, g = g, never = p$never, id = id, w = p$w, X = p$X, idc = idc, tc = tc,
-                        cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
-                        gname = gname, tname = tname, anticipation = anticipation,
-                        control_group = control_group, panel = panel,
-                        allow_unbalanced = allow_unbalanced_panel)
-  if (!is.null(design)) {
-    if (panel) dd_svy_check_units(design, p, idname)
-    prep$unit_cluster <- dd_svy_if_rows(design, p$rows[prep$unit_prow])
-  }
-  if (!is.null(cluster)) dd_check_nclusters(length(unique(prep$unit_cluster)), cluster)
-  if (is.null(design))
-    dd_warn_few_clusters(prep$unit_group %in% prep$glist, prep$unit_group == 0,
-                         if (is.null(cluster)) seq_len(prep$n) else prep$unit_cluster,
-                         cluster, what = if (!is.null(cluster)) sprintf("`cluster` = \"%s\"", cluster)
-                                         else sprintf("The units (`idname` = \"%s\", the clusters of the variance)", idname))
-  rm(p, id, tt, g, idc, tc)
+  # the units and their influence-function rows (R/unit_panel.R); panel
+  # weights may vary over time (each cell uses its base period's, as did)
+  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, nboot,
+                      anticipation = anticipation, control_group = control_group, panel = panel,
+                      allow_unbalanced = allow_unbalanced_panel, weights_vary = TRUE)
+  design <- up$design; prep <- up$prep
+  rm(up)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   method <- match(est_method, c("reg", "ipw", "dr")) - 1L
   K <- length(cells$g)

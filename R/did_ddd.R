@@ -130,32 +130,17 @@ did_ddd <- function(data, yname, idname, tname, gname, pname, xformla = NULL, es
   allow_unbalanced_panel <- dd_check_flag(allow_unbalanced_panel, "allow_unbalanced_panel")
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
-  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
-  # repeated cross-sections: identifiers are not unit-period keys
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname, pname = pname), xformla, weightsname, cluster, NULL,
-                design, x_list = TRUE, unique_rows = panel, anticipation = anticipation)
-  Q <- dd_check_numeric_col(p$vals$pname, "pname", pname)
-  dd_check_binary(Q, "pname", pname)
-  if (panel) {
-    dd_check_constant_within(Q, p$id, "pname", pname, code = p$idc)
-    if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
-                                                if (is.null(design)) weightsname else "weights", code = p$idc)
-    if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
-    dd_svy_check_units(design, p, idname)
-  }
-  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  prep <- dd_cs_prepare(y = p$y, tt = p$tt, g = p$g, never = p$never, id = p$id, w = p$w, X = p$X, idc = p$idc,
-                        tc = p$tc, cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
-                        gname = gname, tname = tname, anticipation = anticipation, control_group = control_group,
-                        panel = panel, allow_unbalanced = allow_unbalanced_panel, part = Q)
-  uq <- Q[prep$unit_prow]
-  prow <- p$rows[prep$unit_prow]
-  rm(p, Q)
+  # the units (by cohort, eligible before ineligible) and their
+  # influence-function rows (R/unit_panel.R)
+  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, sp$nboot,
+                      roles = c(pname = pname), role_checks = list(pname = dd_check_binary), partition = "pname",
+                      anticipation = anticipation, control_group = control_group, panel = panel,
+                      allow_unbalanced = allow_unbalanced_panel)
+  design <- up$design; prep <- up$prep; uq <- up$unit$pname; cl <- up$cl
+  rm(up)
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   eng <- dd_ddd_engine(prep, uq, cells, control_group, est_method, gname, pname)
   n <- prep$n
-  cl <- if (!is.null(design)) dd_svy_if_rows(design, prow) else prep$unit_cluster
-  if (!is.null(cluster)) dd_check_nclusters(length(unique(cl)), cluster)
   K <- length(cells$g)
   ci <- dd_cells_inference(eng$inf, n, cl, K, eng$att, sp)
   se <- ci$se; crit <- ci$crit

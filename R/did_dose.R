@@ -165,39 +165,20 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
   rl <- dd_rules(rules, "did_dose")
   compat <- rl$contdid_0.1.1
-  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname, dose = dose), weightsname = weightsname,
-                cluster = cluster, design = design, complete = "did_dose()")
-  dv <- dd_check_numeric_col(p$vals$dose, "dose", dose)
-  if (any(dv < 0)) dd_stop("`dose` = \"%s\" has negative values (%s); doses must be >= 0.", dose,
-                           dd_show(unique(dv[dv < 0])))
-  dd_check_constant_within(dv, p$id, "dose", dose, code = p$idc)
-  if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
-                                              if (is.null(design)) weightsname else "weights", code = p$idc)
-  if (!is.null(cluster)) {
-    dd_check_constant_within(p$cl, p$id, "cluster", cluster, code = p$idc)
-    dd_check_nclusters(attr(p$cl, "nlev"), cluster)
-  }
-  dd_svy_check_units(design, p, idname)
-  # units in the order of their identifiers (the bootstrap draws its
-  # multipliers in this order, whatever the order of the rows)
-  first <- dd_first_rows(p$idc)
-  ou <- order(p$id[first], method = "radix")
-  first <- first[ou]
-  G <- p$g[first]; never <- p$never[first]; Du <- dv[first]
-  wu <- if (is.null(p$w)) rep(1, length(first)) else p$w[first]
-  cl <- if (is.null(cluster)) NULL else p$cl[first]
-  tl <- sort(unique(p$tt))
-  Y <- dd_panel_wide(p, p$y, umap = match(seq_along(first), ou) - 1L)
-  co <- dd_cs_cohorts(G, never, tl, anticipation, control_group, "units")
-  keep <- co$keep
-  notes <- co$notes
-  Y <- Y[keep, co$tkeep, drop = FALSE]; tl <- tl[co$tkeep]
-  G <- G[keep]; never <- never[keep]; Du <- Du[keep]; wu <- wu[keep]; if (!is.null(cl)) cl <- cl[keep]
+  # the units (in the order of their identifiers: the bootstrap draws its
+  # multipliers in this order, whatever the order of the rows) and their
+  # influence-function rows (R/unit_panel.R); dd_panel()'s never-treated
+  # rule without `anticipation`, as before
+  up <- dd_unit_panel(data, yname, idname, tname, gname, NULL, weightsname, cluster, survey, sp$nboot,
+                      roles = c(dose = dose), role_checks = list(dose = dd_dose_check), anticipation = anticipation,
+                      control_group = control_group, layout = "id", complete = "did_dose()", panel_anticipation = 0)
+  design <- up$design; prep <- up$prep; p <- up$panel; dv <- up$rows$dose; cl <- up$cl
+  rm(up)
+  Y <- prep$Y; tl <- prep$tlist; notes <- prep$notes
+  G <- prep$unit_group; never <- prep$never; Du <- dv[prep$unit_prow]; wu <- prep$unit_weight
   w <- wu / mean(wu)
-  if (!is.null(design)) cl <- dd_svy_if_rows(design, p$rows[first[keep]])
   svy_label <- dd_svy_label(design)
-  glist <- co$glist
+  glist <- prep$glist
   n <- length(G)
   if (any(never & Du != 0)) {
     notes <- c(notes, sprintf("%d never-treated unit(s) have a nonzero `dose`; their dose is taken as 0.",
@@ -208,7 +189,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
   z <- which(trt & Du == 0)
   if (length(z))
     dd_stop("`dose` = \"%s\" is 0 for %d treated unit(s) (e.g. %s %s, cohort %s); treated units need a positive dose (code untreated units as never treated).",
-            dose, length(z), idname, dd_show(p$id[first][keep][z[1]]), format(G[z[1]]))
+            dose, length(z), idname, dd_show(prep$units[z[1]]), format(G[z[1]]))
   dT <- Du[trt]
   # knots and the grid: quantiles of the treated doses (contdid 0.1.1: of the
   # first period's positive doses of every unit in the data)
@@ -329,6 +310,13 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                                   periods = tl, control_group = control_group, base_period = base_period,
                                   anticipation = anticipation, cluster_name = cluster),
                   curve_inf = list(att = IFd, acrt = IFa)))
+}
+
+# the dose column's rule (dd_unit_panel's role check): no negative doses
+dd_dose_check <- function(v, arg, col) {
+  if (any(v < 0)) dd_stop("`%s` = \"%s\" has negative values (%s); doses must be >= 0.", arg, col,
+                          dd_show(unique(v[v < 0])))
+  invisible(TRUE)
 }
 
 # One (g, t) cell: the regression of the treated units' outcome changes on

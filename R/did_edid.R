@@ -120,23 +120,11 @@ did_edid <- function(data, yname, idname, tname, gname, xformla = NULL, pt_assum
   }
   dd_check_string(cluster, "cluster", null_ok = TRUE)
   if (!is.null(cluster) && identical(cluster, idname)) cluster <- NULL
-  design <- dd_if_design(survey, data, weightsname, cluster, sp$nboot)
-  p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, cluster, NULL, design,
-                x_list = TRUE, anticipation = anticipation)
-  if (!any(p$never))
-    dd_stop("there are no never-treated units (`gname` = \"%s\" 0, Inf or NA, or after the last period): did_edid() needs them as the comparison group.",
-            gname, .code = "NO_NEVER_TREATED")
-  if (!is.null(p$w)) dd_check_constant_within(p$w, p$id, if (is.null(design)) "weightsname" else "survey",
-                                              if (is.null(design)) weightsname else "weights", code = p$idc)
-  if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
-  dd_svy_check_units(design, p, idname)
-  nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
-  prep <- dd_cs_prepare(y = p$y, tt = p$tt, g = p$g, never = p$never, id = p$id, w = p$w, X = p$X, idc = p$idc,
-                        tc = p$tc, cl = if (length(p$cluster)) p$cluster[[1]] else NULL, nterm = nterm,
-                        gname = gname, tname = tname, anticipation = anticipation, control_group = "nevertreated",
-                        panel = TRUE, allow_unbalanced = FALSE)
-  prow <- p$rows[prep$unit_prow]
-  rm(p)
+  # the units (by cohort) and their influence-function rows (R/unit_panel.R)
+  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, sp$nboot,
+                      anticipation = anticipation, need_never = "did_edid()")
+  design <- up$design; prep <- up$prep; cl <- up$cl
+  rm(up)
   uw1 <- if (is.null(prep$W)) NULL else prep$W[, 1]
   eng <- if (is.null(xformla))
     dd_edid_engine(prep$Y, prep$unit_group, uw1, prep$tlist, prep$glist, anticipation, pt_assumption)
@@ -145,8 +133,6 @@ did_edid <- function(data, yname, idname, tname, gname, xformla = NULL, pt_assum
                      cbind(rep(1, nrow(prep$Y)), if (is.null(prep$X)) NULL else matrix(prep$X[, , 1], nrow(prep$Y))), prep$tlist,
                      prep$glist, anticipation, pt_assumption, xlab)
   n <- prep$n
-  cl <- if (!is.null(design)) dd_svy_if_rows(design, prow) else prep$unit_cluster
-  if (!is.null(cluster)) dd_check_nclusters(length(unique(cl)), cluster)
   cells <- eng$cells
   K <- nrow(cells)
   ci <- dd_cells_inference(eng$inf, n, cl, K, cells$att, sp)
