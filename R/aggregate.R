@@ -134,14 +134,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   if (bootstrap_t && nboot == 0L)
     dd_stop("`cband_method` = \"bootstrap-t\" needs bootstrap draws: `nboot` is 0; set nboot = 1000, say.")
   alpha <- sp$alpha
-  if (!is.numeric(min_e) || length(min_e) != 1L || is.na(min_e))
-    dd_stop("`min_e` must be a number; got %s.", dd_show(min_e))
-  if (!is.numeric(max_e) || length(max_e) != 1L || is.na(max_e))
-    dd_stop("`max_e` must be a number; got %s.", dd_show(max_e))
-  if (!is.null(balance_e) && (!is.numeric(balance_e) || length(balance_e) != 1L || is.na(balance_e) || balance_e < 0))
-    dd_stop("`balance_e` must be NULL or a number >= 0; got %s.", dd_show(balance_e))
-  if (type %in% c("calendar") && (!is.null(balance_e) || is.finite(min_e) || is.finite(max_e)))
-    warning("`balance_e`, `min_e` and `max_e` are ignored for type = \"calendar\" (as in did).", call. = FALSE)
+  dd_check_event_window(type, balance_e, min_e, max_e)
 
   tab <- x$coeftable
   gk <- tab$group; tk <- tab$time; att <- tab$estimate
@@ -272,3 +265,17 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
 #' @method vcov did_cs_agg
 #' @export
 vcov.did_cs_agg <- function(object, ...) dd_if_vcov(object)
+
+# aggregate.did_cs()'s event-time window: balance_e, min_e, max_e (ignored,
+# with a warning, for the calendar aggregation, as in did)
+dd_check_event_window <- function(type, balance_e, min_e, max_e) {
+  if (!is.numeric(min_e) || length(min_e) != 1L || is.na(min_e))
+    dd_stop("`min_e` must be a number; got %s.", dd_show(min_e))
+  if (!is.numeric(max_e) || length(max_e) != 1L || is.na(max_e))
+    dd_stop("`max_e` must be a number; got %s.", dd_show(max_e))
+  if (!is.null(balance_e) && (!is.numeric(balance_e) || length(balance_e) != 1L || is.na(balance_e) || balance_e < 0))
+    dd_stop("`balance_e` must be NULL or a number >= 0; got %s.", dd_show(balance_e))
+  if (type %in% c("calendar") && (!is.null(balance_e) || is.finite(min_e) || is.finite(max_e)))
+    warning("`balance_e`, `min_e` and `max_e` are ignored for type = \"calendar\" (as in did).", call. = FALSE)
+  invisible(TRUE)
+}

@@ -62,16 +62,7 @@
 #' did_check(d, "y", "id", "time", dname = "D")
 #' @export
 did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, thin = 5) {
-  dd_check_data(data)
-  for (a in c("yname", "idname", "tname")) {
-    dd_check_string(get(a), a)
-    dd_check_cols(data, get(a), a)
-  }
-  if (is.null(gname) == is.null(dname))
-    dd_stop("give the treatment as exactly one of `gname` (first treated period) and `dname` (a treatment column).")
-  if (!is.null(gname)) { dd_check_string(gname, "gname"); dd_check_cols(data, gname, "gname") }
-  if (!is.null(dname)) { dd_check_string(dname, "dname"); dd_check_cols(data, dname, "dname") }
-  thin <- dd_check_count(thin, "thin", min = 1)
+  thin <- dd_did_check_args(data, yname, idname, tname, gname, dname, thin)
   f <- list()
   add <- function(code, severity, ...) f[[length(f) + 1L]] <<- data.frame(code = code, severity = severity,
                                                                           finding = sprintf(...),
@@ -259,3 +250,19 @@ print.dd_check <- function(x, ...) {
 
 #' @export
 as.data.frame.dd_check <- function(x, row.names = NULL, optional = FALSE, ...) x$findings
+
+# did_check()'s arguments: the column names and exactly one treatment role;
+# returns `thin`
+dd_did_check_args <- function(data, yname, idname, tname, gname, dname, thin) {
+  dd_check_data(data)
+  cols <- list(yname = yname, idname = idname, tname = tname)
+  for (a in names(cols)) {
+    dd_check_string(cols[[a]], a)
+    dd_check_cols(data, cols[[a]], a)
+  }
+  if (is.null(gname) == is.null(dname))
+    dd_stop("give the treatment as exactly one of `gname` (first treated period) and `dname` (a treatment column).")
+  if (!is.null(gname)) { dd_check_string(gname, "gname"); dd_check_cols(data, gname, "gname") }
+  if (!is.null(dname)) { dd_check_string(dname, "dname"); dd_check_cols(data, dname, "dname") }
+  dd_check_count(thin, "thin", min = 1)
+}

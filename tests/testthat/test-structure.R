@@ -1,0 +1,24 @@
+# The code base's size rules (issue 35): no R file over 600 lines, no
+# top-level function over 150 lines (counted from its parsed source).
+
+test_that("no R file is over 600 lines and no function over 150", {
+  root <- source_root("R/timing.R")
+  files <- list.files(file.path(root, "R"), "\\.R$", full.names = TRUE)
+  n <- vapply(files, function(f) length(readLines(f)), 1L)
+  expect_identical(basename(files[n > 600]), character())
+  long <- unlist(lapply(files, function(f) {
+    ex <- parse(f, keep.source = TRUE)
+    sr <- attr(ex, "srcref")
+    out <- character()
+    for (i in seq_along(ex)) {
+      e <- ex[[i]]
+      if (is.call(e) && as.character(e[[1]]) %in% c("<-", "=") && is.call(e[[3]]) &&
+          identical(e[[3]][[1]], as.name("function"))) {
+        len <- sr[[i]][3] - sr[[i]][1] + 1L
+        if (len > 150L) out <- c(out, sprintf("%s: %s (%d lines)", basename(f), as.character(e[[2]]), len))
+      }
+    }
+    out
+  }))
+  expect_identical(long, character())
+})
