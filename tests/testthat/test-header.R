@@ -16,20 +16,26 @@ c_definitions <- function(file) {
   unique(nm[keep])
 }
 
-# header: prototype names by the file comment they sit under
-header_prototypes <- function(file) {
-  x <- readLines(file, warn = FALSE)
+# header: the names a line pattern `pick` finds (NULL: none), by the file
+# comment ("/* ifs.c ... */") they sit under
+header_names <- function(file, pick) {
   cur <- NA_character_
   out <- list()
-  for (ln in x) {
+  for (ln in readLines(file, warn = FALSE)) {
     f <- regmatches(ln, regexec("^/\\* ([a-z_]+\\.c)\\b", ln))[[1]]
     if (length(f)) { cur <- f[2]; next }
-    p <- regmatches(ln, regexec("^[A-Za-z_][A-Za-z0-9_ \\*]*?\\b([A-Za-z_][A-Za-z0-9_]*)\\(", ln))[[1]]
-    if (length(p) && !grepl("^(static|typedef|#)", ln)) out[[length(out) + 1L]] <- c(name = p[2], file = cur)
+    nm <- pick(ln)
+    if (!is.null(nm)) out[[length(out) + 1L]] <- c(name = nm, file = cur)
   }
   if (!length(out)) return(data.frame(name = character(), file = character()))
   as.data.frame(do.call(rbind, out), stringsAsFactors = FALSE)
 }
+
+# header: prototype names
+header_prototypes <- function(file) header_names(file, function(ln) {
+  p <- regmatches(ln, regexec("^[A-Za-z_][A-Za-z0-9_ \\*]*?\\b([A-Za-z_][A-Za-z0-9_]*)\\(", ln))[[1]]
+  if (length(p) && !grepl("^(static|typedef|#)", ln)) p[2]
+})
 
 test_that("every exported C function is declared in diffdiff.h under the file that defines it", {
   dir <- src_dir()
@@ -63,19 +69,10 @@ c_data_definitions <- function(file) {
   unique(sub("^.*?([A-Za-z_][A-Za-z0-9_]*)\\s*(?:\\[[^]]*\\])*\\s*=$", "\\1", m, perl = TRUE))
 }
 
-header_externs <- function(file) {
-  x <- readLines(file, warn = FALSE)
-  cur <- NA_character_
-  out <- list()
-  for (ln in x) {
-    f <- regmatches(ln, regexec("^/\\* ([a-z_]+\\.c)\\b", ln))[[1]]
-    if (length(f)) { cur <- f[2]; next }
-    p <- regmatches(ln, regexec("^extern\\b.*?\\b([A-Za-z_][A-Za-z0-9_]*)\\s*(\\[[^]]*\\])*\\s*;", ln, perl = TRUE))[[1]]
-    if (length(p)) out[[length(out) + 1L]] <- c(name = p[2], file = cur)
-  }
-  if (!length(out)) return(data.frame(name = character(), file = character()))
-  as.data.frame(do.call(rbind, out), stringsAsFactors = FALSE)
-}
+header_externs <- function(file) header_names(file, function(ln) {
+  p <- regmatches(ln, regexec("^extern\\b.*?\\b([A-Za-z_][A-Za-z0-9_]*)\\s*(\\[[^]]*\\])*\\s*;", ln, perl = TRUE))[[1]]
+  if (length(p)) p[2]
+})
 
 test_that("every external data definition is declared extern in diffdiff.h under its file", {
   dir <- src_dir()
