@@ -12,10 +12,10 @@ test_that("no R file is over 600 lines and no function over 150", {
     out <- character()
     for (i in seq_along(ex)) {
       e <- ex[[i]]
-      if (is.call(e) && as.character(e[[1]]) %in% c("<-", "=") && is.call(e[[3]]) &&
+      if (is.call(e) && is.name(e[[1]]) && as.character(e[[1]]) %in% c("<-", "=") && is.call(e[[3]]) &&
           identical(e[[3]][[1]], as.name("function"))) {
         len <- sr[[i]][3] - sr[[i]][1] + 1L
-        if (len > 150L) out <- c(out, sprintf("%s: %s (%d lines)", basename(f), as.character(e[[2]]), len))
+        if (len > 150L) out <- c(out, sprintf("%s: %s (%d lines)", basename(f), deparse(e[[2]])[1], len))
       }
     }
     out
