@@ -394,7 +394,7 @@ dd_dose_cck <- function(dy, d, dy0, dvals, deval, n, compat, alpha) {
   basis <- function(xx, br, deriv = 0L) dd_bspline(xx, br[-c(1, length(br))], range(br), 3L, deriv, intercept = TRUE)
   fit <- function(J) {
     P <- basis(d, brk(J))
-    tmp <- dd_pinv(crossprod(P)) %*% t(P)
+    tmp <- dd_pinv(crossprod(P), divide = TRUE) %*% t(P)
     b <- drop(tmp %*% y)
     list(P = P, tmp = tmp, b = b, U = y - drop(P %*% b), br = brk(J))
   }
@@ -455,11 +455,11 @@ dd_dose_cck <- function(dy, d, dy0, dvals, deval, n, compat, alpha) {
   # ACRT^o's influence function on the unjittered basis (contdid)
   b0 <- brk(Jx, FALSE)
   B0 <- basis(d, b0); dB0 <- basis(d, b0, 1L)
-  ifa <- (acrt_i - acrt) + drop((f$U * B0) %*% dd_pinv(crossprod(B0) / n1) %*% colMeans(dB0))
+  ifa <- (acrt_i - acrt) + drop((f$U * B0) %*% dd_pinv(crossprod(B0) / n1, divide = TRUE) %*% colMeans(dB0))
   list(att = mean(dy) - m0, acrt = acrt, att_d = drop(B %*% f$b), acrt_d = drop(dB %*% f$b),
        if_att_t = n / n1 * (dy - mean(dy)), if_c = -n / length(dy0) * (dy0 - m0),
        if_acrt = n / n1 * ifa * if (compat) sqrt(n1 / (n1 - 1)) else 1,
-       Z = n * (f$P * f$U) %*% dd_pinv(crossprod(f$P)), B = B, dB = dB,
+       Z = n * (f$P * f$U) %*% dd_pinv(crossprod(f$P), divide = TRUE), B = B, dB = dB,
        cck = list(J = Jx, J_tried = S, theta = theta, cv = cv, cv_deriv = cvd))
 }
 

@@ -17,7 +17,7 @@
 #   (linalg.c's dd_chol_*, called from cs.c inside parallel regions), with
 #   DRDID's rule: a singular system (dd_chol_ok's rcond test) makes the cell
 #   not estimable instead of dropping columns.
-# * did_dose: dd_pinv() with tol = sqrt(eps) (MASS::ginv's rule), because
+# * did_dose: dd_pinv(divide = TRUE) with tol = sqrt(eps) (MASS::ginv's rule), because
 #   contdid / npiv solve the B-spline sieve with MASS::ginv; a basis with
 #   empty segments then gives contdid's coefficients.
 # * did_rs: dd_pinv() with tol = sqrt(eps), because staggered inverts the
@@ -46,8 +46,11 @@
 # rhs: NULL, or a vector or matrix with n rows; then the result is
 # pinv(A) rhs, computed as V_k (diag(1 / d_k) (U_k' rhs)) without forming the
 # inverse. details = TRUE returns list(x = the result, d = all singular
-# values, rank = k) for callers that check the spectrum.
-dd_pinv <- function(A, tol = sqrt(.Machine$double.eps), rhs = NULL, details = FALSE) {
+# values, rank = k) for callers that check the spectrum. divide = TRUE
+# computes V_k (U_k' / d_k) instead (dividing by the singular values rather
+# than multiplying by their reciprocals): the same matrix up to the last
+# bits, kept for did_dose, whose numbers were computed this way.
+dd_pinv <- function(A, tol = sqrt(.Machine$double.eps), rhs = NULL, details = FALSE, divide = FALSE) {
   if (!is.matrix(A)) A <- as.matrix(A)
   if (!is.numeric(tol) || length(tol) != 1L || is.na(tol) || tol < 0)
     stop("internal error: dd_pinv()'s `tol` must be one number >= 0; please report", call. = FALSE)
@@ -62,6 +65,7 @@ dd_pinv <- function(A, tol = sqrt(.Machine$double.eps), rhs = NULL, details = FA
   k <- sum(keep)
   x <- if (is.null(rhs)) {
     if (k == 0L) array(0, dim(A)[2:1])
+    else if (divide) s$v[, keep, drop = FALSE] %*% (t(s$u[, keep, drop = FALSE]) / s$d[keep])
     else s$v[, keep, drop = FALSE] %*% ((1 / s$d[keep]) * t(s$u[, keep, drop = FALSE]))
   } else {
     if (k == 0L) matrix(0, ncol(A), NCOL(rhs))

@@ -107,3 +107,12 @@ test_that("no R file outside R/linalg.R calls svd() for an inverse", {
   expect_identical(calls[["cr2.R"]], 1L)
   expect_identical(calls[["linalg.R"]], 1L)
 })
+
+test_that("dd_pinv(divide = TRUE) divides by the singular values (did_dose's arithmetic) and agrees otherwise", {
+  set.seed(3)
+  A <- crossprod(matrix(rnorm(60), 12, 5))
+  s <- svd(A)
+  expect_identical(diffdiff:::dd_pinv(A, divide = TRUE), s$v %*% (t(s$u) / s$d))
+  expect_identical(diffdiff:::dd_pinv(A), s$v %*% ((1 / s$d) * t(s$u)))
+  expect_lt(max(abs(diffdiff:::dd_pinv(A, divide = TRUE) - diffdiff:::dd_pinv(A))), 1e-12 * max(abs(diffdiff:::dd_pinv(A))))
+})
