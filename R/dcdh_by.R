@@ -124,7 +124,7 @@ dd_dcdh_het_arg <- function(predict_het, data, idname, normalized, trends_lin) {
     dd_stop("`predict_het` must be list(covariates, effects): column names and effect numbers (>= 1, or -1 for all); got %s.",
             dd_show(predict_het))
   if (normalized) dd_stop("`predict_het` cannot be combined with `normalized` (as in DIDmultiplegtDYN).")
-  if (trends_lin) dd_stop("`predict_het` cannot be combined with `trends_lin` (not implemented).")
+  if (trends_lin) dd_stop("`predict_het` is not supported with `trends_lin` = TRUE; use one of them.")
   cv <- predict_het[[1]]
   miss <- setdiff(cv, names(data))
   if (length(miss)) dd_stop("`predict_het` names %s, which is not a column of `data`.", dd_show(miss))

@@ -40,7 +40,7 @@ dd_dcdh_resid <- function(ctl, dy, dX) {
 # the analytic variance. Follows DIDmultiplegtDYN 2.4.0 (checked against
 # 2.2.0's numbers; see ?did_dcdh for where they differ).
 dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, switchers, only_never_switchers,
-                           alpha, tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL,
+                           tnp = NULL, same_switchers = FALSE, same_switchers_pl = FALSE, X = NULL,
                            less_conservative_se = FALSE, rules = NULL) {
   s <- dd_dcdh_sample(P, Y, D, W, CL, gl, tnp, X)
   # controls: the coefficients per baseline treatment, and the pieces of
@@ -56,7 +56,7 @@ dd_dcdh_engine <- function(P, Y, D, W, CL, gl, effects, placebo, normalized, swi
   run_out <- switchers %in% c("", "out") && !is.na(L_a) && L_a != 0
   R1 <- if (run_in) dd_dcdh_core(s, k, o, 1, min(L_u, l_XX), min(l_pl, if (is.na(Lp_u)) 0 else Lp_u)) else NULL
   R0 <- if (run_out) dd_dcdh_core(s, k, o, 0, min(L_a, l_XX), min(l_pl, if (is.na(Lp_a)) 0 else Lp_a)) else NULL
-  dd_dcdh_aggregate(s, R1, R0, l_XX, l_pl, switchers, normalized, alpha)
+  dd_dcdh_aggregate(s, R1, R0, l_XX, l_pl, switchers, normalized)
 }
 
 # sample rules on the group x period matrices: baseline treatments, first
@@ -346,18 +346,18 @@ dd_dcdh_core <- function(s, k, o, inc, n_eff, n_pl) {
 
 # the effects, placebos and average total effect pooled over the two
 # directions, with their cluster influence functions (rows: clusters)
-dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized, alpha) {
+dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized) {
   nG <- s$nG; nK <- s$nK; G <- s$G; Lg <- s$Lg; gl_kept <- s$gl_kept; Fg <- s$Fg; D <- s$D; Y <- s$Y; W <- s$W
   kv <- s$kv; Tg <- s$Tg; Sg <- s$Sg; d_sq <- s$d_sq; tnp <- s$tnp; clg <- s$clg
   getN <- function(R, field, i) if (is.null(R) || i > length(R[[field]])) 0 else R[[field]][i]
-  z <- stats::qnorm(1 - alpha / 2)
   clsum <- function(u) as.vector(rowsum(u, clg))
   zeroM <- matrix(0, nG, nK)
   pick <- function(R, fld, i, Nval) if (Nval != 0) R[[fld]][[i]] else zeroM
-  IFs <- list(); est <- c(); ses <- c(); names_est <- c()
-  mk_row <- function(b, s, Ncnt, Sw, Nw, Sww)
-    c(Estimate = b, SE = s, `LB CI` = b - z * s, `UB CI` = b + z * s,
-      N = Ncnt, Switchers = Sw, N.w = Nw, Switchers.w = Sww)
+  IFs <- list()
+  # has_se: whether the estimate gets a variance (the result layer computes
+  # it from the influence functions)
+  mk_row <- function(b, has_se, Ncnt, Sw, Nw, Sww)
+    c(Estimate = b, has_se = as.numeric(has_se), N = Ncnt, Switchers = Sw, N.w = Nw, Switchers.w = Sww)
   # horizon i of the effects (placebo = FALSE) or placebos: switchers in and
   # out pooled with their weights; the row and the cluster influence function
   pooled <- function(i, placebo) {
@@ -368,28 +368,28 @@ dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized, alph
     Vp <- if (N1 != 0) R1[[f[["Uv"]]]][, i] else 0; Vm <- if (N0 != 0) -R0[[f[["Uv"]]]][, i] else 0
     b <- if (tot > 0) (N1 * sum(Up) / G + N0 * sum(Um) / G) / tot else NA
     uv <- if (tot > 0) (N1 / tot) * Vp + (N0 / tot) * Vm else numeric(nG)
-    uc <- clsum(uv + numeric(nG)); vs <- sum(uc^2)
+    uc <- clsum(uv + numeric(nG))
     # an effect whose variance is exactly 0 has no SE (as 2.4.0); a placebo's is 0
-    s <- if (tot > 0 && (placebo || vs > 0)) sqrt(vs) / G else NA
+    has_se <- tot > 0 && (placebo || sum(uc^2) > 0)
     dl <- 1
     if (normalized && tot > 0) {
       dl <- (N1 / tot) * getN(R1, f[["dn"]], i) + (N0 / tot) * getN(R0, f[["dn"]], i)
-      if (!is.na(dl) && dl != 0) { b <- b / dl; s <- s / dl } else dl <- 1
+      if (!is.na(dl) && dl != 0) b <- b / dl else dl <- 1
     }
     if ((switchers == "" && N1 == 0 && N0 == 0) || (switchers == "out" && N0 == 0) ||
         (switchers == "in" && N1 == 0)) b <- NA
     # cells counted in either direction (as 2.2.0; see ?did_dcdh)
     cg <- pmax(pick(R1, f[["cnt"]], i, N1), pick(R0, f[["cnt"]], i, N0))
-    list(row = mk_row(b, s, sum(cg > 0), getN(R1, f[["dw"]], i) + getN(R0, f[["dw"]], i), sum(cg), tot),
+    list(row = mk_row(b, has_se, sum(cg > 0), getN(R1, f[["dw"]], i) + getN(R0, f[["dw"]], i), sum(cg), tot),
          IF = uc / dl, dl = dl)
   }
-  eff <- matrix(NA_real_, l_XX, 8); deltaD <- numeric(l_XX)
+  eff <- matrix(NA_real_, l_XX, 6L); deltaD <- numeric(l_XX)
   for (i in seq_len(l_XX)) {
     h <- pooled(i, FALSE)
     eff[i, ] <- h$row; deltaD[i] <- h$dl
     IFs[[paste0("Effect_", i)]] <- h$IF
   }
-  colnames(eff) <- names(mk_row(0, 0, 0, 0, 0, 0)); rownames(eff) <- paste0("Effect_", seq_len(l_XX))
+  colnames(eff) <- names(mk_row(0, TRUE, 0, 0, 0, 0)); rownames(eff) <- paste0("Effect_", seq_len(l_XX))
 
   ## average total effect
   sN1 <- sum(sapply(seq_len(l_XX), function(i) getN(R1, "N", i)))
@@ -405,11 +405,11 @@ dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized, alph
   Uav <- wp * (if (!is.null(R1) && sN1 != 0) R1$Uatev else 0) +
     (1 - wp) * (if (!is.null(R0) && sN0 != 0) -R0$Uatev else 0)
   ate_b <- sum(Ua + numeric(nG)) / G
-  ate_s <- sqrt(sum(clsum(Uav + numeric(nG))^2)) / G
+  ate_se <- is.finite(sqrt(sum(clsum(Uav + numeric(nG))^2)) / G)
   cga <- zeroM
   for (i in seq_len(l_XX)) cga <- pmax(cga, pmax(pick(R1, "cnt", i, getN(R1, "N", i)),
                                                  pick(R0, "cnt", i, getN(R0, "N", i))))
-  ate <- mk_row(ate_b, ate_s, sum(cga > 0),
+  ate <- mk_row(ate_b, ate_se, sum(cga > 0),
                 sum(sapply(seq_len(l_XX), function(i) getN(R1, "Ndw", i) + getN(R0, "Ndw", i))),
                 sum(cga), sN1 + sN0)
   ate <- matrix(ate, 1, dimnames = list("Av_tot_eff", names(ate)))
@@ -426,7 +426,7 @@ dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized, alph
   ## placebos
   pls <- NULL
   if (l_pl > 0) {
-    pls <- matrix(NA_real_, l_pl, 8)
+    pls <- matrix(NA_real_, l_pl, 6L)
     for (i in seq_len(l_pl)) {
       h <- pooled(i, TRUE)
       pls[i, ] <- h$row

@@ -114,7 +114,7 @@
 #'   each with the same switchers throughout and as controls the periods
 #'   before their switch of the groups with the same baseline treatment;
 #'   `-1` for all paths (DIDmultiplegtDYN's `by_path`). Returns a
-#'   [did_dcdh_by] object.
+#'   [did_dcdh_by] object. Not supported with `trends_lin` (an error).
 #' @param predict_het Heterogeneity of the effects: a list of group-level
 #'   covariates (column names) and the effects (`l`, also the placebos with
 #'   those numbers; `-1` for all), as DIDmultiplegtDYN's `predict_het`; a
@@ -124,7 +124,9 @@
 #'   first-switch date x baseline treatment x direction (x `trends_nonparam`),
 #'   weighted, with HC1 standard errors; `fit$predict_het` has the
 #'   coefficients, t-based intervals and the p-value of the joint test that
-#'   all covariates' coefficients are zero (`p_joint`).
+#'   all covariates' coefficients are zero (`p_joint`). Not supported with
+#'   `trends_lin` (an error; DIDmultiplegtDYN regresses the outcome in
+#'   levels there, a combination not checked here) or `normalized`.
 #' @param estimand `"dynamic"` (default): the event-study effects above;
 #'   `"DID_M"`: the instantaneous effect of de Chaisemartin and
 #'   D'Haultfoeuille (2020), DIDmultiplegt's `did_multiplegt(mode = "old")`:
@@ -227,7 +229,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
       dd_stop("`by_path` must be a whole number >= 1 (the most common paths) or -1 (all paths); got %s.",
               dd_show(by_path))
     if (!is.null(by)) dd_stop("`by` and `by_path` cannot be combined.")
-    if (trends_lin) dd_stop("`by_path` cannot be combined with `trends_lin` (not implemented).")
+    if (trends_lin) dd_stop("`by_path` is not supported with `trends_lin` = TRUE; use one of them.")
   }
   het <- dd_dcdh_het_arg(predict_het, data, idname, normalized, trends_lin)
   # by / by_path: the estimator on each subsample (arguments as checked here);
@@ -284,7 +286,7 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
     dd_dcdh_engine(P, Y, mat(d)[gl$rows, gl$cols, drop = FALSE],
                    mat(if (is.null(p$w)) rep(1, length(p$y)) else p$w)[gl$rows, gl$cols, drop = FALSE],
                    CL, gl$id, effects, placebo, normalized, if (switchers == "both") "" else switchers,
-                   only_never_switchers, sp$alpha, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl,
+                   only_never_switchers, tnp = tnp, same_switchers = same, same_switchers_pl = same_pl,
                    less_conservative_se = less_conservative_se,
                    X = X, rules = rl)
   all <- list(rows = seq_len(nG), cols = seq_len(nT), id = gl)
@@ -316,7 +318,7 @@ dd_dcdh_result <- function(r, p, sp, call, yname, idname, tname, cluster, effect
   grow <- if (!is.null(design)) p$rows[dd_first_rows(p$idc)][match(r$groups, p$id[dd_first_rows(p$idc)])]
   res <- dd_if_result(est, U, r$G, sp, band, "dCDH influence functions",
                       sprintf("clustered (%s)", if (is.null(cluster)) idname else cluster),
-                      ok = is.finite(M[, "SE"]), design = design, unit_rows = grow)
+                      ok = M[, "has_se"] == 1, design = design, unit_rows = grow)
   V <- res$V_analytic
   joint_p <- function(k) if (length(k) > 1L) dd_if_wald(est[k], V[k, k, drop = FALSE], length(k)) else NA_real_
   tab <- res$tab
@@ -383,7 +385,7 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X =
     eff[l, ] <- r$Effects[l, ]
     eff[l, "Estimate"] <- sum(r$Effects[seq_len(l), "Estimate"])
     IFe[, l] <- rowSums(U)
-    eff[l, "SE"] <- sqrt(sum(IFe[, l]^2)) / r$G
+    eff[l, "has_se"] <- is.finite(sqrt(sum(IFe[, l]^2)) / r$G)
   }
   pls <- NULL; IFp <- NULL
   lp <- min(placebo, le)
@@ -398,7 +400,7 @@ dd_dcdh_trends_lin <- function(run, P, Y, D, CL, all, tnp, effects, placebo, X =
         pls[l, ] <- r$Placebos[l, ]
         pls[l, "Estimate"] <- sum(r$Placebos[seq_len(l), "Estimate"])
         IFp[, l] <- rowSums(r$IF[, k[seq_len(l)], drop = FALSE])
-        pls[l, "SE"] <- sqrt(sum(IFp[, l]^2)) / r$G
+        pls[l, "has_se"] <- is.finite(sqrt(sum(IFp[, l]^2)) / r$G)
       }
     }
   }

@@ -10,14 +10,19 @@
 # up, then three times, and keeps the median elapsed time. The table holds,
 # per entry, the smallest of the rounds' medians for each build and their
 # ratio (after / before). Written to OUT_PREFIX.md and OUT_PREFIX.csv
-# (default bench/results/refactor_times).
+# (default bench/results/refactor_times). The environment variable
+# DD_ENTRIES (comma-separated names, e.g. did_2x2,did_sa) restricts the
+# entries timed.
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) && args[1] == "--child") {
   lib <- args[2]; n <- as.integer(args[3]); T <- as.integer(args[4]); out <- args[5]
   suppressPackageStartupMessages(library(diffdiff, lib.loc = lib))
   sys.source(file.path("tests", "testthat", "helper-conformance.R"), envir = globalenv())
   d <- cf_big(n, T)
-  res <- vapply(names(cf_estimators), function(e) {
+  ent <- names(cf_estimators)
+  only <- Sys.getenv("DD_ENTRIES")
+  if (nzchar(only)) ent <- intersect(ent, strsplit(only, ",", fixed = TRUE)[[1]])
+  res <- vapply(ent, function(e) {
     f <- cf_estimators[[e]]$fit
     run <- function() suppressWarnings(suppressMessages(f(d, list())))
     set.seed(1); run()

@@ -102,3 +102,19 @@ sim_2x2 <- function() {
   d$post <- as.integer(d$year == 2007)
   d
 }
+
+# A removed results-changing option (issue 35; R/rules.R's dd_rules_legacy):
+# set to `value`, the first fit warns once that it is gone and names the
+# `rules` value that replaces it, and a second fit does not warn again.
+# run: a function of no arguments giving a fit; returns the warned fit (the
+# caller checks that its numbers equal the default fit's).
+expect_removed_option <- function(option, value, estimator, rule, run) {
+  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
+  old <- options(stats::setNames(list(value), option))
+  on.exit(options(old))
+  testthat::expect_warning(fit <- run(),
+                           sprintf("`%s` is gone and is ignored; pass %s(rules = \"%s\")", option, estimator, rule),
+                           fixed = TRUE)
+  testthat::expect_no_warning(run())
+  fit
+}

@@ -159,13 +159,8 @@ test_that("did_dcdh's rules argument: recorded, printed when not default, checke
   # DID_M has no controls: the rule does not apply there
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", estimand = "DID_M", rules = "DIDmultiplegtDYN-2.2.0"),
                "estimand = \"DID_M\" does not take `rules`", fixed = TRUE)
-  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
-  old <- options(diffdiff.dcdh_controls = "2.2.0")
-  on.exit(options(old))
-  expect_warning(fo <- run(), "`diffdiff.dcdh_controls` is gone and is ignored; pass did_dcdh(rules = \"DIDmultiplegtDYN-2.2.0\")",
-                 fixed = TRUE)
+  fo <- expect_removed_option("diffdiff.dcdh_controls", "2.2.0", "did_dcdh", "DIDmultiplegtDYN-2.2.0", run)
   expect_identical(fo$coeftable, f0$coeftable)
-  expect_no_warning(run())
 })
 
 test_that("with absorbing staggered adoption the effects equal did_cs's not-yet-treated, universal-base event study", {
@@ -303,7 +298,7 @@ test_that("did_dcdh by and by_path refuse bad input", {
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 0), "`by_path` must be a whole number")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 1.5), "`by_path` must be a whole number")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by = "region", by_path = 2), "cannot be combined")
-  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 2, trends_lin = TRUE), "`by_path` cannot be combined with `trends_lin`")
+  expect_error(did_dcdh(d, "y", "id", "t", "D_rev", by_path = 2, trends_lin = TRUE), "`by_path` is not supported with `trends_lin` = TRUE", fixed = TRUE)
 })
 
 test_that("did_dcdh: missing treatments and outcomes", {
@@ -398,7 +393,7 @@ test_that("did_dcdh predict_het equals DIDmultiplegtDYN 2.2.0 (stored)", {
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list("xg", 0)), "`predict_het` must be list")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = "xg", normalized = TRUE), "normalized")
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, predict_het = "xg", trends_lin = TRUE),
-               "`predict_het` cannot be combined with `trends_lin`")
+               "`predict_het` is not supported with `trends_lin` = TRUE", fixed = TRUE)
   d$xg_copy <- 2 * d$xg
   expect_error(did_dcdh(d, "y", "id", "t", "D_rev", predict_het = list(c("xg", "xg_copy"), 1)), "collinear")
 })

@@ -401,11 +401,7 @@ test_that("did_dose's rules argument: recorded, printed when not default, checke
   expect_error(run(rules = NA_character_), "`rules` must be one of")
   # the removed option: a warning once per session naming the argument, and
   # no effect on the numbers
-  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
-  old <- options(diffdiff.contdid_compat = "0.1.1")
-  on.exit(options(old))
-  expect_warning(fo <- run(), "`diffdiff.contdid_compat` is gone and is ignored; pass did_dose(rules = \"contdid-0.1.1\")",
-                 fixed = TRUE)
+  fo <- expect_removed_option("diffdiff.contdid_compat", "0.1.1", "did_dose", "contdid-0.1.1", run)
   expect_identical(fo$coeftable, f0$coeftable)
   expect_identical(fo$dose, f0$dose)
   expect_no_warning(fo2 <- run(rules = "contdid-0.1.1"))

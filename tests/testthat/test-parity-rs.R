@@ -180,13 +180,8 @@ test_that("did_rs's rules argument: only the Fisher draws change; recorded, prin
   expect_error(did_rs(d, "y", "id", "t", "g", rules = "staggered"),
                "`rules` must be one of \"default\", \"staggered-1.2.2\"; got \"staggered\"", fixed = TRUE)
   expect_error(did_rs(d, "y", "id", "t", "g", rules = TRUE), "`rules` must be one of")
-  rm(list = ls(diffdiff:::dd_rules_warned), envir = diffdiff:::dd_rules_warned)
-  old <- options(diffdiff.staggered_compat = TRUE)
-  on.exit(options(old))
   set.seed(5)
-  expect_warning(fo <- did_rs(d, "y", "id", "t", "g", nperm = 49),
-                 "`diffdiff.staggered_compat` is gone and is ignored; pass did_rs(rules = \"staggered-1.2.2\")",
-                 fixed = TRUE)
+  fo <- expect_removed_option("diffdiff.staggered_compat", TRUE, "did_rs", "staggered-1.2.2",
+                              function() did_rs(d, "y", "id", "t", "g", nperm = 49))
   expect_identical(fo$coeftable, f0$coeftable)
-  expect_no_warning(did_rs(d, "y", "id", "t", "g"))
 })
