@@ -44,9 +44,7 @@ dd_gname <- function(data, idname, tname, dname) {
   ft <- dd_first_treated(d, idc, tt, n)
   dd_check_absorbing(ft, dname, id, tt, idc, action = "warning",
                      "the first treated period assumes treatment stays on; for reversible treatments see did_dcdh().")
-  g <- ft$first
-  g[!is.finite(g)] <- 0
-  g[idc + 1L]
+  dd_first_as_gname(ft, dname, id, idc)[idc + 1L]
 }
 
 #' Event time: periods since first treatment

@@ -94,7 +94,7 @@ dd_dcdh_sample <- function(P, Y, D, W, CL, gl, tnp, X) {
   cellok[alive, ] <- okc[match(b0[alive], as.integer(rownames(okc))), , drop = FALSE]
   P <- P & cellok
   colsP <- which(colSums(P) > 0)
-  t_min <- min(colsP); T_max <- max(colsP)
+  T_max <- max(colsP)
   Fg[Fg == 0] <- T_max + 1
 
   ## ------------------------------------------------- 2. missing treatments
@@ -381,15 +381,16 @@ dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized) {
     # cells counted in either direction (as 2.2.0; see ?did_dcdh)
     cg <- pmax(pick(R1, f[["cnt"]], i, N1), pick(R0, f[["cnt"]], i, N0))
     list(row = mk_row(b, has_se, sum(cg > 0), getN(R1, f[["dw"]], i) + getN(R0, f[["dw"]], i), sum(cg), tot),
-         IF = uc / dl, dl = dl)
+         IF = uc / dl)
   }
-  eff <- matrix(NA_real_, l_XX, 6L); deltaD <- numeric(l_XX)
+  row_names <- names(mk_row(0, TRUE, 0, 0, 0, 0))
+  eff <- matrix(NA_real_, l_XX, length(row_names))
   for (i in seq_len(l_XX)) {
     h <- pooled(i, FALSE)
-    eff[i, ] <- h$row; deltaD[i] <- h$dl
+    eff[i, ] <- h$row
     IFs[[paste0("Effect_", i)]] <- h$IF
   }
-  colnames(eff) <- names(mk_row(0, TRUE, 0, 0, 0, 0)); rownames(eff) <- paste0("Effect_", seq_len(l_XX))
+  colnames(eff) <- row_names; rownames(eff) <- paste0("Effect_", seq_len(l_XX))
 
   ## average total effect
   sN1 <- sum(sapply(seq_len(l_XX), function(i) getN(R1, "N", i)))
@@ -426,7 +427,7 @@ dd_dcdh_aggregate <- function(s, R1, R0, l_XX, l_pl, switchers, normalized) {
   ## placebos
   pls <- NULL
   if (l_pl > 0) {
-    pls <- matrix(NA_real_, l_pl, 6L)
+    pls <- matrix(NA_real_, l_pl, length(row_names))
     for (i in seq_len(l_pl)) {
       h <- pooled(i, TRUE)
       pls[i, ] <- h$row

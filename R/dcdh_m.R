@@ -92,7 +92,7 @@ dd_dcdh_m_fit <- function(p, d, placebo, thr, cl, sp, call, yname, idname, tname
   info <- dd_info("did_dcdh", "de Chaisemartin-D'Haultfoeuille DID_M (did_dcdh)", yname,
                   length(p$y), if (sp$nboot > 0L) "bootstrap" else "cluster", res$label,
                   Inf, sp$alpha, terms, n_units = attr(p$idc, "nlev"), n_periods = attr(p$tc, "nlev"),
-                  n_clusters = res$n_clusters, notes = notes)
+                  n_clusters = res$n_clusters, notes = notes, more = list(rules = "default"))
   new_dd_fit("did_dcdh", tab, est, res$V, info, call,
              list(crit = res$crit, nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, tname = tname,
                   estimand = "DID_M", inf = U))

@@ -122,7 +122,11 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   # the estimators' outcome check: constant (OUTCOME_CONSTANT), or squares
   # that overflow or underflow (OUTCOME_SCALE); its shape and tails are then
   # not described
-  if (!shared(dd_check_outcome(yv, yname))) yv <- numeric()
+  if (!length(yv)) {
+    # no usable outcome at all: nothing varies (the code of a constant one)
+    add("OUTCOME_CONSTANT", "error", "`yname` = \"%s\" has no usable value (every row missing or infinite); there is nothing to estimate an effect from.",
+        yname)
+  } else if (!shared(dd_check_outcome(yv, yname))) yv <- numeric()
   else if (all(yv %in% c(0, 1))) add("OUTCOME_BINARY", "info", "The outcome is binary (0/1): effects are on probabilities; did_etwfe(family = \"logit\") models it.")
   else if (all(yv >= 0 & yv == round(yv))) add("OUTCOME_COUNT", "info", "The outcome is a count (whole numbers >= 0): did_etwfe(family = \"poisson\") models it.")
   else if (all(yv >= 0 & yv <= 1)) add("OUTCOME_BOUNDED", "info", "The outcome lies in [0, 1] (a share or rate).")

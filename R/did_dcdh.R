@@ -154,7 +154,7 @@
 #' @param alpha Significance level.
 #' @param nboot Multiplier bootstrap draws (0: the analytic variance).
 #' @param boot_weights,cband Bootstrap weights and a uniform band over the
-#'   event times (with `nboot > 0`).
+#'   event times (`cband = TRUE` needs `nboot > 0`; an error otherwise).
 #' @param rules Peer rules ([dd_rules]): `"default"` (DIDmultiplegtDYN
 #'   2.4.0's variance with `controls`) or `"DIDmultiplegtDYN-2.2.0"` (2.2.0's:
 #'   the controls' coefficients' influence normalised by every baseline

@@ -93,7 +93,8 @@
 #'   the number of draws, not with their product; Ctrl-C stops the loop).
 #' @param alpha Significance level of the intervals and the QUG warning.
 #' @param nboot,boot_weights,cband Multiplier bootstrap of the influence
-#'   functions (0: analytic) and a uniform band over the event times.
+#'   functions (0: analytic) and a uniform band over the event times
+#'   (`cband = TRUE` needs `nboot > 0`; an error otherwise).
 #' @param ... DIDHAD's spellings: `df`, `outcome`, `group`, `time`,
 #'   `treatment`, `level`, `bw_method` (and `graph_off`, ignored), so that a
 #'   call written for DIDHAD runs unchanged.

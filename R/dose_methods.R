@@ -46,6 +46,7 @@ aggregate.did_dose <- function(x, type = c("dynamic", "group", "simple", "calend
   out$title <- sprintf("did_dose aggregation (type = \"%s\") of %s", type,
                        if (parameter == "att") "ATT^o(g,t), the binarised effect" else "ACRT^o(g,t), the average causal response")
   out$call <- match.call()
+  out$rules <- x$rules        # the fit's peer rules carry over (print shows a non-default)
   out
 }
 

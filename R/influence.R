@@ -294,11 +294,23 @@ dd_vc_df <- function(vc, S) if (identical(vc$type, "CR2")) dd_cr2_df(vc$cr2, S) 
 # the table (multiplier bootstrap and sup-t band over `band` when sp asks),
 # the covariance (bootstrap-rescaled: V; analytic or design-based:
 # V_analytic, for Wald tests), the variance label, the rows R and the number
-# of clusters. what: the influence functions' name ("dCDH influence
-# functions"), how: the analytic variance's description (NULL: none).
-dd_if_result <- function(est, U, scale, sp, band, what, how, ok = NULL, design = NULL, unit_rows = NULL) {
+# of clusters (the rows of R). what: the influence functions' name ("dCDH
+# influence functions"), how: the analytic variance's description (NULL:
+# none). cluster: NULL when the rows of U are already the clusters (or the
+# unclustered units), else one value per row of U: the rows are summed
+# within clusters (in sorted order of the values; one cluster is an error).
+# A uniform band (sp$cband) needs bootstrap draws (sp$nboot > 0).
+dd_if_result <- function(est, U, scale, sp, band, what, how, ok = NULL, design = NULL, unit_rows = NULL,
+                         cluster = NULL) {
+  if (sp$cband && sp$nboot == 0L) dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 999, say.")
+  if (!is.null(design) && !is.null(cluster))
+    stop("internal error: dd_if_result() takes a survey design or clusters, not both; please report", call. = FALSE)
   R <- U
   label <- if (is.null(how)) what else sprintf("%s, %s", what, how)
+  if (!is.null(cluster)) {
+    R <- as.matrix(dd_if_rows(dd_ifs_dense(U), cluster))
+    colnames(R) <- colnames(U)
+  }
   if (!is.null(design)) {
     R <- as.matrix(dd_if_rows(dd_ifs_dense(U), dd_svy_if_rows(design, unit_rows)))
     colnames(R) <- colnames(U)
@@ -310,7 +322,7 @@ dd_if_result <- function(est, U, scale, sp, band, what, how, ok = NULL, design =
   if (!is.null(ok)) { V[!ok, ] <- NA_real_; V[, !ok] <- NA_real_ }
   bt <- dd_boot_table(est, V, Inf, sp, band, function(V) dd_ifs_boot(R, V, sp, band, label))
   list(tab = bt$tab, V = bt$V, V_analytic = V, crit = bt$crit, label = if (sp$nboot > 0L) bt$label else label,
-       R = R, n_clusters = if (is.null(design)) nrow(U) else if (design$replicate) NULL else nrow(R))
+       R = R, n_clusters = if (is.null(design)) nrow(R) else if (design$replicate) NULL else nrow(R))
 }
 
 # Wald test that the effects b are all equal (their deviations from their

@@ -272,7 +272,7 @@ dd_placebo_units <- function(pan) {
     ft <- dd_first_treated(d, pan$idc, pan$tt, length(first))
     dd_check_absorbing(ft, pan$key$role[["dname"]], pan$id, pan$tt, pan$idc,
                        "placebo_test() needs an absorbing treatment (once treated, always treated).")
-    G <- ifelse(is.finite(ft$first), ft$first, 0)
+    G <- dd_first_as_gname(ft, pan$key$role[["dname"]], pan$id, pan$idc)
     role <- "dname"
   } else dd_stop("internal error: the panel has no treatment (gname or dname); please report.")
   list(G = G, id = pan$id[first], role = role, tlev = tlev)

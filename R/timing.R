@@ -33,3 +33,18 @@ dd_check_absorbing <- function(ft, dname, id, tt, idc, needs, action = c("error"
   warning(msg, call. = FALSE)
   invisible(FALSE)
 }
+
+# dd_first_treated()'s first periods in the cohort coding of `gname` (0:
+# never treated): an error when a unit is first treated in a period <= 0,
+# which that coding cannot tell from never treated. id: the unit per row.
+dd_first_as_gname <- function(ft, dname, id, idc) {
+  g <- ft$first
+  bad <- which(is.finite(g) & g <= 0)
+  if (length(bad)) {
+    r <- match(bad[1] - 1L, idc)
+    dd_stop("`dname` = \"%s\" is first 1 in period %s for unit %s; a first treated period must be positive, because 0 codes never treated. Renumber the periods (e.g. tname - min(tname) + 1).",
+            dname, dd_show(g[bad[1]]), dd_show(id[r]), .code = "PERIOD_NOT_POSITIVE")
+  }
+  g[!is.finite(g)] <- 0
+  g
+}

@@ -7,7 +7,7 @@
 #   rules (never-treated units required; the extra unit-level roles and
 #   their checks) -> constant within units (panels): the extra roles, the
 #   weights (unless the estimator lets them vary over time: did_cs, as did)
-#   and the cluster -> every unit within one PSU of a linearisation design
+#   and the cluster (repeated cross-sections: the cluster only) -> every unit within one PSU of a linearisation design
 #   -> the units laid out for the engines (dd_cs_prepare(): by cohort; or by
 #   identifier, did_dose) -> the influence functions' rows per unit (the
 #   cluster of each unit, or the survey design's PSU rows) -> at least two
@@ -58,7 +58,10 @@ dd_unit_panel <- function(data, yname, idname, tname, gname, xformla = NULL, wei
     if (!is.null(role_checks[[r]])) role_checks[[r]](v, r, roles[[r]])
     rows[[r]] <- v
   }
+  # repeated cross-sections (did_cs, panel = FALSE): the cluster must still
+  # be constant within each identifier, as before the shared prologue
   if (panel) dd_unit_constant(p, rows, roles, weightsname, cluster, design, weights_vary, idname)
+  else if (!is.null(cluster)) dd_check_constant_within(p$cluster[[1]], p$id, "cluster", cluster, code = p$idc)
   prep <- if (layout == "cohort") {
     nterm <- if (is.null(xformla)) 0L else length(attr(stats::terms(xformla), "term.labels"))
     dd_cs_prepare(y = p$y, tt = p$tt, g = p$g, never = p$never, id = p$id, w = p$w, X = p$X, idc = p$idc,

@@ -196,7 +196,7 @@ SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SE
   dd_chk_vec(Tg, REALSXP, nG, 0, fn, "Tg");
   /* the horizon, and at most one baseline key, cohort and cluster per group */
   const int i = dd_chk_int(horizon, 1, DD_INT_MAX - 1, fn, "horizon");
-  const double Gtot = dd_chk_num(G, 0, fn, "G");
+  const double Gtot = dd_chk_pos(G, fn, "G");
   const int nb = dd_chk_int(nb_, nG > 0, nG, fn, "nb");
   const int nc = dd_chk_int(nc_, nG > 0, nG, fn, "nc");
   const int ncl = dd_chk_int(ncl_, 0, nG, fn, "ncl");

@@ -34,6 +34,7 @@ void dd_chk_mat(SEXP x, SEXPTYPE t, int nr, int nc, int null_ok, const char *fn,
 int dd_chk_whole(double v, double lo, double hi, const char *fn, const char *arg);
 int dd_chk_int(SEXP x, int lo, int hi, const char *fn, const char *arg);
 double dd_chk_num(SEXP x, int inf_ok, const char *fn, const char *arg);
+double dd_chk_pos(SEXP x, const char *fn, const char *arg);
 void dd_chk_finite(SEXP x, int inf_ok, const char *fn, const char *arg);
 void dd_chk_range(SEXP x, R_xlen_t n, int lo, int hi, const char *fn, const char *arg);
 void dd_chk_codes(SEXP x, R_xlen_t n, int nlev, const char *fn, const char *arg);

@@ -89,6 +89,13 @@ double dd_chk_num(SEXP x, int inf_ok, const char *fn, const char *arg) {
   return v;
 }
 
+/* a scalar finite number > 0 (a count or scale that divides) */
+double dd_chk_pos(SEXP x, const char *fn, const char *arg) {
+  double v = dd_chk_num(x, 0, fn, arg);
+  if (!(v > 0)) dd_bad(fn, arg, "must be positive");
+  return v;
+}
+
 /* a double vector with no NaN (NA), and finite unless inf_ok: values that
  * decide a kernel's stopping rule (a NaN error estimate never converges) */
 void dd_chk_finite(SEXP x, int inf_ok, const char *fn, const char *arg) {

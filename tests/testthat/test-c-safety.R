@@ -106,6 +106,7 @@ test_that("C_dcdh_horizon refuses out-of-range codes, orders and sizes with an i
     ord_unsorted = { a <- ok; a[[12]][1:nG] <- (seq_len(nG) - 1L); a },
     nb_huge = with_arg(14, 1e10), nb_nan = with_arg(14, NaN), nc_over = with_arg(15, nG + 1),
     ncl_over = with_arg(16, nG + 1), horizon_na = with_arg(12, NA), G_nan = with_arg(13, NaN),
+    G_zero = with_arg(13, 0), G_neg = with_arg(13, -2),
     nb_packed = with_arg(14, c(2L, 3L)),
     ms_short = { a <- with_arg(17, c(1, 2)); a[[19]] <- c(1, 2); a })
   r <- hostile_calls(cases)
@@ -130,6 +131,8 @@ test_that("C_dcdh_horizon refuses out-of-range codes, orders and sizes with an i
   expect_match(r[["ncl_over"]], paste0(pre, "`ncl` must be a whole number in \\[0, 6\\]"))
   expect_match(r[["horizon_na"]], paste0(pre, "`horizon` must be a whole number"))
   expect_match(r[["G_nan"]], paste0(pre, "`G` must be a finite number"))
+  expect_match(r[["G_zero"]], paste0(pre, "`G` must be positive"))
+  expect_match(r[["G_neg"]], paste0(pre, "`G` must be positive"))
   expect_match(r[["nb_packed"]], paste0(pre, "`nb` must be a single number"))
   expect_match(r[["ms_short"]], paste0(pre, "`ms` has the wrong length"))
 })
