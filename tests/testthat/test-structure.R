@@ -22,3 +22,23 @@ test_that("no R file is over 600 lines and no function over 150", {
   }))
   expect_identical(long, character())
 })
+
+test_that("every help page names R files that exist (man/ regenerated after a split)", {
+  root <- source_root("R/timing.R")
+  rd <- list.files(file.path(root, "man"), "\\.Rd$", full.names = TRUE)
+  stale <- unlist(lapply(rd, function(f) {
+    h <- grep("^% Please edit documentation in", readLines(f, n = 3L, warn = FALSE), value = TRUE)
+    src <- trimws(strsplit(sub("^% Please edit documentation in ", "", h), ",")[[1]])
+    src <- src[nzchar(src)]
+    miss <- src[!file.exists(file.path(root, src))]
+    if (length(miss)) return(sprintf("%s: %s", basename(f), paste(miss, collapse = ", ")))
+    # the page's topic is defined or documented in one of those files
+    nm <- sub("^\\\\name\\{(.*)\\}$", "\\1", grep("^\\\\name\\{", readLines(f, warn = FALSE), value = TRUE)[1])
+    txt <- unlist(lapply(file.path(root, src), readLines, warn = FALSE))
+    pat <- c(sprintf("^`?%s`?\\s*(<-|=)", nm), sprintf("@(rdname|name|aliases)\\s+.*\\b%s\\b", nm),
+             sprintf("^\"%s\"$", nm), "\"_PACKAGE\"")
+    if (!any(vapply(pat, function(p) any(grepl(p, txt, perl = TRUE)), logical(1))))
+      sprintf("%s: %s not found in %s", basename(f), nm, paste(src, collapse = ", "))
+  }))
+  expect_identical(stale, NULL)
+})
