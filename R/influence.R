@@ -343,3 +343,32 @@ dd_if_wald <- function(b, Vs, k) {
   if (sum(ev > 1e-10) < k) return(NA_real_)
   stats::pchisq(drop(crossprod(b, solve(Vs, b))), df = k, lower.tail = FALSE)
 }
+
+# Influence-function rows of several estimations aligned on one set of rows:
+# per-horizon regressions on different samples (local projections, rolling
+# DiD, a regression per cohort), each with its clusters' (or units') rows.
+# blocks: a list of list(U, key, scale): U the block's rows (one per key;
+# keys unique), scaled so that crossprod(U) / scale^2 is the block's
+# covariance (dd_reg_ifs() rows with scale = the regression's n). Returns
+# list(U, key): one row per key of the union (sorted), the blocks' columns
+# side by side as U_b / scale_b and zero where a block has no row for the
+# key, so that crossprod(U) is the joint covariance (the cross-covariances
+# from the clusters the blocks share) and dd_lincom(b, crossprod(U), S, ifs
+# = U) gives any combination across blocks; dd_if_result(est, U, 1, ...)
+# the table, bootstrap and band. Each block keeps its own small-sample
+# factor (its CR1 c_b enters a cross-covariance as sqrt(c_b c_b')).
+dd_if_align <- function(blocks) {
+  if (!length(blocks)) stop("internal error: dd_if_align() needs at least one block; please report", call. = FALSE)
+  for (b in blocks)
+    if (!is.matrix(b$U) || nrow(b$U) != length(b$key) || anyDuplicated(b$key) || anyNA(b$key) ||
+        !is.numeric(b$scale) || length(b$scale) != 1L || !(b$scale > 0))
+      stop("internal error: dd_if_align() got a block whose rows, keys or scale do not conform; please report",
+           call. = FALSE)
+  key <- sort(unique(unlist(lapply(blocks, function(b) b$key), use.names = FALSE)))
+  U <- do.call(cbind, lapply(blocks, function(b) {
+    M <- matrix(0, length(key), ncol(b$U), dimnames = list(NULL, colnames(b$U)))
+    M[match(b$key, key), ] <- b$U / b$scale
+    M
+  }))
+  list(U = U, key = key)
+}
