@@ -37,6 +37,18 @@ header_prototypes <- function(file) header_names(file, function(ln) {
   if (length(p) && !grepl("^(static|typedef|#)", ln)) p[2]
 })
 
+# definitions (name, file) against the header's declarations (name, file):
+# every definition declared, under its own file, and no declaration without
+# a definition (stale)
+expect_declared_under <- function(defs, hdr) {
+  m <- match(defs$name, hdr$name)
+  expect_identical(defs$name[is.na(m)], character())
+  wrong <- !is.na(m) & hdr$file[m] != defs$file
+  expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], hdr$file[m][wrong]),
+                   character())
+  expect_identical(setdiff(hdr$name, defs$name), character())
+}
+
 test_that("every exported C function is declared in diffdiff.h under the file that defines it", {
   dir <- src_dir()
   hp <- header_prototypes(file.path(dir, "diffdiff.h"))
@@ -45,15 +57,8 @@ test_that("every exported C function is declared in diffdiff.h under the file th
     data.frame(name = c_definitions(file.path(dir, f)), file = rep(f, length(c_definitions(file.path(dir, f)))),
                stringsAsFactors = FALSE)))
   expect_gt(nrow(defs), 50)
-  # every definition is declared, under its own file
-  m <- match(defs$name, hp$name)
-  expect_identical(defs$name[is.na(m)], character())
-  wrong <- !is.na(m) & hp$file[m] != defs$file
-  expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], hp$file[m][wrong]),
-                   character())
-  # every prototype has a definition (no stale declarations), and is declared once
-  expect_identical(setdiff(hp$name, defs$name), character())
-  expect_identical(hp$name[duplicated(hp$name)], character())
+  expect_declared_under(defs, hp)
+  expect_identical(hp$name[duplicated(hp$name)], character())   # declared once
 })
 
 # data with external linkage (a file-scope definition with an initializer and
@@ -83,10 +88,5 @@ test_that("every external data definition is declared extern in diffdiff.h under
     data.frame(name = nm, file = rep(f, length(nm)), stringsAsFactors = FALSE)
   }))
   expect_true("dd_webb_values" %in% defs$name)   # the scan finds the one table there is
-  m <- match(defs$name, he$name)
-  expect_identical(defs$name[is.na(m)], character())
-  wrong <- !is.na(m) & he$file[m] != defs$file
-  expect_identical(sprintf("%s in %s declared under %s", defs$name[wrong], defs$file[wrong], he$file[m][wrong]),
-                   character())
-  expect_identical(setdiff(he$name, defs$name), character())
+  expect_declared_under(defs, he)
 })
