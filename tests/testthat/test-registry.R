@@ -196,3 +196,12 @@ test_that("new_dd_fit() accepts exactly the registry's fields for each class", {
   expect_silent(diffdiff:::new_dd_fit("did_event", f$coeftable, f$coefficients, f$vcov, info, f$call,
                                       list(window = 1)))
 })
+
+test_that("?placebo_test names exactly the registry's estimators with placebo support", {
+  root <- source_root("man/placebo_test.Rd")
+  rd <- paste(readLines(file.path(root, "man", "placebo_test.Rd"), warn = FALSE), collapse = " ")
+  item <- regmatches(rd, regexpr("\\\\item\\{fit\\}\\{[^}]*\\}", rd))
+  named <- regmatches(item, gregexpr("\\bdid_[a-z0-9_]+", item))[[1]]
+  reg <- dd_estimators()
+  expect_setequal(named, reg$name[reg$placebo])
+})
