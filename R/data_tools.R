@@ -105,7 +105,7 @@ dd_balance <- function(data, idname, tname, na_cols = NULL) {
   N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
   ok <- rep(TRUE, length(idc))
   for (v in na_cols) ok <- ok & !is.na(data[[v]])
-  cnt <- tabulate(idc[ok] + 1L, N)
+  cnt <- dd_level_count(idc, ok)
   keep_unit <- cnt == T
   keep <- keep_unit[idc + 1L]
   if (!any(keep)) dd_stop("no unit is observed in all %d periods%s; nothing is left after balancing.", T,

@@ -92,7 +92,7 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   shared(dd_check_unique_codes(idc, tc, id, tt))
   dup <- duplicated(data.frame(idc, tc))
   # balance and gaps
-  per_unit <- tabulate(idc[!dup] + 1L, N)
+  per_unit <- dd_level_count(idc, !dup)
   unbal <- sum(per_unit < T)
   if (unbal > 0L) {
     add("UNBALANCED", "warning", "%d of %d units are not observed in all %d periods: did_cs balances the panel (drops them) unless allow_unbalanced_panel = TRUE; did_sdid and did_trop need a balanced panel (dd_balance()).",

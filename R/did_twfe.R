@@ -108,13 +108,14 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   idc <- p$idc; tc <- p$tc
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
-  if (all(d == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname, .code = "ALWAYS_TREATED")
-  if (all(d == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname, .code = "NO_TREATED")
+  treated <- d == 1
+  if (all(treated)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname, .code = "ALWAYS_TREATED")
+  if (!any(treated)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname, .code = "NO_TREATED")
   X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, "ATT",
-                     survey = p$survey, boot_key = list(p$id, p$tt), treated = d == 1,
-                     control = (rowsum(d, idc, reorder = TRUE)[, 1] == 0)[idc + 1L])
+                     survey = p$survey, boot_key = list(p$id, p$tt), treated = treated,
+                     control = dd_unit_rows(dd_level_count(idc, treated) == 0L, idc))
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),

@@ -63,7 +63,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
   balanced <- unique_rows && length(tt) == (as.double(N) * T)
   if (!is.null(complete) && !balanced) {
-    u <- which(tabulate(idc + 1L, N) < T)[1]
+    u <- which(dd_level_count(idc) < T)[1]
     miss <- setdiff(seq_len(T) - 1L, tc[idc == u - 1L])[1]
     dd_stop("the panel is unbalanced: unit %s has no row for period %s; %s needs a balanced panel (every unit in every period).",
             dd_show(id[dd_first_rows(idc)][u]), dd_show(tt[dd_first_rows(tc)][miss + 1L]), complete, .code = "UNBALANCED")
@@ -186,6 +186,32 @@ dd_codes <- function(x) {
     attr(code, "nlev") <- length(u)
   }
   code
+}
+
+# Rows per level of a dd_codes() vector (integer, one per level), among the
+# rows where `mask` is TRUE (NULL: all rows; NA counts as FALSE). One pass in
+# C, where tabulate(code[mask] + 1L) makes three vectors over the rows.
+dd_level_count <- function(code, mask = NULL) {
+  .Call(C_level_count, code, attr(code, "nlev"), if (is.null(mask)) NULL else as.logical(mask))
+}
+
+# A set of rows given by one flag per unit: the rows whose unit (code, a
+# dd_codes() vector over the rows) has mask TRUE. It stands for the logical
+# vector mask[code + 1L] without building it (O(units) instead of O(rows)).
+dd_unit_rows <- function(mask, code) structure(list(mask = mask, code = code), class = "dd_unit_rows")
+
+# The subset `rows` (indices) of a row set: a logical vector or a dd_unit_rows.
+dd_set_rows <- function(set, rows) {
+  if (inherits(set, "dd_unit_rows")) dd_unit_rows(set$mask, set$code[rows]) else set[rows]
+}
+
+# Number of distinct levels of `code` (a dd_codes() vector) among the rows of
+# `set` (a logical vector over the rows or a dd_unit_rows), counting stopped
+# at `stop` (0: exact count).
+dd_levels_hit <- function(code, set, stop = 0L) {
+  if (inherits(set, "dd_unit_rows"))
+    .Call(C_levels_hit, code, attr(code, "nlev"), as.logical(set$mask), set$code, as.integer(stop))
+  else .Call(C_levels_hit, code, attr(code, "nlev"), as.logical(set), NULL, as.integer(stop))
 }
 
 # The fixed effects as C takes them: a list of 0-based integer code vectors

@@ -107,8 +107,8 @@ dd_gram_ols <- function(A, r, refnorm, tol) {
 # the order of the key, so that results do not depend on the row order); by
 # default the outcome, regressors and weights (rows equal in all of them are
 # interchangeable). treated, control: logical per row (treated observations,
-# observations of never-treated or control units), for the warning on few
-# treated or untreated clusters.
+# observations of never-treated or control units) or a dd_unit_rows() (one
+# flag per unit), for the warning on few treated or untreated clusters.
 dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, cells = NULL,
                         boot_key = NULL, treated = NULL, control = NULL, wild_available = TRUE) {
   # the settings, checked once by dd_spec() (spec.R)
@@ -133,11 +133,14 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
     }
   }
   raw_clusters <- clusters
-  if (!is.null(treated) && is.null(survey) && vcov_type == "cluster")
-    for (nm in names(clusters)) dd_warn_few_clusters(treated[rows], control[rows], clusters[[nm]], nm, boot = wild_available)
-  # cluster codes; a cluster variable that is also a fixed effect reuses its codes
+  # cluster codes, computed once (the few-cluster warning and the variance);
+  # a cluster variable that is also a fixed effect reuses its codes
   clusters <- stats::setNames(lapply(names(clusters), function(nm)
     if (nm %in% names(fe)) fe[[nm]] else dd_codes(clusters[[nm]])), names(clusters))
+  if (!is.null(treated) && is.null(survey) && vcov_type == "cluster") {
+    if (n_singletons > 0L) { treated <- dd_set_rows(treated, rows); control <- dd_set_rows(control, rows) }
+    for (nm in names(clusters)) dd_warn_few_clusters(treated, control, clusters[[nm]], nm, boot = wild_available)
+  }
   # cells: a function of the estimation rows giving cell-structured regressors
   # (kept structured for the regression and clustered/robust variances; the
   # survey and bootstrap code take dense columns)

@@ -351,7 +351,8 @@ dd_check_nclusters <- function(G, name, arg = "cluster") {
 # CR1 interval under-covers and the wild cluster bootstrap over-covers; neither
 # is exact. treated: logical per row (a treated observation); control:
 # logical per row (an observation of a never-treated unit or of the control
-# group); cl: the cluster of each row. A cluster is treated when it has a
+# group), or either as a dd_unit_rows() (one flag per unit); cl: the cluster
+# of each row, or its dd_codes() (reused, not recomputed). A cluster is treated when it has a
 # treated observation and untreated when it has a control observation (a
 # cluster mixing both counts as both, so treatment varying within clusters
 # raises no alarm). Without control observations (staggered designs where
@@ -361,13 +362,15 @@ dd_few_clusters_min <- 5L
 dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
                                  what = sprintf("`cluster` = \"%s\"", name)) {
   if (is.null(cl) || !length(cl)) return(invisible(FALSE))
-  code <- dd_codes(cl)
+  code <- if (is.null(attr(cl, "nlev"))) dd_codes(cl) else cl
   if (attr(code, "nlev") < 2L) return(invisible(FALSE))    # a single cluster is an error elsewhere
-  nl <- attr(code, "nlev")
-  G1 <- sum(tabulate(code[treated] + 1L, nl) > 0L)
-  G0 <- sum(tabulate(code[control] + 1L, nl) > 0L)
+  # counted up to m (C stops there), exactly only when the warning fires
   m <- dd_few_clusters_min
+  G1 <- dd_levels_hit(code, treated, m)
+  G0 <- dd_levels_hit(code, control, m)
   if (G1 >= m && (G0 == 0L || G0 >= m)) return(invisible(FALSE))
+  if (G1 >= m) G1 <- dd_levels_hit(code, treated)
+  if (G0 >= m) G0 <- dd_levels_hit(code, control)
   warning(sprintf(paste0("%s: %d cluster%s with treated observations and %d with untreated (control) units; ",
                          "with fewer than %d treated or untreated clusters, neither the CR1 interval nor the wild ",
                          "cluster bootstrap is exact (MacKinnon and Webb 2017): CR1 intervals can under-cover badly ",

@@ -28,6 +28,7 @@ static inline int dd_tid(void) {
 /* util.c */
 SEXP dd_named_list(int n, const char **names, SEXP *values);
 /* entry-point checks: fn the routine, arg the argument; error on violation */
+void dd_bad(const char *fn, const char *arg, const char *what);
 void dd_chk_type(SEXP x, SEXPTYPE t, int null_ok, const char *fn, const char *arg);
 void dd_chk_vec(SEXP x, SEXPTYPE t, R_xlen_t n, int null_ok, const char *fn, const char *arg);
 void dd_chk_mat(SEXP x, SEXPTYPE t, int nr, int nc, int null_ok, const char *fn, const char *arg);
@@ -184,6 +185,8 @@ SEXP C_first_not01(SEXP x);
 SEXP C_singletons(SEXP fe, SEXP nlev);
 SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);
 SEXP C_first_rows(SEXP code, SEXP ng);
+SEXP C_level_count(SEXP code, SEXP nlev, SEXP mask);
+SEXP C_levels_hit(SEXP code, SEXP nlev, SEXP mask, SEXP mcode, SEXP stop);
 SEXP C_stack_rows(SEXP idc, SEXP tc, SEXP umask, SEXP pmask, SEXP tv, SEXP kc, SEXP gu, SEXP nu,
                   SEXP kpre, SEXP nE);
 SEXP C_stagger(SEXP g, SEXP t);

@@ -21,6 +21,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(singletons, 2),
   CALLDEF(first_varying, 3),
   CALLDEF(first_rows, 2),
+  CALLDEF(level_count, 3),
+  CALLDEF(levels_hit, 5),
   CALLDEF(stack_rows, 10),
   CALLDEF(stagger, 2),
   CALLDEF(panel_wide, 9),

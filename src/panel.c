@@ -222,6 +222,65 @@ SEXP C_first_rows(SEXP code_, SEXP ng_) {
   return out;
 }
 
+/* Rows per level: out[l] = number of rows i with code[i] == l and mask[i]
+ * TRUE (mask NULL: every row; an NA mask counts as FALSE). One pass, the
+ * code check folded into it. */
+SEXP C_level_count(SEXP code_, SEXP nlev_, SEXP mask_) {
+  const char *fn = "C_level_count";
+  dd_chk_type(code_, INTSXP, 0, fn, "code");
+  const R_xlen_t n = XLENGTH(code_);
+  const int nl = dd_chk_int(nlev_, 0, DD_INT_MAX, fn, "nlev");
+  dd_chk_vec(mask_, LGLSXP, n, 1, fn, "mask");
+  const int *code = INTEGER(code_);
+  const int *mask = isNull(mask_) ? NULL : LOGICAL(mask_);
+  SEXP out = PROTECT(allocVector(INTSXP, nl));
+  int *o = INTEGER(out);
+  memset(o, 0, (size_t) nl * sizeof(int));
+  for (R_xlen_t i = 0; i < n; i++) {
+    const int c = code[i];
+    if (c < 0 || c >= nl) dd_bad(fn, "code", "has a code out of range or NA");
+    if (!mask || mask[i] == 1) o[c]++;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Number of distinct levels of code among the rows of a set: row i is in
+ * the set when mask[i] (mcode NULL) or mask[mcode[i]] (mcode: codes of
+ * another grouping, e.g. units, with mask one flag per level of it) is
+ * TRUE. Counting stops once `stop` levels are found (stop <= 0: never), so
+ * that "at least m clusters" is answered without a full pass when it holds. */
+SEXP C_levels_hit(SEXP code_, SEXP nlev_, SEXP mask_, SEXP mcode_, SEXP stop_) {
+  const char *fn = "C_levels_hit";
+  dd_chk_type(code_, INTSXP, 0, fn, "code");
+  const R_xlen_t n = XLENGTH(code_);
+  const int nl = dd_chk_int(nlev_, 0, DD_INT_MAX, fn, "nlev");
+  dd_chk_type(mask_, LGLSXP, 0, fn, "mask");
+  const R_xlen_t nm = XLENGTH(mask_);
+  dd_chk_vec(mcode_, INTSXP, n, 1, fn, "mcode");
+  if (isNull(mcode_) && nm != n) dd_bad(fn, "mask", "has the wrong length");
+  const int stop = dd_chk_int(stop_, INT_MIN + 1, DD_INT_MAX, fn, "stop");
+  const int *code = INTEGER(code_), *mask = LOGICAL(mask_);
+  const int *mc = isNull(mcode_) ? NULL : INTEGER(mcode_);
+  char *seen = (char *) R_alloc(nl > 0 ? (size_t) nl : 1, 1);
+  memset(seen, 0, nl > 0 ? (size_t) nl : 1);
+  int hit = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const int c = code[i];
+    if (c < 0 || c >= nl) dd_bad(fn, "code", "has a code out of range or NA");
+    R_xlen_t k = i;
+    if (mc) {
+      k = mc[i];
+      if (k < 0 || k >= nm) dd_bad(fn, "mcode", "has a code out of range or NA");
+    }
+    if (mask[k] == 1 && !seen[c]) {
+      seen[c] = 1;
+      if (++hit == stop) break;
+    }
+  }
+  return ScalarInteger(hit);
+}
+
 /* Treatment timing of each row for the staggered estimators: never treated
  * (g NA, 0 or +-Inf), treated (t >= g), event time t - g (NA if never). */
 SEXP C_stagger(SEXP g_, SEXP t_) {

@@ -24,7 +24,7 @@ SEXP dd_named_list(int n, const char **names, SEXP *values) {
  * before calling. These cheap checks make every routine fail cleanly rather
  * than read or write out of bounds when that contract is broken; a failure
  * is an internal error. fn names the routine, arg the argument. */
-static void dd_bad(const char *fn, const char *arg, const char *what) {
+void dd_bad(const char *fn, const char *arg, const char *what) {
   error("internal error in %s: `%s` %s; please report", fn, arg, what);
 }
 
