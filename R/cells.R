@@ -47,7 +47,7 @@ dd_cells <- function(uc, tc, key, colidx, cols, per_fe = TRUE) {
 # column sums of w * x (x a vector or matrix, NULL: of w alone; w NULL: 1)
 # within cells 0..nc-1 (all cells present or not), without temporaries
 dd_cell_sums <- function(x, idx, nc, w = NULL) {
-  if (is.matrix(x)) storage.mode(x) <- "double" else if (!is.null(x)) x <- as.double(x)
+  if (!is.null(x)) x <- dd_double(x)
   s <- .Call(C_cell_sums, x, if (is.null(w)) NULL else as.double(w), as.integer(idx), as.integer(nc))
   if (is.matrix(x)) s else s[, 1]
 }
@@ -68,7 +68,7 @@ dd_cell_sums <- function(x, idx, nc, w = NULL) {
 dd_regress_cells <- function(y, X, fe, w, opts, cells) {
   n <- length(y)
   if (is.null(X)) X <- matrix(0, n, 0)
-  storage.mode(X) <- "double"
+  X <- dd_double(X)
   femat <- dd_fe_matrix(fe)
   dm <- .Call(C_demean, as.double(y), X, femat$codes, femat$nlev, w, opts$fe_tol, as.integer(opts$fe_maxit))
   nc <- nrow(cells$D)
@@ -83,7 +83,8 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
                            "raise `fe_maxit` or loosen `fe_tol`."), paste(bad, collapse = ", "),
                     max(dm$iter, dc$iter), opts$fe_tol), call. = FALSE)
   }
-  Xd <- dm$X; colnames(Xd) <- colnames(X); yd <- dm$y
+  Xd <- dm$X; yd <- dm$y; dm$X <- NULL              # in place (see dd_regress)
+  dimnames(Xd) <- list(NULL, colnames(X))
   Dt <- dc$X; colnames(Dt) <- colnames(cells$D)
   SX <- .Call(C_cell_sums, Xd, w, cells$idx, nc)
   wXd <- if (is.null(w) || !ncol(Xd)) Xd else w * Xd

@@ -104,14 +104,19 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   alpha <- sp$alpha; nboot <- sp$nboot
   sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, sp$cluster, fe,
-                sp$design, numeric_t = FALSE)
+                sp$design, numeric_t = FALSE, x_list = TRUE)
   idc <- p$idc; tc <- p$tc
   d <- dd_check_numeric_col(p$vals$dname, "dname", dname)
   dd_check_binary(d, "dname", dname)
   treated <- d == 1
   if (all(treated)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname, .code = "ALWAYS_TREATED")
   if (!any(treated)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname, .code = "NO_TREATED")
-  X <- cbind(ATT = d, p$X)
+  # the regressors in one allocation: plain numeric covariates come as their
+  # columns (x_list), factors expanded as a matrix
+  if (is.list(p$X) && !is.matrix(p$X)) {
+    X <- .Call(C_col_matrix, c(list(d), unname(p$X)))
+    dimnames(X) <- list(NULL, c("ATT", names(p$X)))      # in place (structure() would copy)
+  } else X <- cbind(ATT = d, p$X)
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, "ATT",
                      survey = p$survey, boot_key = list(p$id, p$tt), treated = treated,

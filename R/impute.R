@@ -209,7 +209,7 @@ dd_leads <- function(pretrends, ev) {
 dd_lin_rows <- function(reg, B, A, ucode, s) {
   dn <- colnames(reg$Xd)
   cm <- if (is.null(reg$cells)) NULL else reg$cells$M %*% B[colnames(reg$cells$M), , drop = FALSE]
-  storage.mode(B) <- "double"
+  B <- dd_double(B)
   .Call(C_lin_rows, reg$Xd, B[dn, , drop = FALSE], cm, if (is.null(cm)) NULL else reg$cells$idx,
         if (is.null(A)) NULL else as.matrix(A), if (is.null(A)) NULL else as.integer(ucode), as.double(s), NULL)
 }

@@ -22,7 +22,7 @@ dd_ifs <- function(n, K, start, cols, vals, rows = NULL)
 # a dense n x K matrix as one block
 dd_ifs_dense <- function(psi) {
   psi <- as.matrix(psi)
-  storage.mode(psi) <- "double"
+  psi <- dd_double(psi)
   dd_ifs(nrow(psi), ncol(psi), c(0L, nrow(psi)), list(seq_len(ncol(psi)) - 1L), list(psi))
 }
 

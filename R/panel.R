@@ -39,7 +39,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
                      sorted = FALSE) {
   key <- list(yname = yname, idname = idname, tname = tname, role = role, xformla = xformla,
               weightsname = weightsname, cluster = cluster, fe = fe, unique_rows = unique_rows,
-              anticipation = anticipation, sorted = sorted)
+              anticipation = anticipation, sorted = sorted, x_list = x_list)
   reuse <- dd_reuse$panel
   if (!is.null(reuse) && identical(reuse$key, key)) {
     # a placebo draw (placebo.R): the validated panel with redrawn treatment
@@ -198,7 +198,11 @@ dd_level_count <- function(code, mask = NULL) {
 # A set of rows given by one flag per unit: the rows whose unit (code, a
 # dd_codes() vector over the rows) has mask TRUE. It stands for the logical
 # vector mask[code + 1L] without building it (O(units) instead of O(rows)).
-dd_unit_rows <- function(mask, code) structure(list(mask = mask, code = code), class = "dd_unit_rows")
+dd_unit_rows <- function(mask, code) {
+  s <- list(mask = mask, code = code)
+  class(s) <- "dd_unit_rows"
+  s
+}
 
 # The subset `rows` (indices) of a row set: a logical vector or a dd_unit_rows.
 dd_set_rows <- function(set, rows) {
@@ -405,12 +409,13 @@ dd_prepared <- function(p, yname, weightsname = NULL) {
     dd_reuse$fp$used <- length(p$y)
     dd_reuse$fp$outcome <- dd_checksum(p$y)
   }
-  if (!is.null(p$X)) {
-    if (is.list(p$X) && !is.matrix(p$X)) for (v in names(p$X)) dd_check_scale(p$X[[v]], sprintf("`xformla` variable \"%s\"", v))
-    else if (length(p$X)) {
-      j <- which.max(apply(abs(p$X), 2, max))
-      dd_check_scale(p$X[, j], sprintf("`xformla` variable \"%s\"", colnames(p$X)[j]))
-    }
+  if (length(p$X)) {
+    # the largest |value| per column in C (no copy of X); a list of columns
+    # names the first that overflows, a matrix its largest column
+    is_cols <- is.list(p$X) && !is.matrix(p$X)
+    big <- .Call(C_col_maxabs, if (is_cols) unname(p$X) else p$X)
+    j <- if (is_cols) c(which(big > dd_huge), 1L)[1] else which.max(big)
+    if (length(j)) dd_check_scale(big[j], sprintf("`xformla` variable \"%s\"", if (is_cols) names(p$X)[j] else colnames(p$X)[j]))
   }
   if (!is.null(p$w)) dd_check_scale(p$w, sprintf("`weightsname` = \"%s\"", weightsname))
   p

@@ -214,7 +214,7 @@ dd_svy_replicate <- function(data, weights, repweights, type, rho, scale, rscale
       dd_stop("`repweights` = %s does not name columns of `data`.", dd_show(if (length(miss)) miss else repweights))
     as.matrix(data[, cols, drop = FALSE])
   }
-  storage.mode(W) <- "double"
+  W <- dd_double(W)
   if (anyNA(W)) dd_stop("`repweights` has missing values (first in row %d).", which(rowSums(is.na(W)) > 0)[1])
   R <- ncol(W)
   w_l <- dd_svy_vars(weights, data, "weights")

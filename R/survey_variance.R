@@ -47,7 +47,7 @@ dd_svy_lonely_stop <- function(sg, s, lonely) {
 # the columns of x (n x k), as survey's svyrecvar.
 dd_svy_vcov <- function(design, x) {
   x <- as.matrix(x)
-  storage.mode(x) <- "double"
+  x <- dd_double(x)
   dd_svy_stages(design, function(sg, s, mult, group, ng, lon)
     .Call(C_svy_onestage, x, sg$strata, sg$clus, sg$nc, as.integer(sg$npsu), sg$popsize, mult, group, ng, lon, FALSE))
 }

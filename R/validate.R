@@ -183,8 +183,8 @@ dd_covariates <- function(xformla, df, as_list = FALSE) {
                                              logical(1)))) {
     # as_list: the columns themselves (no copy), for callers that read them in C
     if (as_list) return(stats::setNames(lapply(labs, function(v) df[[v]]), labs))
-    X <- matrix(0, nrow(df), length(labs), dimnames = list(NULL, labs))
-    for (j in seq_along(labs)) X[, j] <- df[[labs[j]]]
+    X <- .Call(C_col_matrix, lapply(labs, function(v) df[[v]]))
+    colnames(X) <- labs
     return(X)
   }
   # model.frame on a plain data frame of the formula's columns only: the
@@ -196,8 +196,14 @@ dd_covariates <- function(xformla, df, as_list = FALSE) {
   mf <- stats::model.frame(tt, data = sub, na.action = stats::na.pass)
   X <- stats::model.matrix(tt, mf)
   X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
-  storage.mode(X) <- "double"
-  X
+  dd_double(X)
+}
+
+# x (a vector or matrix, attributes kept) as double; no copy when it already
+# is (`storage.mode<-` duplicates even then: 24 MB for a 1M x 3 matrix)
+dd_double <- function(x) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  x
 }
 
 dd_check_numeric_col <- function(x, arg, col, convert = TRUE) {
@@ -293,9 +299,9 @@ dd_check_roles <- function(data, roles, used = list()) {
 dd_huge <- 1e150
 dd_tiny <- 1e-150
 
-dd_check_scale <- function(x, what, code = NULL) {
+dd_check_scale <- function(x, what, code = NULL, big = NULL) {
   if (!length(x)) return(invisible(TRUE))
-  big <- max(abs(x))
+  if (is.null(big)) big <- max(abs(x))     # big: max(abs(x)) when known (from the range)
   if (big > dd_huge)
     dd_stop("%s has values as large as %s in absolute value; their squares overflow double precision, so estimates and standard errors would be Inf or NaN. Rescale it (divide by a power of ten) before estimating.",
             what, format(big, digits = 3), .code = code)
@@ -308,12 +314,12 @@ dd_check_scale <- function(x, what, code = NULL) {
 dd_check_outcome <- function(y, yname) {
   if (anyNA(y)) y <- y[!is.na(y)]                     # missing outcomes kept (did_dcdh)
   if (!length(y)) return(invisible(TRUE))
-  r <- range(y)
+  r <- c(min(y), max(y))                              # range() copies y first
   if (r[1] == r[2])
     dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
             yname, format(r[1]), .code = "OUTCOME_CONSTANT")
   what <- sprintf("`yname` = \"%s\"", yname)
-  dd_check_scale(y, what, code = "OUTCOME_SCALE")
+  dd_check_scale(y, what, code = "OUTCOME_SCALE", big = max(abs(r)))
   if (max(abs(r)) < dd_tiny)
     dd_stop("%s has values no larger than %s in absolute value; their squares underflow double precision, so standard errors would be 0. Rescale it (multiply by a power of ten) before estimating.",
             what, format(max(abs(r)), digits = 3), .code = "OUTCOME_SCALE")

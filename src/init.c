@@ -17,6 +17,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),
   CALLDEF(count_bad, 1),
+  CALLDEF(col_matrix, 1),
+  CALLDEF(col_maxabs, 1),
   CALLDEF(first_not01, 1),
   CALLDEF(singletons, 2),
   CALLDEF(first_varying, 3),

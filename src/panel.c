@@ -123,6 +123,71 @@ SEXP C_count_bad(SEXP lst) {
   return out;
 }
 
+/* The regressor matrix from a list of k columns (double, integer or
+ * logical, each of the same length n): an n x k double matrix, integer and
+ * logical NA as NA_real_. One write per cell (matrix(0, n, k) then filling
+ * it column by column writes every cell twice). */
+SEXP C_col_matrix(SEXP cols) {
+  const char *fn = "C_col_matrix";
+  dd_chk_list(cols, -1, fn, "cols");
+  const int k = LENGTH(cols);
+  const R_xlen_t n = k ? XLENGTH(VECTOR_ELT(cols, 0)) : 0;
+  for (int j = 0; j < k; j++) {
+    SEXP x = VECTOR_ELT(cols, j);
+    if (TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP && TYPEOF(x) != LGLSXP)
+      dd_bad(fn, "cols", "must hold double, integer or logical vectors");
+    if (XLENGTH(x) != n) dd_bad(fn, "cols", "has columns of different lengths");
+  }
+  if (n > INT_MAX) dd_bad(fn, "cols", "has columns longer than a matrix can hold");
+  SEXP out = PROTECT(allocMatrix(REALSXP, (int) n, k));
+  double *o = REAL(out);
+  for (int j = 0; j < k; j++) {
+    SEXP x = VECTOR_ELT(cols, j);
+    double *oj = o + (R_xlen_t) j * n;
+    if (TYPEOF(x) == REALSXP) memcpy(oj, REAL(x), (size_t) n * sizeof(double));
+    else {
+      const int *v = TYPEOF(x) == INTSXP ? INTEGER(x) : LOGICAL(x);
+      for (R_xlen_t i = 0; i < n; i++) oj[i] = v[i] == NA_INTEGER ? NA_REAL : (double) v[i];
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Largest absolute value of each column of a double matrix, or of each
+ * element of a list of numeric vectors (NaN and NA ignored; 0 for an empty
+ * column): max(abs(x)) without the copy abs() makes. */
+SEXP C_col_maxabs(SEXP x) {
+  const char *fn = "C_col_maxabs";
+  const int is_list = TYPEOF(x) == VECSXP;
+  if (!is_list && !(TYPEOF(x) == REALSXP && isMatrix(x))) dd_bad(fn, "x", "must be a double matrix or a list");
+  const int k = is_list ? LENGTH(x) : ncols(x);
+  const R_xlen_t nr = is_list ? 0 : (R_xlen_t) nrows(x);
+  SEXP out = PROTECT(allocVector(REALSXP, k));
+  for (int j = 0; j < k; j++) {
+    SEXP v = is_list ? VECTOR_ELT(x, j) : x;
+    const R_xlen_t n = is_list ? XLENGTH(v) : nr;
+    double m = 0.0;
+    switch (TYPEOF(v)) {
+    case REALSXP: {
+      const double *p = REAL(v) + (is_list ? 0 : (R_xlen_t) j * nr);
+      for (R_xlen_t i = 0; i < n; i++) { const double a = fabs(p[i]); if (a > m) m = a; }
+      break;
+    }
+    case INTSXP: case LGLSXP: {
+      const int *p = TYPEOF(v) == INTSXP ? INTEGER(v) : LOGICAL(v);
+      for (R_xlen_t i = 0; i < n; i++)
+        if (p[i] != NA_INTEGER) { const double a = fabs((double) p[i]); if (a > m) m = a; }
+      break;
+    }
+    default: dd_bad(fn, "x", "must hold numeric vectors");
+    }
+    REAL(out)[j] = m;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* 1-based index of the first value other than 0 and 1 (NA ignored), 0 if none */
 SEXP C_first_not01(SEXP x) {
   dd_chk_type(x, REALSXP, 0, "C_first_not01", "x");
