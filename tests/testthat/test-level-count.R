@@ -13,7 +13,7 @@ hit_ref <- function(code, rows) length(unique(code[rows]))
 test_that("dd_level_count equals tabulate over the masked rows", {
   set.seed(11)
   for (n in c(1L, 2L, 1023L, 1024L, 1025L, 50000L)) {
-    code <- dd_codes(sample.int(max(1L, n %/% 7L), n, replace = TRUE))
+    code <- diffdiff:::dd_codes(sample.int(max(1L, n %/% 7L), n, replace = TRUE))
     mask <- sample(c(TRUE, FALSE, NA), n, replace = TRUE)
     expect_identical(diffdiff:::dd_level_count(code), lc_ref(code))
     expect_identical(diffdiff:::dd_level_count(code, mask), lc_ref(code, mask))
@@ -24,8 +24,8 @@ test_that("dd_level_count equals tabulate over the masked rows", {
 test_that("dd_levels_hit counts distinct levels of a row set and stops at `stop`", {
   set.seed(12)
   n <- 20000L
-  unit <- dd_codes(rep(seq_len(2000L), each = 10L))
-  cl <- dd_codes(((seq_len(n) - 1L) %/% 10L) %% 37L)        # clusters of units
+  unit <- diffdiff:::dd_codes(rep(seq_len(2000L), each = 10L))
+  cl <- diffdiff:::dd_codes(((seq_len(n) - 1L) %/% 10L) %% 37L)        # clusters of units
   treated <- runif(n) < 0.01
   expect_identical(diffdiff:::dd_levels_hit(cl, treated), hit_ref(cl, treated))
   expect_identical(diffdiff:::dd_levels_hit(cl, treated, 5L), min(5L, hit_ref(cl, treated)))
@@ -39,13 +39,13 @@ test_that("dd_levels_hit counts distinct levels of a row set and stops at `stop`
   # subsets of the rows (after singletons): the same as subsetting the vector
   rows <- sort(sample.int(n, 5000L))
   sub <- diffdiff:::dd_set_rows(set, rows)
-  clr <- dd_codes(cl[rows])
+  clr <- diffdiff:::dd_codes(cl[rows])
   expect_identical(diffdiff:::dd_levels_hit(clr, sub), hit_ref(clr, never[unit[rows] + 1L]))
   expect_identical(diffdiff:::dd_set_rows(treated, rows), treated[rows])
 })
 
 test_that("bad codes are internal errors naming the routine and the argument", {
-  code <- dd_codes(c(1, 2, 2, 3))
+  code <- diffdiff:::dd_codes(c(1, 2, 2, 3))
   bad <- code; bad[2] <- 7L
   expect_error(.Call(diffdiff:::C_level_count, bad, 3L, NULL), "C_level_count: `code` has a code out of range")
   bad[2] <- NA_integer_
