@@ -213,9 +213,9 @@ dd_set_rows <- function(set, rows) {
 # `set` (a logical vector over the rows or a dd_unit_rows), counting stopped
 # at `stop` (0: exact count).
 dd_levels_hit <- function(code, set, stop = 0L) {
-  if (inherits(set, "dd_unit_rows"))
-    .Call(C_levels_hit, code, attr(code, "nlev"), as.logical(set$mask), set$code, as.integer(stop))
-  else .Call(C_levels_hit, code, attr(code, "nlev"), as.logical(set), NULL, as.integer(stop))
+  units <- inherits(set, "dd_unit_rows")
+  .Call(C_levels_hit, code, attr(code, "nlev"), as.logical(if (units) set$mask else set),
+        if (units) set$code else NULL, as.integer(stop))
 }
 
 # The fixed effects as C takes them: a list of 0-based integer code vectors

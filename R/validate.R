@@ -299,9 +299,9 @@ dd_check_roles <- function(data, roles, used = list()) {
 dd_huge <- 1e150
 dd_tiny <- 1e-150
 
-dd_check_scale <- function(x, what, code = NULL, big = NULL) {
+dd_check_scale <- function(x, what, code = NULL) {
   if (!length(x)) return(invisible(TRUE))
-  if (is.null(big)) big <- max(abs(x))     # big: max(abs(x)) when known (from the range)
+  big <- max(abs(x))
   if (big > dd_huge)
     dd_stop("%s has values as large as %s in absolute value; their squares overflow double precision, so estimates and standard errors would be Inf or NaN. Rescale it (divide by a power of ten) before estimating.",
             what, format(big, digits = 3), .code = code)
@@ -319,7 +319,7 @@ dd_check_outcome <- function(y, yname) {
     dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
             yname, format(r[1]), .code = "OUTCOME_CONSTANT")
   what <- sprintf("`yname` = \"%s\"", yname)
-  dd_check_scale(y, what, code = "OUTCOME_SCALE", big = max(abs(r)))
+  dd_check_scale(r, what, code = "OUTCOME_SCALE")     # the range has the largest |y|
   if (max(abs(r)) < dd_tiny)
     dd_stop("%s has values no larger than %s in absolute value; their squares underflow double precision, so standard errors would be 0. Rescale it (multiply by a power of ten) before estimating.",
             what, format(max(abs(r)), digits = 3), .code = "OUTCOME_SCALE")

@@ -74,3 +74,24 @@ test_that("the few-cluster warning gives the exact counts of tabulate()", {
   d$d <- as.integer(d$state %in% 0:9 & d$t >= 4)
   expect_no_warning(did_twfe(d, "y", "id", "t", "d", cluster = "state"))
 })
+
+test_that("the few-cluster warning at and across its threshold of 5 clusters", {
+  set.seed(14)
+  d <- expand.grid(t = 1:6, id = 1:60)
+  d$state <- (d$id - 1L) %/% 3L                          # 20 states of 3 units
+  d$y <- rnorm(nrow(d))
+  msg <- function(k_treated) {
+    d$d <- as.integer(d$state < k_treated & d$t >= 4)
+    w <- NULL
+    withCallingHandlers(did_twfe(d, "y", "id", "t", "d", cluster = "state"),
+                        warning = function(e) { w <<- conditionMessage(e); invokeRestart("muffleWarning") })
+    w
+  }
+  expect_match(msg(4), "4 clusters with treated observations and 16 with untreated", fixed = TRUE)
+  expect_null(msg(5))
+  expect_null(msg(6))
+  # enough treated but few untreated clusters: the treated count is exact,
+  # not the 5 the early stop reached
+  expect_match(msg(16), "16 clusters with treated observations and 4 with untreated", fixed = TRUE)
+  expect_null(msg(15))
+})
