@@ -201,7 +201,10 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
   # psi = Psi a + C c: the cohort-share columns follow the K cells in x$inf
   # (NA cells have a = 0 and are skipped)
   comb <- rbind(A, Cc)
-  se <- dd_if_se(x$inf, n, cl, comb = comb)
+  # the event study keeps its covariance: formed once, its diagonal gives
+  # the standard errors
+  cross <- if (type == "dynamic") dd_if_cross(x$inf, cl, comb)
+  se <- dd_if_se(x$inf, n, cl, comb = comb, cross = cross)
   m <- length(elems)
   crit <- NA_real_
   if (bootstrap_t) {
@@ -231,7 +234,8 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
       if (!is.finite(crit) || crit < stats::qnorm(1 - alpha / 2)) crit <- NA_real_
     }
   }
-  if (length(extra)) extra <- rbind(extra, stats::setNames(data.frame(NA), names(extra)))
+  # the overall row: NA in the label columns (rbind() with a row of NA)
+  if (length(extra)) extra <- dd_df(lapply(extra, function(v) c(v, NA)))
   ctab <- dd_if_table(c(lab, "ATT"), est_all, se, alpha, crit, extra)
   if (!is.null(ctab$cband.low)) ctab$cband.low[nrow(ctab)] <- ctab$cband.high[nrow(ctab)] <- NA_real_
   info <- dd_info("did_cs_agg", sprintf("Callaway-Sant'Anna aggregation (type = \"%s\")", type), x$yname, x$nobs,
@@ -248,7 +252,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     # the typed event study: the universal base period's reference event
     # time is -1 - anticipation (its cells are normalised to zero)
     V <- dd_if_vcov(list(inf = x$inf, unit_cluster = cl, comb = comb, n = n, coeftable = ctab,
-                         vcov_type = info$vcov_type))
+                         vcov_type = info$vcov_type), cross = cross)
     ant <- if (is.null(x$anticipation)) 0 else x$anticipation
     # (did_edid under parallel trends in all periods: pre-period cells test
     # the assumption, no reference period)

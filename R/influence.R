@@ -57,9 +57,12 @@ dd_if_rows <- function(psi, cluster) {
 # Analytic standard errors of estimates whose influence functions are the
 # columns `cols` of psi (n units), or the columns of psi %*% comb (computed
 # block by block, never formed): sqrt(sum psi^2) / n, or with cluster sums.
-dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K), comb = NULL) {
-  R <- dd_if_rows(psi, cluster)
-  ss <- if (is.null(comb)) .Call(C_ifs_colss, R)[cols] else .Call(C_ifs_comb_cross, R, comb, TRUE)
+# `cross`: the unscaled (Psi comb)' (Psi comb) when the caller has formed it
+# (dd_if_cross), whose diagonal is the same sums of squares.
+dd_if_se <- function(psi, n, cluster = NULL, cols = seq_len(psi$K), comb = NULL, cross = NULL) {
+  ss <- if (!is.null(cross)) diag(cross)
+        else if (is.null(comb)) .Call(C_ifs_colss, dd_if_rows(psi, cluster))[cols]
+        else .Call(C_ifs_comb_cross, dd_if_rows(psi, cluster), comb, TRUE)
   se <- sqrt(ss) / n
   se[!is.finite(se) | se <= dd_zero_tol] <- NA_real_
   se
@@ -147,7 +150,11 @@ dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, col
 # Coefficient table for influence-function estimators (normal reference).
 dd_if_table <- function(term, est, se, alpha, crit = NA_real_, extra = NULL) {
   tab <- dd_coef_table(stats::setNames(est, term), se, Inf, alpha)   # df = Inf: normal
-  if (!is.null(extra)) tab <- cbind(tab, extra)
+  if (!is.null(extra)) {
+    # cbind() of two data frames of one length: their columns side by side
+    tab <- if (is.data.frame(extra) && nrow(extra) == nrow(tab) && !any(vapply(extra, is.list, NA)))
+      dd_df(c(unclass(tab), unclass(extra))) else cbind(tab, extra)
+  }
   if (is.finite(crit)) {
     tab$cband.low <- tab$estimate - crit * tab$std.error
     tab$cband.high <- tab$estimate + crit * tab$std.error
@@ -162,13 +169,18 @@ dd_draws_summary <- function(draws, N, n, alpha, band = integer()) {
   list(se = r$sig * sqrt(N) / n, crit = r$crit)
 }
 
+# The unscaled cross-product of the influence functions: of the first m
+# columns of psi, or of psi %*% comb (n m^2 work), with cluster sums.
+dd_if_cross <- function(psi, cluster, comb = NULL, m = psi$K) {
+  R <- dd_if_rows(psi, cluster)
+  if (is.null(comb)) .Call(C_ifs_crossprod, R, seq_len(m) - 1L) else .Call(C_ifs_comb_cross, R, comb, FALSE)
+}
+
 # variance of influence-function estimates, formed on demand (n m^2 work):
 # cluster sums when clustered; bootstrap fits keep their bootstrap standard
 # errors on the diagonal
-dd_if_vcov <- function(object) {
-  R <- dd_if_rows(object$inf, object$unit_cluster)
-  V <- if (is.null(object$comb)) .Call(C_ifs_crossprod, R, seq_len(nrow(object$coeftable)) - 1L)
-       else .Call(C_ifs_comb_cross, R, object$comb, FALSE)
+dd_if_vcov <- function(object, cross = NULL) {
+  V <- cross %||% dd_if_cross(object$inf, object$unit_cluster, object$comb, nrow(object$coeftable))
   V <- V / object$n^2
   se <- object$coeftable$std.error
   if (identical(object$vcov_type, "bootstrap")) {

@@ -81,9 +81,13 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
     dd_check_not_indicator(gu, tlev, gname)
     dd_check_constant_within(g, id, "gname", gname, code = idc)
     if (unique_rows) {
-      never <- dd_cohort_never(gu, tlev, gname, tname, anticipation)[idc + 1L]
-    } else never <- dd_cohort_never(g, tlev, gname, tname, anticipation)
-    if (any(never)) g[never] <- 0
+      # the unit flags to rows, and g set to 0 there, in one pass in C
+      nr <- .Call(C_never_rows, idc, dd_cohort_never(gu, tlev, gname, tname, anticipation), g)
+      never <- nr$never; g <- nr$g
+    } else {
+      never <- dd_cohort_never(g, tlev, gname, tname, anticipation)
+      if (any(never)) g[never] <- 0
+    }
     pan$g <- g; pan$never <- never
   }
   pan$key <- key
@@ -240,7 +244,8 @@ dd_nested <- function(f, cl) {
 }
 
 # row of the first occurrence of each level of a dd_codes() vector
-dd_first_rows <- function(code) .Call(C_first_rows, code, attr(code, "nlev"))
+# (recorded by dd_codes() as it codes whole numbers: attribute "first")
+dd_first_rows <- function(code) attr(code, "first") %||% .Call(C_first_rows, code, attr(code, "nlev"))
 
 # 0-based codes numbered in sorted order of the values (not of first
 # appearance), with attribute nlev: the same for any order of the rows
@@ -404,10 +409,11 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
 # The checks on the estimation rows that every preparation route ends with:
 # the outcome varies and no numeric input overflows.
 dd_prepared <- function(p, yname, weightsname = NULL) {
-  dd_check_outcome(p$y, yname)
+  st <- dd_vec_stats(p$y)
+  dd_check_outcome(p$y, yname, st)
   if (!is.null(dd_reuse$fp)) {
     dd_reuse$fp$used <- length(p$y)
-    dd_reuse$fp$outcome <- dd_checksum(p$y)
+    dd_reuse$fp$outcome <- dd_checksum(p$y, if (is.double(p$y)) st)
   }
   if (length(p$X)) {
     # the largest |value| per column in C (no copy of X); a list of columns
@@ -454,10 +460,16 @@ dd_drop_rows <- function(bad_list, n) {
   drop
 }
 
+# One pass in C over a numeric vector: c(number of NA/NaN, min and max of
+# the others, sum, sum of squares); min and max are Inf and -Inf when every
+# value is missing.
+dd_vec_stats <- function(x) .Call(C_vec_stats, if (is.double(x)) x else as.double(x))
+
 # An order-invariant checksum of a numeric vector (not cryptographic): the
 # count, the sum and the sum of squares, as one string
-dd_checksum <- function(v) {
+dd_checksum <- function(v, st = NULL) {
   if (!is.double(v)) v <- as.double(v)
+  if (!is.null(st) && st[1] == 0) return(sprintf("%d:%.10g:%.10g", length(v), st[4], st[5]))
   # 10 significant digits: summation order (row order) changes only the last bits
   sprintf("%d:%.10g:%.10g", length(v), sum(v), drop(crossprod(v)))
 }

@@ -63,9 +63,13 @@ dd_stamp <- function(subclass) {
   dd_reuse$fp <- NULL
   opts <- options()
   opts <- opts[startsWith(names(opts), "diffdiff.")]
-  if (is.null(dd_cache$version)) dd_cache$version <- as.character(utils::packageVersion("diffdiff"))
+  if (is.null(dd_cache$version)) {
+    # fixed for the session: the package, BLAS and LAPACK are loaded once
+    dd_cache$version <- as.character(utils::packageVersion("diffdiff"))
+    dd_cache$blas <- unname(extSoftVersion()["BLAS"]); dd_cache$lapack <- La_version()
+  }
   list(diffdiff = dd_cache$version, R = R.version.string,
-       blas = unname(extSoftVersion()["BLAS"]), lapack = La_version(), threads = dd_threads(),
+       blas = dd_cache$blas, lapack = dd_cache$lapack, threads = dd_threads(),
        rng = paste(RNGkind(), collapse = "/"), seed = if (is.null(fp)) NA_character_ else fp$seed,
        options = opts, time = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"),
        data = if (is.null(fp) || grepl("_agg$", subclass)) NULL

@@ -311,10 +311,11 @@ dd_check_scale <- function(x, what, code = NULL) {
 # The outcome after the unusable rows are dropped: it must vary (a constant
 # outcome identifies nothing; regressions return 0 with a zero or rounding-
 # error standard error), and its scale must not overflow squares.
-dd_check_outcome <- function(y, yname) {
-  if (anyNA(y)) y <- y[!is.na(y)]                     # missing outcomes kept (did_dcdh)
-  if (!length(y)) return(invisible(TRUE))
-  r <- c(min(y), max(y))                              # range() copies y first
+# `st`: dd_vec_stats(y) when the caller has it (one pass in C).
+dd_check_outcome <- function(y, yname, st = dd_vec_stats(y)) {
+  # missing outcomes are kept (did_dcdh): the range is over the others
+  if (st[1] == length(y)) return(invisible(TRUE))
+  r <- st[2:3]
   if (r[1] == r[2])
     dd_stop("`yname` = \"%s\" is constant (%s in every usable row); there is no variation to estimate an effect from.",
             yname, format(r[1]), .code = "OUTCOME_CONSTANT")

@@ -183,6 +183,8 @@ SEXP C_first_dup(SEXP a, SEXP na, SEXP b, SEXP nb);
 SEXP C_count_bad(SEXP lst);
 SEXP C_col_matrix(SEXP cols);
 SEXP C_col_maxabs(SEXP x);
+SEXP C_vec_stats(SEXP x);
+SEXP C_never_rows(SEXP code, SEXP never_u, SEXP g);
 SEXP C_first_not01(SEXP x);
 SEXP C_singletons(SEXP fe, SEXP nlev);
 SEXP C_first_varying(SEXP code, SEXP ng, SEXP x);

@@ -133,7 +133,25 @@ SEXP C_ifs_crossprod(SEXP s, SEXP sel_) {
     for (int u = 0; u < q; u++) {
       const double *xu = f.vals[b] + (R_xlen_t) jj[u] * nr;
       const int pu = map[f.cols[b][jj[u]]];
-      for (int v = 0; v <= u; v++) {
+      int v = 0;
+      /* four dot products at a time (independent accumulators, each summed
+       * over i in order: the same numbers as the single loop) */
+      for (; v + 3 <= u; v += 4) {
+        const double *x0 = f.vals[b] + (R_xlen_t) jj[v] * nr, *x1 = f.vals[b] + (R_xlen_t) jj[v + 1] * nr,
+                     *x2 = f.vals[b] + (R_xlen_t) jj[v + 2] * nr, *x3 = f.vals[b] + (R_xlen_t) jj[v + 3] * nr;
+        double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+        for (int i = 0; i < nr; i++) {
+          const double a = xu[i];
+          t0 += a * x0[i]; t1 += a * x1[i]; t2 += a * x2[i]; t3 += a * x3[i];
+        }
+        const double t[4] = {t0, t1, t2, t3};
+        for (int j = 0; j < 4; j++) {
+          const int pv = map[f.cols[b][jj[v + j]]];
+          V[pu + (R_xlen_t) pv * m] += t[j];
+          if (pu != pv) V[pv + (R_xlen_t) pu * m] += t[j];
+        }
+      }
+      for (; v <= u; v++) {
         const double *xv = f.vals[b] + (R_xlen_t) jj[v] * nr;
         const int pv = map[f.cols[b][jj[v]]];
         double t = 0.0;
@@ -239,14 +257,32 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
     for (int b = 0; b < f.nb; b++) {
       const int nr = f.start[b + 1] - f.start[b];
       for (int l = 0; l < m; l++) comb_block(&f, b, A, l, T + (size_t) l * nr);
-      for (int l = 0; l < m; l++)
-        for (int q = 0; q <= l; q++) {
-          const double *tl = T + (size_t) l * nr, *tq = T + (size_t) q * nr;
+      for (int l = 0; l < m; l++) {
+        const double *tl = T + (size_t) l * nr;
+        int q = 0;
+        /* four dot products at a time: independent accumulators, each summed
+         * over i in order as the single loop below sums it (same result) */
+        for (; q + 3 <= l; q += 4) {
+          const double *t0 = T + (size_t) q * nr, *t1 = t0 + nr, *t2 = t1 + nr, *t3 = t2 + nr;
+          double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;
+          for (int i = 0; i < nr; i++) {
+            const double a = tl[i];
+            v0 += a * t0[i]; v1 += a * t1[i]; v2 += a * t2[i]; v3 += a * t3[i];
+          }
+          const double v[4] = {v0, v1, v2, v3};
+          for (int j = 0; j < 4; j++) {
+            O[l + (R_xlen_t) (q + j) * m] += v[j];
+            if (q + j != l) O[q + j + (R_xlen_t) l * m] += v[j];
+          }
+        }
+        for (; q <= l; q++) {
+          const double *tq = T + (size_t) q * nr;
           double v = 0.0;
           for (int i = 0; i < nr; i++) v += tl[i] * tq[i];
           O[l + (R_xlen_t) q * m] += v;
           if (q != l) O[q + (R_xlen_t) l * m] += v;
         }
+      }
     }
   }
   UNPROTECT(1);

@@ -19,6 +19,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(count_bad, 1),
   CALLDEF(col_matrix, 1),
   CALLDEF(col_maxabs, 1),
+  CALLDEF(vec_stats, 1),
+  CALLDEF(never_rows, 3),
   CALLDEF(first_not01, 1),
   CALLDEF(singletons, 2),
   CALLDEF(first_varying, 3),

@@ -36,25 +36,90 @@ SEXP C_group_codes(SEXP x) {
   const int R = (int) range;
   int *map = (int *) R_alloc(R, sizeof(int));
   for (int j = 0; j < R; j++) map[j] = -1;
+  /* the first row of each level (1-based), recorded as levels appear */
+  int *first = (int *) R_alloc(R < n ? R : (size_t) n, sizeof(int));
   SEXP out = PROTECT(allocVector(INTSXP, n));
   int *o = INTEGER(out), next = 0;
   if (TYPEOF(x) == INTSXP) {
     const int *v = INTEGER(x); const int ilo = (int) lo;
     for (R_xlen_t i = 0; i < n; i++) {
       int k = v[i] - ilo;
-      if (map[k] < 0) map[k] = next++;
+      if (map[k] < 0) { first[next] = (int) (i + 1); map[k] = next++; }
       o[i] = map[k];
     }
   } else {
     const double *v = REAL(x);
     for (R_xlen_t i = 0; i < n; i++) {
       int k = (int) (v[i] - lo);
-      if (map[k] < 0) map[k] = next++;
+      if (map[k] < 0) { first[next] = (int) (i + 1); map[k] = next++; }
       o[i] = map[k];
     }
   }
   SEXP nlev = PROTECT(ScalarInteger(next));   /* protected: install() may allocate */
   setAttrib(out, install("nlev"), nlev);
+  SEXP fr = PROTECT(allocVector(INTSXP, next));
+  memcpy(INTEGER(fr), first, sizeof(int) * (size_t) next);
+  setAttrib(out, install("first"), fr);
+  UNPROTECT(3);
+  return out;
+}
+
+/* One pass over a double vector: the number of NA/NaN values, the minimum
+ * and maximum of the others, and the sum (long double accumulator, as R's
+ * sum()) and the sum of squares (double, in row order, as crossprod()) of
+ * all values. */
+SEXP C_vec_stats(SEXP x) {
+  if (TYPEOF(x) != REALSXP) dd_bad("C_vec_stats", "x", "must be a double vector");
+  const R_xlen_t n = XLENGTH(x);
+  const double *v = REAL(x);
+  double lo = R_PosInf, hi = R_NegInf, ss = 0.0;
+  long double s = 0.0;
+  R_xlen_t nna = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    const double a = v[i];
+    s += a; ss += a * a;
+    if (ISNAN(a)) { nna++; continue; }
+    if (a < lo) lo = a;
+    if (a > hi) hi = a;
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, 5));
+  double *o = REAL(out);
+  o[0] = (double) nna; o[1] = lo; o[2] = hi; o[3] = (double) s; o[4] = ss;
+  UNPROTECT(1);
+  return out;
+}
+
+/* Never-treated flags per row from flags per unit (never_u[code[i]]), and
+ * the first-treated periods g with the never-treated rows set to 0 (a new
+ * double vector; g itself when no row is never treated). */
+SEXP C_never_rows(SEXP code_, SEXP never_u_, SEXP g_) {
+  const char *fn = "C_never_rows";
+  dd_chk_type(code_, INTSXP, 0, fn, "code");
+  dd_chk_type(never_u_, LGLSXP, 0, fn, "never_u");
+  const R_xlen_t n = XLENGTH(code_);
+  if (TYPEOF(g_) != INTSXP && TYPEOF(g_) != REALSXP) dd_bad(fn, "g", "must be numeric");
+  if (XLENGTH(g_) != n) dd_bad(fn, "g", "must have one value per row");
+  const int nu = LENGTH(never_u_);
+  dd_chk_codes(code_, n, nu > 0 ? nu : 1, fn, "code");
+  const int *code = INTEGER(code_), *nv = LOGICAL(never_u_);
+  SEXP never = PROTECT(allocVector(LGLSXP, n));
+  int *o = LOGICAL(never), any = 0;
+  for (R_xlen_t i = 0; i < n; i++) { o[i] = nv[code[i]] == 1; any |= o[i]; }
+  SEXP g = g_;
+  if (any) {
+    g = PROTECT(allocVector(REALSXP, n));
+    double *gg = REAL(g);
+    if (TYPEOF(g_) == REALSXP) {
+      const double *src = REAL(g_);
+      for (R_xlen_t i = 0; i < n; i++) gg[i] = o[i] ? 0.0 : src[i];
+    } else {
+      const int *src = INTEGER(g_);
+      for (R_xlen_t i = 0; i < n; i++) gg[i] = o[i] ? 0.0 : (src[i] == NA_INTEGER ? NA_REAL : (double) src[i]);
+    }
+  } else PROTECT(g);
+  const char *nm[] = {"never", "g"};
+  SEXP vals[] = {never, g};
+  SEXP out = dd_named_list(2, nm, vals);
   UNPROTECT(2);
   return out;
 }

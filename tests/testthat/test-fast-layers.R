@@ -1,0 +1,96 @@
+# The one-pass helpers of the shared layers (issue 36) against the base R
+# computations they replace: dd_codes()'s first rows, the outcome's one-pass
+# statistics, the never-treated rows, the blocked influence-function cross
+# products and the data-frame constructor of the coefficient tables.
+
+test_that("dd_codes records the first row of each level as C_first_rows finds it", {
+  set.seed(3)
+  for (x in list(rep(1:5, each = 3), sample(c(7, 9, 2, 2, 9, 100), 40, replace = TRUE), c(3L, 3L, 3L),
+                 sample.int(1025L, 5000L, replace = TRUE), -3:3)) {
+    code <- diffdiff:::dd_codes(x)
+    expect_false(is.null(attr(code, "first")))
+    expect_identical(attr(code, "first"), .Call(diffdiff:::C_first_rows, code, attr(code, "nlev")))
+    expect_identical(attr(code, "first"), which(!duplicated(x)))
+  }
+  # hashed codes (characters) carry no attribute; dd_first_rows() computes them
+  code <- diffdiff:::dd_codes(c("b", "a", "b", "c"))
+  expect_null(attr(code, "first"))
+  expect_identical(diffdiff:::dd_first_rows(code), c(1L, 2L, 4L))
+  # a subset of the codes loses the attribute (it would be stale)
+  code <- diffdiff:::dd_codes(c(5, 6, 5, 7))
+  expect_null(attr(code[2:4], "first"))
+})
+
+test_that("dd_vec_stats gives the NA count, range, sum and sum of squares of base R", {
+  set.seed(4)
+  y <- rnorm(1025) * 1e3
+  st <- diffdiff:::dd_vec_stats(y)
+  expect_identical(st[1:3], c(0, min(y), max(y)))
+  expect_identical(st[4], sum(y))
+  expect_equal(st[5], drop(crossprod(y)), tolerance = 1e-14)
+  expect_identical(diffdiff:::dd_checksum(y, st), diffdiff:::dd_checksum(y))
+  y[c(3, 700)] <- c(NA, NaN)
+  st <- diffdiff:::dd_vec_stats(y)
+  expect_identical(st[1:3], c(2, min(y, na.rm = TRUE), max(y, na.rm = TRUE)))
+  # with missing values the checksum falls back to R's (NA propagates)
+  expect_identical(diffdiff:::dd_checksum(y, st), diffdiff:::dd_checksum(y))
+  expect_identical(diffdiff:::dd_vec_stats(c(NA_real_, NA_real_))[1:3], c(2, Inf, -Inf))
+  expect_identical(diffdiff:::dd_vec_stats(1:4)[2:4], c(1, 4, 10))
+  # the outcome checks still fire from the one-pass statistics
+  expect_error(diffdiff:::dd_check_outcome(rep(2, 10), "y"), "constant")
+  expect_error(diffdiff:::dd_check_outcome(c(1, 2, 1e200), "y"), "overflow")
+  expect_error(diffdiff:::dd_check_outcome(c(1e-300, 2e-300), "y"), "underflow")
+  expect_silent(diffdiff:::dd_check_outcome(c(NA, NA), "y"))
+})
+
+test_that("C_never_rows expands unit flags to rows and zeroes g there", {
+  code <- diffdiff:::dd_codes(c(1, 1, 2, 2, 3, 3))
+  for (g in list(c(0, 0, 5, 5, Inf, Inf), c(0L, 0L, 5L, 5L, NA, NA))) {
+    r <- .Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE, TRUE), g)
+    expect_identical(r$never, c(TRUE, TRUE, FALSE, FALSE, TRUE, TRUE))
+    g0 <- g; g0[r$never] <- 0
+    expect_identical(r$g, g0)
+  }
+  # no never-treated row: g comes back as it was (integer stays integer)
+  r <- .Call(diffdiff:::C_never_rows, code, c(FALSE, FALSE, FALSE), 1:6)
+  expect_identical(r$g, 1:6)
+  expect_error(.Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE), 1:6), "code")
+  expect_error(.Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE, TRUE), 1:5), "one value per row")
+})
+
+test_that("the blocked cross products equal the dense ones at every width", {
+  set.seed(5)
+  for (m in c(1:9, 13L)) {
+    n1 <- 37; n2 <- 50
+    b1 <- matrix(rnorm(n1 * m), n1, m); b2 <- matrix(rnorm(n2 * 2), n2, 2)
+    cols2 <- c(0L, m - 1L)
+    psi <- diffdiff:::dd_ifs(n1 + n2, m, c(0L, n1, n1 + n2), list(seq_len(m) - 1L, unique(cols2)),
+                             list(b1, b2[, seq_along(unique(cols2)), drop = FALSE]))
+    D <- as.matrix(psi)
+    expect_equal(.Call(diffdiff:::C_ifs_crossprod, psi, seq_len(m) - 1L), crossprod(D), tolerance = 1e-13)
+    A <- matrix(rnorm(m * 3), m, 3)
+    full <- .Call(diffdiff:::C_ifs_comb_cross, psi, A, FALSE)
+    expect_equal(full, crossprod(D %*% A), tolerance = 1e-13)
+    # the diagonal of the full product is the diagonal-only pass, to the bit
+    expect_identical(diag(full), .Call(diffdiff:::C_ifs_comb_cross, psi, A, TRUE))
+    A <- matrix(rnorm(m * (m + 2)), m, m + 2)
+    full <- .Call(diffdiff:::C_ifs_comb_cross, psi, A, FALSE)
+    expect_equal(full, crossprod(D %*% A), tolerance = 1e-13)
+    expect_identical(diag(full), .Call(diffdiff:::C_ifs_comb_cross, psi, A, TRUE))
+  }
+})
+
+test_that("dd_df builds the data frame data.frame() builds", {
+  cols <- list(term = c("a", "b"), estimate = c(1, 2), std.error = c(0.1, NA))
+  expect_identical(diffdiff:::dd_df(cols), data.frame(cols, stringsAsFactors = FALSE))
+  tab <- diffdiff:::dd_coef_table(c(a = 1, b = 2), c(0.5, 1), Inf, 0.05)
+  ref <- data.frame(term = c("a", "b"), estimate = c(1, 2), std.error = c(0.5, 1), statistic = c(2, 2),
+                    p.value = 2 * pnorm(-2), conf.low = c(1, 2) - qnorm(0.975) * c(0.5, 1),
+                    conf.high = c(1, 2) + qnorm(0.975) * c(0.5, 1))
+  expect_identical(tab, ref)
+  ex <- data.frame(event = c(-1, 0))
+  expect_identical(diffdiff:::dd_if_table(c("a", "b"), c(1, 2), c(0.5, 1), 0.05, extra = ex), cbind(ref, ex))
+  # unnamed estimates and recycled standard errors take data.frame()'s route (and its error)
+  expect_error(diffdiff:::dd_coef_table(c(1, 2), c(1, 1), Inf, 0.05), "differing number of rows")
+  expect_identical(diffdiff:::dd_coef_table(c(a = 1, b = 2), 1, Inf, 0.05)$std.error, c(1, 1))
+})
