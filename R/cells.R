@@ -137,7 +137,7 @@ dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
                               format(latest - anticipation), format(latest)))
   }
   tl <- tlist[tkeep]
-  glev <- sort(unique(g[keep & !never]))
+  glev <- dd_sorted_levels(g[keep & !never])
   glist <- glev[glev > tl[1] + anticipation & glev <= max(tl) + anticipation]
   if (!any(never & keep)) glist <- setdiff(glist, latest)
   if (!length(glist)) dd_stop("no treated cohort is left to estimate (check `gname` and `anticipation`).")
@@ -148,8 +148,9 @@ dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
 # terms) units; gz: the cohort of each unit (0 = never treated), cnt_div: rows
 # per unit (1 in a panel, the number of periods in cross-sections)
 dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
-  gnm <- sort(unique(gz))
-  tab <- tabulate(match(gz, gnm), length(gnm)) / cnt_div
+  lv <- dd_sorted_levels(gz, counts = TRUE)
+  gnm <- lv$values
+  tab <- lv$counts / cnt_div
   small <- gnm[tab < nterm + 5]
   if (!length(small)) return(invisible(NULL))
   if (0 %in% small && control_group == "nevertreated")

@@ -296,8 +296,10 @@ dd_cs_prepare <- function(y, tt, g, never, id, w, X, cl, nterm, gname, tname, an
     # them) do not depend on the order of the rows; dropped units map to -1
     kept <- which(co$keep)
     # (did_ddd: eligible before ineligible within a cohort, `part`)
-    kept <- if (is.null(part)) kept[order(gkey[kept], id[ef][kept])]
-            else kept[order(gkey[kept], -part[ef][kept], id[ef][kept])]
+    idk <- id[ef][kept]
+    kept <- if (!is.null(part)) kept[order(gkey[kept], -part[ef][kept], idk)]
+            else if (is.numeric(idk) && !is.unsorted(idk)) kept[order(gkey[kept], method = "radix")]  # (ties: stable)
+            else kept[order(gkey[kept], idk)]
     umap <- rep(-1L, length(eg)); umap[kept] <- seq_along(kept) - 1L
     wide <- .Call(C_panel_wide, idc, tc, umap, tmap, length(kept), T, as.double(y),
                   if (is.null(w)) NULL else as.double(w), X)
@@ -315,8 +317,9 @@ dd_cs_prepare <- function(y, tt, g, never, id, w, X, cl, nterm, gname, tname, an
       ug <- gkey[kept]
       ug0 <- ug; ug0[!is.finite(ug0)] <- 0
       dd_cs_small(ug0, nterm, control_group)
-      bval <- unique(ug)                       # sorted: units are in cohort order
-      bstart <- c(0L, cumsum(tabulate(match(ug, bval), length(bval))))
+      lv <- dd_sorted_levels(ug, counts = TRUE)   # ug is sorted: units are in cohort order
+      bval <- lv$values
+      bstart <- c(0L, cumsum(lv$counts))
       return(list(panel = TRUE, Y = wide$Y, W = wide$W, X = wide$X, bval = as.double(bval),
                   bnever = !is.finite(bval), bstart = as.integer(bstart), n = length(kept),
                   nobs = length(kept) * T, tlist = tl, glist = co$glist,

@@ -309,7 +309,13 @@ dd_check_unique_codes <- function(idc, tc, id, t) {
 # data (one value per unit, so the message counts units). Returns the logical
 # vector `never`. The two errors carry did_check()'s codes COHORT_NEGATIVE
 # and COHORT_NOT_PERIOD (did_check() runs this same rule).
-dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
+dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, count = NULL) {
+  # a long vector with few distinct values (the cohorts of many units): the
+  # rule on the distinct values (in order of first appearance, so the first
+  # offending value is the same), weighted by how often each occurs
+  fl <- if (is.null(count) && length(g) > 64L && is.numeric(g)) dd_few_levels(g)
+  if (!is.null(fl))
+    return(dd_cohort_never(fl$values, periods, gname, tname, anticipation, count = fl$counts)[match(g, fl$values)])
   never <- is.na(g) | g == 0 | g == Inf
   neg <- which(!never & g < 0)
   if (length(neg))
@@ -326,7 +332,7 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0) {
             .code = "COHORT_NOT_PERIOD")
   if (any(late)) {
     message(sprintf("diffdiff: %d unit(s) first treated after the last period are treated as never treated.",
-                    sum(late)))
+                    as.integer(if (is.null(count)) sum(late) else sum(count[late]))))
     never <- never | late
   }
   never
@@ -458,6 +464,24 @@ dd_drop_rows <- function(bad_list, n) {
                     sum(drop), if (sum(drop) > 1) "s" else "", paste(parts, collapse = ", ")))
   }
   drop
+}
+
+# The distinct values of a numeric vector with at most `max` of them, in
+# order of first appearance (as unique()), and their counts (doubles); NULL
+# when there are more (one pass in C instead of hashing every element).
+dd_few_levels <- function(x, max = 64L) .Call(C_few_levels, x, as.integer(max))
+
+# sort(unique(x)), and with counts = TRUE also tabulate(match(x, that)) as
+# integers: from dd_few_levels() when x has few distinct values
+dd_sorted_levels <- function(x, counts = FALSE) {
+  fl <- if (is.numeric(x) && length(x) > 64L) dd_few_levels(x)
+  if (is.null(fl)) {
+    v <- sort(unique(x))
+    return(if (counts) list(values = v, counts = tabulate(match(x, v), length(v))) else v)
+  }
+  o <- order(fl$values, na.last = NA)
+  if (!counts) return(fl$values[o])
+  list(values = fl$values[o], counts = as.integer(fl$counts[o]))
 }
 
 # One pass in C over a numeric vector: c(number of NA/NaN, min and max of

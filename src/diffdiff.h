@@ -184,6 +184,7 @@ SEXP C_count_bad(SEXP lst);
 SEXP C_col_matrix(SEXP cols);
 SEXP C_col_maxabs(SEXP x);
 SEXP C_vec_stats(SEXP x);
+SEXP C_few_levels(SEXP x, SEXP max);
 SEXP C_never_rows(SEXP code, SEXP never_u, SEXP g);
 SEXP C_first_not01(SEXP x);
 SEXP C_singletons(SEXP fe, SEXP nlev);

@@ -20,6 +20,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(col_matrix, 1),
   CALLDEF(col_maxabs, 1),
   CALLDEF(vec_stats, 1),
+  CALLDEF(few_levels, 2),
   CALLDEF(never_rows, 3),
   CALLDEF(first_not01, 1),
   CALLDEF(singletons, 2),

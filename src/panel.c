@@ -89,6 +89,45 @@ SEXP C_vec_stats(SEXP x) {
   return out;
 }
 
+/* The distinct values of a numeric vector that has few of them (at most
+ * `max`): the values in order of first appearance (doubles; NA and NaN are
+ * two values, 0 and -0 one, as unique() has it) and how often each occurs.
+ * NULL when there are more than `max` (R then hashes). A linear scan of a
+ * small table, the last value found tried first. */
+SEXP C_few_levels(SEXP x, SEXP max_) {
+  const char *fn = "C_few_levels";
+  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) dd_bad(fn, "x", "must be numeric");
+  const int mx = dd_chk_int(max_, 1, 4096, fn, "max");
+  const R_xlen_t n = XLENGTH(x);
+  double *val = (double *) R_alloc(mx, sizeof(double));
+  R_xlen_t *cnt = (R_xlen_t *) R_alloc(mx, sizeof(R_xlen_t));
+  int kind[4096];                      /* 0: a number, 1: NA, 2: NaN */
+  int nv = 0, last = -1;
+  const int isreal = TYPEOF(x) == REALSXP;
+  const double *xr = isreal ? REAL(x) : NULL;
+  const int *xi = isreal ? NULL : (TYPEOF(x) == INTSXP ? INTEGER(x) : LOGICAL(x));
+  for (R_xlen_t i = 0; i < n; i++) {
+    double v; int kd;
+    if (isreal) { v = xr[i]; kd = ISNAN(v) ? (R_IsNA(v) ? 1 : 2) : 0; }
+    else { kd = xi[i] == NA_INTEGER; v = kd ? NA_REAL : (double) xi[i]; }
+    if (last >= 0 && kind[last] == kd && (kd || val[last] == v)) { cnt[last]++; continue; }
+    int j = 0;
+    for (; j < nv; j++) if (kind[j] == kd && (kd || val[j] == v)) break;
+    if (j == nv) {
+      if (nv == mx) return R_NilValue;
+      val[nv] = kd == 1 ? NA_REAL : v; kind[nv] = kd; cnt[nv] = 0; nv++;
+    }
+    cnt[j]++; last = j;
+  }
+  SEXP values = PROTECT(allocVector(REALSXP, nv)), counts = PROTECT(allocVector(REALSXP, nv));
+  for (int j = 0; j < nv; j++) { REAL(values)[j] = val[j]; REAL(counts)[j] = (double) cnt[j]; }
+  const char *nm[] = {"values", "counts"};
+  SEXP vals[] = {values, counts};
+  SEXP out = dd_named_list(2, nm, vals);
+  UNPROTECT(2);
+  return out;
+}
+
 /* Never-treated flags per row from flags per unit (never_u[code[i]]), and
  * the first-treated periods g with the never-treated rows set to 0 (a new
  * double vector; g itself when no row is never treated). */
@@ -100,11 +139,14 @@ SEXP C_never_rows(SEXP code_, SEXP never_u_, SEXP g_) {
   if (TYPEOF(g_) != INTSXP && TYPEOF(g_) != REALSXP) dd_bad(fn, "g", "must be numeric");
   if (XLENGTH(g_) != n) dd_bad(fn, "g", "must have one value per row");
   const int nu = LENGTH(never_u_);
-  dd_chk_codes(code_, n, nu > 0 ? nu : 1, fn, "code");
   const int *code = INTEGER(code_), *nv = LOGICAL(never_u_);
   SEXP never = PROTECT(allocVector(LGLSXP, n));
   int *o = LOGICAL(never), any = 0;
-  for (R_xlen_t i = 0; i < n; i++) { o[i] = nv[code[i]] == 1; any |= o[i]; }
+  for (R_xlen_t i = 0; i < n; i++) {
+    const unsigned int c = (unsigned int) code[i];     /* the code check folded in (NA is negative) */
+    if (c >= (unsigned int) nu) dd_bad(fn, "code", "has a value outside 0..nlev-1");
+    o[i] = nv[c] == 1; any |= o[i];
+  }
   SEXP g = g_;
   if (any) {
     g = PROTECT(allocVector(REALSXP, n));

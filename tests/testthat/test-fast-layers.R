@@ -94,3 +94,43 @@ test_that("dd_df builds the data frame data.frame() builds", {
   expect_error(diffdiff:::dd_coef_table(c(1, 2), c(1, 1), Inf, 0.05), "differing number of rows")
   expect_identical(diffdiff:::dd_coef_table(c(a = 1, b = 2), 1, Inf, 0.05)$std.error, c(1, 1))
 })
+
+test_that("dd_few_levels and dd_sorted_levels equal unique(), sort() and tabulate()", {
+  set.seed(6)
+  x <- sample(c(0, 5, 3, Inf, NA, NaN, -0), 2000, replace = TRUE)
+  fl <- diffdiff:::dd_few_levels(x)
+  expect_identical(fl$values, unique(x))
+  count <- function(v) if (is.nan(v)) sum(is.nan(x)) else if (is.na(v)) sum(is.na(x) & !is.nan(x)) else sum(x == v, na.rm = TRUE)
+  expect_identical(fl$counts, as.double(vapply(fl$values, count, 0L)))
+  expect_identical(diffdiff:::dd_sorted_levels(x), sort(unique(x)))
+  y <- sample(c(2L, 9L, 4L), 3000, replace = TRUE)
+  s <- diffdiff:::dd_sorted_levels(y, counts = TRUE)
+  expect_identical(s$values, as.double(sort(unique(y))))
+  expect_identical(s$counts, tabulate(match(y, sort(unique(y)))))
+  # more distinct values than the table holds: NULL, and R's route
+  z <- as.double(1:100)
+  expect_null(diffdiff:::dd_few_levels(z, max = 64L))
+  expect_identical(diffdiff:::dd_sorted_levels(rev(z), counts = TRUE), list(values = z, counts = rep(1L, 100)))
+  expect_identical(diffdiff:::dd_few_levels(c(TRUE, NA, TRUE))$counts, c(2, 1))
+})
+
+test_that("the cohort rule on the distinct values of a long vector equals the rule on every value", {
+  set.seed(7)
+  periods <- 1:10
+  rule <- function(g, ...) diffdiff:::dd_cohort_never(g, periods, "g", "t", ...)
+  g <- sample(c(0, 4, 6, Inf, NA, 12), 5000, replace = TRUE)     # 12: after the last period
+  expect_message(rule(g), "first treated after the last period")
+  long <- suppressMessages(rule(g))
+  # the same rule value by value (a short vector takes the element-wise route)
+  short <- unlist(lapply(split(g, ceiling(seq_along(g) / 50)), function(v) suppressMessages(rule(v))), use.names = FALSE)
+  expect_identical(long, short)
+  expect_message(rule(g), sprintf("^diffdiff: %d unit", sum(g == 12, na.rm = TRUE)))
+  # the errors name the first offending value in order of the units
+  g2 <- g; g2[c(100, 300)] <- c(4.5, 2.5)
+  expect_error(rule(g2), "has value 4.5, which is not a period")
+  g3 <- g; g3[c(200, 400)] <- c(-2, -1)
+  expect_error(rule(g3), "negative value -2")
+  # with anticipation 2, 12 is no longer after the last period (10 + 2): an error on both routes
+  expect_error(rule(g, anticipation = 2), "has value 12, which is not a period")
+  expect_error(rule(c(0, 12), anticipation = 2), "has value 12, which is not a period")
+})
