@@ -253,36 +253,57 @@ SEXP C_ifs_comb_cross(SEXP s, SEXP A_, SEXP diag_) {
     }
     }
   } else {
-    double *T = (double *) R_alloc((size_t) nrmax * (m > 0 ? m : 1), sizeof(double));
+    /* rows in chunks of CH that stay in cache: T_c = Psi_c A (CH x m), then
+     * the m(m+1)/2 dot products carried over the chunks in acc; each dot
+     * is still summed over the block's rows in order from 0.0 (and each
+     * T entry over the columns in order), so the numbers are those of the
+     * one-pass loop over whole blocks */
+    enum { CH = 256 };
+    double *T = (double *) R_alloc((size_t) CH * (m > 0 ? m : 1), sizeof(double));
+    double *acc = (double *) R_alloc((size_t) (m > 0 ? m : 1) * (m > 0 ? m : 1), sizeof(double));
     for (int b = 0; b < f.nb; b++) {
       const int nr = f.start[b + 1] - f.start[b];
-      for (int l = 0; l < m; l++) comb_block(&f, b, A, l, T + (size_t) l * nr);
-      for (int l = 0; l < m; l++) {
-        const double *tl = T + (size_t) l * nr;
-        int q = 0;
-        /* four dot products at a time: independent accumulators, each summed
-         * over i in order as the single loop below sums it (same result) */
-        for (; q + 3 <= l; q += 4) {
-          const double *t0 = T + (size_t) q * nr, *t1 = t0 + nr, *t2 = t1 + nr, *t3 = t2 + nr;
-          double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;
-          for (int i = 0; i < nr; i++) {
-            const double a = tl[i];
-            v0 += a * t0[i]; v1 += a * t1[i]; v2 += a * t2[i]; v3 += a * t3[i];
-          }
-          const double v[4] = {v0, v1, v2, v3};
-          for (int j = 0; j < 4; j++) {
-            O[l + (R_xlen_t) (q + j) * m] += v[j];
-            if (q + j != l) O[q + j + (R_xlen_t) l * m] += v[j];
+      memset(acc, 0, sizeof(double) * (size_t) m * m);
+      for (int r0 = 0; r0 < nr; r0 += CH) {
+        const int nc = nr - r0 < CH ? nr - r0 : CH;
+        for (int l = 0; l < m; l++) {
+          double *t = T + (size_t) l * nc;
+          memset(t, 0, sizeof(double) * nc);
+          for (int j = 0; j < f.ncol[b]; j++) {
+            const double a = A[f.cols[b][j] + (R_xlen_t) l * f.K];
+            if (a == 0.0) continue;
+            const double *x = f.vals[b] + (R_xlen_t) j * nr + r0;
+            for (int i = 0; i < nc; i++) t[i] += a * x[i];
           }
         }
-        for (; q <= l; q++) {
-          const double *tq = T + (size_t) q * nr;
-          double v = 0.0;
-          for (int i = 0; i < nr; i++) v += tl[i] * tq[i];
+        for (int l = 0; l < m; l++) {
+          const double *tl = T + (size_t) l * nc;
+          double *al = acc + (size_t) l * m;
+          int q = 0;
+          /* four dot products at a time (independent accumulators) */
+          for (; q + 3 <= l; q += 4) {
+            const double *t0 = T + (size_t) q * nc, *t1 = t0 + nc, *t2 = t1 + nc, *t3 = t2 + nc;
+            double v0 = al[q], v1 = al[q + 1], v2 = al[q + 2], v3 = al[q + 3];
+            for (int i = 0; i < nc; i++) {
+              const double a = tl[i];
+              v0 += a * t0[i]; v1 += a * t1[i]; v2 += a * t2[i]; v3 += a * t3[i];
+            }
+            al[q] = v0; al[q + 1] = v1; al[q + 2] = v2; al[q + 3] = v3;
+          }
+          for (; q <= l; q++) {
+            const double *tq = T + (size_t) q * nc;
+            double v = al[q];
+            for (int i = 0; i < nc; i++) v += tl[i] * tq[i];
+            al[q] = v;
+          }
+        }
+      }
+      for (int l = 0; l < m; l++)
+        for (int q = 0; q <= l; q++) {
+          const double v = acc[(size_t) l * m + q];
           O[l + (R_xlen_t) q * m] += v;
           if (q != l) O[q + (R_xlen_t) l * m] += v;
         }
-      }
     }
   }
   UNPROTECT(1);

@@ -130,7 +130,8 @@ SEXP C_few_levels(SEXP x, SEXP max_) {
 
 /* Never-treated flags per row from flags per unit (never_u[code[i]]), and
  * the first-treated periods g with the never-treated rows set to 0 (a new
- * double vector; g itself when no row is never treated). */
+ * double vector; g itself when no row is never treated, or when g is double
+ * and those rows are +0 already). */
 SEXP C_never_rows(SEXP code_, SEXP never_u_, SEXP g_) {
   const char *fn = "C_never_rows";
   dd_chk_type(code_, INTSXP, 0, fn, "code");
@@ -148,6 +149,14 @@ SEXP C_never_rows(SEXP code_, SEXP never_u_, SEXP g_) {
     o[i] = nv[c] == 1; any |= o[i];
   }
   SEXP g = g_;
+  if (any && TYPEOF(g_) == REALSXP) {
+    /* a double g whose never-treated rows hold +0 already (the usual coding)
+     * is returned as it is: setting them to 0 would change nothing */
+    const double *src = REAL(g_);
+    int need = 0;
+    for (R_xlen_t i = 0; i < n && !need; i++) need = o[i] && !(src[i] == 0.0 && !signbit(src[i]));
+    any = need;
+  }
   if (any) {
     g = PROTECT(allocVector(REALSXP, n));
     double *gg = REAL(g);

@@ -54,6 +54,15 @@ test_that("C_never_rows expands unit flags to rows and zeroes g there", {
   # no never-treated row: g comes back as it was (integer stays integer)
   r <- .Call(diffdiff:::C_never_rows, code, c(FALSE, FALSE, FALSE), 1:6)
   expect_identical(r$g, 1:6)
+  # double g with +0 on the never-treated rows: the same object back (no copy);
+  # -0 is replaced by +0 as g[never] <- 0 does
+  g <- c(0, 0, 5, 5, 0, 0)
+  r <- .Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE, TRUE), g)
+  expect_identical(r$g, g)
+  expect_identical(.Internal(address(r$g)), .Internal(address(g)))
+  r <- .Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE, TRUE), c(-0, 0, 5, 5, 0, 0))
+  expect_identical(1 / r$g[1], Inf)
+  expect_false(identical(.Internal(address(r$g)), .Internal(address(g))))
   expect_error(.Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE), 1:6), "code")
   expect_error(.Call(diffdiff:::C_never_rows, code, c(TRUE, FALSE, TRUE), 1:5), "one value per row")
 })
