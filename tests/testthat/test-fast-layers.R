@@ -143,3 +143,25 @@ test_that("the cohort rule on the distinct values of a long vector equals the ru
   expect_error(rule(g, anticipation = 2), "has value 12, which is not a period")
   expect_error(rule(c(0, 12), anticipation = 2), "has value 12, which is not a period")
 })
+
+test_that("the chunked cross product is exact across its 256-row chunks", {
+  set.seed(8)
+  for (n1 in c(255L, 256L, 257L, 513L)) {
+    m <- 6L
+    b1 <- matrix(rnorm(n1 * m), n1, m); b2 <- matrix(rnorm(9 * 2), 9, 2)
+    psi <- diffdiff:::dd_ifs(n1 + 9, m, c(0L, n1, n1 + 9L), list(seq_len(m) - 1L, c(0L, 5L)), list(b1, b2))
+    D <- as.matrix(psi)
+    A <- matrix(rnorm(m * 5), m, 5)
+    full <- .Call(diffdiff:::C_ifs_comb_cross, psi, A, FALSE)
+    expect_equal(full, crossprod(D %*% A), tolerance = 1e-13)
+    expect_identical(diag(full), .Call(diffdiff:::C_ifs_comb_cross, psi, A, TRUE))
+  }
+})
+
+test_that("dd_few_levels holds up to `max` distinct values and gives up beyond", {
+  x64 <- rep(as.double(1:64), 3); x65 <- rep(as.double(1:65), 3)
+  expect_identical(diffdiff:::dd_few_levels(x64)$values, as.double(1:64))
+  expect_null(diffdiff:::dd_few_levels(x65))
+  expect_identical(diffdiff:::dd_sorted_levels(rev(x64), counts = TRUE), list(values = as.double(1:64), counts = rep(3L, 64)))
+  expect_identical(diffdiff:::dd_sorted_levels(rev(x65), counts = TRUE), list(values = as.double(1:65), counts = rep(3L, 65)))
+})
