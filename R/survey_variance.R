@@ -216,9 +216,11 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
     # each replicate refit: without fixed effects, weighted normal equations
     # on the fit's design matrix; with them, a full refit on the rows with
     # positive weight (fixed effects recoded)
-    refit <- if (!length(fe)) {
+    if (!length(fe)) {
       # all replicates' X'W_rX and X'W_r y from two products with the weights
-      # (the analysis weights W[rows, r] x mult read in place by C)
+      # (the analysis weights W[rows, r] x mult read in place by C), then
+      # each replicate's solve(A_r, b_r) in C (LAPACK's dgesv and solve()'s
+      # condition check; a row of NA where solve() would stop)
       Xd <- reg$Xd
       ij <- which(upper.tri(diag(p), diag = TRUE), arr.ind = TRUE)
       M <- cbind(Xd[, ij[, 1], drop = FALSE] * Xd[, ij[, 2], drop = FALSE], Xd * y)
@@ -226,28 +228,20 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
       GB <- dd_progress_batches(nrep, function(b) .Call(C_svy_rep_crossprod, W, M, as.integer(b), ri,
                                                         if (is.null(mult)) NULL else as.double(mult)),
                                 "replicate weights", combine = dd_rbind_batches)
-      G <- GB[, seq_len(nrow(ij)), drop = FALSE]
-      Bv <- GB[, nrow(ij) + seq_len(p), drop = FALSE]
-      function(r) {
-        A <- matrix(0, p, p)
-        A[ij] <- G[r, ]
-        A[ij[, 2:1, drop = FALSE]] <- G[r, ]
-        tryCatch(drop(solve(A, Bv[r, ])), error = function(e) rep(NA_real_, p))
-      }
+      thetas <- .Call(C_svy_rep_solve, GB[, seq_len(nrow(ij)), drop = FALSE], GB[, nrow(ij) + seq_len(p), drop = FALSE],
+                      ij)
     } else {
       Wr <- W[rows, , drop = FALSE]
       if (!is.null(mult)) Wr <- Wr * mult   # analysis weights = mult x design weights
-      function(r) {
+      refit <- function(r) {
         k <- which(Wr[, r] > 0)
         fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
         fr$coef[keep]
       }
+      # (each refit is a full regression: progress per refit)
+      thetas <- matrix(t(vapply(dd_progress_lapply(seq_len(nrep), refit, "replicate refits"), identity, numeric(p))),
+                       nrep, p)
     }
-    # (with fixed effects each refit is a full regression: progress per refit)
-    th <- if (!length(fe)) lapply(seq_len(nrep), refit)
-          else dd_progress_lapply(seq_len(nrep), refit, "replicate refits")
-    thetas <- t(vapply(th, identity, numeric(p)))
-    thetas <- matrix(thetas, nrep, p)
     bad <- rowSums(is.na(thetas)) > 0
     if (any(bad)) {
       if (all(bad)) dd_stop("every replicate refit has a coefficient that is not estimable; the replicate variance is undefined.")

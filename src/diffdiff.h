@@ -129,6 +129,7 @@ SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 SEXP C_svy_onestage(SEXP x, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize, SEXP mult, SEXP group,
                     SEXP ng, SEXP lonely, SEXP rows);
 SEXP C_svy_rep_crossprod(SEXP W, SEXP M, SEXP cols, SEXP rows, SEXP mult);
+SEXP C_svy_rep_solve(SEXP G, SEXP B, SEXP ij);
 SEXP C_rows_equal(SEXP W, SEXP idx);
 SEXP C_domain_lin(SEXP w, SEXP y, SEXP dom, SEXP m, SEXP W);
 SEXP C_svy_domain(SEXP x, SEXP dom, SEXP nd, SEXP strata, SEXP clus, SEXP nc, SEXP npsu, SEXP popsize,

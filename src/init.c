@@ -58,6 +58,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(svy_onestage, 11),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 5),
+  CALLDEF(svy_rep_solve, 3),
   CALLDEF(rows_equal, 2),
   CALLDEF(cell_codes, 2),
   CALLDEF(domain_lin, 5),

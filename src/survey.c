@@ -19,6 +19,7 @@
 #include "diffdiff.h"
 #include <math.h>
 #include <string.h>
+#include <float.h>
 
 enum { LONELY_FAIL = 0, LONELY_REMOVE = 1, LONELY_CERTAINTY = 2, LONELY_ADJUST = 3, LONELY_AVERAGE = 4 };
 
@@ -304,29 +305,99 @@ SEXP C_svy_rep_crossprod(SEXP W_, SEXP M_, SEXP cols_, SEXP rows_, SEXP mult_) {
   for (int k = 0; k < q; k++) for (int i = 0; i < n; i++) Mt[(size_t) i * q + k] = M[i + (R_xlen_t) k * n];
   SEXP out = PROTECT(allocMatrix(REALSXP, R, q));
   double *O = REAL(out);
-  const int nth = dd_nthreads(R, (double) n * q * R);
-  double *acc = (double *) R_alloc((size_t) q * nth + 1, sizeof(double));
+  /* replicates in blocks of four sharing each row's loads; every
+   * accumulator still adds its rows in row order and skips the rows whose
+   * weight is zero, so each entry is the same sum as one replicate at a time */
+  const int nblk = (R + 3) / 4;
+  const int nth = dd_nthreads(nblk, (double) n * q * R);
+  double *acc = (double *) R_alloc((size_t) 4 * q * nth + 1, sizeof(double));
   dd_chunks ch_r;
-  dd_chunks_init(&ch_r, R, nth);
+  dd_chunks_init(&ch_r, nblk, nth);
   while (dd_chunks_next(&ch_r)) {
-  const int r_lo = ch_r.lo, r_hi = ch_r.hi;   /* locals: the compiler keeps them out of memory */
+  const int b_lo = ch_r.lo, b_hi = ch_r.hi;   /* locals: the compiler keeps them out of memory */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static)
 #endif
-  for (int r = r_lo; r < r_hi; r++) {
-    double *a = acc + (size_t) q * dd_tid();
-    memset(a, 0, sizeof(double) * q);
-    const double *w = W + (R_xlen_t) (cols[r] - 1) * nW;
+  for (int b = b_lo; b < b_hi; b++) {
+    const int r0 = 4 * b, nr = R - r0 < 4 ? R - r0 : 4;
+    double *a = acc + (size_t) 4 * q * dd_tid();
+    memset(a, 0, sizeof(double) * 4 * q);
+    double *a0 = a, *a1 = a + q, *a2 = a + 2 * q, *a3 = a + 3 * q;
+    const double *w[4];
+    for (int j = 0; j < 4; j++) w[j] = W + (R_xlen_t) (cols[r0 + (j < nr ? j : 0)] - 1) * nW;
     for (int i = 0; i < n; i++) {
       /* the analysis weight of row i in replicate r: W[rows[i], cols[r]] (x mult[i]) */
-      double wi = w[rows ? rows[i] - 1 : i];
-      if (mult) wi *= mult[i];
-      if (wi == 0.0) continue;
+      const int ri = rows ? rows[i] - 1 : i;
+      double wi[4];
+      for (int j = 0; j < 4; j++) { wi[j] = w[j][ri]; if (mult) wi[j] *= mult[i]; }
       const double *m = Mt + (size_t) i * q;
-      for (int k = 0; k < q; k++) a[k] += wi * m[k];
+      if (nr == 4 && wi[0] != 0.0 && wi[1] != 0.0 && wi[2] != 0.0 && wi[3] != 0.0) {
+        const double u0 = wi[0], u1 = wi[1], u2 = wi[2], u3 = wi[3];
+        for (int k = 0; k < q; k++) {
+          const double mk = m[k];
+          a0[k] += u0 * mk; a1[k] += u1 * mk; a2[k] += u2 * mk; a3[k] += u3 * mk;
+        }
+      } else {
+        for (int j = 0; j < nr; j++) {
+          if (wi[j] == 0.0) continue;
+          double *aj = a + (size_t) j * q;
+          const double u = wi[j];
+          for (int k = 0; k < q; k++) aj[k] += u * m[k];
+        }
+      }
     }
-    for (int k = 0; k < q; k++) O[r + (R_xlen_t) k * R] = a[k];
+    for (int j = 0; j < nr; j++)
+      for (int k = 0; k < q; k++) O[r0 + j + (R_xlen_t) k * R] = a[(size_t) j * q + k];
   }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The replicates' coefficients from their normal equations, one solve each,
+ * as solve(A, b) in R: A (p x p, symmetric) holds row r of G at the
+ * positions ij (1-based, nij x 2) and their transposes, b is row r of B;
+ * LAPACK's dgesv on a copy, then the reciprocal condition number (dgecon,
+ * 1-norm of A); a replicate whose system is exactly or computationally
+ * singular (rcond < machine epsilon, solve()'s default tolerance) gets a
+ * row of NA, as the R code's tryCatch gave. Returns nrep x p. */
+SEXP C_svy_rep_solve(SEXP G_, SEXP B_, SEXP ij_) {
+  const char *fn = "C_svy_rep_solve";
+  dd_chk_mat(G_, REALSXP, -1, -1, 0, fn, "G");
+  const int nrep = nrows(G_), nij = ncols(G_);
+  dd_chk_mat(B_, REALSXP, nrep, -1, 0, fn, "B");
+  const int p = ncols(B_);
+  dd_chk_mat(ij_, INTSXP, nij, 2, 0, fn, "ij");
+  const int *ij = INTEGER(ij_);
+  for (int k = 0; k < 2 * nij; k++)
+    if (ij[k] < 1 || ij[k] > p) error("internal error in %s: index %d out of range; please report", fn, ij[k]);
+  const double *G = REAL(G_), *B = REAL(B_);
+  SEXP out = PROTECT(allocMatrix(REALSXP, nrep, p));
+  double *O = REAL(out);
+  double *A = (double *) R_alloc((size_t) p * p, sizeof(double));
+  double *LU = (double *) R_alloc((size_t) p * p, sizeof(double));
+  double *b = (double *) R_alloc((size_t) p, sizeof(double));
+  double *work = (double *) R_alloc((size_t) 4 * p, sizeof(double));
+  int *ipiv = (int *) R_alloc((size_t) p, sizeof(int));
+  int *iwork = (int *) R_alloc((size_t) p, sizeof(int));
+  const int one = 1;
+  for (int r = 0; r < nrep; r++) {
+    memset(A, 0, sizeof(double) * (size_t) p * p);
+    for (int k = 0; k < nij; k++) A[(ij[k] - 1) + (size_t) (ij[k + nij] - 1) * p] = G[r + (R_xlen_t) k * nrep];
+    for (int k = 0; k < nij; k++) A[(ij[k + nij] - 1) + (size_t) (ij[k] - 1) * p] = G[r + (R_xlen_t) k * nrep];
+    memcpy(LU, A, sizeof(double) * (size_t) p * p);
+    for (int k = 0; k < p; k++) b[k] = B[r + (R_xlen_t) k * nrep];
+    int info = 0;
+    F77_CALL(dgesv)(&p, &one, LU, &p, ipiv, b, &p, &info);
+    int ok = info == 0;
+    if (ok) {
+      const double anorm = F77_CALL(dlange)("1", &p, &p, A, &p, work FCONE);
+      /* (a non-finite A: NA, as the replicate is discarded either way) */
+      double rcond = 0.0;
+      if (R_FINITE(anorm)) F77_CALL(dgecon)("1", &p, LU, &p, &anorm, &rcond, work, iwork, &info FCONE);
+      if (!R_FINITE(anorm) || rcond < DBL_EPSILON) ok = 0;
+    }
+    for (int k = 0; k < p; k++) O[r + (R_xlen_t) k * nrep] = ok ? b[k] : NA_REAL;
   }
   UNPROTECT(1);
   return out;

@@ -1,7 +1,8 @@
 # The one-pass helpers of the shared layers (issue 36) against the base R
 # computations they replace: dd_codes()'s first rows, the outcome's one-pass
 # statistics, the never-treated rows, the blocked influence-function cross
-# products and the data-frame constructor of the coefficient tables.
+# products, the data-frame constructor of the coefficient tables, and the
+# replicate-weight products and solves of the survey variance.
 
 test_that("dd_codes records the first row of each level as C_first_rows finds it", {
   set.seed(3)
@@ -164,4 +165,63 @@ test_that("dd_few_levels holds up to `max` distinct values and gives up beyond",
   expect_null(diffdiff:::dd_few_levels(x65))
   expect_identical(diffdiff:::dd_sorted_levels(rev(x64), counts = TRUE), list(values = as.double(1:64), counts = rep(3L, 64)))
   expect_identical(diffdiff:::dd_sorted_levels(rev(x65), counts = TRUE), list(values = as.double(1:65), counts = rep(3L, 65)))
+})
+
+# the replicate-weight products in blocks of four replicates, against one
+# replicate at a time in R (the same double operations in the same order:
+# rows in order, zero weights skipped), at 1 to 9 replicates (partial and
+# full blocks), with a row subset and multipliers
+test_that("the blocked replicate cross products equal the row-by-row sums", {
+  set.seed(11)
+  n <- 37L; q <- 5L; nW <- 45L
+  M <- matrix(rnorm(n * q), n, q)
+  ref <- function(W, cols, rows, mult) {
+    out <- matrix(0, length(cols), q)
+    for (j in seq_along(cols)) for (k in seq_len(q)) {
+      a <- 0
+      for (i in seq_len(n)) {
+        wi <- W[if (is.null(rows)) i else rows[i], cols[j]]
+        if (!is.null(mult)) wi <- wi * mult[i]
+        if (wi != 0) a <- a + wi * M[i, k]
+      }
+      out[j, k] <- a
+    }
+    out
+  }
+  for (R in 1:9) {
+    W <- matrix(runif(nW * R, 0.5, 2), nW, R)
+    W[sample(length(W), length(W) %/% 5)] <- 0          # zero weights scattered over rows and replicates
+    cols <- as.integer(rev(seq_len(R)))
+    rows <- sample.int(nW, n)
+    mult <- runif(n)
+    for (cfg in list(list(NULL, NULL), list(rows, NULL), list(rows, mult))) {
+      Wc <- if (is.null(cfg[[1]])) W[seq_len(n), , drop = FALSE] else W
+      got <- .Call(diffdiff:::C_svy_rep_crossprod, Wc, M, cols, if (is.null(cfg[[1]])) NULL else as.integer(cfg[[1]]),
+                   cfg[[2]])
+      expect_identical(got, ref(Wc, cols, cfg[[1]], cfg[[2]]))
+    }
+  }
+})
+
+test_that("the replicates' solves equal solve(), with NA where solve() stops", {
+  set.seed(12)
+  p <- 4L
+  ij <- which(upper.tri(diag(p), diag = TRUE), arr.ind = TRUE)
+  nrep <- 7L
+  G <- matrix(0, nrep, nrow(ij)); B <- matrix(rnorm(nrep * p), nrep, p)
+  for (r in seq_len(nrep)) {
+    X <- matrix(rnorm(30 * p), 30, p)
+    A <- crossprod(X)
+    if (r == 3L) A[] <- 0                                       # exactly singular
+    if (r == 5L) { X[, 4] <- X[, 3] * (1 + 1e-17); A <- crossprod(X) }   # computationally singular
+    G[r, ] <- A[ij]
+  }
+  got <- .Call(diffdiff:::C_svy_rep_solve, G, B, ij)
+  want <- t(vapply(seq_len(nrep), function(r) {
+    A <- matrix(0, p, p); A[ij] <- G[r, ]; A[ij[, 2:1]] <- G[r, ]
+    tryCatch(drop(solve(A, B[r, ])), error = function(e) rep(NA_real_, p))
+  }, numeric(p)))
+  expect_identical(got, want)
+  expect_true(all(is.na(got[c(3, 5), ])))
+  expect_false(anyNA(got[-c(3, 5), ]))
 })
