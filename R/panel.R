@@ -251,17 +251,9 @@ dd_first_rows <- function(code) attr(code, "first") %||% .Call(C_first_rows, cod
 # appearance), with attribute nlev: the same for any order of the rows
 dd_sorted_codes <- function(x) {
   if (is.factor(x)) x <- as.integer(x)
-  # whole numbers in a compact range: first-appearance codes in C, then
-  # renumbered by the sorted distinct values
-  c0 <- if (is.numeric(x)) .Call(C_group_codes, x) else NULL
-  if (!is.null(c0)) {
-    k <- attr(c0, "nlev")
-    rank <- integer(k)
-    rank[order(x[dd_first_rows(c0)])] <- seq_len(k) - 1L
-    code <- rank[c0 + 1L]
-    attr(code, "nlev") <- k
-    return(code)
-  }
+  # whole numbers in a compact range: ranked over a table of the range in C
+  code <- if (is.numeric(x)) .Call(C_sorted_codes, x) else NULL
+  if (!is.null(code)) return(code)
   u <- sort(unique(x))
   code <- match(x, u) - 1L
   attr(code, "nlev") <- length(u)

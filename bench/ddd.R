@@ -1,8 +1,8 @@
 # bench/ddd.R: did_ddd() against triplediff::ddd() (0.2.4, installed by
 # tools/install-triplediff.sh) on the same data, each side in a fresh R
 # process (callr) reporting its time, peak memory (growth of VmHWM after
-# /proc/self/clear_refs) and its answer. The panel: 20,000 units x 10
-# periods, four treated cohorts (first treated in periods 3, 5, 7, 9) and a
+# /proc/self/clear_refs) and its answer. The panel: 5,000, 20,000 and
+# 50,000 units x 10 periods, four treated cohorts (first treated in periods 3, 5, 7, 9) and a
 # never-treated group, a 0/1 eligibility, two covariates that shift both the
 # cohort and the eligibility shares and the trends; doubly robust,
 # never-treated comparisons, varying base period:
@@ -50,51 +50,56 @@ fresh <- function(rds, side, boot, reps) {
   }, args = list(rds = rds, side = side, boot = boot, reps = reps, helper = helper))
 }
 
-# the panel
-set.seed(18)
-N <- 20000; TT <- 10
-x1 <- rnorm(N); x2 <- rbinom(N, 1, 0.4)
-lp <- cbind(0, 0.3 * x1, -0.2 * x1 + 0.3 * x2, 0.2 * x2, -0.3 * x1)      # never, 3, 5, 7, 9
-pr <- exp(lp) / rowSums(exp(lp))
-g <- c(0, 3, 5, 7, 9)[apply(pr, 1, function(p) sample.int(5, 1, prob = p))]
-q <- rbinom(N, 1, stats::plogis(0.2 * x1 - 0.3 * x2))
-d <- expand.grid(t = seq_len(TT), id = seq_len(N))[, c("id", "t")]
-i <- d$id
-d$g <- g[i]; d$q <- q[i]; d$x1 <- x1[i]; d$x2 <- x2[i]
-treated <- d$g > 0 & d$t >= d$g & d$q == 1
-d$y <- rnorm(N)[i] + d$t * (0.5 + 0.3 * d$q + 0.2 * (d$g > 0) + 0.4 * d$x1 + 0.2 * d$x2) +
-  ifelse(treated, 1 + 0.2 * (d$t - d$g), 0) + rnorm(nrow(d))
-rds <- tempfile(fileext = ".rds")
-saveRDS(d, rds)
+# the panel: N units x 10 periods
+make_panel <- function(N, TT = 10) {
+  set.seed(18)
+  x1 <- rnorm(N); x2 <- rbinom(N, 1, 0.4)
+  lp <- cbind(0, 0.3 * x1, -0.2 * x1 + 0.3 * x2, 0.2 * x2, -0.3 * x1)      # never, 3, 5, 7, 9
+  pr <- exp(lp) / rowSums(exp(lp))
+  g <- c(0, 3, 5, 7, 9)[apply(pr, 1, function(p) sample.int(5, 1, prob = p))]
+  q <- rbinom(N, 1, stats::plogis(0.2 * x1 - 0.3 * x2))
+  d <- expand.grid(t = seq_len(TT), id = seq_len(N))[, c("id", "t")]
+  i <- d$id
+  d$g <- g[i]; d$q <- q[i]; d$x1 <- x1[i]; d$x2 <- x2[i]
+  treated <- d$g > 0 & d$t >= d$g & d$q == 1
+  d$y <- rnorm(N)[i] + d$t * (0.5 + 0.3 * d$q + 0.2 * (d$g > 0) + 0.4 * d$x1 + 0.2 * d$x2) +
+    ifelse(treated, 1 + 0.2 * (d$t - d$g), 0) + rnorm(nrow(d))
+  d
+}
+sizes <- c(5000, 20000, 50000)
 
 row <- function(case, peer, P, D, diff)
   data.frame(case = case, peer = peer, peer_s = P$time, diffdiff_s = D$time, speedup = P$time / D$time,
              peer_peak_mb = P$mb, diffdiff_peak_mb = D$mb, mem_ratio = D$mb / P$mb, diff = diff)
 rows <- list()
 peer <- if (has("triplediff")) sprintf("triplediff %s", packageVersion("triplediff")) else NA
-for (boot in c(FALSE, TRUE)) {
-  case <- sprintf("did_ddd: 20,000 x 10, 4 cohorts, 2 covariates, dr, %s",
-                  if (boot) "999 bootstrap draws, uniform band" else "analytic SEs")
-  D <- fresh(rds, "diffdiff", boot, reps)
-  P <- if (has("triplediff")) fresh(rds, "triplediff", boot, 1L) else NULL
-  if (is.null(P)) {
-    rows[[length(rows) + 1]] <- data.frame(case = case, peer = "(triplediff not installed)", peer_s = NA,
-                                           diffdiff_s = D$time, speedup = NA, peer_peak_mb = NA,
-                                           diffdiff_peak_mb = D$mb, mem_ratio = NA, diff = "")
-    next
+for (N in sizes) {
+  rds <- tempfile(fileext = ".rds")
+  saveRDS(make_panel(N), rds)
+  for (boot in c(FALSE, TRUE)) {
+    case <- sprintf("did_ddd: %s x 10, 4 cohorts, 2 covariates, dr, %s", format(N, big.mark = ","),
+                    if (boot) "999 bootstrap draws, uniform band" else "analytic SEs")
+    D <- fresh(rds, "diffdiff", boot, reps)
+    P <- if (has("triplediff")) fresh(rds, "triplediff", boot, 1L) else NULL
+    if (is.null(P)) {
+      rows[[length(rows) + 1]] <- data.frame(case = case, peer = "(triplediff not installed)", peer_s = NA,
+                                             diffdiff_s = D$time, speedup = NA, peer_peak_mb = NA,
+                                             diffdiff_peak_mb = D$mb, mem_ratio = NA, diff = "")
+      next
+    }
+    k <- match(P$res$key, D$res$key)
+    stopifnot(!anyNA(k))
+    e <- max(abs(D$res$est[k] - P$res$est))
+    ok <- !is.na(P$res$se)
+    ratio <- D$res$se[k][ok] / P$res$se[ok]
+    s <- range(ratio)
+    if (boot) stopifnot(e < 1e-8, abs(s - 1) < 0.21, abs(mean(ratio) - 1) < 0.03)
+    else stopifnot(e < 1e-8, abs(s - 1) < 1e-6)
+    rows[[length(rows) + 1]] <- row(case, peer, P, D,
+                                    sprintf("ATT(g,t) %.1e; SE ratio %.4f-%.4f (mean %.4f)", e, s[1], s[2],
+                                            mean(ratio)))
+    print(rows[[length(rows)]], digits = 4)
   }
-  k <- match(P$res$key, D$res$key)
-  stopifnot(!anyNA(k))
-  e <- max(abs(D$res$est[k] - P$res$est))
-  ok <- !is.na(P$res$se)
-  ratio <- D$res$se[k][ok] / P$res$se[ok]
-  s <- range(ratio)
-  if (boot) stopifnot(e < 1e-8, abs(s - 1) < 0.21, abs(mean(ratio) - 1) < 0.03)
-  else stopifnot(e < 1e-8, abs(s - 1) < 1e-6)
-  rows[[length(rows) + 1]] <- row(case, peer, P, D,
-                                  sprintf("ATT(g,t) %.1e; SE ratio %.4f-%.4f (mean %.4f)", e, s[1], s[2],
-                                          mean(ratio)))
-  print(rows[[length(rows)]], digits = 4)
 }
 
 res <- do.call(rbind, rows)

@@ -2,15 +2,15 @@
 # the same data, each side in a fresh R process (callr) reporting its time,
 # peak memory (growth of VmHWM after /proc/self/clear_refs) and its answer:
 #  * did_dose() vs contdid::cont_did() (0.1.1): contdid's own simulated panel,
-#    20,000 units x 6 periods, staggered (5 cohorts and never treated),
+#    5,000, 10,000 and 20,000 units x 6 periods, staggered (5 cohorts and never treated),
 #    B-spline of degree 3 with 3 interior knots, dose-response curves on
 #    contdid's 90-point grid, 999 multiplier-bootstrap draws with uniform
 #    bands. did_dose runs with contdid's faults undone (rules =
 #    "contdid-0.1.1"; the same computations as the default), so
 #    that the estimates can be checked to agree (1e-8) and the bootstrap
 #    standard errors to lie within 15% of contdid's (different draws).
-#  * did_had() vs DIDHAD::did_had() (2.0.0): 5,000 groups x 8 periods,
-#    adoption in period 5, 4 effects and 3 placebos, Yatchew tests;
+#  * did_had() vs DIDHAD::did_had() (2.0.0): 2,000, 5,000 and 20,000 groups
+#    x 8 periods, adoption in period 5, 4 effects and 3 placebos, Yatchew tests;
 #    estimates and SEs checked (1e-8, 1e-6).
 # Usage: Rscript bench/dose.R [reps]
 suppressPackageStartupMessages(library(diffdiff))
@@ -63,40 +63,45 @@ row <- function(case, peer, P, D, diff)
 rows <- list()
 rds <- tempfile(fileext = ".rds")
 
-# did_dose vs contdid
-set.seed(20)
-d <- contdid::simulate_contdid_data(n = 20000, num_time_periods = 6, num_groups = 6, dose_linear_effect = 0.5,
-                                    dose_quadratic_effect = 0.3)
-saveRDS(d, rds)
-D <- fresh(rds, "dose", reps)
-P <- if (has("contdid")) fresh(rds, "contdid", 1L) else NULL
-if (!is.null(P)) {
-  e <- max(abs(D$res$est - P$res$est) / pmax(1, abs(P$res$est)))
-  s <- range(D$res$se / P$res$se)
-  stopifnot(e < 1e-8, abs(s - 1) < 0.15)
-  rows[[length(rows) + 1]] <- row("did_dose: 20,000 x 6, 5 cohorts, degree 3, 3 knots, 90 doses, 999 draws, bands",
-                                  sprintf("contdid %s", packageVersion("contdid")), P, D,
-                                  sprintf("est %.1e; boot SE ratio %.3f-%.3f", e, s[1], s[2]))
-  print(rows[[length(rows)]], digits = 4)
+# did_dose vs contdid, at three sizes
+for (n in c(5000, 10000, 20000)) {
+  set.seed(20)
+  d <- contdid::simulate_contdid_data(n = n, num_time_periods = 6, num_groups = 6, dose_linear_effect = 0.5,
+                                      dose_quadratic_effect = 0.3)
+  saveRDS(d, rds)
+  D <- fresh(rds, "dose", reps)
+  P <- if (has("contdid")) fresh(rds, "contdid", 1L) else NULL
+  if (!is.null(P)) {
+    e <- max(abs(D$res$est - P$res$est) / pmax(1, abs(P$res$est)))
+    s <- range(D$res$se / P$res$se)
+    stopifnot(e < 1e-8, abs(s - 1) < 0.15)
+    rows[[length(rows) + 1]] <- row(sprintf("did_dose: %s x 6, 5 cohorts, degree 3, 3 knots, 90 doses, 999 draws, bands",
+                                            format(n, big.mark = ",")),
+                                    sprintf("contdid %s", packageVersion("contdid")), P, D,
+                                    sprintf("est %.1e; boot SE ratio %.3f-%.3f", e, s[1], s[2]))
+    print(rows[[length(rows)]], digits = 4)
+  }
 }
 
-# did_had vs DIDHAD
-set.seed(21)
-G <- 5000; TT <- 8; F <- 5
-dose <- ifelse(runif(G) < 0.05, 0, rexp(G, 2))
-d <- expand.grid(t = 1:TT, g = 1:G)[, c("g", "t")]
-d$D <- ifelse(d$t >= F, dose[d$g] * (1 + 0.1 * (d$t - F)), 0)
-d$y <- rnorm(G)[d$g] + 0.3 * d$t + d$D * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
-saveRDS(d, rds)
-D <- fresh(rds, "had", reps)
-P <- if (has("DIDHAD")) fresh(rds, "didhad", 1L) else NULL
-if (!is.null(P)) {
-  e <- max(abs(D$res$est - P$res$est)); s <- max(abs(D$res$se / P$res$se - 1))
-  stopifnot(e < 1e-8, s < 1e-6)
-  rows[[length(rows) + 1]] <- row("did_had: 5,000 x 8, 4 effects, 3 placebos, Yatchew tests",
-                                  sprintf("DIDHAD %s", packageVersion("DIDHAD")), P, D,
-                                  sprintf("est %.1e; SE %.1e", e, s))
-  print(rows[[length(rows)]], digits = 4)
+# did_had vs DIDHAD, at three sizes
+for (G in c(2000, 5000, 20000)) {
+  set.seed(21)
+  TT <- 8; F <- 5
+  dose <- ifelse(runif(G) < 0.05, 0, rexp(G, 2))
+  d <- expand.grid(t = 1:TT, g = 1:G)[, c("g", "t")]
+  d$D <- ifelse(d$t >= F, dose[d$g] * (1 + 0.1 * (d$t - F)), 0)
+  d$y <- rnorm(G)[d$g] + 0.3 * d$t + d$D * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
+  saveRDS(d, rds)
+  D <- fresh(rds, "had", reps)
+  P <- if (has("DIDHAD")) fresh(rds, "didhad", 1L) else NULL
+  if (!is.null(P)) {
+    e <- max(abs(D$res$est - P$res$est)); s <- max(abs(D$res$se / P$res$se - 1))
+    stopifnot(e < 1e-8, s < 1e-6)
+    rows[[length(rows) + 1]] <- row(sprintf("did_had: %s x 8, 4 effects, 3 placebos, Yatchew tests", format(G, big.mark = ",")),
+                                    sprintf("DIDHAD %s", packageVersion("DIDHAD")), P, D,
+                                    sprintf("est %.1e; SE %.1e", e, s))
+    print(rows[[length(rows)]], digits = 4)
+  }
 }
 
 res <- do.call(rbind, rows)

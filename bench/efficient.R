@@ -1,9 +1,9 @@
 # bench/efficient.R: the efficient staggered estimators against their R
 # peers on the same data, each side in a fresh R process (callr) reporting
 # its time, peak memory (growth of VmHWM after /proc/self/clear_refs) and
-# its answer. Panel: mpdta-shaped, 20,000 units x 8 periods, cohorts first
-# treated in periods 3-7 and never treated, unit effects, period trend,
-# effects growing with exposure.
+# its answer. Panels: mpdta-shaped, 5,000, 10,000 and 20,000 units x 8
+# periods, cohorts first treated in periods 3-7 and never treated, unit
+# effects, period trend, effects growing with exposure.
 #  * did_rs() vs staggered::staggered() (1.2.2): the efficient estimator
 #    (simple), the event study at e = -2..3 with its covariance, and the
 #    Fisher randomisation test with 99 permutations (did_rs with
@@ -86,40 +86,45 @@ fresh <- function(rds, side, case, reps) {
   }, args = list(rds = rds, side = side, case = case, reps = reps, helper = helper))
 }
 
-set.seed(19)
-N <- 20000; TT <- 8
-g <- sample(c(3, 4, 5, 6, 7, Inf), N, replace = TRUE, prob = c(0.15, 0.15, 0.15, 0.15, 0.15, 0.25))
-d <- expand.grid(t = seq_len(TT), id = seq_len(N))[, c("id", "t")]
-d$g <- g[d$id]
-x <- rnorm(N)
-d$x <- x[d$id]
-d$y <- rnorm(N)[d$id] + 0.3 * d$t + 0.2 * d$x * d$t / TT + ifelse(d$t >= d$g, 0.05 * (1 + 0.5 * (d$t - d$g)), 0) +
-  rnorm(nrow(d))
-d$yc <- rpois(nrow(d), exp(0.5 + 0.05 * d$t + 0.2 * d$x + ifelse(d$t >= d$g, 0.1, 0)))
+make_panel <- function(N, TT = 8) {
+  set.seed(19)
+  g <- sample(c(3, 4, 5, 6, 7, Inf), N, replace = TRUE, prob = c(0.15, 0.15, 0.15, 0.15, 0.15, 0.25))
+  d <- expand.grid(t = seq_len(TT), id = seq_len(N))[, c("id", "t")]
+  d$g <- g[d$id]
+  x <- rnorm(N)
+  d$x <- x[d$id]
+  d$y <- rnorm(N)[d$id] + 0.3 * d$t + 0.2 * d$x * d$t / TT + ifelse(d$t >= d$g, 0.05 * (1 + 0.5 * (d$t - d$g)), 0) +
+    rnorm(nrow(d))
+  d$yc <- rpois(nrow(d), exp(0.5 + 0.05 * d$t + 0.2 * d$x + ifelse(d$t >= d$g, 0.1, 0)))
+  d
+}
 rds <- tempfile(fileext = ".rds")
-saveRDS(d, rds)
 
 row <- function(case, peer, P, D, diff)
   data.frame(case = case, peer = peer, peer_s = P$time, diffdiff_s = D$time, speedup = P$time / D$time,
              peer_peak_mb = P$mb, diffdiff_peak_mb = D$mb, mem_ratio = D$mb / P$mb, diff = diff)
 rows <- list()
-labels <- c(simple = "did_rs: 20,000 x 8, efficient, simple",
-            eventstudy = "did_rs: 20,000 x 8, efficient, event study e = -2..3 with covariance",
-            fisher = "did_rs: 20,000 x 8, Fisher test, 99 permutations (staggered's seeds)")
-labels <- c(labels, linear = "did_etwfe: 20,000 x 8, linear, 1 covariate, simple + event study",
-            poisson = "did_etwfe: 20,000 x 8, Poisson, 1 covariate, simple + event study")
-for (case in names(labels)) {
-  pk <- if (case %in% c("linear", "poisson")) "etwfe" else "staggered"
-  D <- fresh(rds, "diffdiff", case, if (case == "fisher") 1L else reps)
-  P <- if (has(pk)) fresh(rds, pk, case, 1L) else NULL
-  if (is.null(P)) next
-  ok <- !is.na(P$res$se) & P$res$se > 0
-  e <- max(abs(D$res$est - P$res$est) / if (case == "poisson") pmax(abs(P$res$est), 1e-8) else 1)
-  s <- max(abs(D$res$se[ok] - P$res$se[ok]) / abs(P$res$se[ok]))
-  stopifnot(e < if (case == "poisson") 1e-7 else 1e-8, s < if (pk == "etwfe") 1e-5 else 1e-6)
-  rows[[length(rows) + 1]] <- row(labels[[case]], sprintf("%s %s", pk, packageVersion(pk)), P, D,
-                                  sprintf("est %s%.1e; SE rel %.1e", if (case == "poisson") "rel " else "", e, s))
-  print(rows[[length(rows)]], digits = 4)
+labels <- c(simple = "did_rs: %s x 8, efficient, simple",
+            eventstudy = "did_rs: %s x 8, efficient, event study e = -2..3 with covariance",
+            fisher = "did_rs: %s x 8, Fisher test, 99 permutations (staggered's seeds)",
+            linear = "did_etwfe: %s x 8, linear, 1 covariate, simple + event study",
+            poisson = "did_etwfe: %s x 8, Poisson, 1 covariate, simple + event study")
+for (N in c(5000, 10000, 20000)) {
+  saveRDS(make_panel(N), rds)
+  for (case in names(labels)) {
+    pk <- if (case %in% c("linear", "poisson")) "etwfe" else "staggered"
+    D <- fresh(rds, "diffdiff", case, if (case == "fisher") 1L else reps)
+    P <- if (has(pk)) fresh(rds, pk, case, 1L) else NULL
+    if (is.null(P)) next
+    ok <- !is.na(P$res$se) & P$res$se > 0
+    e <- max(abs(D$res$est - P$res$est) / if (case == "poisson") pmax(abs(P$res$est), 1e-8) else 1)
+    s <- max(abs(D$res$se[ok] - P$res$se[ok]) / abs(P$res$se[ok]))
+    stopifnot(e < if (case == "poisson") 1e-7 else 1e-8, s < if (pk == "etwfe") 1e-5 else 1e-6)
+    rows[[length(rows) + 1]] <- row(sprintf(labels[[case]], format(N, big.mark = ",")),
+                                    sprintf("%s %s", pk, packageVersion(pk)), P, D,
+                                    sprintf("est %s%.1e; SE rel %.1e", if (case == "poisson") "rel " else "", e, s))
+    print(rows[[length(rows)]], digits = 4)
+  }
 }
 
 res <- do.call(rbind, rows)

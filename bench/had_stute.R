@@ -1,6 +1,6 @@
 # bench/had_stute.R: did_had()'s Stute linearity tests against StuteTest on
-# the same data. 3,000 groups x 6 periods, adoption in period 4 (doses from
-# 0 up), 2 effects and 2 placebos: four Stute tests of 999 wild-bootstrap
+# the same data. 1,000, 2,000 and 3,000 groups x 6 periods, adoption in
+# period 4 (doses from 0 up), 2 effects and 2 placebos: four Stute tests of 999 wild-bootstrap
 # draws each. The peer is StuteTest::stute_test() (1.0.2) on each horizon's
 # first differences and doses (order 1 for the effects, 0 for the placebos,
 # as DIDHAD calls it); diffdiff is the whole did_had(stute = TRUE) fit
@@ -10,11 +10,12 @@
 # 4 SE of a p-value from 999 draws). Each side runs in a fresh process
 # (callr) reporting its time and peak-memory growth (bench/measure.R).
 # Usage: Rscript bench/had_stute.R [reps]
-#        Rscript bench/had_stute.R --side had|stute   (one side alone, for whole-process timing)
+#        Rscript bench/had_stute.R --side had|stute [groups]   (one side alone, for whole-process timing)
 suppressPackageStartupMessages(library(diffdiff))
 args <- commandArgs(TRUE)
-G <- 3000; B <- 999
-make_data <- function() {
+B <- 999
+sizes <- c(1000, 2000, 3000)
+make_data <- function(G) {
   set.seed(21)
   dose <- stats::rexp(G, 2)
   d <- expand.grid(t = 1:6, g = 1:G)[, c("g", "t")]
@@ -43,7 +44,7 @@ sides <- list(
 
 if (length(args) >= 2 && args[1] == "--side") {
   if (args[2] == "stute") suppressPackageStartupMessages(library(StuteTest))
-  r <- sides[[args[2]]](make_data())
+  r <- sides[[args[2]]](make_data(if (length(args) >= 3) as.numeric(args[3]) else 3000))
   cat(sprintf("%.10g %.4f\n", r$stat, r$p), sep = "")
   quit(save = "no")
 }
@@ -54,7 +55,6 @@ dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
 helper <- normalizePath(file.path("bench", "measure.R"))
 source(helper)
 rds <- tempfile(fileext = ".rds")
-saveRDS(make_data(), rds)
 fresh <- function(side, reps)
   callr::r(function(rds, side, reps, helper, sides, B) {
     assign("B", B, envir = globalenv())
@@ -65,19 +65,25 @@ fresh <- function(side, reps)
     source(helper)
     bench_measure(function() sides[[side]](d), reps)
   }, args = list(rds = rds, side = side, reps = reps, helper = helper, sides = sides, B = B))
-D <- fresh("had", reps)
 stopifnot(requireNamespace("StuteTest", quietly = TRUE))
-P <- fresh("stute", 1L)
-es <- max(abs(D$res$stat - P$res$stat) / pmax(1e-300, abs(P$res$stat)))
-ep <- max(abs(D$res$p - P$res$p))
-mc <- 4 * sqrt(0.25 / B)
-stopifnot(es < 1e-10, ep < mc)
-res <- data.frame(case = sprintf("did_had(stute = TRUE): %s groups x 6 periods, 4 Stute tests x %d draws",
-                                 format(G, big.mark = ","), B),
-                  peer = sprintf("StuteTest %s", packageVersion("StuteTest")), peer_s = P$time,
-                  diffdiff_s = D$time, speedup = P$time / D$time, peer_peak_mb = P$mb, diffdiff_peak_mb = D$mb,
-                  mem_ratio = D$mb / P$mb,
-                  diff = sprintf("statistics %.1e (relative); p-values %.3f (MC bound %.3f)", es, ep, mc))
+rows <- list()
+for (G in sizes) {
+  saveRDS(make_data(G), rds)
+  D <- fresh("had", reps)
+  P <- fresh("stute", 1L)
+  es <- max(abs(D$res$stat - P$res$stat) / pmax(1e-300, abs(P$res$stat)))
+  ep <- max(abs(D$res$p - P$res$p))
+  mc <- 4 * sqrt(0.25 / B)
+  stopifnot(es < 1e-10, ep < mc)
+  rows[[length(rows) + 1L]] <- data.frame(
+    case = sprintf("did_had(stute = TRUE): %s groups x 6 periods, 4 Stute tests x %d draws", format(G, big.mark = ","), B),
+    peer = sprintf("StuteTest %s", packageVersion("StuteTest")), peer_s = P$time,
+    diffdiff_s = D$time, speedup = P$time / D$time, peer_peak_mb = P$mb, diffdiff_peak_mb = D$mb,
+    mem_ratio = D$mb / P$mb,
+    diff = sprintf("statistics %.1e (relative); p-values %.3f (MC bound %.3f)", es, ep, mc))
+  print(rows[[length(rows)]], digits = 4)
+}
+res <- do.call(rbind, rows)
 meta <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"), R = R.version.string,
              StuteTest = format(packageVersion("StuteTest")), diffdiff = format(packageVersion("diffdiff")),
              reps = reps, threads = 2L)

@@ -2,9 +2,10 @@
 # bench/README.md for installing it). Cases:
 #  1. California Prop 99: the three point estimates and their placebo SEs
 #     (200 replications, set.seed(12345)), answers checked equal;
-#  2. diff-diff's SDiD shapes 800 controls + 200 treated x 20 + 10 periods and
-#     4,000 + 1,000 x 25 + 15: point estimate + placebo SE (200 replications)
-#     against synthdid where synthdid finishes within 10 minutes;
+#  2. 400 controls + 100 treated x 20 + 10 periods, diff-diff's SDiD shapes
+#     800 + 200 x 20 + 10 and 4,000 + 1,000 x 25 + 15: point estimate +
+#     placebo SE (200 replications) against synthdid where synthdid
+#     finishes within 10 minutes;
 #  3. diffdiff alone at 8,000 + 2,000 x 30 + 20 and 16,000 + 4,000 x 35 + 25
 #     with the jackknife SE (target: the 20K shape in under 10 s).
 # Each run is a fresh R process (callr): time and peak resident-memory growth.
@@ -75,7 +76,7 @@ rds <- tempfile(fileext = ".rds"); saveRDS(prop, rds)
 for (m in c("sdid", "sc", "did"))
   cases[[length(cases) + 1]] <- list(label = sprintf("Prop 99, %s, estimate + placebo SE (200)", m), rds = rds,
                                      method = m, se = "placebo", nboot = 200, peer = TRUE)
-for (sh in list(c(800, 200, 20, 10), c(4000, 1000, 25, 15))) {
+for (sh in list(c(400, 100, 20, 10), c(800, 200, 20, 10), c(4000, 1000, 25, 15))) {
   rds <- tempfile(fileext = ".rds"); saveRDS(make_sdid(sh[1], sh[2], sh[3], sh[4]), rds)
   cases[[length(cases) + 1]] <- list(label = sprintf("%d + %d units x %d + %d periods, sdid, estimate + placebo SE (200)",
                                                      sh[1], sh[2], sh[3], sh[4]),

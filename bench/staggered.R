@@ -1,6 +1,6 @@
 # bench/staggered.R: the heterogeneity-robust event studies against their
 # peers on the same simulated staggered panels (10,000 units x 15 periods with
-# 6 cohorts; 20,000 x 18 with 7):
+# 6 cohorts; 20,000 x 18 with 7; 5,000 x 12 with 4):
 #   did_sa      vs fixest::feols(y ~ sunab(g, t) | id + t, cluster = ~id)
 #   did_bjs     vs didimputation::did_imputation(horizon = TRUE, pretrends = all leads but -1)
 #   did_gardner vs did2s::did2s(second_stage = ~ i(rel, ref = c(-1, Inf)))
@@ -15,11 +15,11 @@
 # library made by tools/install-did2s.sh in DID2S_LIB (without it the Gardner
 # rows time diffdiff alone).
 # Usage: DID2S_LIB=/tmp/did2slib [PEER_TIMEOUT=s] Rscript bench/staggered.R [reps] [shapes]
-#   shapes: "1,2" (default) or "1" for the small shape only.
+#   shapes: "1,2,3" (default; 3 is the smallest, 5k x 12) or e.g. "1".
 suppressPackageStartupMessages({library(diffdiff); library(fixest)})
 args <- commandArgs(TRUE)
 reps <- if (length(args) >= 1) as.integer(args[1]) else 3L
-which_shapes <- if (length(args) >= 2) as.integer(strsplit(args[2], ",")[[1]]) else 1:2
+which_shapes <- if (length(args) >= 2) as.integer(strsplit(args[2], ",")[[1]]) else 1:3
 did2s_lib <- Sys.getenv("DID2S_LIB")
 has_did2s <- nzchar(did2s_lib) && requireNamespace("did2s", lib.loc = did2s_lib, quietly = TRUE)
 out_dir <- file.path("bench", "results")
@@ -137,7 +137,8 @@ compare <- function(peer, ours) {
 }
 
 shapes <- list(list(name = "10k units x 15 periods, 6 cohorts", n = 10000, T = 15, k = 6),
-               list(name = "20k units x 18 periods, 7 cohorts", n = 20000, T = 18, k = 7))[which_shapes]
+               list(name = "20k units x 18 periods, 7 cohorts", n = 20000, T = 18, k = 7),
+               list(name = "5k units x 12 periods, 4 cohorts", n = 5000, T = 12, k = 4))[which_shapes]
 res <- list()
 for (sh in shapes) {
   d <- make_stagg(sh$n, sh$T, sh$k)

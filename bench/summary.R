@@ -41,8 +41,9 @@ adapt <- function(name, js) {
                sprintf("ATT %s, tau %s", fmt_g(num(r$att_diff)), fmt_g(num(r$tau_maxdiff)))),
     cs_band = {
       r <- r[!grepl("^did::", r$method), , drop = FALSE]        # the peer's own row
-      out(r$method, paste("did", first(meta$did)), r$speedup_vs_did, r$mem_ratio_vs_did,
-          sprintf("ATT %s", fmt_g(num(first(meta$max_rel_diff_att)))))
+      out(if (is.null(r$shape)) r$method else paste0(r$shape, "; ", r$method), paste("did", first(meta$did)),
+          r$speedup_vs_did, r$mem_ratio_vs_did,
+          sprintf("ATT %s", fmt_g(num(r$max_rel_diff_att %||% first(meta$max_rel_diff_att)))))
     },
     twfe_weights = out(paste(r$type, r$cells), "TwoWayFEWeights", r$speedup, r$mem_ratio, r$diff),
     scenarios = {

@@ -179,6 +179,7 @@ SEXP C_demean(SEXP y, SEXP X, SEXP fe, SEXP nlev, SEXP w, SEXP tol, SEXP maxit);
 
 /* panel.c */
 SEXP C_group_codes(SEXP x);
+SEXP C_sorted_codes(SEXP x);
 SEXP C_nested(SEXP f, SEXP nf, SEXP cl);
 SEXP C_first_dup(SEXP a, SEXP na, SEXP b, SEXP nb);
 SEXP C_count_bad(SEXP lst);

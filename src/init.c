@@ -14,6 +14,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(demean, 7),
   CALLDEF(cluster_meat, 7),
   CALLDEF(group_codes, 1),
+  CALLDEF(sorted_codes, 1),
   CALLDEF(nested, 3),
   CALLDEF(first_dup, 4),
   CALLDEF(count_bad, 1),

@@ -64,6 +64,59 @@ SEXP C_group_codes(SEXP x) {
   return out;
 }
 
+/* 0-based codes numbered in sorted order of the values (dd_sorted_codes),
+ * for the vectors C_group_codes codes (integers, or whole finite doubles, in
+ * a range of at most 4n + 1024 values; NULL otherwise): the values present
+ * are marked in a table over the range and ranked in its order. Attribute
+ * nlev. */
+SEXP C_sorted_codes(SEXP x) {
+  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) return R_NilValue;
+  const R_xlen_t n = XLENGTH(x);
+  if (n == 0) return R_NilValue;
+  double lo = R_PosInf, hi = R_NegInf;
+  if (TYPEOF(x) == INTSXP) {
+    const int *v = INTEGER(x);
+    for (R_xlen_t i = 0; i < n; i++) {
+      if (v[i] == NA_INTEGER) return R_NilValue;
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
+  } else {
+    const double *v = REAL(x);
+    for (R_xlen_t i = 0; i < n; i++) {
+      if (!R_FINITE(v[i]) || v[i] != floor(v[i])) return R_NilValue;
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
+  }
+  const double range = hi - lo + 1.0;
+  if (range > 4.0 * (double) n + 1024.0 || range > 2e9) return R_NilValue;
+  const int R = (int) range;
+  int *rank = (int *) R_alloc(R, sizeof(int));
+  memset(rank, 0, sizeof(int) * (size_t) R);
+  SEXP out = PROTECT(allocVector(INTSXP, n));
+  int *o = INTEGER(out);
+  if (TYPEOF(x) == INTSXP) {
+    const int *v = INTEGER(x); const int ilo = (int) lo;
+    for (R_xlen_t i = 0; i < n; i++) rank[v[i] - ilo] = 1;
+    int k = 0;
+    for (int j = 0; j < R; j++) rank[j] = rank[j] ? k++ : -1;
+    for (R_xlen_t i = 0; i < n; i++) o[i] = rank[v[i] - ilo];
+  } else {
+    const double *v = REAL(x);
+    for (R_xlen_t i = 0; i < n; i++) rank[(int) (v[i] - lo)] = 1;
+    int k = 0;
+    for (int j = 0; j < R; j++) rank[j] = rank[j] ? k++ : -1;
+    for (R_xlen_t i = 0; i < n; i++) o[i] = rank[(int) (v[i] - lo)];
+  }
+  int nl = 0;
+  for (int j = 0; j < R; j++) if (rank[j] >= 0) nl++;
+  SEXP nlev = PROTECT(ScalarInteger(nl));
+  setAttrib(out, install("nlev"), nlev);
+  UNPROTECT(2);
+  return out;
+}
+
 /* One pass over a double vector: the number of NA/NaN values, the minimum
  * and maximum of the others, and the sum (long double accumulator, as R's
  * sum()) and the sum of squares (double, in row order, as crossprod()) of

@@ -225,3 +225,25 @@ test_that("the replicates' solves equal solve(), with NA where solve() stops", {
   expect_true(all(is.na(got[c(3, 5), ])))
   expect_false(anyNA(got[-c(3, 5), ]))
 })
+
+# dd_sorted_codes: the table-ranked codes in C against the values' ranks
+# among the sorted distinct values, on both sides of the range limit
+# (4n + 1024 values), where the C path hands over to sort(unique())
+test_that("dd_sorted_codes numbers the values in sorted order on both paths", {
+  set.seed(13)
+  ref <- function(x) match(x, sort(unique(x))) - 1L
+  n <- 50L
+  for (x in list(sample(c(5L, -3L, 9L, 0L), 60, TRUE), c(2.0, -0.0, 0.0, 7.0, 2.0), rep(4, 10), 10:1,
+                 sample(1:1200, n, TRUE), c(1, 4 * n + 1024), c(1, 4 * n + 1025), c(1L, 4L * n + 1024L),
+                 c(1L, 4L * n + 1025L), c(1.5, 3, 1.5))) {
+    x <- rep_len(x, n)
+    code <- diffdiff:::dd_sorted_codes(x)
+    expect_identical(as.vector(code), ref(x))
+    expect_identical(attr(code, "nlev"), length(unique(x)))
+  }
+  # which path ran: C codes a range of 4n + 1024 values, not one more
+  expect_false(is.null(.Call(diffdiff:::C_sorted_codes, rep_len(c(1, 4 * n + 1024), n))))
+  expect_null(.Call(diffdiff:::C_sorted_codes, rep_len(c(1, 4 * n + 1025), n)))
+  expect_null(.Call(diffdiff:::C_sorted_codes, c(1, NA, 2)))
+  expect_null(.Call(diffdiff:::C_sorted_codes, c(1, 2.5)))
+})
