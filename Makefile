@@ -70,6 +70,11 @@ bench: install
 	$(RSCRIPT) bench/dose.R
 	$(RSCRIPT) bench/ddd.R
 	$(RSCRIPT) bench/edid_mc.R
+	$(RSCRIPT) bench/had_stute.R
+	$(RSCRIPT) bench/efficient.R
+	@if [ -n "$(DCDH_LIB)" ]; then DCDH_LIB=$(DCDH_LIB) $(RSCRIPT) bench/dcdh.R; fi
+	$(RSCRIPT) bench/scenarios/warm.R
+	$(RSCRIPT) bench/summary.R
 
 # Monte Carlo coverage study (bench/coverage/): every script, then the
 # table bench/results/coverage.md and inst/extdata/coverage.csv. Tests the

@@ -50,6 +50,11 @@ adapt <- function(name, js) {
       tab <- jsonlite::fromJSON(js$table)
       out(paste(tab$scenario, tab$scale), "diff-diff (Python, pure backend)", tab$speedup, NA, "see scenarios.md")
     },
+    `scenarios-warm` = {
+      tab <- js$table
+      out(paste(tab$scenario, tab$scale, "(warm session, w/o HonestDiD phase)"), "diff-diff (Python, pure backend)",
+          tab$speedup_first_nh, NA, "see scenarios-warm.md")
+    },
     cs = if (!is.null(r$peer)) out(r$case, r$peer, r$speedup, r$mem_ratio, r$diff)
          else out(r$case, paste("did", first(meta$did)), r$speedup, r$mem_ratio,
                   sprintf("ATT %s, SE %s", fmt_g(num(r$max_rel_diff_att)), fmt_g(num(r$se_diff)))),

@@ -8,31 +8,42 @@
 #include <string.h>
 #include <limits.h>
 
-/* codes in order of first appearance; NULL when the range is too wide */
-SEXP C_group_codes(SEXP x) {
-  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) return R_NilValue;   /* R hashes the rest */
+/* The range [lo, hi] of a vector that C can code by a table: integers
+ * without NA, or whole finite doubles, spanning at most 4n + 1024 (and 2e9)
+ * values. 0 when it cannot (R hashes instead). */
+static int compact_range(SEXP x, double *lo_, double *hi_) {
+  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) return 0;
   const R_xlen_t n = XLENGTH(x);
-  if (n == 0) return R_NilValue;
+  if (n == 0) return 0;
   double lo = R_PosInf, hi = R_NegInf;
   if (TYPEOF(x) == INTSXP) {
     const int *v = INTEGER(x);
     for (R_xlen_t i = 0; i < n; i++) {
-      if (v[i] == NA_INTEGER) return R_NilValue;
-      if (v[i] < lo) lo = v[i];
-      if (v[i] > hi) hi = v[i];
-    }
-  } else if (TYPEOF(x) == REALSXP) {
-    const double *v = REAL(x);
-    for (R_xlen_t i = 0; i < n; i++) {
-      if (!R_FINITE(v[i]) || v[i] != floor(v[i])) return R_NilValue;
+      if (v[i] == NA_INTEGER) return 0;
       if (v[i] < lo) lo = v[i];
       if (v[i] > hi) hi = v[i];
     }
   } else {
-    return R_NilValue;
+    const double *v = REAL(x);
+    for (R_xlen_t i = 0; i < n; i++) {
+      if (!R_FINITE(v[i]) || v[i] != floor(v[i])) return 0;
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
   }
   const double range = hi - lo + 1.0;
-  if (range > 4.0 * (double) n + 1024.0 || range > 2e9) return R_NilValue;
+  if (range > 4.0 * (double) n + 1024.0 || range > 2e9) return 0;
+  *lo_ = lo; *hi_ = hi;
+  return 1;
+}
+
+/* codes in order of first appearance (attributes nlev and first); NULL when
+ * compact_range() fails */
+SEXP C_group_codes(SEXP x) {
+  double lo, hi;
+  if (!compact_range(x, &lo, &hi)) return R_NilValue;   /* R hashes the rest */
+  const R_xlen_t n = XLENGTH(x);
+  const double range = hi - lo + 1.0;
   const int R = (int) range;
   int *map = (int *) R_alloc(R, sizeof(int));
   for (int j = 0; j < R; j++) map[j] = -1;
@@ -70,27 +81,10 @@ SEXP C_group_codes(SEXP x) {
  * are marked in a table over the range and ranked in its order. Attribute
  * nlev. */
 SEXP C_sorted_codes(SEXP x) {
-  if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) return R_NilValue;
+  double lo, hi;
+  if (!compact_range(x, &lo, &hi)) return R_NilValue;
   const R_xlen_t n = XLENGTH(x);
-  if (n == 0) return R_NilValue;
-  double lo = R_PosInf, hi = R_NegInf;
-  if (TYPEOF(x) == INTSXP) {
-    const int *v = INTEGER(x);
-    for (R_xlen_t i = 0; i < n; i++) {
-      if (v[i] == NA_INTEGER) return R_NilValue;
-      if (v[i] < lo) lo = v[i];
-      if (v[i] > hi) hi = v[i];
-    }
-  } else {
-    const double *v = REAL(x);
-    for (R_xlen_t i = 0; i < n; i++) {
-      if (!R_FINITE(v[i]) || v[i] != floor(v[i])) return R_NilValue;
-      if (v[i] < lo) lo = v[i];
-      if (v[i] > hi) hi = v[i];
-    }
-  }
   const double range = hi - lo + 1.0;
-  if (range > 4.0 * (double) n + 1024.0 || range > 2e9) return R_NilValue;
   const int R = (int) range;
   int *rank = (int *) R_alloc(R, sizeof(int));
   memset(rank, 0, sizeof(int) * (size_t) R);
