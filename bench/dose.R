@@ -2,8 +2,9 @@
 # the same data, each side in a fresh R process (callr) reporting its time,
 # peak memory (growth of VmHWM after /proc/self/clear_refs) and its answer:
 #  * did_dose() vs contdid::cont_did() (0.1.1): contdid's own simulated panel,
-#    5,000, 10,000 and 20,000 units x 6 periods, staggered (5 cohorts and never treated),
-#    B-spline of degree 3 with 3 interior knots, dose-response curves on
+#    10,000, 20,000 and 40,000 units x 6 periods (contdid stops at 5,000
+#    units: "something's going wrong calculating overall weights"),
+#    staggered (5 cohorts and never treated), B-spline of degree 3 with 3 interior knots, dose-response curves on
 #    contdid's 90-point grid, 999 multiplier-bootstrap draws with uniform
 #    bands. did_dose runs with contdid's faults undone (rules =
 #    "contdid-0.1.1"; the same computations as the default), so
@@ -64,7 +65,7 @@ rows <- list()
 rds <- tempfile(fileext = ".rds")
 
 # did_dose vs contdid, at three sizes
-for (n in c(5000, 10000, 20000)) {
+for (n in c(10000, 20000, 40000)) {
   set.seed(20)
   d <- contdid::simulate_contdid_data(n = n, num_time_periods = 6, num_groups = 6, dose_linear_effect = 0.5,
                                       dose_quadratic_effect = 0.3)

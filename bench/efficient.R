@@ -29,6 +29,11 @@ has <- function(p) requireNamespace(p, quietly = TRUE)
 fresh <- function(rds, side, case, reps) {
   callr::r(function(rds, side, case, reps, helper) {
     suppressPackageStartupMessages(library(diffdiff))
+    # marginaleffects 1.0.0 (under etwfe::emfx()) calls `%||%`, which base R
+    # has only from 4.4 on, without importing it: supply it on older R (as
+    # tests/testthat/helper-parity.R does; a bug of the peer, not of diffdiff)
+    if (!exists("%||%", envir = baseenv(), inherits = FALSE))
+      assign("%||%", function(x, y) if (is.null(x)) y else x, envir = globalenv())
     dd_threads(2)
     d <- readRDS(rds)
     ev <- -2:3

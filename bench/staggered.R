@@ -139,7 +139,7 @@ compare <- function(peer, ours) {
 shapes <- list(list(name = "10k units x 15 periods, 6 cohorts", n = 10000, T = 15, k = 6),
                list(name = "20k units x 18 periods, 7 cohorts", n = 20000, T = 18, k = 7),
                list(name = "5k units x 12 periods, 4 cohorts", n = 5000, T = 12, k = 4))[which_shapes]
-res <- list()
+res <- list(); tight <- list()
 for (sh in shapes) {
   d <- make_stagg(sh$n, sh$T, sh$k)
   rds <- tempfile(fileext = ".rds"); saveRDS(d, rds)
@@ -160,8 +160,19 @@ for (sh in shapes) {
         diff <- c(est = NA, se = NA)
       } else {
         diff <- compare(P$res, r$ours(f))
-        # estimates to 1e-8 of the largest coefficient (the peers' first stages
-        # stop at fixest's default tolerance 1e-6), standard errors to 1e-6
+        # estimates to 1e-8 of the largest coefficient, standard errors to
+        # 1e-6. The peers' first stages stop at fixest's default tolerance
+        # (fixef.tol 1e-6), which can move didimputation's post-period
+        # estimates by a few 1e-8 (5k x 12: 1.5e-8 of the largest); then the
+        # answer is checked against didimputation at fixef.tol 1e-11, as
+        # tests/testthat/test-parity-bjs.R does (untimed; the timing is the
+        # default run), and that difference is the one recorded
+        if (est == "bjs" && diff[["est"]] >= 1e-8) {
+          fixest::setFixest_estimation(fixef.tol = 1e-11)
+          diff <- compare(r$peer(d), r$ours(f))
+          fixest::setFixest_estimation(reset = TRUE)
+          tight[[sh$name]] <- TRUE
+        }
         stopifnot(diff[["est"]] < 1e-8, diff[["se"]] < 1e-6)
       }
     }
@@ -178,7 +189,7 @@ ver <- function(p, lib = NULL) tryCatch(format(packageVersion(p, lib.loc = lib))
 meta <- list(date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"), R = R.version.string,
              fixest = ver("fixest"), didimputation = ver("didimputation"),
              did2s = if (has_did2s) ver("did2s", did2s_lib) else NA, diffdiff = ver("diffdiff"),
-             reps = reps, threads = 2L)
+             reps = reps, threads = 2L, bjs_checked_at_fixef_tol_1e11 = names(tight))
 if (requireNamespace("jsonlite", quietly = TRUE))
   writeLines(jsonlite::toJSON(list(meta = meta, results = res), pretty = TRUE, digits = 6, na = "null"),
              file.path(out_dir, "staggered.json"))
@@ -188,7 +199,9 @@ md <- c("# bench/staggered.R results", "",
         paste0("Peers: one run each in a fresh process (time and peak memory); diffdiff: median of ", reps,
                " runs, memory from one fit in a fresh process. speedup = peer time / diffdiff time; ",
                "mem ratio = diffdiff peak / peer peak. est diff = max |difference| / max |estimate|; ",
-               "se diff = max relative difference of the standard errors."), "",
+               "se diff = max relative difference of the standard errors.",
+               if (length(tight)) sprintf(" did_bjs on %s: est/se diff against didimputation at fixef.tol 1e-11 (its default 1e-6 stops %s short of it; the time is the default run's).",
+                                          paste(names(tight), collapse = "; "), "a few 1e-8") else ""), "",
         "| case | estimator | peer | peer s | diffdiff s | speedup | peer MB | diffdiff MB | mem ratio | est diff | se diff |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         sprintf("| %s | %s | %s | %s%.2f | %.3f | %s%.1fx | %.0f | %.0f | %.3f | %.1e | %.1e |", res$case, res$estimator,
