@@ -9,7 +9,8 @@
 #    bands. did_dose runs with contdid's faults undone (rules =
 #    "contdid-0.1.1"; the same computations as the default), so
 #    that the estimates can be checked to agree (1e-8) and the bootstrap
-#    standard errors to lie within 15% of contdid's (different draws).
+#    standard errors to lie within 20% of contdid's and their median ratio
+#    within 3% of 1 (different draws).
 #  * did_had() vs DIDHAD::did_had() (2.0.0): 2,000, 5,000 and 20,000 groups
 #    x 8 periods, adoption in period 5, 4 effects and 3 placebos, Yatchew tests;
 #    estimates and SEs checked (1e-8, 1e-6).
@@ -75,7 +76,10 @@ for (n in c(10000, 20000, 40000)) {
   if (!is.null(P)) {
     e <- max(abs(D$res$est - P$res$est) / pmax(1, abs(P$res$est)))
     s <- range(D$res$se / P$res$se)
-    stopifnot(e < 1e-8, abs(s - 1) < 0.15)
+    # bootstrap SEs from different draws: ~180 ratios of SEs from 999 draws
+    # each; at 40,000 units two diffdiff seeds alone give ratios 0.898-1.135
+    # (measured), so the range may reach 0.2 and the median must be within 3%
+    stopifnot(e < 1e-8, abs(s - 1) < 0.2, abs(stats::median(D$res$se / P$res$se) - 1) < 0.03)
     rows[[length(rows) + 1]] <- row(sprintf("did_dose: %s x 6, 5 cohorts, degree 3, 3 knots, 90 doses, 999 draws, bands",
                                             format(n, big.mark = ",")),
                                     sprintf("contdid %s", packageVersion("contdid")), P, D,
