@@ -3,6 +3,27 @@
 # objects (themeable, combinable, saved with ggsave()) with the same
 # information as the base plots.
 
+# the breaks of an axis whose values are whole numbers (periods): pretty()'s
+# breaks without the fractional ones (2002.5); other values: pretty()'s
+dd_whole_breaks <- function(v) {
+  whole <- length(v) && all(v[is.finite(v)] == round(v[is.finite(v)]))
+  function(lim) {
+    b <- pretty(lim)
+    if (whole) {
+      b <- b[b == round(b)]
+      if (length(b) < 2L) b <- unique(round(seq(lim[1], lim[2], length.out = 3)))
+    }
+    b
+  }
+}
+
+# a caption line naming what a plot leaves out because it was not estimated
+dd_plot_na_note <- function(what, kind) {
+  if (!length(what)) return("")
+  sprintf("\nNot estimable, not drawn: %s %s%s", if (length(what) > 1L) paste0(kind, "s") else kind,
+          paste(utils::head(what, 8), collapse = ", "), if (length(what) > 8) ", ..." else "")
+}
+
 dd_need_ggplot <- function() {
   if (!requireNamespace("ggplot2", quietly = TRUE))
     dd_stop("autoplot() needs the ggplot2 package; install it, or use plot() (base graphics).")
@@ -69,16 +90,18 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
   tab <- tab[match(es$term, tab$term), , drop = FALSE]
   tab$event <- es$event
   tab$period <- factor(ifelse(tab$event < 0, "pre", "post"), levels = c("pre", "post"))
-  ref <- data.frame(event = es$reference, estimate = 0,
+  # (an event study without a reference period, e.g. did_cs's varying base
+  # period, has none to draw)
+  ref <- data.frame(event = as.double(es$reference), estimate = rep(0, length(es$reference)),
                     period = factor(ifelse(es$reference < 0, "pre", "post"), levels = c("pre", "post")))
   p <- gg$ggplot(tab, gg$aes(x = .data$event, y = .data$estimate, colour = .data$period)) +
     gg$geom_hline(yintercept = 0, colour = "grey50") +
     gg$geom_vline(xintercept = -0.5, linetype = 2, colour = "grey50")
   if (!is.null(tab$cband.low))
     p <- p + gg$geom_linerange(gg$aes(ymin = .data$cband.low, ymax = .data$cband.high), linewidth = 2.5,
-                               alpha = 0.35)
-  p <- p + gg$geom_linerange(gg$aes(ymin = .data$conf.low, ymax = .data$conf.high), linewidth = 0.8) +
-    gg$geom_point(size = 2.3)
+                               alpha = 0.35, na.rm = TRUE)
+  p <- p + gg$geom_linerange(gg$aes(ymin = .data$conf.low, ymax = .data$conf.high), linewidth = 0.8, na.rm = TRUE) +
+    gg$geom_point(size = 2.3, na.rm = TRUE)
   if (nrow(ref)) p <- p + gg$geom_point(data = ref, shape = 1, size = 2.5)
   p + gg$scale_colour_manual(values = col, labels = c(pre = "pre-treatment", post = "post-treatment"), name = NULL,
                              drop = FALSE) +
@@ -88,7 +111,10 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
             caption = paste0(sprintf("Bars: %g%% pointwise intervals", 100 * level),
                              if (!is.null(tab$cband.low)) "; light bars: uniform band" else "",
                              if (nrow(ref)) sprintf("\nOpen circle: reference period (%s), 0 by normalisation",
-                                                   paste(ref$event, collapse = ", ")))) +
+                                                   paste(ref$event, collapse = ", "))
+                             else if (identical(es$base_period, "varying"))
+                               "\nNo reference period: pre-treatment estimates are changes between consecutive periods (varying base period)",
+                             dd_plot_na_note(tab$event[is.na(tab$estimate) | is.na(tab$conf.low)], "event time"))) +
     gg$theme(legend.position = "bottom", plot.caption.position = "plot", plot.caption = gg$element_text(hjust = 0))
 }
 
@@ -118,6 +144,7 @@ autoplot.twfe_weights <- function(object, ...) {
     gg$geom_hline(yintercept = 0, linetype = 2, colour = "grey40") +
     gg$geom_point(size = 1.8) +
     gg$scale_colour_manual(values = c(positive = "#1B6CA8", negative = "#C0392B"), drop = FALSE) +
+    (if (is.numeric(w$period)) gg$scale_x_continuous(breaks = dd_whole_breaks(w$period))) +
     gg$labs(x = object$names[2], y = "Weight in the TWFE coefficient", colour = "Weight",
             title = sprintf("TWFE weights: %d positive, %d negative (the negative ones sum to %.3g)", object$n_pos, object$n_neg,
                             object$sum_neg))
@@ -158,6 +185,13 @@ autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
   tab <- tab[!is.na(tab$group), , drop = FALSE]
   tab$period <- factor(ifelse(tab$time < tab$group, "pre", "post"), levels = c("pre", "post"))
   tab$cohort <- factor(paste("Cohort", tab$group), levels = paste("Cohort", sort(unique(tab$group))))
+  # the reference cells (universal base period: 0 by construction) as open
+  # circles, as in the event-study plots; cells that could not be estimated
+  # are left out and named in the caption
+  isref <- dd_cs_is_ref(object, tab)
+  ref <- tab[isref, , drop = FALSE]
+  miss <- tab[!isref & (is.na(tab$estimate) | is.na(tab$conf.low)), , drop = FALSE]
+  tab <- tab[!isref & !is.na(tab$estimate), , drop = FALSE]
   col <- c(pre = "#1B6CA8", post = "#C0392B")
   p <- gg$ggplot(tab, gg$aes(x = .data$time, y = .data$estimate, colour = .data$period)) +
     gg$geom_hline(yintercept = 0, colour = "grey50") +
@@ -165,15 +199,20 @@ autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
                   gg$aes(xintercept = .data$g), linetype = 2, colour = "grey50")
   if (!is.null(tab$cband.low))
     p <- p + gg$geom_linerange(gg$aes(ymin = .data$cband.low, ymax = .data$cband.high), linewidth = 2.2,
-                               alpha = 0.35)
-  p + gg$geom_linerange(gg$aes(ymin = .data$conf.low, ymax = .data$conf.high), linewidth = 0.7) +
-    gg$geom_point(size = 1.8) +
-    gg$facet_wrap(~cohort, ncol = 1) +
+                               alpha = 0.35, na.rm = TRUE)
+  p <- p + gg$geom_linerange(gg$aes(ymin = .data$conf.low, ymax = .data$conf.high), linewidth = 0.7, na.rm = TRUE) +
+    gg$geom_point(size = 1.8)
+  if (nrow(ref)) p <- p + gg$geom_point(data = ref, shape = 1, size = 2.2)
+  cap <- paste0(if (nrow(ref)) "Open circles: the reference cells (the base period), 0 by construction" else "",
+                dd_plot_na_note(sprintf("ATT(%s,%s)", miss$group, miss$time), "cell"))
+  p + gg$facet_wrap(~cohort, ncol = 1) +
     gg$scale_colour_manual(values = col, labels = c(pre = "pre-treatment", post = "post-treatment"), name = NULL,
                            drop = FALSE) +
+    gg$scale_x_continuous(breaks = dd_whole_breaks(c(tab$time, ref$time))) +
     gg$labs(x = object$tname %||% "Period", y = "ATT(g,t)",
-            title = paste("Group-time average treatment effects:", object$yname)) +
-    gg$theme(legend.position = "bottom")
+            title = paste("Group-time average treatment effects:", object$yname),
+            caption = if (nzchar(cap)) sub("^\n", "", cap) else NULL) +
+    gg$theme(legend.position = "bottom", plot.caption.position = "plot", plot.caption = gg$element_text(hjust = 0))
 }
 
 #' @rdname autoplot.dd_fit
@@ -198,7 +237,7 @@ autoplot.did_sdid <- function(object, cohort = NULL, ...) {
     gg$geom_vline(xintercept = mean(tr$period[length(la) + 0:1]), colour = "grey60") +
     gg$geom_line(gg$aes(linetype = .data$curve), linewidth = 0.9) +
     gg$scale_linetype_manual(values = c(1, 2), name = NULL) +
-    gg$scale_x_continuous(breaks = function(l) unique(round(pretty(l)))) +
+    gg$scale_x_continuous(breaks = dd_whole_breaks(tr$period)) +
     gg$labs(x = object$tname %||% "period", y = object$yname,
             title = paste0("Treated units and synthetic control", coh),
             caption = "Grey bars: the time weights (lambda) of the pre-period") +

@@ -507,3 +507,17 @@ dd_footer.did_cs <- function(x) {
 #' @export
 vcov.did_cs <- function(object, ...) dd_if_vcov(object)
 
+
+# The reference cells of a did_cs fit: with the universal base period, each
+# cohort's ATT(g, base) is 0 by construction (no standard error). `tab`: the
+# fit's coefficient table or its tidy() rows (columns group and time).
+dd_cs_is_ref <- function(x, tab = x$coeftable) {
+  if (!identical(x$base_period, "universal") || !nrow(tab)) return(rep(FALSE, nrow(tab)))
+  ant <- x$anticipation %||% 0
+  per <- x$periods
+  base <- vapply(tab$group, function(g) {
+    b <- per[per + ant < g]
+    if (length(b)) max(b) else NA_real_
+  }, numeric(1))
+  !is.na(base) & tab$time == base
+}

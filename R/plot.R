@@ -113,6 +113,9 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
   on.exit(graphics::par(op))
   band <- !is.null(tab$cband.low)
   yl <- range(c(tab$lo, tab$hi, 0, if (band) c(tab$cband.low, tab$cband.high)), finite = TRUE)
+  # the reference cells (universal base period) as open circles at 0, as in
+  # the event-study plots
+  tab$ref <- dd_cs_is_ref(x, tab)
   for (g in groups) {
     s <- tab[tab$group == g, , drop = FALSE]
     cc <- ifelse(s$time < g, col[1], col[2])
@@ -121,10 +124,12 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
     graphics::axis(1, at = s$time)
     graphics::abline(h = 0, col = "grey50")
     graphics::abline(v = g - 0.5, lty = 2, col = "grey50")
-    if (band) graphics::segments(s$time, s$cband.low, s$time, s$cband.high,
-                                 col = grDevices::adjustcolor(cc, 0.35), lwd = 6, lend = 1)
-    graphics::segments(s$time, s$lo, s$time, s$hi, col = cc, lwd = 2)
-    graphics::points(s$time, s$estimate, pch = ifelse(s$time < g, 15, 16), col = cc)
+    ok <- !s$ref & !is.na(s$lo)
+    if (band) graphics::segments(s$time[ok], s$cband.low[ok], s$time[ok], s$cband.high[ok],
+                                 col = grDevices::adjustcolor(cc[ok], 0.35), lwd = 6, lend = 1)
+    graphics::segments(s$time[ok], s$lo[ok], s$time[ok], s$hi[ok], col = cc[ok], lwd = 2)
+    graphics::points(s$time, s$estimate, pch = ifelse(s$ref, 1, ifelse(s$time < g, 15, 16)), col = cc,
+                     cex = ifelse(s$ref, 1.2, 1))
   }
   graphics::mtext(paste("Group-time average treatment effects:", x$yname), outer = TRUE, font = 2)
   graphics::mtext(x$tname %||% "Period", side = 1, outer = TRUE, line = 0.3)

@@ -65,6 +65,21 @@ cf_numbers <- function(x) {
   num
 }
 
+# autoplot() of a result, drawn (printed on the open device): an error when
+# it is not a ggplot or when drawing it warns (ggplot2's "Removed rows
+# containing missing values" means a plot that drops what it was given)
+cf_autoplot <- function(x) {
+  p <- ggplot2::autoplot(x)
+  stopifnot(inherits(p, "ggplot"))
+  w <- character()
+  withCallingHandlers(print(p), warning = function(cond) {
+    w <<- c(w, conditionMessage(cond))
+    invokeRestart("muffleWarning")
+  })
+  if (length(w)) stop("drawing the autoplot warned: ", paste(unique(w), collapse = "; "))
+  invisible(p)
+}
+
 # the entries that are not estimators (not registry rows): diagnostics and reports
 cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check")
 

@@ -65,3 +65,42 @@ test_that("did_cs, did_sdid and pretrends_power autoplots", {
   ggplot2::ggsave(f, ps, width = 6, height = 4, dpi = 72)
   expect_gt(file.size(f), 1000)
 })
+
+test_that("did_cs autoplot: reference cells as open circles, whole-number period breaks, no warnings", {
+  skip_if_not_installed("ggplot2")
+  castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+  csu <- suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0,
+                                 base_period = "universal"))
+  ref <- csu$coeftable$time == csu$coeftable$group - 1
+  expect_true(all(csu$coeftable$estimate[ref] == 0) && all(is.na(csu$coeftable$std.error[ref])))
+  p <- ggplot2::autoplot(csu)
+  # (drawn without ggplot2's "Removed rows" warnings)
+  expect_silent(print(p))
+  g <- layer_geoms(p)
+  pts <- which(g == "GeomPoint")
+  expect_length(pts, 2L)                          # estimates, then the reference cells
+  rd <- ggplot2::layer_data(p, pts[2])
+  expect_identical(nrow(rd), sum(ref))
+  expect_true(all(rd$y == 0) && all(rd$shape == 1))
+  expect_identical(nrow(p$data), sum(!ref))
+  br <- ggplot2::layer_scales(p)$x$get_breaks()
+  br <- br[!is.na(br)]
+  expect_true(length(br) >= 2 && all(br == round(br)))
+  expect_match(p$labels$caption, "reference cells")
+  # the dynamic aggregate without a reference period (varying base) draws,
+  # and its caption says what its pre-period estimates are
+  a <- aggregate(suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0)), type = "dynamic")
+  expect_length(a$event_study$reference, 0L)
+  pa <- ggplot2::autoplot(a)
+  expect_silent(print(pa))
+  expect_match(pa$labels$caption, "No reference period")
+  expect_false(any(ggplot2::layer_data(pa, max(which(layer_geoms(pa) == "GeomPoint")))$shape == 1))
+})
+
+test_that("plot_na_note and whole-number breaks", {
+  expect_identical(dd_plot_na_note(character(), "cell"), "")
+  expect_match(dd_plot_na_note(c("ATT(2005,2001)", "ATT(2005,2002)"), "cell"), "cells ATT\\(2005,2001\\), ATT")
+  b <- dd_whole_breaks(2000:2010)(c(1999.6, 2010.4))
+  expect_true(all(b == round(b)))
+  expect_true(any(dd_whole_breaks(c(0.5, 1.5))(c(0, 2)) != round(dd_whole_breaks(c(0.5, 1.5))(c(0, 2)))))
+})

@@ -126,14 +126,52 @@ test_that("conformance: print, summary, tidy, glance, plot and autoplot work on 
           tidy = { t <- generics::tidy(fit); stopifnot(is.data.frame(t), nrow(t) > 0) },
           glance = { g <- generics::glance(fit); stopifnot(is.data.frame(g), nrow(g) == 1) },
           plot = plot(fit),
-          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) {
-            p <- ggplot2::autoplot(fit); stopifnot(inherits(p, "ggplot")); print(p)
-          })
+          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) cf_autoplot(fit))
         NULL
       }, error = function(err) conditionMessage(err))
       expect_null(res, label = sprintf("%s(%s): %s", k, e, res))
       cf_log(e, k, is.null(res))
     }
+  }
+})
+
+test_that("conformance: every method works on the default fit's event study (aggregate(type = \"dynamic\"))", {
+  # the estimators whose fits aggregate(): the event study of the default
+  # fit, with or without a reference period, prints, tidies and plots
+  # (autoplot used to fail on event studies without a reference period)
+  P <- cf_panel()
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  reg <- dd_estimators()
+  agg <- reg$name[!is.na(reg$aggregate)]
+  expect_true(all(c("did_cs", "did_etwfe", "did_edid", "did_ddd", "did_dose") %in% agg))
+  for (e in agg) {
+    E <- cf_estimators[[e]]
+    set.seed(7); r <- cf_try(E$fit, P)
+    expect_null(r$error, label = sprintf("%s's default fit: %s", e, r$error))
+    if (!is.null(r$error)) next
+    a <- suppressWarnings(aggregate(r$value, type = "dynamic"))
+    expect_false(is.null(a$event_study), label = sprintf("%s's dynamic aggregate has an event study", e))
+    for (k in c("print", "summary", "tidy", "glance", "plot", "autoplot")) {
+      res <- tryCatch({
+        switch(k,
+          print = utils::capture.output(print(a)),
+          summary = utils::capture.output(print(summary(a))),
+          tidy = { t <- generics::tidy(a); stopifnot(is.data.frame(t), nrow(t) > 0) },
+          glance = { g <- generics::glance(a); stopifnot(is.data.frame(g), nrow(g) == 1) },
+          plot = plot(a),
+          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) cf_autoplot(a))
+        NULL
+      }, error = function(err) conditionMessage(err))
+      expect_null(res, label = sprintf("%s(aggregate(%s, \"dynamic\")): %s", k, e, res))
+    }
+  }
+  # with and without a reference period (did_cs's two base periods)
+  cs <- did_cs(P, "y", "id", "t", "g", nboot = 0)
+  for (bp in c("varying", "universal")) {
+    a <- aggregate(did_cs(P, "y", "id", "t", "g", nboot = 0, base_period = bp), type = "dynamic")
+    expect_length(a$event_study$reference, if (bp == "universal") 1L else 0L)
+    expect_null(tryCatch({ cf_autoplot(a); NULL }, error = conditionMessage), label = bp)
   }
 })
 
