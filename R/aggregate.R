@@ -69,7 +69,7 @@ dd_agg_via_cs <- function(x, type, base_period, title, call, ...) {
 dd_cells_as_cs <- function(x, group, time, estimate, inf, G, w, cluster, periods, cluster_name, survey_label,
                            base_period, anticipation) {
   structure(list(coeftable = data.frame(term = sprintf("ATT(%s,%s)", group, time), group = group, time = time,
-                                        estimate = estimate),
+                                        estimate = estimate), units = x$units, call = x$call,
                  n = length(G), unit_group = G, unit_weight = w, unit_cluster = cluster, periods = periods, inf = inf,
                  boot_draws = NULL, alpha = x$alpha, nboot = x$nboot, boot_weights = x$boot_weights, cband = x$cband,
                  cband_method = "sup-t", yname = x$yname, nobs = x$nobs, n_units = x$n_units,
@@ -245,7 +245,8 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                   n_units = x$n_units, n_periods = x$n_periods, n_clusters = x$n_clusters,
                   more = list(type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
                               cband_method = cband_method, inf = x$inf, comb = comb, n = n, unit_cluster = cl,
-                              base_period = x$base_period))
+                              base_period = x$base_period, units = x$units, source_call = x$source_call %||% x$call,
+                              cluster = x$cluster, survey_label = x$survey_label))
   coefs <- stats::setNames(est_all, ctab$term)
   extra <- list()
   if (type == "dynamic") {
@@ -268,7 +269,10 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
 #' @param object A `did_cs_agg` fit.
 #' @method vcov did_cs_agg
 #' @export
-vcov.did_cs_agg <- function(object, ...) dd_if_vcov(object)
+vcov.did_cs_agg <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  dd_if_vcov(object)
+}
 
 # aggregate.did_cs()'s event-time window: balance_e, min_e, max_e (ignored,
 # with a warning, for the calendar aggregation, as in did)

@@ -55,7 +55,7 @@ dd_need_ggplot <- function() {
 #'   object.
 #' @param cohort For staggered [did_sdid()] fits, the cohort to plot.
 #' @param level Confidence level of the pointwise intervals (fits).
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @return A `ggplot` object.
 #' @examples
 #' if (requireNamespace("ggplot2", quietly = TRUE)) {
@@ -71,6 +71,7 @@ NULL
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   x <- object
@@ -121,6 +122,7 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.bacon_decomp <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   b <- object$two_by_twos
@@ -135,6 +137,7 @@ autoplot.bacon_decomp <- function(object, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.twfe_weights <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   w <- object$weights[object$weights$weight != 0, , drop = FALSE]
@@ -153,6 +156,7 @@ autoplot.twfe_weights <- function(object, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.honest_did <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   a <- tidy(object)
@@ -179,6 +183,7 @@ autoplot.honest_did <- function(object, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   tab <- dd_tidy(object, conf.level = level)
@@ -218,6 +223,7 @@ autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.did_sdid <- function(object, cohort = NULL, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   # the curves plot.did_sdid() draws
@@ -247,6 +253,7 @@ autoplot.did_sdid <- function(object, cohort = NULL, ...) {
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_pretrends <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   x <- object

@@ -133,9 +133,10 @@ bacon_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NUL
 #' @param legend,legend_pos For `plot`: draw the legend (default `TRUE`), and
 #'   where: `"auto"` (default: the emptiest corner) or a keyword of
 #'   [graphics::legend()].
-#' @param ... Ignored (`plot`: passed to [graphics::plot.default()]).
+#' @param ... `plot`: passed to [graphics::plot.default()]; the other methods: not used (an error if given).
 #' @export
 print.bacon_decomp <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   cat("Goodman-Bacon decomposition of the TWFE estimate (", x$yname, ")\n", sep = "")
   cat(sprintf("%d units x %d periods; %d 2x2 comparisons; TWFE coefficient %.6g\n\n", x$n_units, x$n_periods,
               nrow(x$two_by_twos), x$beta_twfe))
@@ -149,6 +150,7 @@ print.bacon_decomp <- function(x, ...) {
 #' @rdname bacon_decomp
 #' @export
 summary.bacon_decomp <- function(object, ...) {
+  dd_check_dots(list(...), "summary()")
   tb <- object$two_by_twos
   types <- unique(tb$type)
   data.frame(type = types,

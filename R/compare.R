@@ -87,7 +87,7 @@
 #' @param x A `dd_compare` object.
 #' @param digits Significant digits in the printed table.
 #' @param n Terms printed (those that differ most when there are more).
-#' @param ... Unused.
+#' @param ... Not used: an error if given.
 #' @return An object of class `dd_compare`: `table` (term, estimates, SEs,
 #'   differences, SE ratio), `hypotheses` (ranked: `hypothesis`, `supported`,
 #'   `evidence`) and `summary`. `print()` shows both.
@@ -281,6 +281,7 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
 #' @rdname dd_compare
 #' @export
 print.dd_compare <- function(x, digits = 6, n = 10, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Comparing %s (a) with %s (b): %d common terms", x$a$label, x$b$label, nrow(x$table)))
   if (length(x$only_a) || length(x$only_b))
     cat(sprintf("; only in a: %d, only in b: %d", length(x$only_a), length(x$only_b)))

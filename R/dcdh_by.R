@@ -73,7 +73,8 @@ dd_dcdh_by_result <- function(fits, by, levels) {
 #' each fit's table, `plot()` draws the event studies together
 #' ([plot_event_studies()]), `tidy()` stacks the tables with a `by` column.
 #' @param x A `did_dcdh_by` object.
-#' @param ... Passed to [plot_event_studies()] (plot) or ignored.
+#' @param ... Passed to [plot_event_studies()] by `plot()`; not used by `print()` and `tidy()` (an error if
+#'   given).
 #' @return `print()` and `plot()` return `x` invisibly (`plot()`: the data
 #'   drawn); `tidy()` a data frame.
 #' @name did_dcdh_by
@@ -110,6 +111,7 @@ plot.did_dcdh_by <- function(x, ...) {
 #' @rdname did_dcdh_by
 #' @export
 tidy.did_dcdh_by <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   do.call(rbind, lapply(seq_along(x$fits), function(k)
     cbind(by = names(x$fits)[k], tidy(x$fits[[k]]), stringsAsFactors = FALSE)))
 }

@@ -28,7 +28,9 @@
 #'   of draws used and failed.
 #' @param x A `bacon_decomp`, `honest_did`, `dd_pretrends` or `dd_placebo` object.
 #' @param row.names,optional Ignored (for the generic).
-#' @param ... Ignored.
+#' @param ... `print()`, `summary()`, `as.data.frame()`: not used (an error if given). `tidy()` and
+#'   `glance()` follow broom's contract (modelsummary passes its own arguments through): an error only for
+#'   `vcov` or `cluster` (not recomputed here) or a misspelt argument.
 #' @return A data frame.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
@@ -45,6 +47,7 @@ NULL
 #' @method tidy bacon_decomp
 #' @export
 tidy.bacon_decomp <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   b <- x$two_by_twos
   lab <- function(v) ifelse(is.infinite(v), "never", format(v, trim = TRUE))
   data.frame(term = paste(lab(b$treated), "vs", lab(b$untreated)), estimate = b$estimate, weight = b$weight,
@@ -55,18 +58,21 @@ tidy.bacon_decomp <- function(x, ...) {
 #' @method glance bacon_decomp
 #' @export
 glance.bacon_decomp <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(beta_twfe = x$beta_twfe, n.comparisons = nrow(x$two_by_twos), n.units = x$n_units,
              n.periods = x$n_periods, nobs = x$n_units * x$n_periods)
 }
 
 #' @rdname diagnostics-tidy
 #' @export
-as.data.frame.bacon_decomp <- function(x, row.names = NULL, optional = FALSE, ...) x$two_by_twos
+as.data.frame.bacon_decomp <- function(x, row.names = NULL, optional = FALSE, ...)
+  dd_as_df(x$two_by_twos, row.names, list(...))
 
 #' @rdname diagnostics-tidy
 #' @method tidy honest_did
 #' @export
 tidy.honest_did <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   a <- as.data.frame(x)
   lab <- names(a)[1]
   data.frame(term = ifelse(is.na(a[[1]]), "original", sprintf("%s = %s", lab, vapply(a[[1]], format, "", digits = 6))),
@@ -78,6 +84,7 @@ tidy.honest_did <- function(x, ...) {
 #' @method glance honest_did
 #' @export
 glance.honest_did <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(type = x$type, method = x$method, breakdown = x$breakdown, alpha = x$alpha, estimate = x$estimate,
              std.error = x$se, num_pre = x$num_pre, num_post = x$num_post, stringsAsFactors = FALSE)
 }
@@ -86,6 +93,7 @@ glance.honest_did <- function(x, ...) {
 #' @method tidy dd_pretrends
 #' @export
 tidy.dd_pretrends <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   t <- x$table
   rownames(t) <- NULL
   t
@@ -95,6 +103,7 @@ tidy.dd_pretrends <- function(x, ...) {
 #' @method glance dd_pretrends
 #' @export
 glance.dd_pretrends <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(power = x$power, slope = x$slope, pass_prob = x$pass_prob, size = x$size,
              bayes_factor = x$bayes_factor, likelihood_ratio = x$likelihood_ratio, alpha = x$alpha,
              num_pre = x$num_pre)
@@ -104,6 +113,7 @@ glance.dd_pretrends <- function(x, ...) {
 #' @method tidy dd_placebo
 #' @export
 tidy.dd_placebo <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   d <- as.data.frame(x$draws)
   rownames(d) <- NULL
   cbind(data.frame(term = paste("draw", seq_len(nrow(d))), stringsAsFactors = FALSE), d)
@@ -113,6 +123,7 @@ tidy.dd_placebo <- function(x, ...) {
 #' @method glance dd_placebo
 #' @export
 glance.dd_placebo <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(type = x$type, estimator = x$estimator, term = x$statistic, test_statistic = x$test_statistic,
              estimate = x$estimate %||% NA_real_, std.error = x$std.error %||% NA_real_,
              p.value = x$p.value %||% NA_real_, rejection_rate = x$rejection_rate %||% NA_real_,

@@ -243,6 +243,7 @@ dd_check_supported <- function(x) {
 
 #' @export
 print.dd_check <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Panel check: %s units x %s periods, %s rows (outcome %s)\n", dd_fmt_int(x$n_units),
               dd_fmt_int(x$n_periods), dd_fmt_int(x$nobs), x$yname))
   mark <- c(error = "[x]", warning = "[!]", info = "[ ]")
@@ -253,7 +254,7 @@ print.dd_check <- function(x, ...) {
 }
 
 #' @export
-as.data.frame.dd_check <- function(x, row.names = NULL, optional = FALSE, ...) x$findings
+as.data.frame.dd_check <- function(x, row.names = NULL, optional = FALSE, ...) dd_as_df(x$findings, row.names, list(...))
 
 # did_check()'s arguments: the column names and exactly one treatment role;
 # returns `thin`

@@ -505,7 +505,10 @@ dd_footer.did_cs <- function(x) {
 #' @param object A `did_cs` fit.
 #' @method vcov did_cs
 #' @export
-vcov.did_cs <- function(object, ...) dd_if_vcov(object)
+vcov.did_cs <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  dd_if_vcov(object)
+}
 
 
 # The reference cells of a did_cs fit: with the universal base period, each

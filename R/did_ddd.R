@@ -332,7 +332,10 @@ aggregate.did_ddd <- function(x, type = c("dynamic", "group", "simple", "calenda
   dd_agg_via_cs(x, type, x$base_period, "Triple differences", match.call(), ...)
 
 #' @export
-vcov.did_ddd <- function(object, ...) dd_if_vcov(object)
+vcov.did_ddd <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  dd_if_vcov(object)
+}
 
 # print() and summary(): after the table, the settings and the comparisons
 dd_footer.did_ddd <- function(x) {

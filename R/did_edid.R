@@ -391,7 +391,10 @@ aggregate.did_edid <- function(x, type = c("dynamic", "group", "simple", "calend
   dd_agg_via_cs(x, type, if (x$pt_assumption == "all") "pt_all" else "universal", "Efficient DiD", match.call(), ...)
 
 #' @export
-vcov.did_edid <- function(object, ...) dd_if_vcov(object)
+vcov.did_edid <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  dd_if_vcov(object)
+}
 
 # print() and summary(): after the table, the settings
 dd_footer.did_edid <- function(x) {

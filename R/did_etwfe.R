@@ -349,7 +349,7 @@ dd_etwfe_design <- function(p, y, tt, G, gref, tl, glist, control_group, fe, fam
 #'   after)`).
 #' @param predict `"response"` (default) or `"link"` (nonlinear models: the
 #'   effect on the linear predictor).
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @return A `did_etwfe_agg` fit.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
@@ -357,6 +357,7 @@ dd_etwfe_design <- function(p, y, tt, G, gref, tl, glist, control_group, fe, fam
 #' @export
 aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dynamic"), post_only = TRUE,
                                 window = NULL, predict = c("response", "link"), ...) {
+  dd_check_dots(list(...), "aggregate()")
   type <- if (identical(type, eval(formals()$type))) "simple" else type[1]
   if (identical(type, "event")) type <- "dynamic"
   type <- dd_match_arg(type, c("simple", "group", "calendar", "dynamic"), "type")

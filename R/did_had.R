@@ -359,6 +359,7 @@ dd_had_centre <- function(tab, bc, crit, alpha) {
 
 #' @export
 confint.did_had <- function(object, parm, level = 0.95, ...) {
+  dd_check_dots(list(...), "confint()")
   out <- NextMethod()
   tab <- object$coeftable[match(rownames(out), object$coeftable$term), , drop = FALSE]
   shift <- tab$estimate_bc - tab$estimate

@@ -435,7 +435,10 @@ dd_rs_fisher <- function(pr, pj, N, gl, gmin, m, beta, est, se, sen, nperm, comp
 }
 
 #' @export
-vcov.did_rs <- function(object, ...) object$vcov
+vcov.did_rs <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  object$vcov
+}
 
 # print() and summary(): after the table, the design and the comparisons
 dd_footer.did_rs <- function(x) {

@@ -125,6 +125,7 @@ plot.did_dose <- function(x, which = c("both", "att", "acrt"), col = "#1B6CA8", 
 #' @param which For [did_dose()] fits: `"both"`, `"att"` or `"acrt"`.
 #' @exportS3Method ggplot2::autoplot
 autoplot.did_dose <- function(object, which = c("both", "att", "acrt"), ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   which <- dd_match_arg(if (identical(which, c("both", "att", "acrt"))) "both" else which,

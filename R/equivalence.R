@@ -89,6 +89,7 @@ equivalence_test <- function(fit = NULL, margin = NULL, alpha = 0.05, betahat = 
 
 #' @export
 print.dd_equivalence <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Equivalence test of %d pre-period coefficients (two one-sided tests, intersection-union, alpha = %s)\n",
               nrow(x$table), format(x$alpha)))
   if (!is.null(x$margin))

@@ -104,7 +104,7 @@ dd_registry_entries <- list(
 # The fields of the results aggregate() returns (the `aggregate` classes above)
 dd_aggregate_fields <- list(
   did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
-                 "unit_cluster", "base_period"),
+                 "unit_cluster", "base_period", "units", "source_call", "cluster", "survey_label"),
   did_etwfe_agg = c("type", "jacobian"))
 
 # The registry as a data frame (built once, when the package is built)

@@ -52,6 +52,7 @@ dd_new_event_study <- function(tab, V, spec, crit = NA_real_) {
 
 #' @export
 print.dd_event_study <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Event study: %d event times (%s to %s); reference %s; pre-period estimates: %s%s\n",
               length(x$event), format(min(x$event)), format(max(x$event)),
               if (length(x$reference)) paste(format(x$reference), collapse = ", ") else "none",

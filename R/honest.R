@@ -402,6 +402,7 @@ dd_honest_grid <- function(ctx, problems, flci) {
 
 #' @export
 print.honest_did <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   lab <- if (x$type == "SD") "M" else "Mbar"
   cat(sprintf("Sensitivity analysis (Rambachan-Roth), %s, method %s, %d%% intervals\n",
               x$results$delta[1], x$method, round(100 * (1 - x$alpha))))
@@ -420,12 +421,12 @@ print.honest_did <- function(x, digits = 4, ...) {
 }
 
 #' @export
-as.data.frame.honest_did <- function(x, ...) {
+as.data.frame.honest_did <- function(x, row.names = NULL, optional = FALSE, ...) {
   lab <- if (x$type == "SD") "M" else "Mbar"
   orig <- data.frame(x = NA_real_, lb = x$original[[1]], ub = x$original[[2]], method = "Original",
                      delta = NA_character_, stringsAsFactors = FALSE)
   names(orig)[1] <- lab
-  rbind(orig, x$results)
+  dd_as_df(rbind(orig, x$results), row.names, list(...))
 }
 
 #' @rdname honest_did

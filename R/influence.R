@@ -31,13 +31,16 @@ dd_ifs_dense <- function(psi) {
 #' `as.matrix(fit$ifs)` expands the block-sparse influence functions that
 #' [did_cs()] stores (units x estimates) into a dense matrix.
 #' @param x A `dd_ifs` object (`fit$ifs` of a [did_cs()] fit).
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @return A numeric matrix, one row per unit (observation in repeated
 #'   cross-sections) and one column per estimate.
 #' @keywords internal
 #' @method as.matrix dd_ifs
 #' @export
-as.matrix.dd_ifs <- function(x, ...) .Call(C_ifs_dense, x)
+as.matrix.dd_ifs <- function(x, ...) {
+  dd_check_dots(list(...), "as.matrix()")
+  .Call(C_ifs_dense, x)
+}
 
 # Rows that receive multipliers: units, or cluster sums of the unit rows
 # (dense, one block).

@@ -37,9 +37,22 @@
 #' @param ref For `tidy()` of an event study: add the reference period(s) as
 #'   rows (`estimate` 0 by normalisation, no standard error), in event-time
 #'   order, for plots of one's own. Default `FALSE`.
-#' @param row.names,optional Ignored (for the generic).
+#' @param row.names For `as.data.frame()`: row names of the result (default: 1, 2, ...).
+#' @param optional For the generic; changes nothing (the column names are syntactic).
+#' @param cluster,vcov For `summary()`: another variance, as fixest's `summary(fit, cluster = ~state)`.
+#'   `cluster` (a column name or one-sided formula): the influence-function estimators ([did_cs()],
+#'   [did_edid()], [did_ddd()] and their [aggregate()]s) recompute their analytic standard errors from the
+#'   stored influence functions, clustered by that column (constant within units), read from `data`; the
+#'   bootstrap standard errors and uniform band of a bootstrap fit are replaced by analytic ones (the
+#'   header says so). The other estimators keep no scores: `summary()` stops with the `update()` call that
+#'   refits with the new variance (e.g. `update(fit, cluster = ~state)`), and says so when the estimator has
+#'   no such argument. `vcov` is always refitted that way.
+#' @param data For `summary(fit, cluster = )`: the data of the fit, to read the cluster column from
+#'   (default: the fit's call's `data`, found as [update()] finds it).
 #' @param digits Significant digits to print.
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently). `tidy()` and `glance()` follow
+#'   broom's contract instead, as modelsummary passes its own arguments through: an error only for a
+#'   variance asked for (`vcov`, `cluster`; see `summary()`) or a misspelt argument (`conf.levl`).
 #' @return `coef`: named numeric; `vcov`: matrix; `confint`: matrix with two
 #'   columns; `nobs`: integer; `tidy`, `as.data.frame`, `glance`: data frames;
 #'   `summary`: an object of class `summary.dd_fit`. `glance()` has one row:
@@ -55,20 +68,34 @@
 #' confint(fit, level = 0.9)
 #' tidy(fit)
 #' glance(fit)
+#' # another variance: an influence-function fit is reclustered from what it stores
+#' cs <- did_cs(d, yname = "y", idname = "id", tname = "year", gname = "first_treat", nboot = 0)
+#' summary(cs, cluster = ~state)
+#' # a regression fit is refitted
+#' summary(update(fit, cluster = ~state))
 #' @name dd_fit-methods
 NULL
 
 #' @rdname dd_fit-methods
 #' @export
-coef.dd_fit <- function(object, ...) object$coefficients
+coef.dd_fit <- function(object, ...) {
+  dd_check_dots(list(...), "coef()")
+  object$coefficients
+}
 
 #' @rdname dd_fit-methods
 #' @export
-vcov.dd_fit <- function(object, ...) object$vcov
+vcov.dd_fit <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  object$vcov
+}
 
 #' @rdname dd_fit-methods
 #' @export
-nobs.dd_fit <- function(object, ...) object$nobs
+nobs.dd_fit <- function(object, ...) {
+  dd_check_dots(list(...), "nobs()")
+  object$nobs
+}
 
 dd_parm <- function(object, parm) {
   tab <- object$coeftable
@@ -82,6 +109,7 @@ dd_parm <- function(object, parm) {
 #' @rdname dd_fit-methods
 #' @export
 confint.dd_fit <- function(object, parm, level = 0.95, ...) {
+  dd_check_dots(list(...), "confint()")
   if (!is.numeric(level) || length(level) != 1L || is.na(level) || level <= 0 || level >= 1)
     dd_stop("`level` must be a number strictly between 0 and 1; got %s.", dd_show(level))
   tab <- object$coeftable[dd_parm(object, if (missing(parm)) NULL else parm), , drop = FALSE]
@@ -96,6 +124,7 @@ confint.dd_fit <- function(object, parm, level = 0.95, ...) {
 #' @method tidy dd_fit
 #' @export
 tidy.dd_fit <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   tab <- dd_tidy(x, conf.int, conf.level, ref)
   tab$term[tab$term == "ATT"] <- dd_estimand_label(x)
   tab
@@ -155,6 +184,7 @@ dd_tidy <- function(x, conf.int = TRUE, conf.level = 1 - x$alpha, ref = FALSE) {
 #' @method glance dd_fit
 #' @export
 glance.dd_fit <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(estimator = x$estimator, nobs = x$nobs, n.units = x$n_units %||% NA_integer_,
              n.periods = x$n_periods %||% NA_integer_,
              n.clusters = if (is.null(x$n_clusters)) NA_integer_ else min(x$n_clusters),
@@ -164,7 +194,21 @@ glance.dd_fit <- function(x, ...) {
 
 #' @rdname dd_fit-methods
 #' @export
-as.data.frame.dd_fit <- function(x, row.names = NULL, optional = FALSE, ...) tidy(x)
+as.data.frame.dd_fit <- function(x, row.names = NULL, optional = FALSE, ...) dd_as_df(tidy(x), row.names, list(...))
+
+# as.data.frame() methods: the table with `row.names` when given and
+# `stringsAsFactors` (which data.frame() passes) honoured; any other argument
+# is an error. (`optional`, about syntactic column names, changes nothing:
+# the tables' names are syntactic.)
+dd_as_df <- function(df, row.names, dots) {
+  saf <- dots$stringsAsFactors
+  dots$stringsAsFactors <- NULL
+  dd_check_dots(dots, "as.data.frame()")
+  df <- as.data.frame(df, stringsAsFactors = FALSE)
+  if (isTRUE(saf)) df[] <- lapply(df, function(v) if (is.character(v)) factor(v) else v)
+  if (!is.null(row.names)) row.names(df) <- row.names
+  df
+}
 
 dd_fmt_int <- function(x) formatC(x, format = "d", big.mark = ",")
 
@@ -227,6 +271,7 @@ dd_footer.default <- function(x) {
 #' @rdname dd_fit-methods
 #' @export
 print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  dd_check_dots(list(...), "print()")
   dd_print_header(x)
   cat("\n")
   tab <- x$coeftable[x$coeftable$term %in% x$main_terms, , drop = FALSE]
@@ -239,13 +284,16 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 
 #' @rdname dd_fit-methods
 #' @export
-summary.dd_fit <- function(object, ...) {
+summary.dd_fit <- function(object, cluster = NULL, vcov = NULL, data = NULL, ...) {
+  dd_check_dots(list(...), "summary()")
+  object <- dd_revcov(object, cluster, vcov, data, parent.frame())
   structure(list(fit = object), class = "summary.dd_fit")
 }
 
 #' @rdname dd_fit-methods
 #' @export
 print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  dd_check_dots(list(...), "print()")
   f <- x$fit
   dd_print_header(f)
   cat(if (length(f$df) > 1L)

@@ -365,6 +365,7 @@ dd_placebo_stat <- function(f, term = NULL) {
 
 #' @export
 print.dd_placebo <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   f <- function(v) formatC(v, digits = digits, format = "fg", flag = "#")
   lab <- c(timing = "Placebo test: fake adoption dates in the pre-period",
            group = "Placebo test: fake treated groups among the never treated",
@@ -457,9 +458,10 @@ dd_placebo_subtitle <- function(x) {
 #' @rdname placebo_test
 #' @param object A `placebo_test()` result (`autoplot()`: ggplot2; the same
 #'   plots as `plot()`).
-#' @param ... Not used.
+#' @param ... Not used: an error if given.
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_placebo <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
   gg <- asNamespace("ggplot2")
   x <- object

@@ -235,6 +235,7 @@ dd_power <- function(effect = NULL, n = NULL, power = NULL, sd = 1, n_pre = 1, n
 
 #' @export
 print.dd_power <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   r <- x[1, ]
   what <- switch(r$solved, effect = "minimum detectable effect", n = "required sample size", power = "power")
   cat(sprintf("DiD power analysis (%s): %s estimator, %d pre + %d post periods, %s correlation %s\n", what,

@@ -321,10 +321,11 @@ pt_slope_for_power <- function(target, run, ev, ref, pre, se, crit) {
 #' @rdname pretrends_power
 #' @param x A `dd_pretrends` object.
 #' @param digits Significant digits to print.
-#' @param ... Ignored by `print()` and `as.data.frame()`; passed to
-#'   [graphics::plot.default()] by `plot()`.
+#' @param ... Passed to [graphics::plot.default()] by `plot()`; not used by
+#'   `print()` and `as.data.frame()` (an error if given).
 #' @export
 print.dd_pretrends <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   cat("Pre-trend test power (Roth 2022)\n")
   cat(sprintf("Pre-test: reject if any of %d pre-period |t| > %s (alpha = %s per coefficient); size %s\n",
               x$num_pre, format(x$crit, digits = 6), format(x$alpha), format(x$size, digits = digits)))
@@ -350,7 +351,7 @@ print.dd_pretrends <- function(x, digits = 4, ...) {
 #' @param row.names,optional Ignored (for the generic).
 #' @export
 as.data.frame.dd_pretrends <- function(x, row.names = NULL, optional = FALSE, ...) {
-  x$table
+  dd_as_df(x$table, row.names, list(...))
 }
 
 #' @rdname pretrends_power

@@ -148,9 +148,10 @@ dd_sdid_refit <- function(f, s, Y, N0, T0, X, placebo = FALSE) {
 }
 
 #' @rdname sdid_diagnostics
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @export
 print.sdid_diagnostics <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   w <- x$weights
   cat("Synthetic DiD diagnostics\n")
   cat(sprintf("  effective controls %.2f (of %d with positive weight); effective pre-periods %.2f\n",
@@ -173,11 +174,17 @@ print.sdid_diagnostics <- function(x, ...) {
 #' @method summary did_sdid
 #' @export
 summary.did_sdid <- function(object, ...) {
+  dots <- list(...)
+  v <- names(dots) %in% c("cluster", "vcov")
+  # (an error: did_sdid has no such argument; dd_revcov says so)
+  if (any(v)) dd_revcov(object, dots$cluster, dots$vcov)
+  dd_check_dots(dots, "summary()")
   structure(list(fit = object), class = "summary.did_sdid")
 }
 
 #' @export
 print.summary.did_sdid <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   f <- x$fit
   print(f)
   parts <- if (length(f$fits) == 1L) list(NULL) else as.list(f$cohorts)
@@ -235,7 +242,9 @@ dd_sdid_plot_part <- function(x, cohort) {
 #' @param legend,legend_pos Draw the trajectory plot's legend (default
 #'   `TRUE`), and where: `"auto"` (default; the corner with the least of the
 #'   curves and the time weights in it) or a keyword of [graphics::legend()].
-#' @param ... Further arguments to the plotting function (`plot` or `barplot`); ignored by `summary`.
+#' @param ... Further arguments to the plotting function (`plot` or `barplot`). `summary()` takes none: its
+#'   `cluster` and `vcov` (as for the other fits) are errors saying why (did_sdid's variance is its placebo,
+#'   bootstrap or jackknife variance; refit with another `se`), and so is any other argument.
 #' @method plot did_sdid
 #' @export
 plot.did_sdid <- function(x, type = c("trajectory", "weights"), cohort = NULL, n_units = 15, legend = TRUE,

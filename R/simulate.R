@@ -451,6 +451,7 @@ dd_simulate_sample_size <- function(estimator, dgp = dd_sim_basic, effect, n_uni
 
 #' @export
 print.dd_power_sim_n <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Simulated power by number of units (effect %s, %d draws each, two-sided alpha = %s)\n",
               format(attr(x, "effect")), max(x$nsim), format(attr(x, "alpha"))))
   print(as.data.frame(x), digits = digits, row.names = FALSE)
@@ -485,6 +486,7 @@ plot.dd_power_sim_n <- function(x, main = "Simulated power by sample size", xlab
 
 #' @export
 print.dd_power_sim <- function(x, digits = 4, ...) {
+  dd_check_dots(list(...), "print()")
   cat(sprintf("Simulated power (%d draws per effect, two-sided alpha = %s)\n", max(x$nsim), format(attr(x, "alpha"))))
   print(as.data.frame(x), digits = digits, row.names = FALSE)
   mde <- attr(x, "mde")
@@ -534,6 +536,7 @@ plot.dd_power_sim <- function(x, main = "Simulated power", xlab = "Effect size",
 #' @param object A [dd_simulate_power()] result (`autoplot()`: ggplot2).
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_power_sim <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   mde <- attr(object, "mde")
   dd_power_gg(object, "effect", c(attr(object, "alpha"), attr(object, "target_power")), c(3, 2), mde,
               "Effect size", "Simulated power",
@@ -563,6 +566,7 @@ dd_power_gg <- function(object, xvar, hlines, hltype, vline, xlab, title, subtit
 #'   ggplot2).
 #' @exportS3Method ggplot2::autoplot
 autoplot.dd_power_sim_n <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
   n <- attr(object, "n_required")
   dd_power_gg(object, "n_units", attr(object, "target_power"), 2, n, "Units", "Simulated power by sample size",
               if (is.finite(n)) sprintf("Units needed: %d", as.integer(n)) else NULL)

@@ -168,9 +168,10 @@ dd_svy_vars <- function(x, data, arg) {
 
 #' @rdname survey_design
 #' @param x A `dd_survey_design`.
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @export
 print.dd_survey_design <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   if (x$replicate) {
     cat(sprintf("Replicate-weight survey design (diffdiff): %d observations, %d %s replicates\n", x$n,
                 ncol(x$repweights), x$type))

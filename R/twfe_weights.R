@@ -262,9 +262,10 @@ dd_tw_result <- function(p, rows, W, nat, beta, type, call, nm) {
 
 #' @rdname twfe_weights
 #' @param x A `twfe_weights` object.
-#' @param ... Ignored.
+#' @param ... Not used: an error if given (no argument is ignored silently).
 #' @export
 print.twfe_weights <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
   lab <- c(feTR = "fixed-effects regression, common trends",
            feS = "fixed-effects regression, common trends and effects constant over time",
            fdTR = "first-difference regression, common trends",
@@ -291,6 +292,7 @@ print.twfe_weights <- function(x, ...) {
 #' @method tidy twfe_weights
 #' @export
 tidy.twfe_weights <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
   w <- x$weights
   data.frame(term = paste0(w[[1]], ":", w[[2]]), group = w[[1]], period = w[[2]], weight = w$weight,
              stringsAsFactors = FALSE)
@@ -300,6 +302,7 @@ tidy.twfe_weights <- function(x, ...) {
 #' @method glance twfe_weights
 #' @export
 glance.twfe_weights <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
   data.frame(type = x$type, beta = x$beta, n.cells = x$n_pos + x$n_neg, n.positive = x$n_pos,
              n.negative = x$n_neg, sum.positive = x$sum_pos, sum.negative = x$sum_neg,
              share.negative = x$n_neg / (x$n_pos + x$n_neg), sigma_fe = x$sigma_fe,
@@ -309,4 +312,5 @@ glance.twfe_weights <- function(x, ...) {
 #' @rdname twfe_weights
 #' @param row.names,optional Ignored (for the generic).
 #' @export
-as.data.frame.twfe_weights <- function(x, row.names = NULL, optional = FALSE, ...) x$weights
+as.data.frame.twfe_weights <- function(x, row.names = NULL, optional = FALSE, ...)
+  dd_as_df(x$weights, row.names, list(...))
