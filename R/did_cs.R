@@ -494,7 +494,7 @@ dd_footer.did_cs <- function(x) {
   NextMethod()
   pt <- x$pretest
   if (!is.na(pt$W))
-    cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %.5f\n", pt$W, pt$df, pt$p.value))
+    cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %s\n", pt$W, pt$df, format.pval(pt$p.value, digits = 4)))
   else if (!is.null(pt$note)) cat("Pre-test of parallel trends not computed:", pt$note, "\n")
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; estimator: %s\n",
               x$control_group, x$anticipation, x$base_period, x$est_method))

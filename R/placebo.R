@@ -24,7 +24,14 @@
 #'     unit whose fake date is not before `cutoff` is untreated in the window
 #'     and serves as a comparison). The fit on this data estimates an effect
 #'     that is zero under parallel trends and no anticipation; its
-#'     standard error uses the fit's own inference settings.}
+#'     standard error uses the fit's own inference settings. With fewer
+#'     than two fake-treated units (or clusters, for a clustered fit) the
+#'     test is refused: the error names the `cutoff` that gives the most
+#'     (on the castle panel, the default leaves the one state adopting in
+#'     2009; `cutoff = 2006` gives 13). The result records the numbers of
+#'     fake-treated units (`n_fake_treated`), their clusters
+#'     (`n_fake_clusters`) and comparison units (`n_comparison`), and
+#'     print() shows them.}
 #'   \item{`"group"`}{Fake treated groups among the never-treated units: the
 #'     treated units are dropped, and in each of `ndraws` draws `n_treated`
 #'     never-treated units (default: the treated share of the units) get
@@ -367,6 +374,7 @@ dd_placebo_stat <- function(f, term = NULL) {
 print.dd_placebo <- function(x, digits = 4, ...) {
   dd_check_dots(list(...), "print()")
   f <- function(v) formatC(v, digits = digits, format = "fg", flag = "#")
+  fp <- function(p) format.pval(p, digits = digits)
   lab <- c(timing = "Placebo test: fake adoption dates in the pre-period",
            group = "Placebo test: fake treated groups among the never treated",
            permutation = "Randomisation inference: treatment permuted across units",
@@ -378,7 +386,11 @@ print.dd_placebo <- function(x, digits = 4, ...) {
       cat(sprintf("Periods before %s; adoption moved %d period(s) earlier (fake dates: %s); %d unit(s) treated before %s dropped\n",
                   format(x$cutoff), x$shift, paste(format(x$fake_dates), collapse = ", "), x$n_dropped_units,
                   format(x$cutoff)))
-      cat(sprintf("Placebo estimate: %s (SE %s), p-value %s\n", f(x$estimate), f(x$std.error), f(x$p.value)))
+      if (!is.null(x$n_fake_treated))
+        cat(sprintf("Fake-treated units: %d%s; comparison units: %d\n", x$n_fake_treated,
+                    if (is.null(x$n_fake_clusters)) "" else sprintf(" in %d clusters", x$n_fake_clusters),
+                    x$n_comparison))
+      cat(sprintf("Placebo estimate: %s (SE %s), p-value %s\n", f(x$estimate), f(x$std.error), fp(x$p.value)))
     },
     group = {
       cat(sprintf("Draws: %d (%d fake treated units each)\n", nrow(x$draws), x$n_treated))
@@ -395,7 +407,7 @@ print.dd_placebo <- function(x, digits = 4, ...) {
                   if (ts == "t") "|t| = |estimate / SE|" else "|estimate|", ts,
                   f(abs(x$observed_statistic %||% x$estimate))))
       cat(sprintf("Estimate: %s; %s %d permutations; randomisation p-value %s\n", f(x$estimate),
-                  if (x$exact) "all" else "random", nrow(x$draws), f(x$p.value)))
+                  if (x$exact) "all" else "random", nrow(x$draws), fp(x$p.value)))
       if (isTRUE(x$n_no_statistic > 0L))
         cat(sprintf("%d permutation(s) gave no statistic and were left out of the p-value (%d used)\n",
                     x$n_no_statistic, m))
@@ -437,7 +449,7 @@ plot.dd_placebo <- function(x, main = NULL, xlab = NULL, ...) {
   h <- graphics::hist(v, breaks = "FD", plot = FALSE)
   r <- range(c(h$breaks, v0, if (perm) -v0))
   graphics::hist(v, breaks = h$breaks, col = "grey85", border = "white", xlab = xlab, xlim = r,
-                 main = main %||% if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value)
+                 main = main %||% if (perm) sprintf("Permutation distribution (p = %s)", format.pval(x$p.value, digits = 3))
                                   else "Placebo estimates over draws", ...)
   graphics::abline(v = v0, col = "firebrick", lwd = 2)
   if (perm) graphics::abline(v = -v0, col = "firebrick", lwd = 2, lty = 2)
@@ -483,7 +495,7 @@ autoplot.dd_placebo <- function(object, ...) {
     gg$geom_histogram(bins = max(10L, min(40L, nrow(d) %/% 5L)), fill = "grey80", colour = "white") +
     gg$geom_vline(xintercept = v0, colour = "firebrick", linewidth = 0.9) +
     gg$labs(x = dd_placebo_xlab(x), y = "Draws",
-            title = if (perm) sprintf("Permutation distribution (p = %.3f)", x$p.value) else "Placebo estimates over draws",
+            title = if (perm) sprintf("Permutation distribution (p = %s)", format.pval(x$p.value, digits = 3)) else "Placebo estimates over draws",
             subtitle = dd_placebo_subtitle(x))
   if (perm) p <- p + gg$geom_vline(xintercept = -v0, colour = "firebrick", linewidth = 0.9, linetype = 2)
   p

@@ -27,7 +27,23 @@ dd_placebo_timing <- function(cl, env, pan, u, term, shift, cutoff) {
   Gn <- ifelse(is.na(fake), 0, tlev[pmax(fake, 1)])
   Gn[!is.na(fake) & Gn >= cutoff] <- 0             # untreated in the window: comparisons
   drop_unit <- treated & G < cutoff                # treated within the window
-  if (!any(Gn > 0 & !drop_unit)) dd_stop("the timing placebo has no fake-treated unit.")
+  # the fake-treated units and their clusters (the fit's cluster variable,
+  # if any): a placebo with one of them tests nothing that a clustered (or
+  # unit-level) standard error can measure
+  fk <- Gn > 0 & !drop_unit
+  ucl <- dd_placebo_unit_clusters(pan)
+  n_fake <- sum(fk)
+  n_fake_cl <- if (is.null(ucl)) n_fake else length(unique(ucl[fk]))
+  if (n_fake_cl < 2L) {
+    best <- dd_placebo_best_cutoff(G, tlev, shift, ucl)
+    dd_stop("the timing placebo with `cutoff` = %s and `shift` = %d has %d fake-treated %s%s: its standard error and p-value would rest on %s. %s",
+            format(cutoff), shift, n_fake_cl, if (is.null(ucl)) "unit" else "cluster",
+            if (n_fake_cl == 1L) "" else "s", if (n_fake_cl == 1L) "a single treated unit" else "none",
+            if (!is.null(best)) sprintf("`cutoff` = %s gives %d (the cohorts adopting from %s on, moved %d period(s) earlier).",
+                                        format(best$cutoff), best$n, format(best$cutoff), shift)
+            else "No cutoff gives two; this panel has too few treated units for a timing placebo.",
+            .code = "PLACEBO_TOO_FEW")
+  }
   keep <- pan$tt < cutoff & !drop_unit[pan$idc + 1L]
   p2 <- dd_placebo_redraw(pan, Gn, keep)
   dd_reuse$panel <- p2
@@ -36,7 +52,32 @@ dd_placebo_timing <- function(cl, env, pan, u, term, shift, cutoff) {
   s <- dd_placebo_stat(f, term)
   list(estimate = s$est, std.error = s$se, p.value = s$p, fit = f, shift = shift, cutoff = cutoff,
        fake_dates = sort(unique(Gn[Gn > 0 & !drop_unit])), n_dropped_units = sum(drop_unit),
+       n_fake_treated = n_fake, n_fake_clusters = if (is.null(ucl)) NULL else n_fake_cl,
+       n_comparison = sum(!drop_unit & !fk),
        draws = data.frame(draw = 1L, estimate = s$est, std.error = s$se, p.value = s$p), failed = 0L)
+}
+
+# the cluster of each unit of the panel (first clustering variable), or NULL
+# when the fit is not clustered beyond its units
+dd_placebo_unit_clusters <- function(pan) {
+  if (is.null(pan$cl) || identical(pan$cl, pan$idc)) return(NULL)
+  cu <- pan$cl[dd_first_rows(pan$idc)]
+  if (length(unique(cu)) == length(cu)) NULL else cu
+}
+
+# the cutoff (a period) whose timing placebo has the most fake-treated units
+# (clusters), at least two; NULL if none has two
+dd_placebo_best_cutoff <- function(G, tlev, shift, ucl) {
+  best <- NULL
+  for (cut in tlev[-(1:2)]) {
+    pos <- match(G, tlev)
+    fake <- ifelse(G > 0 & G >= cut, pos - shift, NA)
+    if (any(!is.na(fake) & fake <= 1)) next          # (a cohort moved to the first period: an error)
+    ok <- !is.na(fake) & tlev[pmax(fake, 1)] < cut
+    n <- if (is.null(ucl)) sum(ok) else length(unique(ucl[ok]))
+    if (n >= 2L && (is.null(best) || n > best$n)) best <- list(cutoff = cut, n = n)
+  }
+  best
 }
 
 dd_placebo_group <- function(cl, env, pan, u, term, ndraws, n_treated, alpha) {

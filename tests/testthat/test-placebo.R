@@ -354,3 +354,34 @@ test_that("placebo_test(): bad input", {
   expect_error(placebo_test(fs, data = d), "survey design")
   expect_identical(d0, d[names(d0)])
 })
+
+test_that("timing placebo: refused with one fake-treated unit (naming a cutoff that works); counts printed; p-values as format.pval", {
+  castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+  cs <- suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0))
+  # the default cutoff (2009, the last adoption) leaves the one state adopting in 2009
+  expect_error(placebo_test(cs, type = "timing"), "1 fake-treated unit.*`cutoff` = 2006 gives 13",
+               class = "diffdiff_placebo_too_few")
+  p <- suppressWarnings(placebo_test(cs, type = "timing", cutoff = 2006))
+  # 13 states adopt in 2006 (fake date 2005); 29 never treated + 7 adopting 2007-2009 are comparisons
+  expect_identical(p$n_fake_treated, 13L)
+  expect_identical(p$n_comparison, 36L)
+  expect_null(p$n_fake_clusters)
+  out <- utils::capture.output(print(p))
+  expect_true(any(grepl("Fake-treated units: 13; comparison units: 36", out, fixed = TRUE)))
+  expect_true(any(grepl(paste0("p-value ", format.pval(p$p.value, digits = 4)), out, fixed = TRUE)))
+  # a clustered fit counts clusters: 4 regions, say; one fake-treated region is refused
+  castle$region <- (castle$sid - 1) %/% 13
+  csc <- suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0, cluster = "region"))
+  pc <- suppressWarnings(placebo_test(csc, type = "timing", cutoff = 2006))
+  adopters <- unique(castle$sid[castle$effyear == 2006])
+  expect_identical(pc$n_fake_clusters, length(unique((adopters - 1) %/% 13)))
+  expect_true(any(grepl(sprintf("Fake-treated units: 13 in %d clusters", pc$n_fake_clusters),
+                        utils::capture.output(print(pc)), fixed = TRUE)))
+  one <- castle$sid[castle$effyear == 2007]
+  castle$reg2 <- ifelse(castle$sid %in% one, 99, castle$region)
+  cs2 <- suppressWarnings(did_cs(castle, "l_homicide", "sid", "year", "effyear", nboot = 0, cluster = "reg2"))
+  expect_error(placebo_test(cs2, type = "timing", cutoff = 2007), "1 fake-treated cluster")
+  # a tiny p-value prints as format.pval prints it, not as 0.00000000003757
+  x <- p; x$p.value <- 3.757e-11
+  expect_true(any(grepl("p-value 3.757e-11", utils::capture.output(print(x)), fixed = TRUE)))
+})
