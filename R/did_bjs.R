@@ -92,12 +92,16 @@
 #' bjs$pretest
 #' plot(bjs)
 #' @inheritSection diffdiff-package Cohort coding
+#' @inheritSection diffdiff-package Formula interface
 #' @export
 did_bjs <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL,
                     horizon = NULL, pretrends = TRUE, cluster = NULL, alpha = 0.05,
                     nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                     fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
+  # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
+  fcl <- dd_formula_call(match.call(), environment(), "did_bjs")
+  if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)

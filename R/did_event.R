@@ -53,6 +53,7 @@
 #' did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
 #'           window = c(-3, 2))
 #' @inheritSection diffdiff-package Cohort coding
+#' @inheritSection diffdiff-package Formula interface
 #' @export
 did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -1, window = NULL,
                       weightsname = NULL, fe = NULL, cluster = NULL,
@@ -60,6 +61,9 @@ did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -
                       boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                       fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
+  # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
+  fcl <- dd_formula_call(match.call(), environment(), "did_event")
+  if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,

@@ -82,13 +82,19 @@
 #' sa <- did_sa(d, yname = "y", idname = "id", tname = "year", gname = "first_treat", xformla = ~ x1)
 #' sa
 #' plot(sa)
+#' # the same fit, written as fixest writes it
+#' did_sa(y ~ x1 + sunab(first_treat, year) | id + year, data = d)
 #' @inheritSection diffdiff-package Cohort coding
+#' @inheritSection diffdiff-package Formula interface
 #' @export
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
                    control_group = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
                    nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
                    fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, control = NULL) {
   call <- match.call()
+  # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
+  fcl <- dd_formula_call(match.call(), environment(), "did_sa")
+  if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,

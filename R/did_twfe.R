@@ -91,12 +91,16 @@
 #' d$region <- d$id %% 10
 #' summary(did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",
 #'                  cluster = "region", vcov = "CR2"))
+#' @inheritSection diffdiff-package Formula interface
 #' @export
 did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsname = NULL,
                      fe = NULL, cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"),
                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
   call <- match.call()
+  # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
+  fcl <- dd_formula_call(match.call(), environment(), "did_twfe")
+  if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,

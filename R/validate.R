@@ -83,6 +83,11 @@ dd_required <- function(args, env = parent.frame(), labels = character()) {
             dname = "the 0/1 treatment column", dose = "the dose column", treatname = "the 0/1 treated-group column",
             postname = "the 0/1 post-period column")
   what[names(labels)] <- labels
+  # a formula where `data` or `yname` belongs (fixest's habit): say how to
+  # write the call (the estimators with the formula interface translate it
+  # before they get here)
+  fun <- tryCatch(as.character(sys.call(-1)[[1]]), error = function(e) "this function")
+  dd_formula_refuse(env, fun[length(fun)])
   for (a in args)
     if (eval(call("missing", as.name(a)), env)) dd_stop("`%s` (%s) is missing.", a, what[[a]])
   invisible(TRUE)

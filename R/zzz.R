@@ -79,6 +79,20 @@
 #'   cluster variable \tab `cluster` \tab `clustervars` ([did_cs()]) \cr
 #' }
 #'
+#' @section Formula interface:
+#' The regression estimators whose fixest call they mirror ([did_twfe()],
+#' [did_event()], [did_sa()], [did_bjs()], [did_gardner()]) also take a
+#' fixest-style formula in place of `data` and `yname`, e.g.
+#' `did_sa(l_homicide ~ sunab(effyear, year) | sid + year, data = castle)`:
+#' the outcome on the left; after `|` the unit and the period columns, in that
+#' order; on the right, covariates (`xformla`) and `sunab(g, t)`, which names
+#' the cohort column `gname` (or name `gname` as an argument). For
+#' [did_twfe()] without `dname`, the first right-hand-side variable is the
+#' 0/1 treatment, as in `feols(y ~ treat | id + t)`. The call is translated to
+#' the column-name call, which the fit records (so `update()` works on it),
+#' and gives the same numbers. fixest's `i()` is not translated. The other
+#' estimators stop on a formula, showing the column-name call to write.
+#'
 #' @section Progress:
 #' Loops that can run long report progress through the progressr package
 #' (in Suggests): the synthetic DiD placebo, bootstrap and jackknife
