@@ -406,9 +406,12 @@ print.honest_did <- function(x, digits = 4, ...) {
   lab <- if (x$type == "SD") "M" else "Mbar"
   cat(sprintf("Sensitivity analysis (Rambachan-Roth), %s, method %s, %d%% intervals\n",
               x$results$delta[1], x$method, round(100 * (1 - x$alpha))))
-  cat(sprintf("Target: l'beta_post with l = %s; estimate %s (se %s); %d pre and %d post periods\n",
-              dd_show(x$l_vec, 6), format(x$estimate, digits = digits), format(x$se, digits = digits),
-              x$num_pre, x$num_post))
+  l <- x$l_vec
+  # (equal weights read better as "the average of the k post periods")
+  lt <- if (length(l) > 1L && all(abs(l - 1 / length(l)) < 1e-12)) sprintf("the average of the %d post periods", length(l))
+        else sprintf("l'beta_post with l = %s", dd_show(l, 6))
+  cat(sprintf("Target: %s; estimate %s (se %s); %d pre and %d post periods\n", lt,
+              format(x$estimate, digits = digits), format(x$se, digits = digits), x$num_pre, x$num_post))
   cat(sprintf("Original interval: [%s, %s]\n", format(x$original[1], digits = digits),
               format(x$original[2], digits = digits)))
   r <- x$results[, c(lab, "lb", "ub")]
