@@ -56,6 +56,7 @@ dd_agg_group_map <- function(gk, post, pg, glist) {
 # aggregate.did_cs() (did_ddd, did_edid).
 dd_agg_via_cs <- function(x, type, base_period, title, call, ...) {
   choices <- c("dynamic", "group", "simple", "calendar")
+  if (identical(type, "event")) type <- "dynamic"            # (did_etwfe's and etwfe's name)
   type <- dd_match_arg(if (identical(type, choices)) "dynamic" else type, choices, "type")
   tab <- x$coeftable
   out <- aggregate.did_cs(dd_cells_as_cs(x, tab$group, tab$time, tab$estimate, x$inf, x$unit_group, x$unit_weight,
@@ -70,6 +71,7 @@ dd_cells_as_cs <- function(x, group, time, estimate, inf, G, w, cluster, periods
                            base_period, anticipation) {
   structure(list(coeftable = data.frame(term = sprintf("ATT(%s,%s)", group, time), group = group, time = time,
                                         estimate = estimate), units = x$units, call = x$call,
+                 control_group = x$control_group,
                  n = length(G), unit_group = G, unit_weight = w, unit_cluster = cluster, periods = periods, inf = inf,
                  boot_draws = NULL, alpha = x$alpha, nboot = x$nboot, boot_weights = x$boot_weights, cband = x$cband,
                  cband_method = "sup-t", yname = x$yname, nobs = x$nobs, n_units = x$n_units,
@@ -91,8 +93,8 @@ dd_cells_as_cs <- function(x, group, time, estimate, inf, G, w, cluster, periods
 #' covers all elements of the aggregation.
 #'
 #' @param x A `did_cs` fit.
-#' @param type `"group"` (default, as did), `"simple"`, `"dynamic"` or
-#'   `"calendar"`.
+#' @param type `"group"` (default, as did), `"simple"`, `"dynamic"` (also
+#'   `"event"`, as [aggregate.did_etwfe()] and etwfe call it) or `"calendar"`.
 #' @param balance_e For `"dynamic"`: keep only cohorts observed at least
 #'   `balance_e` periods after treatment, and event times up to `balance_e`.
 #' @param min_e,max_e Event-time limits (`"dynamic"`; `max_e` also limits the
@@ -125,6 +127,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     bs <- if (is.null(a$bstrap)) x$nboot > 0 else dd_check_flag(a$bstrap, "bstrap")
     nboot <- if (!bs) 0L else if (!is.null(a$biters)) a$biters else max(x$nboot, 1000L)
   }
+  if (identical(type, "event")) type <- "dynamic"            # (did_etwfe's and etwfe's name)
   type <- dd_match_arg(type[1], c("group", "simple", "dynamic", "calendar"), "type")
   # the shared settings, defaulting to the fit's
   sp <- dd_spec(alpha = alpha %||% x$alpha, nboot = nboot %||% x$nboot, boot_weights = boot_weights %||% x$boot_weights,
@@ -246,7 +249,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
                   more = list(type = type, crit = crit, nboot = nboot, boot_weights = boot_weights, cband = cband,
                               cband_method = cband_method, inf = x$inf, comb = comb, n = n, unit_cluster = cl,
                               base_period = x$base_period, units = x$units, source_call = x$source_call %||% x$call,
-                              cluster = x$cluster, survey_label = x$survey_label))
+                              cluster = x$cluster, survey_label = x$survey_label, control_group = x$control_group))
   coefs <- stats::setNames(est_all, ctab$term)
   extra <- list()
   if (type == "dynamic") {

@@ -82,8 +82,9 @@
 #'   controls (not the not-yet-switched).
 #' @param same_switchers If `TRUE`, every effect uses the same switchers:
 #'   those observed, with controls, at all the `effects` horizons.
-#' @param controls Time-varying control variables: column names (as
-#'   DIDmultiplegtDYN's `controls`) or a one-sided formula (`~ x1 + x2`).
+#' @param xformla,controls Time-varying control variables, as a one-sided
+#'   formula (`~ x1 + x2`) or column names: `xformla` is the package's common
+#'   name, `controls` DIDmultiplegtDYN's (give one).
 #'   For each baseline treatment, the outcome's changes are net of the
 #'   controls' changes times their coefficients, estimated by a regression of
 #'   first differences with period effects on the not-yet-switched cells;
@@ -187,8 +188,13 @@ did_dcdh <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0
                      estimand = c("dynamic", "DID_M"), threshold_stable_treatment = 0,
                      weightsname = NULL, cluster = NULL,
                      survey = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
-                     cband = FALSE, rules = "default") {
+                     cband = FALSE, rules = "default", xformla = NULL) {
   call <- match.call()
+  # the package's common name for covariates; `controls` is DIDmultiplegtDYN's
+  if (!is.null(xformla)) {
+    if (!is.null(controls)) dd_stop("`xformla` and `controls` name the same thing (the time-varying controls); give one.")
+    controls <- xformla
+  }
   dd_required(c("data", "yname", "idname", "tname", "dname"), labels = c(dname = "the treatment column"))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, effects = effects,

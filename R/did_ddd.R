@@ -315,7 +315,7 @@ dd_ddd_engine <- function(prep, uq, cells, control_group, est_method, gname, pna
 #' `agg_ddd()`) and their estimation in the influence functions.
 #'
 #' @param x A `did_ddd` fit.
-#' @param type `"dynamic"` (default), `"group"`, `"simple"` or `"calendar"`.
+#' @param type `"dynamic"` (default; also `"event"`), `"group"`, `"simple"` or `"calendar"`.
 #' @param ... Passed to [aggregate.did_cs()].
 #' @return A `did_cs_agg` fit.
 #' @examples

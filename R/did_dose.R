@@ -257,6 +257,7 @@ did_dose <- function(data, yname, idname, tname, gname, dose, degree = 3, num_kn
                   notes = notes, more = list(rules = rl$rule))
   new_dd_fit("did_dose", tab, ov, V, info, call,
              list(dose = dose_tab, cells = cell_tab, knots = knots, degree = degree, tname = tname,
+                  control_group = control_group,
                   dose_crit = c(att = crit_d, acrt = crit_a), nboot = sp$nboot, boot_weights = sp$boot_weights,
                   cband = sp$cband, inf = if_o, cck = ck,
                   cell_inf = list(att = psi_att, acrt = psi_acrt, G = G, w = w, cluster = cl, glist = glist,

@@ -380,7 +380,7 @@ dd_edid_weights <- function(Om, g, t) {
 #' cohort shares and their estimation in the influence functions.
 #'
 #' @param x A `did_edid` fit.
-#' @param type `"dynamic"` (default), `"group"`, `"simple"` or `"calendar"`.
+#' @param type `"dynamic"` (default; also `"event"`), `"group"`, `"simple"` or `"calendar"`.
 #' @param ... Passed to [aggregate.did_cs()].
 #' @return A `did_cs_agg` fit.
 #' @examples

@@ -445,7 +445,7 @@ aggregate.did_etwfe <- function(x, type = c("simple", "group", "calendar", "dyna
                   x$yname, x$nobs, x$vcov_type, x$vcov_label, Inf, x$alpha, terms, n_units = x$n_units,
                   n_periods = x$n_periods, n_clusters = x$n_clusters)
   new_dd_fit("did_etwfe_agg", tab, stats::setNames(est, terms), V, info, match.call(),
-             list(type = type, jacobian = J,
+             list(type = type, jacobian = J, control_group = x$control_group,
                   event_study = if (type == "dynamic")
                     dd_es_spec(reference = if (x$control_group == "nevertreated") -1 else numeric(),
                                base_period = if (x$control_group == "nevertreated") "reference" else "imputation")))

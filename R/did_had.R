@@ -95,9 +95,11 @@
 #' @param nboot,boot_weights,cband Multiplier bootstrap of the influence
 #'   functions (0: analytic) and a uniform band over the event times
 #'   (`cband = TRUE` needs `nboot > 0`; an error otherwise).
-#' @param ... DIDHAD's spellings: `df`, `outcome`, `group`, `time`,
-#'   `treatment`, `level`, `bw_method` (and `graph_off`, ignored), so that a
-#'   call written for DIDHAD runs unchanged.
+#' @param ... `dose`, [did_dose()]'s name for the dose column (= `dname`);
+#'   DIDHAD's spellings: `df`, `outcome`, `group`, `time`, `treatment`,
+#'   `level`, `bw_method` (and `graph_off`, which only silences DIDHAD's
+#'   graph and changes no number), so that a call written for DIDHAD runs
+#'   unchanged.
 #' @return A fit of class `c("did_had", "dd_fit")`, the class of DIDHAD's
 #'   own results: with both packages loaded, in either order, `print()` and
 #'   `summary()` show this fit as diffdiff's and a DIDHAD result as DIDHAD's.
@@ -129,8 +131,13 @@ did_had <- function(data, yname, idname, tname, dname, effects = 1, placebo = 0,
                     ...) {
   call <- match.call()
   # DIDHAD's spellings: a did_had() call written for DIDHAD runs unchanged
-  a <- dd_did_aliases(list(...), c("df", "outcome", "group", "time", "treatment", "level", "bw_method", "graph_off"),
-                      "did_had")
+  a <- dd_did_aliases(list(...), c("df", "outcome", "group", "time", "treatment", "level", "bw_method", "graph_off",
+                                   "dose"), "did_had")
+  # did_dose()'s name for the dose column
+  if (!is.null(a$dose)) {
+    if (!missing(dname)) dd_stop("`dose` and `dname` name the same column (the dose); give one.")
+    dname <- a$dose
+  }
   if (!is.null(a$df)) data <- a$df
   if (!is.null(a$outcome)) yname <- a$outcome
   if (!is.null(a$group)) idname <- a$group

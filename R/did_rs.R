@@ -73,6 +73,14 @@
 #'   treated compares; `"last"`: only the last-treated cohort.
 #' @param nperm Permutations of the Fisher randomisation test (0: none).
 #' @param alpha Significance level of the (normal) intervals.
+#' @section Covariates, weights and clusters:
+#' `did_rs()` has no `xformla`, `weightsname` or `cluster` (passing one is
+#' an error saying why). The estimator of Roth and Sant'Anna, as the
+#' staggered package, has no covariate adjustment: its efficiency comes from
+#' the pre-treatment outcomes under random timing of adoption. Its
+#' design-based variance treats each unit's adoption date as randomly
+#' assigned and weights units equally; when dates were assigned to groups of
+#' units (states), aggregate the data to those groups and estimate on them.
 #' @param rules Peer rules ([dd_rules]): `"default"` (the Fisher test's
 #'   permutations drawn from the caller's random-number stream) or
 #'   `"staggered-1.2.2"` (permutation s drawn after `set.seed(s)` from the
@@ -109,7 +117,8 @@ did_rs <- function(data, yname, idname, tname, gname, estimand = c("simple", "co
                    rules = "default", ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
-  a <- dd_did_aliases(list(...), c("eventTime", "use_last_treated_only", "compute_fisher", "num_fisher_permutations",
+  dots <- dd_unsupported_args(list(...), "did_rs", dd_rs_unsupported)
+  a <- dd_did_aliases(dots, c("eventTime", "use_last_treated_only", "compute_fisher", "num_fisher_permutations",
                                    "use_DiD_A0"), "did_rs")
   if (!is.null(a$eventTime)) event_time <- a$eventTime
   if (!is.null(a$use_last_treated_only) && dd_check_flag(a$use_last_treated_only, "use_last_treated_only"))
@@ -456,3 +465,10 @@ dd_footer.did_rs <- function(x) {
   }
   invisible(x)
 }
+
+# why did_rs() takes no covariates, weights or clusters (its help page says
+# the same)
+dd_rs_unsupported <- c(
+  xformla = "the efficient estimator of Roth and Sant'Anna (as the staggered package) has no covariate adjustment; its efficiency comes from the pre-treatment outcomes under random timing of adoption.",
+  cluster = "its design-based variance treats each unit's adoption date as randomly assigned; when dates were assigned to groups of units (states), aggregate the data to those groups and estimate on them.",
+  weightsname = "the estimator weights units equally, as the staggered package does: the random-timing design assigns dates to units, and sampling weights have no place in its design-based variance.")

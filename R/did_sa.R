@@ -223,6 +223,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   new_dd_fit("did_sa", tab, stats::setNames(tab$estimate, terms), Va, info, call,
              list(cohort_coefs = full, vcov_full = V, shares = n_obs,
                   cohort_ref = stats::setNames(refg, cg0), path = est$path,
+                  control_group = if (control == "last") sprintf("last:%s", format(glast)) else "never",
                   event_study = dd_es_spec(reference = ref), crit = crit, nboot = sp$nboot,
                   boot_weights = sp$boot_weights, cband = sp$cband))
 }

@@ -70,6 +70,17 @@
 #' @param max_iter_pre_sparsify Iterations of the first round (100).
 #' @param noise_level sigma; `NULL` for synthdid's default.
 #' @param alpha Significance level for intervals.
+#' @param ... Not used; `cluster` and `weightsname` (arguments of the other
+#'   estimators) are errors saying why (see the section on weights and
+#'   clusters).
+#' @section Weights and clusters:
+#' `did_sdid()` has no `cluster` and no `weightsname`. Its placebo,
+#' bootstrap and jackknife variances resample units, as synthdid's do;
+#' clustered resampling is not implemented, so treatment assigned by
+#' clusters is not reflected in its standard error. Its unit and time
+#' weights are solved for by the estimator, and sampling weights have no
+#' defined role in them. Covariates enter through `xformla` (synthdid's
+#' residualisation).
 #' @return An object of class `c("did_sdid", "dd_fit")`: the coefficient table
 #'   (`"ATT"`; with `staggered = TRUE` also one row per cohort), the weights
 #'   (`omega`, `lambda`, see [sdid_weights()]), the replicate estimates and
@@ -91,8 +102,9 @@ did_sdid <- function(data, yname, idname, tname, dname, method = c("sdid", "sc",
                      xformla = NULL, staggered = FALSE, zeta_omega = NULL, zeta_lambda = NULL,
                      omega_intercept = TRUE, lambda_intercept = TRUE, min_decrease = NULL,
                      max_iter = 10000, sparsify = TRUE, max_iter_pre_sparsify = 100,
-                     noise_level = NULL, alpha = 0.05) {
+                     noise_level = NULL, alpha = 0.05, ...) {
   call <- match.call()
+  dd_check_dots(dd_unsupported_args(list(...), "did_sdid", dd_sdid_unsupported), "did_sdid()")
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dd_check_data(data)
   method <- dd_match_arg(method[1], c("sdid", "sc", "did"), "method")
@@ -373,3 +385,8 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
   V <- ((B - 1) / B) * stats::cov(R, use = "pairwise.complete.obs")
   list(fits = fits, estimate = est, se = sqrt(diag(V)), vcov = V, rep = list(estimates = R))
 }
+
+# why did_sdid() takes no weights or clusters (its help page says the same)
+dd_sdid_unsupported <- c(
+  cluster = "its placebo, bootstrap and jackknife variances resample units, as synthdid's do; clustered resampling is not implemented, so treatment assigned by clusters is not reflected in its standard error.",
+  weightsname = "its unit and time weights are solved for by the estimator (as synthdid); sampling weights have no defined role in the synthetic-control weights.")

@@ -177,7 +177,7 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
   if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
   if (identical(est$vc$type, "CR2")) info$df <- stats::setNames(dd_vc_df(est$vc, S), out_terms)
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
-             list(event_study = dd_es_spec(reference = -1), cohorts = info_c, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
+             list(event_study = dd_es_spec(reference = -1), cohorts = info_c, control_group = control_group, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha), crit = ag$crit,
                   nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband))
 }

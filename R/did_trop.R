@@ -63,6 +63,14 @@
 #'   (diff-diff's defaults).
 #' @param nboot Bootstrap replications (0: no standard error).
 #' @param alpha Significance level.
+#' @section Covariates, weights and clusters:
+#' `did_trop()` has no `xformla`, `weightsname` or `cluster` (passing one is
+#' an error saying why). The triply robust panel estimator, as diff-diff's
+#' TROP, adjusts for unobserved factors through its low-rank component and
+#' its unit and time weights, not for covariates (residualise the outcome
+#' first if needed); those weights are chosen by the estimator, so sampling
+#' weights have no defined role; its bootstrap resamples units, and a
+#' cluster bootstrap is not implemented.
 #' @param max_iter,tol Outer iterations and convergence tolerance of each
 #'   fit (maximum absolute change).
 #' @param cores Processes for the fits (forked; not on Windows): the
@@ -94,7 +102,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
                      nboot = 200, alpha = 0.05, max_iter = 100, tol = 1e-6, cores = 1L, ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
-  dots <- list(...)
+  dots <- dd_unsupported_args(list(...), "did_trop", dd_trop_unsupported)
   if (length(dots)) {
     bad <- setdiff(names(dots) %||% "", "n_bootstrap")
     if (length(bad) || is.null(names(dots)))
@@ -338,3 +346,10 @@ dd_footer.did_trop <- function(x) {
               format(l[[3]]), how))
   invisible(x)
 }
+
+# why did_trop() takes no covariates, weights or clusters (its help page says
+# the same)
+dd_trop_unsupported <- c(
+  xformla = "the triply robust panel estimator (as diff-diff's TROP) adjusts for unobserved factors through its low-rank component and unit and time weights, not for covariates; residualise the outcome on covariates first if needed.",
+  cluster = "its bootstrap resamples units, as diff-diff's does; a cluster bootstrap is not implemented, so treatment assigned by clusters is not reflected in its standard error.",
+  weightsname = "its unit and time weights are chosen by the estimator (by leave-one-out cross-validation of the tuning); sampling weights have no defined role in it.")

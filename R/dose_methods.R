@@ -12,7 +12,7 @@
 #' fit or here.
 #'
 #' @param x A `did_dose` fit.
-#' @param type `"dynamic"` (default), `"group"`, `"simple"` or `"calendar"`.
+#' @param type `"dynamic"` (default; also `"event"`), `"group"`, `"simple"` or `"calendar"`.
 #' @param parameter `"att"` (default) or `"acrt"`.
 #' @param ... Passed to [aggregate.did_cs()] (`min_e`, `max_e`, `balance_e`,
 #'   `nboot`, `cband`, `alpha`, ...).
@@ -31,6 +31,7 @@
 #' @export
 aggregate.did_dose <- function(x, type = c("dynamic", "group", "simple", "calendar"), parameter = c("att", "acrt"),
                                ...) {
+  if (identical(type, "event")) type <- "dynamic"            # (did_etwfe's and etwfe's name)
   type <- dd_match_arg(if (identical(type, eval(formals()$type))) "dynamic" else type,
                        c("dynamic", "group", "simple", "calendar"), "type")
   parameter <- dd_match_arg(if (identical(parameter, c("att", "acrt"))) "att" else parameter, c("att", "acrt"),

@@ -48,7 +48,7 @@ dd_registry_entries <- list(
        aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
        peer = "did", parity_test = "test-parity-cs.R"),
   list(name = "did_sa", class = "did_sa", treatment = "gname",
-       fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref"),
+       fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref", "control_group"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-sa.R"),
   list(name = "did_bjs", class = "did_bjs", treatment = "gname",
        fields = c("pretest", "n_treated", "n_untreated", "first_stage"),
@@ -58,7 +58,7 @@ dd_registry_entries <- list(
        placebo_statistic = "ATT", check_rule = "absorbing", peer = "did2s", parity_test = "test-parity-gardner.R"),
   # no package implements stacked DiD: the test follows the authors' recipe by hand
   list(name = "did_stacked", class = "did_stacked", treatment = "gname",
-       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full"),
+       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full", "control_group"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-stacked.R"),
   list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
        fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
@@ -90,7 +90,8 @@ dd_registry_entries <- list(
        aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = NA,
        peer = "triplediff", parity_test = "test-parity-ddd.R"),
   list(name = "did_dose", class = "did_dose", treatment = "dose",
-       fields = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck"),
+       fields = c("dose", "cells", "knots", "degree", "tname", "dose_crit", "inf", "cell_inf", "curve_inf", "cck",
+                  "control_group"),
        aggregate = "did_cs_agg", check_rule = "dose", peer = "contdid", parity_test = "test-parity-dose.R"),
   list(name = "did_had", class = "did_had", treatment = "dose",
        fields = c("tname", "inf", "adoption", "n_stayers", "kernel", "bwselect", "tests", "stute_joint",
@@ -104,8 +105,8 @@ dd_registry_entries <- list(
 # The fields of the results aggregate() returns (the `aggregate` classes above)
 dd_aggregate_fields <- list(
   did_cs_agg = c("type", "crit", "nboot", "boot_weights", "cband", "cband_method", "inf", "comb", "n",
-                 "unit_cluster", "base_period", "units", "source_call", "cluster", "survey_label"),
-  did_etwfe_agg = c("type", "jacobian"))
+                 "unit_cluster", "base_period", "units", "source_call", "cluster", "survey_label", "control_group"),
+  did_etwfe_agg = c("type", "jacobian", "control_group"))
 
 # The registry as a data frame (built once, when the package is built)
 dd_registry_build <- function(entries) {

@@ -224,7 +224,57 @@ dd_print_header <- function(x) {
   se <- x$vcov_label
   if (!is.null(x$n_clusters)) se <- paste0(se, ", ", paste(dd_fmt_int(x$n_clusters), collapse = " & "), " clusters")
   cat("Standard errors: ", se, "\n", sep = "")
+  dd_design_line(x)
   dd_rules_line(x)
+}
+
+# The comparison, base period and reference period of a fit, one line, so
+# that two fits printed one after the other can be compared at a glance
+# (the estimators' defaults differ: never-treated comparisons in did_cs,
+# not-yet-treated in did_etwfe, did_dose, did_stacked).
+dd_design_line <- function(x) {
+  cmp <- dd_comparison_text(x)
+  es <- x$event_study
+  bp <- if (!is.null(es)) switch(es$base_period, reference = "the reference period",
+                                 varying = "varying (pre-period estimates: changes between consecutive periods)",
+                                 imputation = "imputation (pre-period estimates test the untreated model)")
+        else if (!is.null(x$base_period)) switch(x$base_period, varying = "varying (t - 1 before treatment)",
+                                                 universal = "universal (g - 1)", x$base_period)
+  ref <- if (!is.null(es)) (if (length(es$reference)) paste(format(es$reference), collapse = ", ") else "none")
+         else if (identical(x$base_period, "universal")) "g - 1 (0 by construction)"
+  parts <- c(if (!is.null(cmp)) paste("Comparison:", cmp), if (!is.null(bp)) paste("base period:", bp),
+             if (!is.null(ref)) paste("reference period:", ref))
+  if (length(parts)) cat(paste(parts, collapse = "; "), "\n", sep = "")
+  invisible(NULL)
+}
+
+# what the fit's effects are compared with, in words
+dd_comparison_text <- function(x) {
+  est <- x$estimator %||% class(x)[1]
+  if (grepl("_agg$", est)) {
+    src <- x$source_call %||% NULL
+    est <- if (!is.null(src)) as.character(src[[1]])[1] else sub("_agg$", "", est)
+  }
+  cg <- x$control_group
+  cg_text <- function(cg) {
+    if (is.null(cg)) return(NULL)
+    if (startsWith(cg, "last:")) return(sprintf("the last-treated cohort (%s)", sub("^last:", "", cg)))
+    switch(cg, nevertreated = , never_treated = , never = "never-treated units",
+           notyettreated = , not_yet_treated = , notyet = "not-yet-treated units",
+           strict = "units not treated within the window (strict)", cg)
+  }
+  switch(est,
+         did_2x2 = "the control group (`treatname` = 0)",
+         did_twfe = , did_event = "untreated observations (two-way fixed effects)",
+         did_bjs = , did_gardner = "untreated observations (imputation)",
+         did_edid = "never-treated and not-yet-treated units (efficient weights)",
+         did_rs = "not-yet-treated cohorts (random timing)",
+         did_sdid = "synthetic control (weighted untreated units)",
+         did_trop = "untreated cells (weighted)",
+         did_had = "quasi-untreated units (doses near 0)",
+         did_dcdh = "units whose treatment has not changed yet",
+         did_ddd = paste(cg_text(cg %||% "nevertreated"), "(and the ineligible units)"),
+         cg_text(cg))
 }
 
 # The coefficient table: z / Pr(>|z|) headers under normal inference (df =

@@ -410,3 +410,15 @@ dd_did_aliases <- function(dots, allowed, fun) {
             paste0("`", bad, "`", collapse = ", "), paste0("`", allowed, "`", collapse = ", "))
   dots
 }
+
+# Arguments of the other estimators that an estimator does not have
+# (`xformla`, `cluster`, `weightsname`): an error saying why, instead of R's
+# "unused argument". `why`: named reasons (the help page's section says the
+# same); `dots`: list(...) of the estimator. Returns the other dots.
+dd_unsupported_args <- function(dots, fun, why) {
+  nm <- names(dots) %||% rep("", length(dots))
+  hit <- intersect(nm, names(why))
+  if (length(hit))
+    dd_stop("%s() has no `%s` argument: %s", fun, hit[1], why[[hit[1]]], .code = "UNSUPPORTED_ARGUMENT")
+  dots
+}
