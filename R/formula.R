@@ -19,7 +19,9 @@ dd_formula_arg <- function(env) {
   for (a in c("data", "yname")) {
     if (!exists(a, envir = env, inherits = FALSE) || eval(call("missing", as.name(a)), env)) next
     v <- tryCatch(get(a, envir = env), error = function(e) NULL)
-    if (inherits(v, "formula")) return(a)
+    # (two-sided: a one-sided ~y for `yname` has its own message, "write
+    # yname = \"y\"")
+    if (inherits(v, "formula") && length(v) == 3L) return(a)
   }
   NULL
 }
