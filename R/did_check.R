@@ -208,8 +208,63 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   sev <- c(error = 1L, warning = 2L, info = 3L)
   fd <- fd[order(sev[fd$severity], seq_len(nrow(fd))), , drop = FALSE]
   rownames(fd) <- NULL
+  status <- dd_check_status(idc, tc, tt, tlev, G, if (is.null(gname)) d else NULL, dup)
   structure(list(findings = fd, n_units = N, n_periods = T, nobs = nrow(data), estimators = if (ntr > 0L) est else character(),
-                 yname = yname), class = "dd_check")
+                 yname = yname, status = status, treatment = if (is.null(gname)) dname else gname,
+                 tname = tname), class = "dd_check")
+}
+
+# The treatment status of the panel by treatment history, as panelView's
+# collapsed view: with `gname`, one history per cohort (never treated last);
+# with a treatment column `d`, the distinct unit paths of d != 0 (the 30
+# most frequent, the rest pooled as "other"). Returns periods, a histories x
+# periods matrix `status` (0 untreated, 1 treated, NA: not observed for any
+# unit of the history), `observed` (the share of the history's units observed
+# in each period), `n` (units per history) and `label`. O(rows) work.
+dd_check_status <- function(idc, tc, tt, tlev, G, d, dup) {
+  N <- attr(idc, "nlev"); T <- length(tlev)
+  keep <- !dup
+  col <- match(tt, tlev)
+  if (is.null(d)) {
+    key <- ifelse(G > 0, G, Inf)                       # never treated last
+    lev <- sort(unique(key))
+    h <- match(key, lev)
+    status <- t(vapply(lev, function(g) as.numeric(is.finite(g) & tlev >= g), numeric(T)))
+    label <- ifelse(is.finite(lev), format(lev, trim = TRUE), "never")
+  } else {
+    W <- matrix(NA_real_, N, T)
+    W[cbind(idc[keep] + 1L, col[keep])] <- as.numeric(d[keep] != 0)
+    path <- apply(W, 1L, function(r) paste(ifelse(is.na(r), "-", r), collapse = ""))
+    tab <- sort(table(path), decreasing = TRUE)
+    top <- names(tab)[seq_len(min(30L, length(tab)))]
+    h0 <- match(path, top)
+    other <- anyNA(h0)
+    h <- ifelse(is.na(h0), length(top) + 1L, h0)
+    lev <- c(top, if (other) "other")
+    status <- do.call(rbind, lapply(seq_along(lev), function(k) {
+      m <- W[h == k, , drop = FALSE]
+      s <- colMeans(m, na.rm = TRUE)
+      s[is.nan(s)] <- NA_real_
+      s
+    }))
+    # order: by first treated period (never treated last), as for cohorts
+    ft <- apply(status, 1L, function(s) { w <- which(s > 0.5); if (length(w)) w[1] else Inf })
+    o <- order(ft, -tabulate(h, length(lev)))
+    status <- status[o, , drop = FALSE]
+    h <- match(h, o)
+    lev <- lev[o]
+    label <- ifelse(lev == "other", "other paths",
+                    ifelse(is.finite(ft[o]), sprintf("from %s", format(tlev[pmin(ft[o], T)], trim = TRUE)), "never"))
+  }
+  K <- length(lev)
+  n <- tabulate(h, K)
+  obs <- matrix(0, K, T)
+  hr <- h[idc[keep] + 1L]
+  cnt <- tabulate((col[keep] - 1L) * K + hr, K * T)
+  obs[] <- cnt / rep(n, T)
+  status[obs == 0] <- NA_real_
+  list(periods = tlev, status = matrix(status, K, T), observed = obs, n = n, label = label,
+       kind = if (is.null(d)) "cohort" else "history")
 }
 
 # The rules under which did_check() lists an estimator as supported, named
@@ -270,4 +325,102 @@ dd_did_check_args <- function(data, yname, idname, tname, gname, dname, thin) {
   if (!is.null(gname)) { dd_check_string(gname, "gname"); dd_check_cols(data, gname, "gname") }
   if (!is.null(dname)) { dd_check_string(dname, "dname"); dd_check_cols(data, dname, "dname") }
   dd_check_count(thin, "thin", min = 1)
+}
+
+#' Treatment status plot and tidiers of a panel check
+#'
+#' `plot()` and `autoplot()` draw the treatment status of the panel checked
+#' by [did_check()], as panelView's collapsed view: one row per treatment
+#' history (with `gname`, one per adoption cohort, in order of adoption,
+#' never-treated units last; with a treatment column, the distinct paths of
+#' units, the 30 most frequent), periods across, treated cells dark, untreated
+#' cells light, cells observed for no unit of the row blank, and the number of
+#' units of each row in its label. Partly observed cells are drawn lighter, in
+#' proportion to the share of the row's units observed. `tidy()` gives the
+#' findings, `glance()` one row of counts.
+#' @param x,object A `dd_check` object.
+#' @param col Colours of untreated and treated cells.
+#' @param main Title.
+#' @param ... `plot()`: passed to [graphics::image()]; the other methods: not
+#'   used (an error if given; `tidy()` and `glance()` follow broom's contract).
+#' @return `plot()`: `x`, invisibly; `autoplot()`: a ggplot; `tidy()`: the
+#'   findings (`code`, `severity`, `finding`); `glance()`: one row (`n_units`,
+#'   `n_periods`, `nobs`, `n_errors`, `n_warnings`, `estimators`).
+#' @examples
+#' castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+#' chk <- did_check(castle, "l_homicide", "sid", "year", gname = "effyear")
+#' plot(chk)
+#' glance(chk)
+#' @name dd_check-methods
+NULL
+
+#' @rdname dd_check-methods
+#' @export
+plot.dd_check <- function(x, col = c("#D6E4F0", "#C0392B"), main = NULL, ...) {
+  s <- x$status
+  if (is.null(s)) dd_stop("this did_check() result has no treatment status (made by an older version); run did_check() again.")
+  K <- nrow(s$status); T <- length(s$periods)
+  lab <- sprintf("%s (%s)", s$label, dd_fmt_int(s$n))
+  op <- graphics::par(mar = c(4.2, max(4.2, max(graphics::strwidth(lab, units = "inches")) / graphics::par("csi") + 1.5),
+                              3, 1), las = 1)
+  on.exit(graphics::par(op))
+  graphics::plot.default(NA, xlim = c(0.5, T + 0.5), ylim = c(K + 0.5, 0.5), xaxt = "n", yaxt = "n",
+                         xlab = x$tname %||% "Period", ylab = "",
+                         main = main %||% sprintf("Treatment status: %s units x %s periods (%s)", dd_fmt_int(x$n_units),
+                                                  dd_fmt_int(x$n_periods), x$treatment %||% "treatment"), ...)
+  for (k in seq_len(K)) for (j in seq_len(T)) {
+    v <- s$status[k, j]
+    if (is.na(v)) next
+    cc <- grDevices::colorRampPalette(col)(101)[round(100 * v) + 1L]
+    graphics::rect(j - 0.5, k - 0.45, j + 0.5, k + 0.45, col = grDevices::adjustcolor(cc, s$observed[k, j]),
+                   border = "white")
+  }
+  graphics::axis(1, at = seq_len(T), labels = format(s$periods))
+  graphics::axis(2, at = seq_len(K), labels = lab, tick = FALSE)
+  graphics::mtext("rows: treatment histories (units)", side = 3, line = 0.2, cex = 0.8, adj = 0)
+  graphics::legend("topright", inset = c(0, -0.02), horiz = TRUE, bty = "n", xpd = TRUE, cex = 0.8,
+                   fill = col, border = NA, legend = c("untreated", "treated"))
+  invisible(x)
+}
+
+#' @rdname dd_check-methods
+#' @exportS3Method ggplot2::autoplot
+autoplot.dd_check <- function(object, col = c("#D6E4F0", "#C0392B"), main = NULL, ...) {
+  dd_check_dots(list(...), "autoplot()")
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  s <- object$status
+  if (is.null(s)) dd_stop("this did_check() result has no treatment status (made by an older version); run did_check() again.")
+  K <- nrow(s$status); T <- length(s$periods)
+  lab <- sprintf("%s (%s)", s$label, dd_fmt_int(s$n))
+  df <- data.frame(row = factor(rep(lab, T), levels = rev(lab)), period = rep(s$periods, each = K),
+                   status = as.vector(s$status), observed = as.vector(s$observed))
+  df <- df[!is.na(df$status), , drop = FALSE]
+  gg$ggplot(df, gg$aes(x = .data$period, y = .data$row, fill = .data$status, alpha = .data$observed)) +
+    gg$geom_tile(colour = "white") +
+    gg$scale_fill_gradient(low = col[1], high = col[2], limits = c(0, 1), breaks = c(0, 1),
+                           labels = c("untreated", "treated"), name = NULL) +
+    gg$scale_alpha_continuous(range = c(0.3, 1), limits = c(0, 1), guide = "none") +
+    gg$scale_x_continuous(breaks = dd_whole_breaks(s$periods)) +
+    gg$labs(x = object$tname %||% "Period", y = "Treatment history (units)",
+            title = main %||% sprintf("Treatment status: %s units x %s periods", dd_fmt_int(object$n_units),
+                                      dd_fmt_int(object$n_periods))) +
+    gg$theme(legend.position = "bottom", panel.grid = gg$element_blank())
+}
+
+#' @rdname dd_check-methods
+#' @export
+tidy.dd_check <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
+  dd_as_df(x$findings, NULL, list())
+}
+
+#' @rdname dd_check-methods
+#' @export
+glance.dd_check <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
+  f <- x$findings
+  data.frame(n_units = x$n_units, n_periods = x$n_periods, nobs = x$nobs, n_errors = sum(f$severity == "error"),
+             n_warnings = sum(f$severity == "warning"), estimators = paste(x$estimators, collapse = ", "),
+             stringsAsFactors = FALSE)
 }

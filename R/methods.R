@@ -374,3 +374,58 @@ print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), 
   if (length(f$notes)) cat(paste0("Note: ", f$notes, "\n"), sep = "")
   invisible(x)
 }
+
+#' Residuals, fitted values and predictions of the regression estimators
+#'
+#' The regression estimators ([did_2x2()], [did_twfe()], [did_event()],
+#' [did_sa()], [did_stacked()]) keep the residuals and fitted values of their
+#' estimation sample (the rows used: after missing values, fixed-effect
+#' singletons and, for [did_stacked()], the stacked rows), as fixest's
+#' `feols()` does; `fitted(fit) + residuals(fit)` is the outcome. The other
+#' estimators are not one regression and stop with a message saying so.
+#' `predict()` without `newdata` gives the fitted values; with `newdata` it
+#' stops, as the fixed effects are absorbed, not estimated.
+#' @param object A `dd_fit`.
+#' @param newdata For `predict()`: must be `NULL` (see above).
+#' @param ... Not used (an error if given).
+#' @return A numeric vector, one value per row of the estimation sample.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_twfe(d, "y", "id", "year", "treat")
+#' summary(residuals(fit))
+#' all.equal(fitted(fit) + residuals(fit), d$y)
+#' @name dd_fit-residuals
+NULL
+
+dd_fit_vector <- function(object, what, fun) {
+  v <- object[[what]]
+  if (is.null(v))
+    dd_stop("%s(): a %s fit is not one regression and keeps no %s (the regression estimators do: did_2x2, did_twfe, did_event, did_sa, did_stacked).",
+            fun, object$estimator %||% class(object)[1], if (what == "residuals") "residuals" else "fitted values",
+            .code = "NOT_A_REGRESSION")
+  v
+}
+
+#' @rdname dd_fit-residuals
+#' @export
+residuals.dd_fit <- function(object, ...) {
+  dd_check_dots(list(...), "residuals()")
+  dd_fit_vector(object, "residuals", "residuals")
+}
+
+#' @rdname dd_fit-residuals
+#' @export
+fitted.dd_fit <- function(object, ...) {
+  dd_check_dots(list(...), "fitted()")
+  dd_fit_vector(object, "fitted.values", "fitted")
+}
+
+#' @rdname dd_fit-residuals
+#' @export
+predict.dd_fit <- function(object, newdata = NULL, ...) {
+  dd_check_dots(list(...), "predict()")
+  if (!is.null(newdata))
+    dd_stop("predict(newdata = ): not available for a %s fit: its fixed effects are absorbed (demeaned out), not estimated, so there is nothing to predict new rows from; fitted() gives the estimation sample's fitted values.",
+            object$estimator %||% class(object)[1], .code = "NO_NEWDATA")
+  dd_fit_vector(object, "fitted.values", "predict")
+}

@@ -201,7 +201,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   ybar <- if (is.null(w)) mean(y) else sum(w * y) / sum(w)
   r2 <- 1 - ssr / wss(y, ybar)
   r2w <- if (length(fe)) 1 - ssr / wss(reg$yd) else NULL
-  list(reg = reg, vc = vc, tab = tab, boot = boot, ifs = ifs, rows = rows, r2 = r2, r2w = r2w,
+  list(reg = reg, vc = vc, tab = tab, boot = boot, ifs = ifs, rows = rows, r2 = r2, r2w = r2w, y = y,
        n_singletons = n_singletons, path = if (is.null(reg$cells)) "dense" else "cells")
 }
 
@@ -214,7 +214,10 @@ dd_reg_info <- function(est, estimator, title, yname, alpha, main_terms, cluster
           fe_names = fe_names, dropped = reg$dropped, notes = notes,
           more = list(fe_sizes = if (is.null(reg$fe)) NULL else reg$fe$nlev, r2 = est$r2, r2_within = est$r2w,
                       wild_boot = est$boot, n_singletons = est$n_singletons, fe_iter = reg$iter,
-                      cr2_path = est$vc$cr2$path))
+                      cr2_path = est$vc$cr2$path,
+                      # residuals and fitted values of the estimation sample (as
+                      # fixest and lm keep them): fitted() = y - residuals()
+                      residuals = as.double(reg$resid), fitted.values = as.double(est$y - reg$resid)))
 }
 
 # Puts the coefficients, the table rows and the covariance of a

@@ -108,7 +108,7 @@
 #'
 #' @keywords internal
 #' @useDynLib diffdiff, .registration = TRUE, .fixes = "C_"
-#' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate
+#' @importFrom stats coef vcov confint nobs pt qt pnorm qnorm model.matrix terms aggregate residuals fitted predict
 #'   setNames quantile median sd
 #' @importFrom generics tidy glance
 #' @import data.table
