@@ -111,6 +111,8 @@ dd_compare <- function(a, b, tol = 1e-8, terms = NULL, refit = TRUE, data = NULL
     dd_stop("`tol` must be one positive number; got %s.", dd_show(tol))
   dd_check_flag(refit, "refit")
   if (!is.null(data)) dd_check_data(data)
+  # a term written as tidy() labels it ("ATT (TWFE)") is the fit's term ("ATT")
+  A$tab$term <- dd_compare_canon(A$tab$term, B); B$tab$term <- dd_compare_canon(B$tab$term, A)
   common <- intersect(A$tab$term, B$tab$term)
   if (!is.null(terms)) {
     miss <- setdiff(terms, common)
@@ -148,6 +150,7 @@ dd_compare_side <- function(x, arg) {
     tab <- x$coeftable
     return(list(tab = data.frame(term = tab$term, estimate = tab$estimate, std.error = tab$std.error,
                                  stringsAsFactors = FALSE),
+                alias = stats::setNames(as.character(tab$term), ifelse(tab$term == "ATT", dd_estimand_label(x), tab$term)),
                 label = x$estimator, n = x$nobs, n_units = x$n_units %||% NA_real_,
                 nboot = if (isTRUE(x$nboot > 0)) x$nboot else NA_real_,
                 n_clusters = if (is.null(x$n_clusters)) NA_real_ else min(x$n_clusters),
@@ -168,6 +171,17 @@ dd_compare_side <- function(x, arg) {
        label = as.character(meta("source") %|NA|% "numbers"), n = as.numeric(meta("n")),
        n_units = as.numeric(meta("n_units")), nboot = dd_compare_nboot(meta("nboot")), n_clusters = NA_real_,
        K = NA_real_, df = NA_real_, fit = NULL, stamp = attr(x, "stamp", exact = TRUE))
+}
+
+# the terms of one side in the other side's names: a term that the other
+# side (a fit) labels that way in tidy() ("ATT (TWFE)") becomes its
+# coefficient-table term ("ATT")
+dd_compare_canon <- function(terms, other) {
+  al <- other$alias
+  if (is.null(al)) return(terms)
+  hit <- !(terms %in% al) & terms %in% names(al)
+  terms[hit] <- unname(al[terms[hit]])
+  terms
 }
 
 # bootstrap draws stated by numbers from elsewhere: 0 (analytic SEs) is none
@@ -222,7 +236,9 @@ dd_compare_hypotheses <- function(tab, A, B, tol) {
   if (length(r) >= 1L && !(se_max <= tol)) {
     rbar <- stats::median(r)
     const <- max(abs(r / rbar - 1)) < 1e-6
-    G <- A$n_clusters; n <- A$n; K <- A$K
+    # the sizes from whichever side states them (a fit), so that a factor
+    # planted on either side is recognised, in either direction of the ratio
+    G <- A$n_clusters %|NA|% B$n_clusters; n <- A$n %|NA|% B$n; K <- A$K %|NA|% B$K
     facs <- c(cluster = if (is.finite(G) && G > 1) sqrt(G / (G - 1)) else NA,
               regression = if (is.finite(n) && is.finite(K) && n > K) sqrt((n - 1) / (n - K)) else NA,
               both = if (is.finite(G) && G > 1 && is.finite(n) && is.finite(K) && n > K)

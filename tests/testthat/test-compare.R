@@ -217,3 +217,27 @@ test_that("dd_compare refits the fit with one setting changed to find a planted 
   expect_identical(hyp(x), "estimates_differ")
   expect_identical(d, d0)
 })
+
+test_that("dd_compare: tidy()'s term names match the fit's, and a planted factor is recognised on either side", {
+  d <- sim_panel()
+  a <- did_twfe(d, "y", "id", "year", "treat", cluster = "state")
+  G <- 30
+  expect_identical(a$n_clusters, G)
+  b <- data.frame(term = generics::tidy(a)$term, estimate = a$coeftable$estimate,
+                  std.error = a$coeftable$std.error / sqrt(G / (G - 1)))
+  expect_identical(b$term, "ATT (TWFE)")
+  for (x in list(dd_compare(a, b), dd_compare(b, a))) {
+    expect_identical(x$table$term, "ATT")
+    expect_true(x$hypotheses$supported[x$hypotheses$hypothesis == "se_small_sample_factor"])
+    expect_match(x$hypotheses$evidence[x$hypotheses$hypothesis == "se_small_sample_factor"], "cluster factor 1.0170952")
+  }
+  # the factor planted the other way (b's SE larger) on the data-frame side
+  b2 <- b; b2$std.error <- a$coeftable$std.error * sqrt(G / (G - 1))
+  h <- dd_compare(b2, a)$hypotheses
+  expect_true(h$supported[h$hypothesis == "se_small_sample_factor"])
+  # an event study's terms pass through unchanged
+  e <- did_event(d, "y", "id", "year", "first_treat")
+  t <- generics::tidy(e)
+  expect_identical(dd_compare(e, data.frame(term = t$term, estimate = t$estimate, std.error = t$std.error))$table$term,
+                   e$coeftable$term)
+})

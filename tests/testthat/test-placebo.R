@@ -133,7 +133,7 @@ test_that("random permutations: p-value formula and reproducibility", {
   skip_if_not_installed("ggplot2")
   g <- ggplot2::autoplot(a)
   expect_s3_class(g, "ggplot")
-  expect_match(g$labels$title, "Permutation distribution \\(p = 0.050\\)")
+  expect_match(g$labels$title, "Permutation distribution \\(p = 0.05\\)")
 })
 
 # A small heteroskedastic design (the two treated units' errors have 4
