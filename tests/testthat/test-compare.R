@@ -222,7 +222,7 @@ test_that("dd_compare: tidy()'s term names match the fit's, and a planted factor
   d <- sim_panel()
   a <- did_twfe(d, "y", "id", "year", "treat", cluster = "state")
   G <- 30
-  expect_equal(a$n_clusters, G)
+  expect_equal(unname(a$n_clusters), G)
   b <- data.frame(term = generics::tidy(a)$term, estimate = a$coeftable$estimate,
                   std.error = a$coeftable$std.error / sqrt(G / (G - 1)))
   expect_identical(b$term, "ATT (TWFE)")
