@@ -25,6 +25,16 @@
 #'   degrees of freedom (design degrees of freedom + 1 - coefficients).
 #'   Cannot be combined with `weightsname`, `cluster`, `vcov` or `nboot`.
 #' @return An object of class `c("did_2x2", "dd_fit")`; see [dd_fit-methods].
+#' @references Card, D. and Krueger, A. B. (1994). Minimum wages and
+#'   employment: a case study of the fast-food industry in New Jersey and
+#'   Pennsylvania. *American Economic Review* 84(4), 772-793.
+#'
+#'   Bertrand, M., Duflo, E. and Mullainathan, S. (2004). How much should we
+#'   trust differences-in-differences estimates? *Quarterly Journal of
+#'   Economics* 119(1), 249-275.
+#'
+#'   Angrist, J. D. and Pischke, J.-S. (2009). *Mostly Harmless
+#'   Econometrics*. Princeton University Press, chapter 5.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' d <- d[d$year %in% c(2004, 2007) & d$first_treat %in% c(0, 2006), ]

@@ -54,6 +54,18 @@
 #'   `severity`, `finding`), the panel's dimensions, and `estimators` (the
 #'   estimators the data support). `print()` shows a short checklist,
 #'   `as.data.frame()` the findings.
+#' @references Roth, J., Sant'Anna, P. H. C., Bilinski, A. and Poe, J.
+#'   (2023). What's trending in difference-in-differences? A synthesis of
+#'   the recent econometrics literature. *Journal of Econometrics* 235(2),
+#'   2218-2244.
+#'
+#'   Baker, A., Callaway, B., Cunningham, S., Goodman-Bacon, A. and
+#'   Sant'Anna, P. H. C. (2025). Difference-in-differences designs: a
+#'   practitioner's guide. arXiv:2503.13323.
+#'
+#'   Mou, H., Liu, L. and Xu, Y. (2023). panelView: panel data visualization
+#'   in R and Stata. *Journal of Statistical Software* 107(7) (the
+#'   treatment-status plot of [plot.dd_check()]).
 #' @examples
 #' set.seed(1)
 #' d <- dd_sim_staggered(n_units = 200, n_periods = 8)

@@ -45,6 +45,17 @@
 #' @return An object of class `c("did_event", "dd_fit")`; the coefficient
 #'   table has a column `event` (relative period), and `plot()` draws the
 #'   event-study plot.
+#' @references Sun, L. and Abraham, S. (2021). Estimating dynamic treatment
+#'   effects in event studies with heterogeneous treatment effects. *Journal
+#'   of Econometrics* 225(2), 175-199.
+#'
+#'   Borusyak, K., Jaravel, X. and Spiess, J. (2024). Revisiting event-study
+#'   designs: robust and efficient estimation. *Review of Economic Studies*
+#'   91(6), 3253-3285.
+#'
+#'   Roth, J., Sant'Anna, P. H. C., Bilinski, A. and Poe, J. (2023). What's
+#'   trending in difference-in-differences? A synthesis of the recent
+#'   econometrics literature. *Journal of Econometrics* 235(2), 2218-2244.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' es <- did_event(d, yname = "y", idname = "id", tname = "year", gname = "first_treat")

@@ -80,6 +80,19 @@
 #' @return An object of class `c("did_twfe", "dd_fit")`; see [dd_fit-methods].
 #'   The coefficient of interest is the term `"ATT"`.
 #' @seealso [did_2x2()], [did_event()], [dd_vcov_types].
+#' @references Bertrand, M., Duflo, E. and Mullainathan, S. (2004). How much
+#'   should we trust differences-in-differences estimates? *Quarterly
+#'   Journal of Economics* 119(1), 249-275.
+#'
+#'   Goodman-Bacon, A. (2021). Difference-in-differences with variation in
+#'   treatment timing. *Journal of Econometrics* 225(2), 254-277.
+#'
+#'   de Chaisemartin, C. and D'Haultfoeuille, X. (2020). Two-way fixed
+#'   effects estimators with heterogeneous treatment effects. *American
+#'   Economic Review* 110(9), 2964-2996.
+#'
+#'   Gaure, S. (2013). OLS with multiple high dimensional category
+#'   variables. *Computational Statistics & Data Analysis* 66, 8-18.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' fit <- did_twfe(d, yname = "y", idname = "id", tname = "year", dname = "treat",

@@ -17,22 +17,42 @@
 #'     method, as `aggte()`), [did_sa()] (Sun and Abraham, as fixest's
 #'     `sunab()`), [did_bjs()] (Borusyak, Jaravel and Spiess imputation, as
 #'     didimputation), [did_gardner()] (two-stage DiD, as did2s),
-#'     [did_stacked()] (stacked DiD with corrective weights) and [did_sdid()]
-#'     (synthetic DiD, as synthdid; weights and diagnostics by
-#'     [sdid_weights()] and [sdid_diagnostics()]).}
-#'   \item{Reversible treatments}{[did_dcdh()] (de Chaisemartin and
-#'     D'Haultfoeuille's event study for treatments that switch on and off
-#'     or change in intensity, as DIDmultiplegtDYN).}
-#'   \item{Diagnostics}{[bacon_decomp()] (Goodman-Bacon decomposition, as
-#'     bacondecomp), [twfe_weights()] (de Chaisemartin and D'Haultfoeuille's
-#'     weights of the TWFE coefficient, as TwoWayFEWeights), [honest_did()]
-#'     (Rambachan and Roth sensitivity, as HonestDiD) and [pretrends_power()]
-#'     (Roth's pre-test power).}
+#'     [did_stacked()] (stacked DiD with corrective weights), [did_etwfe()]
+#'     (Wooldridge's extended two-way fixed effects, as etwfe), [did_edid()]
+#'     (the efficient estimator of Chen, Sant'Anna and Xie), [did_rs()] (Roth
+#'     and Sant'Anna's efficient estimator under random timing, as staggered)
+#'     and [did_ddd()] (staggered triple differences, as triplediff).}
+#'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
+#'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
+#'     [sdid_diagnostics()]) and [did_trop()] (triply robust panel estimator,
+#'     as diff-diff's TROP).}
+#'   \item{Continuous and reversible treatments}{[did_dose()] (continuous
+#'     doses, as contdid), [did_had()] (heterogeneous adoption with
+#'     local-linear boundary regressions, as DIDHAD) and [did_dcdh()] (de
+#'     Chaisemartin and D'Haultfoeuille's event study for treatments that
+#'     switch on and off or change in intensity, as DIDmultiplegtDYN).}
+#'   \item{Before estimation}{[did_check()] (what the panel supports, with
+#'     a treatment-status plot), [dd_balance()], [dd_gname()],
+#'     [dd_event_time()] and [dd_wide_to_long()] (data preparation).}
+#'   \item{Diagnostics and robustness}{[bacon_decomp()] (Goodman-Bacon
+#'     decomposition, as bacondecomp), [twfe_weights()] (de Chaisemartin and
+#'     D'Haultfoeuille's weights of the TWFE coefficient, as TwoWayFEWeights),
+#'     [honest_did()] (Rambachan and Roth sensitivity, as HonestDiD),
+#'     [pretrends_power()] (Roth's pre-test power), [equivalence_test()]
+#'     (equivalence tests of pre-trends), [placebo_test()] (placebo timing,
+#'     fake groups, randomisation inference, leave-one-out) and
+#'     [dd_compare()] (why two sets of numbers differ).}
+#'   \item{Planning}{[dd_power()] (analytic power and minimum detectable
+#'     effects), [dd_simulate_power()] and [dd_simulate_sample_size()]
+#'     (simulated power), and the simulators `dd_sim_basic()`,
+#'     [dd_sim_staggered()], `dd_sim_reversible()`, `dd_sim_continuous()`,
+#'     `dd_sim_ddd()`, `dd_sim_factor()` and `dd_sim_survey()`.}
 #'   \item{Survey data}{[survey_design()] describes a complex design (or pass
 #'     a survey package design) to the estimators' `survey` argument;
 #'     [aggregate_survey()] forms design-based cell means.}
 #' }
-#' Every estimator returns a `dd_fit` (see [dd_fit-methods]);
+#' Every estimator returns a `dd_fit` (see [dd_fit-methods] and
+#' [dd_fit-residuals]); [dd_estimators()] lists them with their peers;
 #' [plot_event_studies()] overlays event studies. The number of threads is
 #' set by [dd_threads()].
 #'
