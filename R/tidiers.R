@@ -229,3 +229,30 @@ aggregate.dd_fit <- function(x, type = NULL, ...) {
   dd_stop("aggregate(): a %s fit has nothing to aggregate (it reports its effects directly: see its table or tidy()); aggregate() combines the group-time effects of %s.",
           x$estimator %||% class(x)[1], paste0(has, "()", collapse = ", "), .code = "NOTHING_TO_AGGREGATE")
 }
+
+#' @rdname result-tidiers
+#' @export
+plot.dd_power <- function(x, main = NULL, xlab = "Effect size", ylab = "Power", ...) {
+  # the power curve of the design: power against the effect size, with the
+  # design's other settings, and the solved point marked
+  args <- unclass(x)[c("n", "sd", "n_pre", "n_post", "rho", "correlation", "estimator", "treated_share",
+                       "cluster_size", "icc", "deff", "alpha", "alternative", "test")]
+  args <- lapply(args, function(v) v[[1]])
+  e_max <- if (is.finite(x$effect[1]) && x$effect[1] != 0) 2.5 * abs(x$effect[1]) else 4 * x$se[1]
+  grid <- seq(e_max / 80, e_max, length.out = 80)
+  pw <- vapply(grid, function(e) do.call(dd_power, c(list(effect = e), args))$power[1], numeric(1))
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  graphics::plot.default(grid, pw, type = "l", lwd = 2, col = "#1B6CA8", ylim = c(0, 1),
+                         main = main %||% sprintf("Power of the %s design: %s units, %d pre and %d post periods",
+                                                  x$estimator[1], format(x$n[1]), x$n_pre[1], x$n_post[1]),
+                         xlab = xlab, ylab = ylab, ...)
+  graphics::abline(h = x$alpha[1], lty = 3, col = "grey50")
+  graphics::points(abs(x$effect[1]), x$power[1], pch = 16, col = "#C0392B", cex = 1.3)
+  graphics::segments(abs(x$effect[1]), 0, abs(x$effect[1]), x$power[1], lty = 2, col = "#C0392B")
+  graphics::legend("bottomright", bty = "n", cex = 0.85, lty = c(1, NA, 3), pch = c(NA, 16, NA),
+                   col = c("#1B6CA8", "#C0392B", "grey50"),
+                   legend = c("power", sprintf("effect %s, power %.2f", format(x$effect[1], digits = 3), x$power[1]),
+                              sprintf("alpha = %g", x$alpha[1])))
+  invisible(x)
+}
