@@ -127,8 +127,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
     bs <- if (is.null(a$bstrap)) x$nboot > 0 else dd_check_flag(a$bstrap, "bstrap")
     nboot <- if (!bs) 0L else if (!is.null(a$biters)) a$biters else max(x$nboot, 1000L)
   }
-  if (identical(type, "event")) type <- "dynamic"            # (did_etwfe's and etwfe's name)
-  type <- dd_match_arg(type[1], c("group", "simple", "dynamic", "calendar"), "type")
+  type <- dd_match_arg(sub("^event$", "dynamic", type[1]), c("group", "simple", "dynamic", "calendar"), "type")
   # the shared settings, defaulting to the fit's
   sp <- dd_spec(alpha = alpha %||% x$alpha, nboot = nboot %||% x$nboot, boot_weights = boot_weights %||% x$boot_weights,
                 cband = cband %||% x$cband, cband_method = cband_method %||% x$cband_method %||% "sup-t")

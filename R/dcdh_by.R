@@ -192,3 +192,17 @@ dd_dcdh_predict_het <- function(r, het, data, idname, alpha) {
   out <- do.call(rbind, c(lapply(pls, one, placebo = TRUE), lapply(eff, one, placebo = FALSE)))
   out[order(match(out$covariate, het$covariates), out$effect), , drop = FALSE]
 }
+
+#' @rdname did_dcdh_by
+#' @export
+glance.did_dcdh_by <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
+  do.call(rbind, lapply(seq_along(x$fits), function(k)
+    cbind(by = names(x$fits)[k], glance(x$fits[[k]]), stringsAsFactors = FALSE)))
+}
+
+#' @rdname did_dcdh_by
+#' @param row.names,optional As for [as.data.frame()] (`optional` changes nothing).
+#' @export
+as.data.frame.did_dcdh_by <- function(x, row.names = NULL, optional = FALSE, ...)
+  dd_as_df(tidy.did_dcdh_by(x), row.names, list(...))

@@ -96,8 +96,7 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   if (anyNA(id)) dd_stop("`idname` = \"%s\" has missing values (first in row %d).", idname, which(is.na(id))[1])
   if (anyNA(tt)) dd_stop("`tname` = \"%s\" has missing values (first in row %d).", tname, which(is.na(tt))[1])
   idc <- dd_codes(id); tc <- dd_codes(tt)
-  N <- attr(idc, "nlev"); T <- attr(tc, "nlev")
-  tlev <- sort(unique(tt))
+  N <- attr(idc, "nlev"); T <- attr(tc, "nlev"); tlev <- sort(unique(tt))
   if (T < 2L) shared(dd_check_periods(tt, tname))
   if (N < 2L) shared(dd_check_units(idc, id, idname))
   # duplicated unit-periods: the estimators' check (the first unit and period)
@@ -220,10 +219,9 @@ did_check <- function(data, yname, idname, tname, gname = NULL, dname = NULL, th
   sev <- c(error = 1L, warning = 2L, info = 3L)
   fd <- fd[order(sev[fd$severity], seq_len(nrow(fd))), , drop = FALSE]
   rownames(fd) <- NULL
-  status <- dd_check_status(idc, tc, tt, tlev, G, if (is.null(gname)) d else NULL, dup)
   structure(list(findings = fd, n_units = N, n_periods = T, nobs = nrow(data), estimators = if (ntr > 0L) est else character(),
-                 yname = yname, status = status, treatment = if (is.null(gname)) dname else gname,
-                 tname = tname), class = "dd_check")
+                 yname = yname, status = dd_check_status(idc, tc, tt, tlev, G, if (is.null(gname)) d else NULL, dup),
+                 treatment = if (is.null(gname)) dname else gname, tname = tname), class = "dd_check")
 }
 
 # The treatment status of the panel by treatment history, as panelView's

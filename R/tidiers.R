@@ -256,3 +256,34 @@ plot.dd_power <- function(x, main = NULL, xlab = "Effect size", ylab = "Power", 
                               sprintf("alpha = %g", x$alpha[1])))
   invisible(x)
 }
+
+# --- dd_simulate_power(), dd_simulate_sample_size() ----------------------------
+
+#' @rdname result-tidiers
+#' @export
+tidy.dd_power_sim <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
+  as.data.frame(unclass(x)[names(x)], stringsAsFactors = FALSE)
+}
+
+#' @rdname result-tidiers
+#' @export
+glance.dd_power_sim <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
+  data.frame(n_effects = nrow(x), nsim = sum(x$nsim), failed = sum(x$failed), mde = attr(x, "mde") %||% NA_real_,
+             target_power = attr(x, "target_power") %||% NA_real_, alpha = attr(x, "alpha") %||% NA_real_)
+}
+
+#' @rdname result-tidiers
+#' @export
+tidy.dd_power_sim_n <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
+  as.data.frame(unclass(x)[names(x)], stringsAsFactors = FALSE)
+}
+
+#' @rdname result-tidiers
+#' @export
+glance.dd_power_sim_n <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
+  data.frame(n_sizes = nrow(x), n_required = attr(x, "n_required") %||% NA_real_)
+}

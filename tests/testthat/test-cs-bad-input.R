@@ -22,7 +22,7 @@ test_that("did_cs input errors", {
   expect_error(did_cs(d, "y", "id", "t", "g", cluster = "cl", nboot = 0),
                '`cluster` = "cl" must be constant within each unit')
   f <- did_cs(d0, "y", "id", "t", "g", nboot = 0)
-  expect_error(aggregate(f, type = "event"), '`type` must be one of .*got "event"')
+  expect_error(aggregate(f, type = "events"), '`type` must be one of .*got "events"')
   expect_error(aggregate(f, type = "dynamic", balance_e = -1), "`balance_e`")
 })
 

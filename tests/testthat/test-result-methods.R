@@ -85,7 +85,7 @@ test_that("aggregate() on a fit with nothing to aggregate is a diffdiff error na
 })
 
 test_that("residuals(), fitted(), predict(): the estimation sample, equal to fixest's", {
-  skip_if_not_installed("fixest")
+  need_peer("fixest")
   d <- sim_panel()
   tw <- did_twfe(d, "y", "id", "year", "treat", xformla = ~ x1)
   ft <- fixest::feols(y ~ treat + x1 | id + year, d, cluster = ~ id)
@@ -111,4 +111,22 @@ test_that("residuals(), fitted(), predict(): the estimation sample, equal to fix
   expect_error(residuals(did_cs(d, "y", "id", "year", "first_treat", nboot = 0)), "not one regression",
                class = "diffdiff_not_a_regression")
   expect_error(fitted(tw, foo = 1), "does not use `foo`")
+})
+
+test_that("did_dcdh by subgroup and simulated power: tidy, glance, as.data.frame", {
+  d <- read.csv(system.file("extdata", "reversible_panel.csv", package = "diffdiff"))
+  b <- suppressMessages(did_dcdh(d, "y", "id", "t", "D_rev", effects = 2, by = "region"))
+  g <- generics::glance(b)
+  expect_identical(nrow(g), length(b$fits))
+  expect_identical(g$by, names(b$fits))
+  expect_identical(as.data.frame(b), generics::tidy(b))
+  set.seed(1)
+  ps <- dd_simulate_power(function(d) did_twfe(d, "y", "id", "time", "D"), dd_sim_basic, effect_sizes = c(0, 0.4),
+                          nsim = 20, mc_se = 0.2, dgp_args = list(n_units = 40, n_pre = 2, n_post = 2))
+  tp <- generics::tidy(ps)
+  expect_false(inherits(tp, "dd_power_sim"))
+  expect_identical(tp$power, ps$power)
+  gp <- generics::glance(ps)
+  expect_identical(gp$n_effects, 2L)
+  expect_identical(gp$nsim, sum(ps$nsim))
 })
