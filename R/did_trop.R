@@ -76,6 +76,8 @@
 #' @param cores Processes for the fits (forked; not on Windows): the
 #'   treated cells' fits, the cross-validation fits and the bootstrap
 #'   replicates are split among them. Results do not depend on `cores`.
+#'   With a `future::plan()` other than sequential set, the plan's workers
+#'   run them instead, with the same numbers bit for bit.
 #' @param ... diff-diff's spellings: `n_bootstrap` for `nboot`.
 #' @return A `did_trop` fit (class `dd_fit`) with the `ATT` row, the chosen
 #'   tuning parameters (`lambda`), the cross-validation score (`loocv`),

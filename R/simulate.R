@@ -301,7 +301,11 @@ dd_sim_survey <- function(n_strata = 4, n_psu = 10, units_per_psu = 10, n_pre = 
 #'   2147483647 (`.Machine$integer.max`), so `mc_se` is at least
 #'   `sqrt(0.25 / .Machine$integer.max)`, about 1.08e-05; a smaller value is
 #'   an error.
-#' @param cores Processes for the draws.
+#' @param cores Processes for the draws (forked; not on Windows). With a
+#'   `future::plan()` other than sequential set, the plan's workers run the
+#'   draws instead (multisession, a cluster, SLURM through future.batchtools),
+#'   with the same numbers bit for bit: each draw has its own seed, drawn
+#'   beforehand from the caller's stream.
 #' @return A data frame of class `dd_power_sim` (one row per effect size:
 #'   `effect`, `power`, `mc_se`, `mean_estimate`, `sd_estimate`,
 #'   `mean_se`, `nsim`, `failed`), with the attribute `mde`.

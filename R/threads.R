@@ -72,6 +72,8 @@ dd_forks <- new.env(parent = emptyenv())
 dd_forks$n <- 0L   # forked loops run in this session (the tests read it: which path ran)
 
 dd_lapply <- function(X, FUN, cores = 1L, label = NULL) {
+  # a future plan set by the caller takes the loop (below); otherwise `cores`
+  if (length(X) > 1L && dd_future_plan_active()) return(dd_future_lapply(X, FUN, label))
   if (cores > 1L && length(X) > 1L && .Platform$OS.type != "windows") {
     dd_forks$n <- dd_forks$n + 1L
     res <- parallel::mclapply(X, FUN, mc.cores = cores, mc.preschedule = TRUE)
@@ -80,4 +82,43 @@ dd_lapply <- function(X, FUN, cores = 1L, label = NULL) {
     return(res)
   }
   if (is.null(label)) lapply(X, FUN) else dd_progress_lapply(X, FUN, label)
+}
+
+# The caller's future plan (future + future.apply, in Suggests): when a plan
+# other than sequential is set, the loop runs on its workers (multisession,
+# cluster, batchtools on SLURM, ...), element by element, with the same
+# numbers as the sequential loop bit for bit: every element seeds itself as
+# in the sequential loop (or draws nothing), under the caller's RNG kind,
+# whatever the worker's stream (future.seed = TRUE gives each element its
+# own L'Ecuyer stream, so future sees no RNG misuse); the caller's own
+# random-number state is left as the sequential loop leaves it. Progress is
+# relayed from the workers by progressr. (`cores` forks only without a plan.)
+dd_futures <- new.env(parent = emptyenv())
+dd_futures$n <- 0L   # loops run through a future plan in this session (the tests read it: which path ran)
+
+dd_future_plan_active <- function() {
+  if (!isNamespaceLoaded("future") || !requireNamespace("future.apply", quietly = TRUE)) return(FALSE)
+  !inherits(future::plan("next"), "sequential")
+}
+
+dd_future_lapply <- function(X, FUN, label = NULL) {
+  dd_futures$n <- dd_futures$n + 1L
+  kind <- RNGkind()
+  had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) rm(".Random.seed", envir = globalenv()))
+  task <- function(x) {
+    RNGkind(kind[1], kind[2], kind[3])
+    FUN(x)
+  }
+  run <- task
+  if (!is.null(label) && !isFALSE(getOption("diffdiff.progress")) && isNamespaceLoaded("progressr")) {
+    p <- progressr::progressor(steps = length(X), label = label)
+    run <- function(x) {
+      r <- task(x)
+      p(message = label)
+      r
+    }
+  }
+  future.apply::future_lapply(X, run, future.seed = TRUE, future.packages = "diffdiff")
 }

@@ -98,9 +98,9 @@ test_that("did_cs autoplot: reference cells as open circles, whole-number period
 })
 
 test_that("plot_na_note and whole-number breaks", {
-  expect_identical(dd_plot_na_note(character(), "cell"), "")
-  expect_match(dd_plot_na_note(c("ATT(2005,2001)", "ATT(2005,2002)"), "cell"), "cells ATT\\(2005,2001\\), ATT")
-  b <- dd_whole_breaks(2000:2010)(c(1999.6, 2010.4))
+  expect_identical(diffdiff:::dd_plot_na_note(character(), "cell"), "")
+  expect_match(diffdiff:::dd_plot_na_note(c("ATT(2005,2001)", "ATT(2005,2002)"), "cell"), "cells ATT\\(2005,2001\\), ATT")
+  b <- diffdiff:::dd_whole_breaks(2000:2010)(c(1999.6, 2010.4))
   expect_true(all(b == round(b)))
-  expect_true(any(dd_whole_breaks(c(0.5, 1.5))(c(0, 2)) != round(dd_whole_breaks(c(0.5, 1.5))(c(0, 2)))))
+  expect_true(any(diffdiff:::dd_whole_breaks(c(0.5, 1.5))(c(0, 2)) != round(diffdiff:::dd_whole_breaks(c(0.5, 1.5))(c(0, 2)))))
 })
