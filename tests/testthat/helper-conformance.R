@@ -80,6 +80,18 @@ cf_autoplot <- function(x) {
   invisible(p)
 }
 
+# one method of a result, run: NULL, or the error's message
+cf_method <- function(k, x) tryCatch({
+  switch(k,
+    print = utils::capture.output(print(x)),
+    summary = utils::capture.output(print(summary(x))),
+    tidy = { t <- generics::tidy(x); stopifnot(is.data.frame(t), nrow(t) > 0) },
+    glance = { g <- generics::glance(x); stopifnot(is.data.frame(g), nrow(g) == 1) },
+    plot = plot(x),
+    autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) cf_autoplot(x))
+  NULL
+}, error = function(err) conditionMessage(err))
+
 # the entries that are not estimators (not registry rows): diagnostics and reports
 cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check")
 

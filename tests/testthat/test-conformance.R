@@ -119,16 +119,7 @@ test_that("conformance: print, summary, tidy, glance, plot and autoplot work on 
     fit <- r$value
     m <- setdiff(c("print", "summary", "tidy", "glance", "plot", "autoplot"), names(E$skip))
     for (k in m) {
-      res <- tryCatch({
-        switch(k,
-          print = utils::capture.output(print(fit)),
-          summary = utils::capture.output(print(summary(fit))),
-          tidy = { t <- generics::tidy(fit); stopifnot(is.data.frame(t), nrow(t) > 0) },
-          glance = { g <- generics::glance(fit); stopifnot(is.data.frame(g), nrow(g) == 1) },
-          plot = plot(fit),
-          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) cf_autoplot(fit))
-        NULL
-      }, error = function(err) conditionMessage(err))
+      res <- cf_method(k, fit)
       expect_null(res, label = sprintf("%s(%s): %s", k, e, res))
       cf_log(e, k, is.null(res))
     }
@@ -153,16 +144,7 @@ test_that("conformance: every method works on the default fit's event study (agg
     a <- suppressWarnings(aggregate(r$value, type = "dynamic"))
     expect_false(is.null(a$event_study), label = sprintf("%s's dynamic aggregate has an event study", e))
     for (k in c("print", "summary", "tidy", "glance", "plot", "autoplot")) {
-      res <- tryCatch({
-        switch(k,
-          print = utils::capture.output(print(a)),
-          summary = utils::capture.output(print(summary(a))),
-          tidy = { t <- generics::tidy(a); stopifnot(is.data.frame(t), nrow(t) > 0) },
-          glance = { g <- generics::glance(a); stopifnot(is.data.frame(g), nrow(g) == 1) },
-          plot = plot(a),
-          autoplot = if (requireNamespace("ggplot2", quietly = TRUE)) cf_autoplot(a))
-        NULL
-      }, error = function(err) conditionMessage(err))
+      res <- cf_method(k, a)
       expect_null(res, label = sprintf("%s(aggregate(%s, \"dynamic\")): %s", k, e, res))
     }
   }
