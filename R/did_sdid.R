@@ -262,7 +262,7 @@ dd_sdid_se <- function(fit, se, nboot) {
     est <- dd_progress_batches(nboot, function(b) .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X,
                                                         fit$opts, fit$lambda, fit$omega, 1L, idx[, b, drop = FALSE],
                                                         NULL, NULL),
-                               "synthetic DiD placebo replications")
+                               "synthetic DiD placebo replications", distribute = TRUE)
   } else if (se == "bootstrap") {
     if (N1 < 2L)
       dd_stop("se = \"bootstrap\" needs at least two treated units (there is %d); use se = \"placebo\".", N1)
@@ -270,7 +270,7 @@ dd_sdid_se <- function(fit, se, nboot) {
     est <- dd_progress_batches(nboot, function(b) .Call(C_sdid_reps, Y, as.integer(N0), as.integer(fit$T0), fit$X,
                                                         fit$opts, fit$lambda, fit$omega, 2L, idx[, b, drop = FALSE],
                                                         NULL, NULL),
-                               "synthetic DiD bootstrap replications")
+                               "synthetic DiD bootstrap replications", distribute = TRUE)
   } else {
     if (N1 < 2L || sum(fit$omega != 0) == 1L) {
       warning(sprintf("the jackknife standard error is undefined with %s; it is NA (use se = \"placebo\").",
@@ -292,7 +292,7 @@ dd_sdid_jackknife <- function(f, N0, what = "") {
   one <- function(units) .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
                                unname(f$lambda), unname(f$omega), 3L, units, NULL, NULL)
   if (is.null(f$X)) return(one(NULL))
-  dd_progress_batches(nrow(f$Y), function(b) one(as.integer(b)), paste0("synthetic DiD jackknife", what))
+  dd_progress_batches(nrow(f$Y), function(b) one(as.integer(b)), paste0("synthetic DiD jackknife", what), distribute = TRUE)
 }
 
 # Staggered adoption: one SDiD per cohort against the never-treated units,
@@ -327,7 +327,7 @@ dd_sdid_staggered <- function(pan, s, se, nboot) {
     dd_progress_batches(B, function(b) .Call(C_sdid_reps, f$Y, as.integer(N0), as.integer(f$T0), f$X, f$opts,
                                              unname(f$lambda), unname(f$omega), 4L, idx[, b, drop = FALSE],
                                              as.integer(lens[b]), as.integer(n0s[b])),
-                        sprintf("synthetic DiD replications, cohort %s", format(pan$cohorts[g])))
+                        sprintf("synthetic DiD replications, cohort %s", format(pan$cohorts[g])), distribute = TRUE)
   }
   # position of a unit of cohort g in that cohort's sub-panel
   subpos <- function(g, units) N0 + match(units, members[[g]])

@@ -322,20 +322,35 @@ dd_panel_subset <- function(pan, keep) {
   pan
 }
 
-# One draw: the estimator's call on the redrawn panel; NULL when it stops
-dd_placebo_draw <- function(cl, env, pan, term) {
+# One draw: the estimator on the redrawn panel; NULL when it stops. `args`
+# are the call's arguments, evaluated once (dd_placebo_run), so that a draw
+# needs nothing from the caller's environment and runs the same in this
+# process and on a future worker.
+dd_placebo_draw <- function(est, args, pan, term) {
   dd_reuse$panel <- pan
   on.exit(dd_reuse$panel <- NULL)
-  f <- tryCatch(suppressWarnings(suppressMessages(eval(cl, env))), error = function(e) NULL)
+  fun <- get(est, envir = asNamespace("diffdiff"))
+  f <- tryCatch(suppressWarnings(suppressMessages(do.call(fun, args))), error = function(e) NULL)
   if (is.null(f)) return(NULL)
   s <- tryCatch(dd_placebo_stat(f, term), error = function(e) NULL)
   if (is.null(s)) NULL else c(s$est, s$se, s$p)
 }
 
-# run draws (a list of list(G, keep)); a data frame of the draws that ran
+# the function running draw b of `draws` (made here, so that it carries only
+# what a draw needs to a future worker)
+dd_placebo_worker <- function(est, args, pan, term, draws) {
+  force(est); force(args); force(pan); force(term); force(draws)
+  function(b) dd_placebo_draw(est, args, dd_placebo_redraw(pan, draws[[b]]$G, draws[[b]]$keep), term)
+}
+
+# run draws (a list of list(G, keep)); a data frame of the draws that ran.
+# The draws go through dd_seeded_lapply(): on the caller's future plan if one
+# is set, each under its own seed (an estimator that resamples, did_trop's
+# bootstrap, gives the same numbers whatever the plan).
 dd_placebo_run <- function(cl, env, pan, term, draws, label) {
-  res <- dd_progress_lapply(seq_along(draws), function(b)
-    dd_placebo_draw(cl, env, dd_placebo_redraw(pan, draws[[b]]$G, draws[[b]]$keep), term), label)
+  est <- as.character(cl[[1L]])
+  args <- lapply(as.list(cl)[-1L], eval, envir = env)
+  res <- dd_seeded_lapply(seq_along(draws), dd_placebo_worker(est, args, pan, term, draws), 1L, label)
   ok <- !vapply(res, is.null, logical(1))
   m <- matrix(unlist(res[ok]), ncol = 3L, byrow = TRUE)
   list(draws = data.frame(draw = which(ok), estimate = m[, 1], std.error = m[, 2], p.value = m[, 3]),

@@ -15,7 +15,17 @@
 # the SDiD resamples are drawn in R, the multiplier and wild bootstraps take
 # one seed and their first replicate), so the numbers are the same with or
 # without progress; the option diffdiff.progress = FALSE runs one batch.
-dd_progress_batches <- function(n, fun, label, combine = function(r) unlist(r, use.names = FALSE)) {
+# With `distribute = TRUE` (loops whose tasks are fits worth shipping:
+# SDiD's placebo, bootstrap and jackknife replications) and a future plan
+# set by the caller, the batches run on the plan's workers instead
+# (dd_future_lapply, R/threads.R), with the same numbers.
+dd_progress_batches <- function(n, fun, label, combine = function(r) unlist(r, use.names = FALSE),
+                                distribute = FALSE) {
+  if (distribute && n > 1L && dd_future_plan_active()) {
+    nb <- min(n, max(20L, 2L * future::nbrOfWorkers()))
+    batches <- unname(split(seq_len(n), ceiling(seq_len(n) * nb / n)))
+    return(combine(dd_future_lapply(batches, fun, label)))
+  }
   if (n < 40L || isFALSE(getOption("diffdiff.progress")) || !isNamespaceLoaded("progressr"))
     return(fun(seq_len(n)))
   batches <- split(seq_len(n), ceiling(seq_len(n) * 20 / n))

@@ -350,10 +350,8 @@ dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim 
   if (as.double(K) * nsim > .Machine$integer.max)
     dd_stop("`nsim` = %d draws for each of %d `effect_sizes` make %s draws, more than %d.", nsim, K,
             format(as.double(K) * nsim, digits = 3), .Machine$integer.max)
-  seeds <- sample.int(.Machine$integer.max, K * nsim)   # one per draw, from the caller's stream
-  one <- function(k) {
+  one <- function(k) {   # (run under its own seed, drawn from the caller's stream: dd_seeded_lapply)
     es <- effect_sizes[(k - 1L) %/% nsim + 1L]
-    set.seed(seeds[k])
     d <- do.call(dgp, c(list(effect = es), dgp_args))
     f <- tryCatch(suppressMessages(suppressWarnings(do.call(estimator, c(list(d), est_args)))),
                   error = function(e) NULL)
@@ -364,12 +362,7 @@ dd_simulate_power <- function(estimator, dgp = dd_sim_basic, effect_sizes, nsim 
     if (is.na(i)) return(c(NA_real_, NA_real_, NA_real_))
     c(tab$estimate[i], tab$std.error[i], tab$p.value[i])
   }
-  # keep the caller's random-number state: the draws reseed
-  had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = globalenv(), inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = globalenv()) else rm(".Random.seed", envir = globalenv()))
-  idx <- seq_len(K * nsim)
-  res <- dd_lapply(idx, one, cores, "power simulation")
+  res <- dd_seeded_lapply(seq_len(K * nsim), one, cores, "power simulation")
   res <- matrix(unlist(res), ncol = 3L, byrow = TRUE)
   out <- do.call(rbind, lapply(seq_len(K), function(k) {
     r <- res[(k - 1L) * nsim + seq_len(nsim), , drop = FALSE]

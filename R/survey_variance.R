@@ -233,14 +233,10 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
     } else {
       Wr <- W[rows, , drop = FALSE]
       if (!is.null(mult)) Wr <- Wr * mult   # analysis weights = mult x design weights
-      refit <- function(r) {
-        k <- which(Wr[, r] > 0)
-        fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
-        fr$coef[keep]
-      }
-      # (each refit is a full regression: progress per refit)
-      thetas <- matrix(t(vapply(dd_progress_lapply(seq_len(nrep), refit, "replicate refits"), identity, numeric(p))),
-                       nrep, p)
+      # (each refit is a full regression: progress per refit; on the
+      # caller's future plan if one is set)
+      thetas <- matrix(t(vapply(dd_lapply(seq_len(nrep), dd_svy_refit_fun(Wr, y, X, fe, opts, keep), 1L,
+                                          "replicate refits"), identity, numeric(p))), nrep, p)
     }
     bad <- rowSums(is.na(thetas)) > 0
     if (any(bad)) {
@@ -257,6 +253,18 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
   dimnames(V) <- list(names(reg$coef)[keep], names(reg$coef)[keep])
   df <- if (length(fe)) degf else degf + 1 - p   # p counts the intercept, as length(coef(svyglm))
   list(V = V, df = max(df, 1), K = p, G = NULL, type = "survey", label = label)
+}
+
+# replicate r's refit with fixed effects: the coefficients `keep` of the
+# regression on the rows with positive replicate weight (made here so that
+# it carries only what a refit needs to a future worker)
+dd_svy_refit_fun <- function(Wr, y, X, fe, opts, keep) {
+  force(Wr); force(y); force(X); force(fe); force(opts); force(keep)
+  function(r) {
+    k <- which(Wr[, r] > 0)
+    fr <- suppressMessages(dd_regress(y[k], X[k, , drop = FALSE], lapply(fe, dd_recode, k), Wr[k, r], opts))
+    fr$coef[keep]
+  }
 }
 
 # Survey inference for influence-function estimators (did_cs): the rows whose

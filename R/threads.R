@@ -84,6 +84,23 @@ dd_lapply <- function(X, FUN, cores = 1L, label = NULL) {
   if (is.null(label)) lapply(X, FUN) else dd_progress_lapply(X, FUN, label)
 }
 
+# dd_seeded_lapply(X, FUN, cores, label) is dd_lapply() for loops whose
+# elements draw random numbers (simulate_power()'s data, a placebo draw's
+# bootstrap): one seed per element is drawn here, from the caller's stream,
+# and each element runs under set.seed(its seed), so its numbers do not
+# depend on the plan, `cores` or the order the elements run in; the
+# caller's stream is left where drawing the seeds left it.
+dd_seeded_lapply <- function(X, FUN, cores = 1L, label = NULL) {
+  if (!length(X)) return(list())
+  seeds <- sample.int(.Machine$integer.max, length(X))
+  old <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  on.exit(assign(".Random.seed", old, envir = globalenv()))
+  dd_lapply(seq_along(X), function(i) {
+    set.seed(seeds[i])
+    FUN(X[[i]])
+  }, cores, label)
+}
+
 # The caller's future plan (future + future.apply, in Suggests): when a plan
 # other than sequential is set, the loop runs on its workers (multisession,
 # cluster, batchtools on SLURM, ...), element by element, with the same
@@ -120,5 +137,23 @@ dd_future_lapply <- function(X, FUN, label = NULL) {
       r
     }
   }
-  future.apply::future_lapply(X, run, future.seed = TRUE, future.packages = "diffdiff")
+  # Ctrl-C stops the loop at once; the plan's workers, still busy with their
+  # chunks, are then replaced (dd_future_reset) so that the session's next
+  # future does not wait for them
+  withCallingHandlers(future.apply::future_lapply(X, run, future.seed = TRUE, future.packages = "diffdiff"),
+                      interrupt = function(e) dd_future_reset())
+}
+
+# Restart the plan's workers (after an interrupt): the plan is set to
+# sequential and back, which shuts down the workers future started
+# (multisession, cluster from host names; busy PSOCK workers are left to
+# exit after their chunk) and starts new ones on the next use. A cluster the
+# caller made (plan(cluster, workers = cl)) is the caller's and is left
+# alone, as are batchtools jobs already submitted to a scheduler.
+dd_future_reset <- function() {
+  pl <- future::plan("list")
+  if (inherits(formals(pl[[1]])$workers, "cluster")) return(invisible(FALSE))
+  future::plan(future::sequential)
+  future::plan(pl)
+  invisible(TRUE)
 }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install the duckdb R package once, for `make test-duckdb` (the DuckDB tests
+# of the database back end, R/dbi*.R). duckdb has no Debian binary for this R
+# and compiles from source through CRAN: on 2 cores that takes more than 55
+# minutes, which is why CI (90 minutes from a clean machine) tests the SQL path
+# on RSQLite only. DBI and dbplyr come from Debian. Idempotent.
+set -euo pipefail
+bash "$(dirname "$0")/apt-install.sh" install-duckdb r-cran-dbi r-cran-dbplyr r-cran-rsqlite
+Rscript --no-save --no-restore --no-init-file --no-environ -e '
+if (!requireNamespace("duckdb", quietly = TRUE)) {
+  message("install-duckdb: CRAN install duckdb (compiles from source; about an hour on 2 cores)")
+  Sys.setenv(MAKEFLAGS = paste0("-j", Sys.getenv("DUCKDB_JOBS", max(1L, parallel::detectCores()))))
+  install.packages("duckdb", lib = .libPaths()[1], repos = getOption("repos"), quiet = TRUE)
+  if (!requireNamespace("duckdb", quietly = TRUE)) stop("install-duckdb: could not install duckdb")
+}
+message("install-duckdb: duckdb ", utils::packageVersion("duckdb"), " present")
+'
