@@ -58,6 +58,10 @@
 #' @param dname A 0/1 treatment indicator (1 from the adoption period on).
 #' @param method `"sdid"` (default), `"sc"` or `"did"`.
 #' @param se `"placebo"` (default), `"bootstrap"`, `"jackknife"` or `"none"`.
+#'   The replications (and, with covariates, the jackknife's refits) run on
+#'   the workers of the caller's [future::plan()] when one other than
+#'   sequential is set, with the same numbers: the resamples are drawn in
+#'   this session before they are shipped.
 #' @param nboot Replications for placebo and bootstrap (default 200, as
 #'   synthdid).
 #' @param xformla Optional one-sided formula of time-varying covariates.

@@ -110,7 +110,12 @@
 #' "estimate"`, so a did_trop fit with `nboot = 0` needs `statistic =
 #' "estimate"`). A draw whose estimator stops
 #' with an error (e.g. a permuted cohort without comparison units) is
-#' counted and left out, with a warning. Fits with a survey design, did_2x2
+#' counted and left out, with a warning. The draws run on the workers of
+#' the caller's [future::plan()] when one other than sequential is set, with
+#' the numbers of the sequential run bit for bit: every draw runs under its
+#' own seed, drawn from the caller's stream after the redrawn treatments (so
+#' a draw that resamples, did_trop's bootstrap, does not depend on the plan).
+#' Fits with a survey design, did_2x2
 #' (no panel), and estimators with reversible or continuous treatments
 #' (did_dcdh, did_dose, did_had) are not supported.
 #'
