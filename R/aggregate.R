@@ -8,6 +8,15 @@ dd_cohort_mat <- function(w, G, glist) {
   matrix(vapply(glist, function(g) w * (G == g), numeric(length(w))), nrow = length(w))
 }
 
+# the cohorts' shares sum(w 1{G = g}) / n of a did_cs-shaped fit: from its
+# units, or from its cohort counts (a database fit, R/did_cs_db.R, keeps no
+# units; unweighted)
+dd_cs_shares <- function(x, glist) {
+  if (!is.null(x$cohort_n)) return(x$cohort_n$n[match(glist, x$cohort_n$g)] / x$n)
+  G <- x$unit_group; w <- x$unit_weight
+  vapply(glist, function(g) sum(w * (G == g)) / x$n, numeric(1))
+}
+
 # Aggregates are linear in the cell influence functions and in the cohort
 # indicators: psi = Psi a + C c, with C[, g] = w * 1{G = g} (the weight-
 # estimation term of did's wif(); its constant part cancels). This element
@@ -147,7 +156,7 @@ aggregate.did_cs <- function(x, type = c("group", "simple", "dynamic", "calendar
             paste(tab$term[!keep_cells], collapse = ", "))
   n <- x$n; G <- x$unit_group; w <- x$unit_weight; cl <- x$unit_cluster
   glist <- sort(unique(gk))
-  pg <- vapply(glist, function(g) sum(w * (G == g)) / n, numeric(1))
+  pg <- dd_cs_shares(x, glist)
   pk <- pg[match(gk, glist)]
   # did re-indexes time for max_e in simple/group: positions in sorted periods and groups
   L <- sort(unique(c(x$periods, glist)))

@@ -117,15 +117,16 @@ dd_regress_cells <- function(y, X, fe, w, opts, cells) {
 }
 
 # did's rules for cohorts and periods (pre_process_did2), on one first-treated
-# period per entity (unit in a panel, row in repeated cross-sections): g
+# period per entity (unit in a panel, row in repeated cross-sections; or
+# one per cohort value, with `count` entities each): g
 # (0 for the never treated) and `never` as dd_panel() codes them. Returns the entities and periods kept, the never-treated entities, the
 # treated cohorts to estimate (glist) and notes.
-dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
+dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what, count = NULL) {
   notes <- character()
   first <- !never & g <= tlist[1] + anticipation
   if (any(first))
-    warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).", sum(first),
-                    what), call. = FALSE)
+    warning(sprintf("Dropped %d %s that were already treated in the first period (as did does).",
+                    as.integer(if (is.null(count)) sum(first) else sum(count[first])), what), call. = FALSE)
   keep <- !first
   tkeep <- rep(TRUE, length(tlist))
   if (!any(never & keep)) {
@@ -146,11 +147,12 @@ dd_cs_cohorts <- function(g, never, tlist, anticipation, control_group, what) {
 
 # did's small-group check: cohorts with fewer than 5 + (number of covariate
 # terms) units; gz: the cohort of each unit (0 = never treated), cnt_div: rows
-# per unit (1 in a panel, the number of periods in cross-sections)
-dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1) {
+# per unit (1 in a panel, the number of periods in cross-sections); or one
+# value per cohort with `count` units each
+dd_cs_small <- function(gz, nterm, control_group, cnt_div = 1, count = NULL) {
   lv <- dd_sorted_levels(gz, counts = TRUE)
   gnm <- lv$values
-  tab <- lv$counts / cnt_div
+  tab <- if (is.null(count)) lv$counts / cnt_div else vapply(gnm, function(v) sum(count[gz == v]), numeric(1))
   small <- gnm[tab < nterm + 5]
   if (!length(small)) return(invisible(NULL))
   if (0 %in% small && control_group == "nevertreated")

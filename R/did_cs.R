@@ -157,7 +157,6 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
                 aliases = c("alp", "bstrap", "biters", "clustervars", "print_details", "pl", "cores"), fun = "did_cs")
   alpha <- sp$alpha; nboot <- sp$nboot; boot_weights <- sp$boot_weights; cband <- sp$cband
   cband_method <- sp$cband_method; cluster <- sp$cluster
-  dd_check_data(data)
   control_group <- dd_match_vocab(control_group[1], c("nevertreated", "notyettreated"), "control_group")
   base_period <- dd_match_arg(base_period[1], c("varying", "universal"), "base_period")
   est_method <- dd_match_arg(est_method[1], c("dr", "ipw", "reg"), "est_method")
@@ -166,6 +165,14 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
     dd_stop("`cband_method` = \"bootstrap-t\" needs bootstrap draws: `nboot` is 0; set nboot = 1000, say.")
   panel <- dd_check_flag(panel, "panel")
   allow_unbalanced_panel <- dd_check_flag(allow_unbalanced_panel, "allow_unbalanced_panel")
+  s <- list(nboot = nboot, boot_weights = boot_weights, cband = cband, cband_method = cband_method,
+            alpha = alpha, cluster = cluster, control_group = control_group, anticipation = anticipation,
+            base_period = base_period, tname = tname, est_method = est_method,
+            allow_unbalanced_panel = allow_unbalanced_panel)
+  # a database table: the moments computed in the engine (R/did_cs_db.R)
+  if (dd_is_db(data))
+    return(dd_cs_db(data, yname, idname, tname, gname, xformla, weightsname, panel, survey, call, s))
+  dd_check_data(data)
   dd_check_string(idname, "idname")
   if (!is.null(cluster)) {
     cluster <- dd_cluster_names(cluster, data)
@@ -203,6 +210,21 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
     rm(lay)
   }
   prep$Y <- prep$W <- prep$X <- prep$y <- prep$Xrc <- NULL
+  dd_cs_finish(r, inf, cells, prep, design, yname, call, s)
+}
+
+# The fit from the cell estimates `r` (att, status, n_cell, n_trim) and
+# their influence functions `inf` (the K cells, then the cohort-share
+# columns): standard errors (analytic, multiplier bootstrap, bootstrap-t
+# band), the pre-test, the table and the did_cs object. `prep`: the units'
+# fields (n, nobs, tlist, unit_cluster, unit_group, unit_weight, units,
+# notes, panel, and cohort_n for fits whose units are not in memory); `s`:
+# the settings. Shared by the in-memory and the database fits.
+dd_cs_finish <- function(r, inf, cells, prep, design, yname, call, s) {
+  nboot <- s$nboot; boot_weights <- s$boot_weights; cband <- s$cband; cband_method <- s$cband_method
+  alpha <- s$alpha; cluster <- s$cluster; allow_unbalanced_panel <- s$allow_unbalanced_panel
+  K <- length(cells$g)
+  glist <- sort(unique(cells$g))
   dd_cs_report(r, cells)
   n <- prep$n
   se <- dd_if_se(inf, n, prep$unit_cluster, seq_len(K))
@@ -242,15 +264,17 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
   info <- dd_info("did_cs", "Callaway-Sant'Anna group-time ATT (did_cs)", yname, prep$nobs,
                   if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic", label, Inf, alpha, terms,
                   n_units = if (prep$panel || allow_unbalanced_panel) n else NULL, n_periods = length(prep$tlist),
-                  n_clusters = if (inherits(prep$unit_cluster, "dd_svy_rows")) prep$unit_cluster$G
+                  n_clusters = if (!is.null(prep$n_clusters)) prep$n_clusters
+                               else if (inherits(prep$unit_cluster, "dd_svy_rows")) prep$unit_cluster$G
                                else if (is.null(cluster)) NULL else length(unique(prep$unit_cluster)),
                   notes = prep$notes)
   extra <- list(inf = inf, n = n, units = prep$units, survey_label = svy_label, unit_group = prep$unit_group, unit_weight = prep$unit_weight,
                 unit_cluster = prep$unit_cluster, periods = prep$tlist, crit = crit,
                 pretest = pre, boot_draws = boot, nboot = nboot, boot_weights = boot_weights, cband = cband,
-                cband_method = cband_method, control_group = control_group, anticipation = anticipation, base_period = base_period,
-                tname = tname,
-                est_method = est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status)
+                cband_method = cband_method, control_group = s$control_group, anticipation = s$anticipation,
+                base_period = s$base_period, tname = s$tname,
+                est_method = s$est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status,
+                cohort_n = prep$cohort_n, db = prep$db)
   # the K x K variance is formed on demand by vcov() (it is n K^2 work)
   new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), NULL, info, call, extra)
 }

@@ -95,10 +95,14 @@ dd_cells_inference <- function(psi, n, cluster, K, est, spec) {
 # over the columns in `band` (positions among the results).
 dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
                        cols = seq_len(psi$K), comb = NULL) {
+  # a database fit's rows stand for its units' cross-products only: the
+  # units are streamed from the database (R/did_cs_db.R)
+  st <- attr(psi, "db_stream")
+  if (!is.null(st)) return(dd_db_if_boot(st, n, nboot, boot_weights, alpha, band, cols, comb))
   R <- dd_if_rows(psi, cluster)
   if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
   draws <- dd_boot_batches(nboot, "multiplier bootstrap", function(B, seed, first)
-    .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], NULL, NULL, seed, first))
+    .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], NULL, NULL, seed, first, NULL))
   if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
   if (is.null(band)) band <- seq_len(ncol(draws))
   out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
@@ -120,6 +124,9 @@ dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, col
                          comb = NULL) {
   if (inherits(cluster, "dd_svy_rows"))
     dd_stop("`cband_method` = \"bootstrap-t\" is not available with a `survey` design; use cband_method = \"sup-t\".")
+  if (isTRUE(attr(psi, "db")))
+    dd_stop("`cband_method` = \"bootstrap-t\" needs the data in memory (the fit's data is a database table); use cband_method = \"sup-t\", or collect() the table.",
+            .code = "NEEDS_MEMORY")
   R <- dd_if_rows(psi, cluster)
   if (is.null(cluster)) {
     rg <- group
@@ -138,7 +145,7 @@ dd_if_boot_t <- function(psi, n, cluster, group, nboot, boot_weights, alpha, col
   gc <- match(rg, sort(unique(rg))) - 1L
   r <- dd_boot_batches(nboot, "wild bootstrap-t", function(B, seed, first)
     .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], as.integer(gc), max(gc) + 1L,
-          seed, first))
+          seed, first, NULL))
   tot <- .Call(C_ifs_colss, R)[cols]
   t <- r$draws * sqrt(R$n) / sqrt(pmax(r$ss, 0))
   # a replicate with a numerically zero standard error: infinite |t|

@@ -122,7 +122,7 @@ SEXP C_ifs_combine(SEXP s, SEXP A);
 SEXP C_ifs_comb_cross(SEXP s, SEXP A, SEXP diag);
 SEXP C_ifs_rowsum(SEXP s, SEXP cl, SEXP G);
 SEXP C_ifs_dense(SEXP s);
-SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type, SEXP grp, SEXP H, SEXP seed, SEXP first);
+SEXP C_ifs_boot(SEXP s, SEXP sel, SEXP B, SEXP type, SEXP grp, SEXP H, SEXP seed, SEXP first, SEXP rowinfo);
 SEXP C_draws_summary(SEXP draws, SEXP band, SEXP alpha, SEXP tol);
 
 /* survey.c */

@@ -450,10 +450,27 @@ static inline void boot_weights_at(const dd_rng *g0, int nb, int type, uint64_t 
  * without groups; the draws differ from them by rounding only (the group
  * sums are added up at the end). With seed (two numbers, see dd_seed_arg)
  * and first, the rows are replicates first, ..., first + B - 1 of that seed:
- * batches of calls reproduce one call. */
-SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_, SEXP seed_, SEXP first_) {
+ * batches of calls reproduce one call.
+ *
+ * rowinfo: NULL, or c(offset, N) for a chunk of the rows of a larger
+ * matrix (the database back end streams units in chunks): row i of s is
+ * row offset + i of the N rows, gets that row's weights, and the scale is
+ * 1 / sqrt(N), so the chunks' results add up to the whole matrix's draws
+ * (up to the order of the additions). Not with groups or a permuted layout. */
+SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_, SEXP seed_, SEXP first_,
+                SEXP rowinfo_) {
   dd_ifs f;
   ifs_get(s, &f);
+  long off = 0;
+  double nscale = (double) f.n;
+  if (!isNull(rowinfo_)) {
+    dd_chk_vec(rowinfo_, REALSXP, 2, 0, "C_ifs_boot", "rowinfo");
+    const double o = REAL(rowinfo_)[0], N = REAL(rowinfo_)[1];
+    if (!(o >= 0 && o <= 9e15 && o == floor(o) && N >= o + f.n && N <= 9e15) || !isNull(grp_) || f.rows)
+      error("internal error in C_ifs_boot: bad `rowinfo`; please report");
+    off = (long) o;
+    nscale = N;
+  }
   int *map = ifs_selmap(&f, sel_);
   const int m = LENGTH(sel_), B = dd_chk_int(B_, 0, DD_INT_MAX, "C_ifs_boot", "B");
   const int type = dd_chk_int(type_, 1, 3, "C_ifs_boot", "type");
@@ -507,7 +524,7 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_, SEXP
   SEXP out = PROTECT(allocMatrix(REALSXP, B, m));
   SEXP ssout = PROTECT(grouped ? allocMatrix(REALSXP, B, m) : allocVector(REALSXP, 0));
   double *O = REAL(out), *SS = REAL(ssout);
-  const double scale = 1.0 / sqrt((double) f.n);
+  const double scale = 1.0 / sqrt(nscale);
   dd_chunks ch_task;
   dd_chunks_init(&ch_task, ntask, nth);
   while (dd_chunks_next(&ch_task)) {
@@ -540,9 +557,9 @@ SEXP C_ifs_boot(SEXP s, SEXP sel_, SEXP B_, SEXP type_, SEXP grp_, SEXP H_, SEXP
       int r = 0;
       /* a permuted layout: no weights are needed for the rows of a block
        * with no selected column (they are computed by row, not in turn) */
-      if (rows && !q) continue;
-#define BOOT_W(i, vv) (rows ? boot_weights_at(g0, nb, type, bits, &word, (long) rows[i], vv) \
-                            : boot_weights_row(ws, nb, type, bits, (long) (i), vv))
+      if ((rows || off) && !q) continue;
+#define BOOT_W(i, vv) ((rows || off) ? boot_weights_at(g0, nb, type, bits, &word, (long) (rows ? rows[i] : (i)) + off, vv) \
+                                     : boot_weights_row(ws, nb, type, bits, (long) (i), vv))
       if (!grouped) {
         for (; r + 4 <= nr; r += 4) {
           for (int u = 0; u < 4; u++) BOOT_W(r0 + r + u, v + u * BOOT_NB);

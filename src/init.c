@@ -48,7 +48,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(ifs_comb_cross, 3),
   CALLDEF(ifs_rowsum, 3),
   CALLDEF(ifs_dense, 1),
-  CALLDEF(ifs_boot, 8),
+  CALLDEF(ifs_boot, 9),
   CALLDEF(draws_summary, 4),
   CALLDEF(sdid_noise, 3),
   CALLDEF(sdid_fit, 7),

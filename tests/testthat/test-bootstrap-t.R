@@ -10,7 +10,7 @@ ns <- asNamespace("diffdiff")
 
 multipliers <- function(seed, n, B, type = 1L) {
   set.seed(seed)
-  .Call(ns$C_ifs_boot, ns$dd_ifs_dense(diag(n)), 0:(n - 1L), as.integer(B), type, NULL, NULL, NULL, 0L) * sqrt(n)
+  .Call(ns$C_ifs_boot, ns$dd_ifs_dense(diag(n)), 0:(n - 1L), as.integer(B), type, NULL, NULL, NULL, 0L, NULL) * sqrt(n)
 }
 
 # recentred sum of squares of the multiplied influence functions
@@ -36,8 +36,8 @@ test_that("the grouped bootstrap kernel returns the same draws and the recentred
       for (type in 1:3) {
         V <- multipliers(5, n, 70L, type)
         S <- ns$dd_ifs_dense(psi)
-        set.seed(5); r <- .Call(ns$C_ifs_boot, S, 0:(K - 1L), 70L, type, as.integer(grp), 3L, NULL, 0L)
-        set.seed(5); d0 <- .Call(ns$C_ifs_boot, S, 0:(K - 1L), 70L, type, NULL, NULL, NULL, 0L)
+        set.seed(5); r <- .Call(ns$C_ifs_boot, S, 0:(K - 1L), 70L, type, as.integer(grp), 3L, NULL, 0L, NULL)
+        set.seed(5); d0 <- .Call(ns$C_ifs_boot, S, 0:(K - 1L), 70L, type, NULL, NULL, NULL, 0L, NULL)
         expect_equal(length(unique(round(c(V), 10))), if (type == 3L) 6L else 2L)
         expect_equal(r$draws, d0, tolerance = 1e-13)
         expect_equal(r$draws, V %*% psi / sqrt(n), tolerance = 1e-13)

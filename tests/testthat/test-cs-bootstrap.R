@@ -19,7 +19,7 @@ test_that("bootstrap draws have the analytic variance; reported SEs match did's 
   set.seed(42)
   f <- did_cs(mpdta, "lemp", "countyreal", "year", "first.treat", xformla = ~lpop, nboot = 20000)
   K <- nrow(f$coeftable)
-  draws <- .Call(diffdiff:::C_ifs_boot, f$inf, seq_len(K) - 1L, 20000L, 1L, NULL, NULL, NULL, 0L)
+  draws <- .Call(diffdiff:::C_ifs_boot, f$inf, seq_len(K) - 1L, 20000L, 1L, NULL, NULL, NULL, 0L, NULL)
   sd_boot <- apply(draws, 2, stats::sd) / sqrt(f$n)
   expect_lt(max(abs(sd_boot / m$se - 1)), 0.03)
   expect_lt(max(abs(f$coeftable$std.error / mb$se - 1)), 0.03)
@@ -64,7 +64,7 @@ test_that("each bootstrap weight type has draws with the analytic variance", {
   f0 <- did_cs(d, "y", "id", "t", "g", nboot = 0)
   for (type in 1:3) {
     set.seed(1)
-    draws <- .Call(diffdiff:::C_ifs_boot, f0$inf, seq_len(nrow(f0$coeftable)) - 1L, 10000L, type, NULL, NULL, NULL, 0L)
+    draws <- .Call(diffdiff:::C_ifs_boot, f0$inf, seq_len(nrow(f0$coeftable)) - 1L, 10000L, type, NULL, NULL, NULL, 0L, NULL)
     expect_lt(max(abs(apply(draws, 2, stats::sd) / sqrt(f0$n) / f0$coeftable$std.error - 1)), 0.04)
   }
 })

@@ -39,8 +39,8 @@ test_that("the bootstrap over blocks equals the bootstrap of the dense matrix", 
   r <- rand_ifs(2)
   dense <- ns$dd_ifs_dense(r$D)
   for (type in 1:3) {
-    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL, NULL, 0L)
-    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL, NULL, 0L)
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL, NULL, 0L, NULL)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL, NULL, 0L, NULL)
     expect_equal(a, b, tolerance = 1e-13)
     # and equals v' D / sqrt(n) with the weights of the documented streams
     set.seed(5); w <- .Call(ns$C_boot_weights, nrow(r$D), 77L, type)
@@ -137,14 +137,14 @@ test_that("a permuted block layout gives row r the r-th bootstrap weight", {
   dense <- ns$dd_ifs_dense(r$D)
   grp <- rep(0:2, length.out = nrow(r$D))
   for (type in 1:3) {
-    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL, NULL, 0L)
-    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL, NULL, 0L)
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, 0:6, 77L, type, NULL, NULL, NULL, 0L, NULL)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, 0:6, 77L, type, NULL, NULL, NULL, 0L, NULL)
     expect_equal(a, b, tolerance = 1e-13)
     set.seed(5); w <- .Call(ns$C_boot_weights, nrow(r$D), 77L, type)
     expect_equal(a, t(w) %*% r$D / sqrt(nrow(r$D)), tolerance = 1e-12)
     # with groups (the bootstrap-t studentisation)
-    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, c(4L, 1L), 40L, type, grp, 3L, NULL, 0L)
-    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, c(4L, 1L), 40L, type, grp, 3L, NULL, 0L)
+    set.seed(5); a <- .Call(ns$C_ifs_boot, r$s, c(4L, 1L), 40L, type, grp, 3L, NULL, 0L, NULL)
+    set.seed(5); b <- .Call(ns$C_ifs_boot, dense, c(4L, 1L), 40L, type, grp, 3L, NULL, 0L, NULL)
     expect_equal(a, b, tolerance = 1e-13)
   }
 })
@@ -197,21 +197,21 @@ test_that("a bootstrap in batches (one seed, first replicate) equals one call, a
   S <- ns$dd_ifs_dense(matrix(rnorm(300 * 4), 300))
   grp <- rep(0:2, length.out = 300)
   for (type in 1:3) {
-    set.seed(9); one <- .Call(ns$C_ifs_boot, S, 0:3, 250L, type, NULL, NULL, NULL, 0L)
+    set.seed(9); one <- .Call(ns$C_ifs_boot, S, 0:3, 250L, type, NULL, NULL, NULL, 0L, NULL)
     set.seed(9); seed <- ns$dd_boot_seed()
-    bat <- rbind(.Call(ns$C_ifs_boot, S, 0:3, 97L, type, NULL, NULL, seed, 0L),
-                 .Call(ns$C_ifs_boot, S, 0:3, 153L, type, NULL, NULL, seed, 97L))
+    bat <- rbind(.Call(ns$C_ifs_boot, S, 0:3, 97L, type, NULL, NULL, seed, 0L, NULL),
+                 .Call(ns$C_ifs_boot, S, 0:3, 153L, type, NULL, NULL, seed, 97L, NULL))
     expect_identical(bat, one)
-    set.seed(9); one <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 60L, type, grp, 3L, NULL, 0L)
-    b1 <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 13L, type, grp, 3L, seed, 0L)
-    b2 <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 47L, type, grp, 3L, seed, 13L)
+    set.seed(9); one <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 60L, type, grp, 3L, NULL, 0L, NULL)
+    b1 <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 13L, type, grp, 3L, seed, 0L, NULL)
+    b2 <- .Call(ns$C_ifs_boot, S, c(3L, 0L), 47L, type, grp, 3L, seed, 13L, NULL)
     expect_identical(rbind(b1$draws, b2$draws), one$draws)
     expect_identical(rbind(b1$ss, b2$ss), one$ss)
   }
   # a later first replicate gives other draws (the offset is used)
-  expect_false(identical(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, seed, 0L),
-                         .Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, seed, 5L)))
-  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, c(1, 2^32), 0L), "`seed`")
-  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, 1, 0L), "`seed`")
-  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, NULL, -1L), "`first`")
+  expect_false(identical(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, seed, 0L, NULL),
+                         .Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, seed, 5L, NULL)))
+  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, c(1, 2^32), 0L, NULL), "`seed`")
+  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, 1, 0L, NULL), "`seed`")
+  expect_error(.Call(ns$C_ifs_boot, S, 0:3, 5L, 1L, NULL, NULL, NULL, -1L, NULL), "`first`")
 })

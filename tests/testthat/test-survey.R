@@ -328,7 +328,7 @@ test_that("did_cs(survey = ): weighted ATT(g,t); SEs of cells and aggregates = s
   # the PSU-level multiplier bootstrap has the Taylor variance
   set.seed(1)
   fb <- did_cs(d, "lemp", "countyreal", "year", "first.treat", nboot = 20000, survey = des)
-  draws <- .Call(diffdiff:::C_ifs_boot, diffdiff:::dd_if_rows(f$inf, f$unit_cluster), seq_len(K) - 1L, 20000L, 1L, NULL, NULL, NULL, 0L)
+  draws <- .Call(diffdiff:::C_ifs_boot, diffdiff:::dd_if_rows(f$inf, f$unit_cluster), seq_len(K) - 1L, 20000L, 1L, NULL, NULL, NULL, 0L, NULL)
   expect_lt(max(abs(apply(draws, 2, stats::sd) * sqrt(f$unit_cluster$G) / n / f$coeftable$std.error - 1)), 0.03)
   # reported (IQR) bootstrap SEs near the analytic ones (IQR of a sum over ~90 PSUs)
   expect_lt(max(abs(fb$coeftable$std.error / f$coeftable$std.error - 1), na.rm = TRUE), 0.1)
