@@ -24,6 +24,19 @@ dd_db_in_memory <- function(data, what) {
           class(data)[1], what, paste(dd_db_estimators, collapse = "; "), .code = "NEEDS_MEMORY")
 }
 
+# the exported diffdiff function the user called (the outermost on the
+# stack), for messages
+dd_caller_name <- function() {
+  ex <- getNamespaceExports("diffdiff")
+  for (cl in sys.calls()) {
+    h <- cl[[1L]]
+    nm <- if (is.name(h)) as.character(h)
+          else if (is.call(h) && as.character(h[[1L]])[1] %in% c("::", ":::")) as.character(h[[3L]]) else NA_character_
+    if (!is.na(nm) && nm %in% ex) return(paste0(nm, "()"))
+  }
+  "this function"
+}
+
 # The table: its connection, the query it stands for (as a subquery), its
 # columns (the roles checked: each a column of the table), a quoting
 # function and the roles' quoted names.
@@ -48,7 +61,10 @@ dd_db_open <- function(data, cols, fun) {
        num = function(e) as.character(dbplyr::translate_sql(as.numeric(!!dbplyr::sql(e)), con = con)))
 }
 
-dd_db_get <- function(src, sql) DBI::dbGetQuery(src$con, sql)
+dd_db_get <- function(src, sql) {
+  dd_db_counts$queries <- dd_db_counts$queries + 1L
+  DBI::dbGetQuery(src$con, sql)
+}
 
 # a number as an SQL literal (periods): exact for doubles
 dd_db_lit <- function(v) {
@@ -110,8 +126,8 @@ dd_db_check_panel <- function(src, roles) {
        n_rows = as.double(s$n_rows))
 }
 
-# The per-unit table as SQL (a CTE body): one row per unit with every
-# period observed (the others are dropped, as the in-memory fit drops them),
+# The per-unit table as SQL (a CTE body): over the rows of `periods` (the
+# periods the fit keeps), one row per unit with every such period observed (the others are dropped, as the in-memory fit drops them),
 # its first treated period coded 0 for the never treated (`never`: an SQL
 # condition on the raw value), outcomes dd_y1..dd_yT in period order,
 # the cluster (dd_c); units in `drop` (an SQL condition) left out.
@@ -120,10 +136,10 @@ dd_db_units_sql <- function(src, periods, never, drop) {
   T <- length(periods)
   ys <- vapply(seq_len(T), function(j) sprintf("SUM(CASE WHEN %s = %s THEN %s END) AS dd_y%d", c$tname,
                                                dd_db_lit(periods[j]), src$num(c$yname), j), "")
-  raw <- sprintf("SELECT %s AS dd_id, MIN(%s) AS dd_graw, %s%s FROM %s GROUP BY %s HAVING COUNT(%s) = %d AND COUNT(*) = %d",
+  raw <- sprintf("SELECT %s AS dd_id, MIN(%s) AS dd_graw, %s%s FROM %s WHERE %s IN (%s) GROUP BY %s HAVING COUNT(%s) = %d AND COUNT(*) = %d",
                  c$idname, c$gname, paste(ys, collapse = ", "),
-                 if (is.null(c$cluster)) "" else sprintf(", MIN(%s) AS dd_c", c$cluster), src$from, c$idname,
-                 c$yname, T, T)
+                 if (is.null(c$cluster)) "" else sprintf(", MIN(%s) AS dd_c", c$cluster), src$from,
+                 c$tname, paste(dd_db_lit(periods), collapse = ", "), c$idname, c$yname, T, T)
   sprintf("dd_u0 AS (%s), dd_u AS (SELECT dd_id, CASE WHEN %s THEN 0 ELSE dd_graw END AS dd_g, %s%s FROM dd_u0 WHERE NOT (%s))",
           raw, gsub("dd_G", "dd_graw", never, fixed = TRUE), paste0("dd_y", seq_len(T), collapse = ", "),
           if (is.null(c$cluster)) "" else ", dd_c", gsub("dd_G", "dd_graw", drop, fixed = TRUE))
@@ -167,14 +183,21 @@ dd_db_moments <- function(src, units_sql, T, cluster = FALSE) {
 # Stream the units (cohort, outcomes) in the in-memory fit's order: by
 # cohort, the never treated last, then by identifier; fun(chunk) for each
 # chunk of at most `chunk` units (a data frame: dd_g, dd_y1..dd_yT).
+dd_db_counts <- new.env(parent = emptyenv())
+dd_db_counts$streams <- 0L; dd_db_counts$chunks <- 0L; dd_db_counts$queries <- 0L   # (the tests read them: which path ran)
+
 dd_db_stream <- function(src, units_sql, T, fun, chunk = 65536L) {
+  dd_db_counts$streams <- dd_db_counts$streams + 1L
   res <- DBI::dbSendQuery(src$con, sprintf(
     "WITH %s SELECT dd_g, %s FROM dd_u ORDER BY CASE WHEN dd_g = 0 THEN 1 ELSE 0 END, dd_g, dd_id", units_sql,
     paste0("dd_y", seq_len(T), collapse = ", ")))
   on.exit(DBI::dbClearResult(res))
   while (!DBI::dbHasCompleted(res)) {
     ch <- DBI::dbFetch(res, n = chunk)
-    if (nrow(ch)) fun(ch)
+    if (nrow(ch)) {
+      dd_db_counts$chunks <- dd_db_counts$chunks + 1L
+      fun(ch)
+    }
   }
   invisible(NULL)
 }

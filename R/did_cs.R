@@ -522,6 +522,9 @@ dd_footer.did_cs <- function(x) {
   else if (!is.null(pt$note)) cat("Pre-test of parallel trends not computed:", pt$note, "\n")
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; estimator: %s\n",
               x$control_group, x$anticipation, x$base_period, x$est_method))
+  if (!is.null(x$db))
+    cat(sprintf("Data: a database table (%s, %s rows), cohort moments computed in the engine\n", x$db$class,
+                format(x$db$rows, big.mark = ",")))
   invisible(x)
 }
 

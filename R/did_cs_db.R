@@ -65,6 +65,7 @@ dd_cs_db <- function(data, yname, idname, tname, gname, xformla, weightsname, pa
   bval <- bval[o]; nb_units <- mom$n[o]; ybar <- mom$mean[o, , drop = FALSE]; Q <- mom$Q[, , o, drop = FALSE]
   dd_cs_small(ifelse(is.finite(bval), bval, 0), 0, s$control_group, count = nb_units)
   N <- sum(nb_units)
+  if (N <= .Machine$integer.max) N <- as.integer(N)        # (as the in-memory fit's unit count)
   cells <- dd_cs_cells(tl, co$glist, ant, s$base_period, s$control_group)
   lin <- dd_cs_db_cells(cells, bval, nb_units, ybar, N, s$est_method)
   clusters <- NULL
@@ -88,7 +89,7 @@ dd_cs_db <- function(data, yname, idname, tname, gname, xformla, weightsname, pa
   }
   attr(inf, "db") <- TRUE
   glist <- sort(unique(cells$g))
-  prep <- list(n = N, nobs = N * T, tlist = tl, unit_cluster = NULL, unit_group = NULL, unit_weight = NULL,
+  prep <- list(n = N, nobs = if (as.double(N) * T <= .Machine$integer.max) as.integer(N * T) else as.double(N) * T, tlist = tl, unit_cluster = NULL, unit_group = NULL, unit_weight = NULL,
                units = NULL, notes = co$notes, panel = TRUE, n_clusters = clusters,
                cohort_n = list(g = ifelse(is.finite(bval), bval, 0), n = nb_units),
                db = list(class = class(data)[1], rows = chk$n_rows))

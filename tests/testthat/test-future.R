@@ -72,7 +72,7 @@ workloads <- list(
     list(tab = f$coeftable, vcov = f$vcov, after = stats::runif(1))
   },
   survey_refits = function() {
-    skip_if_not_installed("survey")
+    if (!has_peer("survey")) return(NULL)
     d <- sim_panel(); d <- d[d$id <= 40, ]
     j <- survey::as.svrepdesign(survey::svydesign(ids = ~id, weights = ~w, data = d), type = "JK1")
     f <- did_twfe(d, "y", "id", "year", "treat", survey = j)
