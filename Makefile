@@ -13,7 +13,7 @@ CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false 
   _R_CHECK_URLS_=false _R_CHECK_FORCE_SUGGESTS_=true _R_CHECK_SYSTEM_CLOCK_=false \
   DIFFDIFF_REQUIRE_PARITY=true DIFFDIFF_SRC_DIR=$(CURDIR)
 
-.PHONY: deps install demo test build check sanitize valgrind fuzz interrupt bench coverage docs clean
+.PHONY: deps install demo test test-duckdb build check sanitize valgrind fuzz interrupt bench coverage docs clean
 
 deps:
 	@bash tools/install-deps.sh
@@ -38,6 +38,11 @@ build: deps
 
 test: build
 	@bash tools/check.sh $(TARBALL) $(CHECKDIR) $(CHECK_ENV)
+
+# the DuckDB tests of the database back end (CI skips them: duckdb compiles
+# from source for over an hour); installs duckdb once
+test-duckdb:
+	@bash tools/test-duckdb.sh
 
 sanitize: deps
 	@bash tools/sanitize.sh

@@ -1,0 +1,187 @@
+# The checks of the database back end (R/dbi.R, R/did_cs_db.R), run on
+# SQLite by test-dbi.R (in CI) and on DuckDB by test-dbi-duckdb.R (where
+# duckdb is installed: `make test-duckdb`): `driver` is "RSQLite" or
+# "duckdb" (db_table(), helper-parity.R).
+
+db_panel <- function(n = 300, T = 6, seed = 1) {
+  set.seed(seed)
+  d <- dd_sim_staggered(n_units = n, n_periods = T)
+  d$st <- d$id %% 17
+  d
+}
+
+# the largest absolute difference of two vectors with the same missing
+# values (Inf when those differ)
+num_diff <- function(x, y) if (!identical(is.na(x), is.na(y))) Inf else max(abs(x - y), 0, na.rm = TRUE)
+
+# the largest absolute differences between the in-memory and the database
+# fit (and their aggregations), each under the same seed
+db_diff <- function(d, tb, ...) {
+  set.seed(3); a <- did_cs(d, "y", "id", "time", "first_treat", ...)
+  set.seed(3); b <- did_cs(tb, "y", "id", "time", "first_treat", ...)
+  num <- num_diff
+  r <- c(estimate = num(a$coeftable$estimate, b$coeftable$estimate),
+         se = num(a$coeftable$std.error, b$coeftable$std.error),
+         vcov = num(vcov(a), vcov(b)), pretest = num(a$pretest$W, b$pretest$W), crit = num(a$crit, b$crit))
+  for (ty in c("simple", "group", "dynamic", "calendar")) {
+    set.seed(4); x <- aggregate(a, ty)
+    set.seed(4); y <- aggregate(b, ty)
+    r[ty] <- max(num(x$coeftable$estimate, y$coeftable$estimate), num(x$coeftable$std.error, y$coeftable$std.error),
+                 num(x$crit, y$crit))
+  }
+  expect_identical(b$coeftable$term, a$coeftable$term)
+  expect_identical(b$n, a$n)
+  expect_false(is.null(b$db))                     # the database path ran
+  r
+}
+
+# did_cs on a database table equals the in-memory fit (analytic standard errors)
+dbi_check_analytic <- function(driver) {
+  d <- db_panel()
+  tb <- db_table(d, driver = driver)
+  q0 <- diffdiff:::dd_db_counts$queries
+  for (a in list(list(), list(control_group = "notyettreated"), list(base_period = "universal"),
+                 list(base_period = "universal", control_group = "notyettreated"),
+                 list(anticipation = 1), list(anticipation = 1, control_group = "notyettreated"),
+                 list(cluster = "st"), list(cluster = "st", control_group = "notyettreated", base_period = "universal"),
+                 list(est_method = "reg"), list(est_method = "ipw"))) {
+    r <- do.call(db_diff, c(list(d, tb, nboot = 0, cband = FALSE), a))
+    expect_lt(max(r), 1e-10, label = paste(names(a), a, collapse = ", "))
+  }
+  expect_gt(diffdiff:::dd_db_counts$queries, q0)  # the fits queried the engine
+}
+
+# the multiplier bootstrap of a database fit draws the in-memory multipliers
+dbi_check_bootstrap <- function(driver) {
+  d <- db_panel()
+  tb <- db_table(d, driver = driver)
+  s0 <- diffdiff:::dd_db_counts$streams
+  for (a in list(list(), list(boot_weights = "mammen", control_group = "notyettreated"),
+                 list(boot_weights = "webb", base_period = "universal"), list(cluster = "st"))) {
+    r <- do.call(db_diff, c(list(d, tb, nboot = 199), a))
+    expect_lt(max(r), 1e-10, label = paste(names(a), a, collapse = ", "))
+  }
+  expect_gt(diffdiff:::dd_db_counts$streams, s0)  # unclustered: the units were streamed
+  # the streamed bootstrap is a real one: its standard errors differ from the analytic ones
+  set.seed(3); b <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 199)
+  a0 <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
+  expect_gt(max(abs(b$coeftable$std.error - a0$coeftable$std.error)), 1e-3)
+}
+
+# the streamed bootstrap is the same for every chunk size (across 64-row words and 1,024)
+dbi_check_chunks <- function(driver) {
+  d <- db_panel(n = 2100, T = 4, seed = 5)
+  tb <- db_table(d, driver = driver)
+  set.seed(3); ref <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), "dynamic", nboot = 99)
+  f <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
+  N <- f$n
+  for (w in c("rademacher", "mammen")) {
+    set.seed(3); ref <- aggregate(did_cs(d, "y", "id", "time", "first_treat", nboot = 0), "dynamic", nboot = 99,
+                                  boot_weights = w)
+    for (ch in c(63L, 64L, 65L, 1023L, 1024L, 1025L)) {
+      st <- attr(f$inf, "db_stream"); st$chunk <- ch; attr(f$inf, "db_stream") <- st
+      c0 <- diffdiff:::dd_db_counts$chunks
+      set.seed(3); a <- aggregate(f, "dynamic", nboot = 99, boot_weights = w)
+      expect_identical(diffdiff:::dd_db_counts$chunks - c0, as.integer(ceiling(N / ch)))   # chunks streamed
+      expect_lt(max(abs(a$coeftable$std.error - ref$coeftable$std.error)), 1e-10, label = paste(w, "chunk", ch))
+      expect_lt(abs(a$crit - ref$crit), 1e-10)
+    }
+  }
+}
+
+# the engine's checks and the in-memory fit's rules on the data
+dbi_check_data <- function(driver) {
+  d <- db_panel(n = 120, T = 5, seed = 2)
+  # rows missing, or with a missing outcome: those units dropped, as in memory, with its warning
+  d2 <- d[-c(3, 50), ]; d2$y[d2$id == 7 & d2$time == 2] <- NA
+  tb2 <- db_table(d2, driver = driver)
+  expect_warning(b <- did_cs(tb2, "y", "id", "time", "first_treat", nboot = 0), "3 units are missing in some periods")
+  a <- suppressMessages(suppressWarnings(did_cs(d2, "y", "id", "time", "first_treat", nboot = 0)))
+  expect_identical(b$n, a$n)
+  expect_lt(num_diff(b$coeftable$std.error, a$coeftable$std.error), 1e-10)
+  # the row order of the table does not matter
+  tb3 <- db_table(d[rev(seq_len(nrow(d))), ], name = "rev", driver = driver)
+  expect_identical(did_cs(tb3, "y", "id", "time", "first_treat", nboot = 0)$coeftable,
+                   did_cs(db_table(d, name = "fwd", driver = driver), "y", "id", "time", "first_treat", nboot = 0)$coeftable)
+  # duplicated (unit, period) rows, a cohort varying within a unit, missing identifiers
+  expect_error(did_cs(db_table(rbind(d, d[1, ]), name = "dup", driver = driver), "y", "id", "time", "first_treat"),
+               "1 unit\\(s\\) with more than one row in a period", class = "diffdiff_duplicated_rows")
+  d4 <- d; d4$first_treat[d4$id == 2 & d4$time == 3] <- 4
+  expect_error(did_cs(db_table(d4, name = "gvar", driver = driver), "y", "id", "time", "first_treat"),
+               "`gname` = \"first_treat\" varies within 1 unit")
+  d5 <- d; d5$id[4] <- NA
+  expect_error(did_cs(db_table(d5, name = "idna", driver = driver), "y", "id", "time", "first_treat"),
+               "`idname` = \"id\" is missing \\(NULL\\) in 1 row")
+  d6 <- d; d6$st[d6$id == 3 & d6$time == 2] <- 99
+  expect_error(did_cs(db_table(d6, name = "clvar", driver = driver), "y", "id", "time", "first_treat", cluster = "st"),
+               "`cluster` = \"st\" varies within 1 unit")
+  d7 <- d; d7$one <- 1
+  expect_error(did_cs(db_table(d7, name = "onecl", driver = driver), "y", "id", "time", "first_treat", cluster = "one", nboot = 0),
+               "single cluster")
+  expect_error(did_cs(db_table(d, name = "cols", driver = driver), "y", "id", "year", "first_treat"),
+               "`tname` = \"year\" is not a column of the database table")
+  d8 <- d; d8$tc <- as.character(d8$time)
+  expect_error(did_cs(db_table(d8, name = "tchar", driver = driver), "y", "id", "tc", "first_treat"), "`tname` = \"tc\" is not numeric")
+  long <- dd_sim_staggered(n_units = 20, n_periods = 61)
+  expect_error(did_cs(db_table(long, name = "long", driver = driver), "y", "id", "time", "first_treat"), "has 61 periods")
+  # units treated in the first period are dropped with the in-memory warning; late cohorts are never treated
+  d9 <- d; d9$first_treat[d9$id %in% 1:3] <- 1; d9$first_treat[d9$id %in% 4:5] <- 9
+  expect_warning(expect_message(b <- did_cs(db_table(d9, name = "first", driver = driver), "y", "id", "time", "first_treat", nboot = 0),
+                                "2 unit\\(s\\) first treated after the last period"),
+                 "Dropped 3 units that were already treated in the first period")
+  a <- suppressWarnings(suppressMessages(did_cs(d9, "y", "id", "time", "first_treat", nboot = 0)))
+  expect_lt(num_diff(b$coeftable$std.error, a$coeftable$std.error), 1e-10)
+  # no never-treated units: the in-memory rules (not-yet-treated: periods dropped; never-treated: an error)
+  set.seed(4)
+  d10 <- dd_sim_staggered(n_units = 120, n_periods = 5, cohorts = c(3, 4, 5))
+  d10 <- d10[d10$first_treat > 0, ]
+  tb10 <- db_table(d10, name = "nonever", driver = driver)
+  expect_error(did_cs(tb10, "y", "id", "time", "first_treat"), "no never-treated units")
+  b <- did_cs(tb10, "y", "id", "time", "first_treat", control_group = "notyettreated", nboot = 0)
+  a <- did_cs(d10, "y", "id", "time", "first_treat", control_group = "notyettreated", nboot = 0)
+  expect_identical(b$coeftable$term, a$coeftable$term)
+  expect_lt(num_diff(b$coeftable$std.error, a$coeftable$std.error), 1e-10)
+  # the table is not modified
+  back <- DBI::dbReadTable(dbplyr::remote_con(tb10), "nonever")
+  d10 <- as.data.frame(d10); rownames(d10) <- NULL
+  expect_identical(back, d10)
+}
+
+# what needs the data in memory says so
+dbi_check_memory <- function(driver) {
+  d <- db_panel(n = 80, T = 4)
+  d$w <- 1
+  tb <- db_table(d, driver = driver)
+  for (a in list(list(xformla = ~ st), list(weightsname = "w"), list(panel = FALSE), list(allow_unbalanced_panel = TRUE),
+                 list(cband_method = "bootstrap-t"))) {
+    e <- tryCatch(do.call(did_cs, c(list(tb, "y", "id", "time", "first_treat"), a)), error = function(e) e)
+    expect_s3_class(e, "diffdiff_needs_memory")
+    expect_match(conditionMessage(e), sprintf("did_cs\\(%s = .*needs the data in memory", names(a)))
+  }
+  expect_error(did_twfe(tb, "y", "id", "time", "D"), "did_twfe\\(\\) needs the data in memory.*did_cs\\(\\) without covariates")
+  expect_error(did_event(tb, "y", "id", "time", "first_treat"), "did_event\\(\\) needs the data in memory")
+  expect_error(did_check(tb, "y", "id", "time", gname = "first_treat"), "did_check\\(\\) needs the data in memory")
+  f <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
+  expect_error(placebo_test(f, "permutation", nperm = 5), "estimated on a database table")
+  expect_error(aggregate(f, "dynamic", cband_method = "bootstrap-t", nboot = 9), "bootstrap-t\" needs the data in memory")
+}
+
+# every method works on the default fit of a database table
+dbi_check_methods <- function(driver) {
+  d <- db_panel(n = 150, T = 5)
+  tb <- db_table(d, driver = driver)
+  set.seed(1); f <- did_cs(tb, "y", "id", "time", "first_treat")
+  set.seed(1); g <- did_cs(d, "y", "id", "time", "first_treat")
+  expect_lt(max(abs(f$coeftable$std.error - g$coeftable$std.error)), 1e-10)
+  out <- capture.output(print(f))
+  expect_true(any(grepl("Data: a database table \\(tbl_.*, 750 rows\\)", out)))
+  expect_s3_class(summary(f), "summary.dd_fit")
+  expect_identical(names(generics::tidy(f)), names(generics::tidy(g)))
+  expect_equal(generics::glance(f)$nobs, generics::glance(g)$nobs)
+  expect_equal(dim(vcov(f)), dim(vcov(g)))
+  expect_equal(confint(f), confint(g), tolerance = 1e-10)
+  pdf(NULL); on.exit(grDevices::dev.off(), add = TRUE)
+  expect_silent(plot(f))
+  set.seed(2); e <- aggregate(f, "dynamic")
+  expect_silent(plot(e))
+}
