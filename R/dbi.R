@@ -75,41 +75,63 @@ dd_db_lit <- function(v) {
 # `sql` for each role: sum of a condition over rows
 dd_db_count_if <- function(cond) sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END)", cond)
 
+# The unit-level key of the estimation (a per-unit aggregate): did_cs's
+# first treated period, MIN(gname); did_twfe's treatment path, the sum over
+# the periods j of d_j 2^(j - 1) (exact in doubles up to 52 periods).
+dd_db_key <- function(src, kind, periods = NULL) {
+  c <- src$col
+  if (kind == "cohort") return(sprintf("MIN(%s)", c$gname))
+  pw <- formatC(2^(seq_along(periods) - 1), format = "f", digits = 0)
+  sprintf("SUM(CASE %s ELSE 0 END)", paste(sprintf("WHEN %s = %s THEN %s * %s", c$tname, dd_db_lit(periods),
+                                                   src$num(c$dname), pw), collapse = " "))
+}
+
 # The panel's rows checked in the engine (missing identifiers and periods,
 # duplicated (unit, period) pairs, a cohort or cluster that varies within a
-# unit) and its periods and units by first treated period. Returns the
-# periods, the cohorts (raw gname values, NA for missing) with their unit
-# counts and the counts of units with every period observed.
-dd_db_check_panel <- function(src, roles) {
+# unit; with kind = "path", a treatment that is missing or not 0/1) and its
+# periods and units by key (dd_db_key). Returns the periods, the keys (raw
+# values, NA for missing) with their unit counts and the counts of units
+# with every period observed.
+dd_db_check_panel <- function(src, roles, kind = "cohort") {
   c <- src$col
-  s <- dd_db_get(src, sprintf(
-    "SELECT COUNT(*) AS n_rows, %s AS na_id, %s AS na_t%s FROM %s",
-    dd_db_count_if(paste(c$idname, "IS NULL")), dd_db_count_if(paste(c$tname, "IS NULL")),
-    if (is.null(c$cluster)) "" else paste0(", ", dd_db_count_if(paste(c$cluster, "IS NULL")), " AS na_cl"), src$from))
+  path <- kind == "path"
+  nulls <- c(idname = "na_id", tname = "na_t", cluster = "na_cl", dname = "na_d")
+  chk <- intersect(c("idname", "tname", if (!is.null(c$cluster)) "cluster", if (path) "dname"), names(c))
+  s <- dd_db_get(src, sprintf("SELECT COUNT(*) AS n_rows, %s%s FROM %s",
+                              paste(sprintf("%s AS %s", dd_db_count_if(paste(unlist(c[chk]), "IS NULL")), nulls[chk]),
+                                    collapse = ", "),
+                              if (path) sprintf(", %s AS bad_d", dd_db_count_if(sprintf("%s NOT IN (0, 1)", c$dname)))
+                              else "", src$from))
   if (s$n_rows == 0) dd_stop("`data` (a database table) has no rows.")
-  for (r in c("idname", "tname", if (!is.null(c$cluster)) "cluster")) {
-    k <- s[[c(idname = "na_id", tname = "na_t", cluster = "na_cl")[[r]]]]
+  for (r in chk) {
+    k <- s[[nulls[[r]]]]
     if (k > 0)
       dd_stop("`%s` = \"%s\" is missing (NULL) in %s row(s) of the database table; filter them out first (dplyr::filter(!is.na(%s))).",
               r, roles[[r]], format(k), roles[[r]])
   }
+  if (path && s$bad_d > 0)
+    dd_stop("`dname` = \"%s\" must be a 0/1 treatment indicator; %s row(s) of the database table have other values.",
+            roles$dname, format(s$bad_d))
   per <- dd_db_get(src, sprintf("SELECT DISTINCT %s AS t FROM %s ORDER BY 1", c$tname, src$from))$t
   if (!is.numeric(per))
-    dd_stop("`tname` = \"%s\" is not numeric in the database table (it is %s); did_cs() orders periods by their values.",
+    dd_stop("`tname` = \"%s\" is not numeric in the database table (it is %s); the database back end orders periods by their values.",
             roles$tname, class(per)[1])
   if (length(per) < 2L) dd_stop("`tname` = \"%s\" has a single period; a panel needs at least two.", roles$tname)
-  if (length(per) > 60L)
-    dd_stop("`tname` = \"%s\" has %d periods; the database back end handles up to 60 (it forms the %d cross-moments of the outcome paths in the engine). collect() the table to estimate in memory.",
-            roles$tname, length(per), length(per) * (length(per) + 1L) / 2L)
+  tmax <- if (path) 52L else 60L
+  if (length(per) > tmax)
+    dd_stop("`tname` = \"%s\" has %d periods; the database back end handles up to %d (it forms the %d cross-moments of the outcome paths in the engine). collect() the table to estimate in memory.",
+            roles$tname, length(per), tmax, length(per) * (length(per) + 1L) / 2L)
   T <- length(per)
   cl <- c$cluster
+  key <- dd_db_key(src, kind, per)
   u <- dd_db_get(src, sprintf(paste0(
-    "WITH u AS (SELECT MIN(%s) AS g0, MAX(%s) AS g1, %s AS gn, COUNT(*) AS nr, COUNT(DISTINCT %s) AS nt, ",
+    "WITH u AS (SELECT %s AS g0, %s COUNT(*) AS nr, COUNT(DISTINCT %s) AS nt, ",
     "COUNT(%s) AS ny%s FROM %s GROUP BY %s) ",
     "SELECT g0 AS g, COUNT(*) AS n, %s AS n_complete, %s AS bad_g, %s AS dup%s FROM u GROUP BY g0"),
-    c$gname, c$gname, dd_db_count_if(paste(c$gname, "IS NULL")), c$tname, c$yname,
-    if (is.null(cl)) "" else sprintf(", MIN(%s) AS c0, MAX(%s) AS c1", cl, cl), src$from, c$idname,
-    dd_db_count_if(sprintf("nr = %d AND ny = %d", T, T)), dd_db_count_if("g0 <> g1 OR (gn > 0 AND gn < nr)"),
+    key, if (path) "" else sprintf("MAX(%s) AS g1, %s AS gn, ", c$gname, dd_db_count_if(paste(c$gname, "IS NULL"))),
+    c$tname, c$yname, if (is.null(cl)) "" else sprintf(", MIN(%s) AS c0, MAX(%s) AS c1", cl, cl), src$from, c$idname,
+    dd_db_count_if(sprintf("nr = %d AND ny = %d", T, T)),
+    if (path) "0" else dd_db_count_if("g0 <> g1 OR (gn > 0 AND gn < nr)"),
     dd_db_count_if("nt < nr"), if (is.null(cl)) "" else paste0(", ", dd_db_count_if("c0 <> c1"), " AS bad_c")))
   if (sum(u$dup) > 0)
     dd_stop("`data` (a database table) has %s unit(s) with more than one row in a period (`idname` = \"%s\", `tname` = \"%s\"); a panel has one row per unit and period.",
@@ -118,7 +140,7 @@ dd_db_check_panel <- function(src, roles) {
     dd_stop("`gname` = \"%s\" varies within %s unit(s) of the database table; it must be constant within units (each unit's first treated period).",
             roles$gname, format(sum(u$bad_g)))
   if (!is.null(cl) && sum(u$bad_c) > 0)
-    dd_stop("`cluster` = \"%s\" varies within %s unit(s) of the database table; did_cs() clusters units, so the cluster must be constant within units.",
+    dd_stop("`cluster` = \"%s\" varies within %s unit(s) of the database table; the database back end clusters units, so the cluster must be constant within units.",
             roles$cluster, format(sum(u$bad_c)))
   if (!is.numeric(u$g) && !all(is.na(u$g)))
     dd_stop("`gname` = \"%s\" is not numeric in the database table (it is %s).", roles$gname, class(u$g)[1])
@@ -127,17 +149,19 @@ dd_db_check_panel <- function(src, roles) {
 }
 
 # The per-unit table as SQL (a CTE body): over the rows of `periods` (the
-# periods the fit keeps), one row per unit with every such period observed (the others are dropped, as the in-memory fit drops them),
-# its first treated period coded 0 for the never treated (`never`: an SQL
-# condition on the raw value), outcomes dd_y1..dd_yT in period order,
-# the cluster (dd_c); units in `drop` (an SQL condition) left out.
-dd_db_units_sql <- function(src, periods, never, drop) {
+# periods the fit keeps), one row per unit with every such period observed
+# (the others are dropped, as the in-memory fit drops them), its key
+# (dd_db_key: the first treated period, coded 0 for the never treated by
+# the SQL condition `never` on the raw value dd_G; or the treatment path),
+# outcomes dd_y1..dd_yT in period order, the cluster (dd_c); units in
+# `drop` (an SQL condition) left out.
+dd_db_units_sql <- function(src, periods, never = "(1 = 0)", drop = "(1 = 0)", kind = "cohort") {
   c <- src$col
   T <- length(periods)
   ys <- vapply(seq_len(T), function(j) sprintf("SUM(CASE WHEN %s = %s THEN %s END) AS dd_y%d", c$tname,
                                                dd_db_lit(periods[j]), src$num(c$yname), j), "")
-  raw <- sprintf("SELECT %s AS dd_id, MIN(%s) AS dd_graw, %s%s FROM %s WHERE %s IN (%s) GROUP BY %s HAVING COUNT(%s) = %d AND COUNT(*) = %d",
-                 c$idname, c$gname, paste(ys, collapse = ", "),
+  raw <- sprintf("SELECT %s AS dd_id, %s AS dd_graw, %s%s FROM %s WHERE %s IN (%s) GROUP BY %s HAVING COUNT(%s) = %d AND COUNT(*) = %d",
+                 c$idname, dd_db_key(src, kind, periods), paste(ys, collapse = ", "),
                  if (is.null(c$cluster)) "" else sprintf(", MIN(%s) AS dd_c", c$cluster), src$from,
                  c$tname, paste(dd_db_lit(periods), collapse = ", "), c$idname, c$yname, T, T)
   sprintf("dd_u0 AS (%s), dd_u AS (SELECT dd_id, CASE WHEN %s THEN 0 ELSE dd_graw END AS dd_g, %s%s FROM dd_u0 WHERE NOT (%s))",
