@@ -13,7 +13,8 @@
 # RSQLite and DuckDB).
 
 # the estimators (and what of them) that take a database table
-dd_db_estimators <- c(did_cs = "did_cs() without covariates, weights or a survey design, on a balanced panel")
+dd_db_estimators <- c(did_cs = "did_cs() without covariates, weights or a survey design, on a balanced panel",
+                      did_twfe = "did_twfe() without covariates, weights, extra fixed effects or the wild bootstrap, on a balanced panel (iid, HC0/HC1 or one-way clustered variance)")
 
 dd_is_db <- function(data) inherits(data, "tbl_sql")
 
@@ -60,6 +61,9 @@ dd_db_open <- function(data, cols, fun) {
        col = lapply(cols[!vapply(cols, is.null, logical(1))], q),
        num = function(e) as.character(dbplyr::translate_sql(as.numeric(!!dbplyr::sql(e)), con = con)))
 }
+
+# a count from the engine as the in-memory fits hold it: an integer while it fits
+dd_db_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else as.double(x)
 
 dd_db_get <- function(src, sql) {
   dd_db_counts$queries <- dd_db_counts$queries + 1L

@@ -115,6 +115,10 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   fcl <- dd_formula_call(match.call(), environment(), "did_twfe")
   if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "dname"))
+  # a database table: the treatment paths' moments computed in the engine (R/did_twfe_db.R)
+  if (dd_is_db(data))
+    return(dd_twfe_db(data, yname, idname, tname, dname, xformla, weightsname, fe, cluster, vcov, alpha, nboot,
+                      survey, call))
   dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
                 drop_singletons = drop_singletons)

@@ -44,7 +44,7 @@ dd_registry_entries <- list(
   list(name = "did_cs", class = "did_cs", treatment = "gname",
        fields = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
                   "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
-                  "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n", "db"),
+                  "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n"),
        aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
        peer = "did", parity_test = "test-parity-cs.R"),
   list(name = "did_sa", class = "did_sa", treatment = "gname",

@@ -399,6 +399,9 @@ NULL
 
 dd_fit_vector <- function(object, what, fun) {
   v <- object[[what]]
+  if (is.null(v) && !is.null(object$db))
+    dd_stop("%s(): the fit was estimated on a database table and keeps no %s (one per row of the table); compute them in the database, or collect() the table and refit.",
+            fun, if (what == "residuals") "residuals" else "fitted values", .code = "NEEDS_MEMORY")
   if (is.null(v))
     dd_stop("%s(): a %s fit is not one regression and keeps no %s (the regression estimators do: did_2x2, did_twfe, did_event, did_sa, did_stacked).",
             fun, object$estimator %||% class(object)[1], if (what == "residuals") "residuals" else "fitted values",

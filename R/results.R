@@ -10,7 +10,7 @@ dd_fit_required <- c("estimator", "title", "yname", "nobs", "n_units", "n_period
                      "vcov_label", "df", "alpha", "main_terms", "fe_names", "dropped", "notes")
 dd_fit_fields <- c(
   list(common = c("stamp", "fe_sizes", "fe_iter", "n_singletons", "r2", "r2_within", "wild_boot", "event_study",
-                  "path", "cr2_path", "rules", "residuals", "fitted.values"),
+                  "path", "cr2_path", "rules", "residuals", "fitted.values", "db"),
        mboot = c("crit", "nboot", "boot_weights", "cband")),  # multiplier bootstrap of regression IFs
   dd_registry_fields())
 

@@ -384,11 +384,19 @@ dd_warn_few_clusters <- function(treated, control, cl, name, boot = FALSE,
   if (G1 >= m && (G0 == 0L || G0 >= m)) return(invisible(FALSE))
   if (G1 >= m) G1 <- dd_levels_hit(code, treated)
   if (G0 >= m) G0 <- dd_levels_hit(code, control)
+  dd_warn_few_clusters_counts(G1, G0, what, boot)
+}
+
+# the warning from the counts of clusters with treated observations (G1)
+# and with control units (G0); also for fits whose rows are not in memory
+dd_warn_few_clusters_counts <- function(G1, G0, what, boot = FALSE) {
+  m <- dd_few_clusters_min
+  if (G1 >= m && (G0 == 0L || G0 >= m)) return(invisible(FALSE))
   warning(sprintf(paste0("%s: %d cluster%s with treated observations and %d with untreated (control) units; ",
                          "with fewer than %d treated or untreated clusters, neither the CR1 interval nor the wild ",
                          "cluster bootstrap is exact (MacKinnon and Webb 2017): CR1 intervals can under-cover badly ",
                          "and the bootstrap can over-cover. %s"),
-                  what, G1, if (G1 == 1L) "" else "s", G0, m,
+                  what, as.integer(G1), if (G1 == 1L) "" else "s", as.integer(G0), m,
                   if (boot) "Compare with the wild cluster bootstrap (`nboot` > 0), and read both with caution."
                   else "The wild cluster bootstrap of did_2x2(), did_twfe() and did_event() (`nboot` > 0) is the safer of the two; read either with caution."),
           call. = FALSE)

@@ -6,12 +6,18 @@
 # on RSQLite only. DBI and dbplyr come from Debian. Idempotent.
 set -euo pipefail
 bash "$(dirname "$0")/apt-install.sh" install-duckdb r-cran-dbi r-cran-dbplyr r-cran-rsqlite
-Rscript --no-save --no-restore --no-init-file --no-environ -e '
+# without debugging information (-g0): R's default flags add it, which
+# makes the objects and the link of duckdb's million lines several times
+# larger (the compiler's output is printed: redirect it to a log)
+mv="$(mktemp)"
+trap 'rm -f "$mv"' EXIT
+printf 'CXXFLAGS = -O2 -g0\nCXX11FLAGS = -O2 -g0\nCXX14FLAGS = -O2 -g0\nCXX17FLAGS = -O2 -g0\nCFLAGS = -O2 -g0\n' > "$mv"
+R_MAKEVARS_USER="$mv" Rscript --no-save --no-restore --no-init-file --no-environ -e '
 if (!requireNamespace("duckdb", quietly = TRUE)) {
   message("install-duckdb: CRAN install duckdb (compiles from source; about an hour on 2 cores)")
   Sys.setenv(MAKEFLAGS = paste0("-j", Sys.getenv("DUCKDB_JOBS", max(1L, parallel::detectCores()))))
-  install.packages("duckdb", lib = .libPaths()[1], repos = getOption("repos"), quiet = TRUE)
-  if (!requireNamespace("duckdb", quietly = TRUE)) stop("install-duckdb: could not install duckdb")
+  install.packages("duckdb", lib = .libPaths()[1], repos = getOption("repos"))
+  if (!requireNamespace("duckdb", quietly = TRUE)) stop("install-duckdb: could not install duckdb (the compiler output above says why)")
 }
 message("install-duckdb: duckdb ", utils::packageVersion("duckdb"), " present")
 '

@@ -158,8 +158,9 @@ dbi_check_memory <- function(driver) {
     expect_s3_class(e, "diffdiff_needs_memory")
     expect_match(conditionMessage(e), sprintf("did_cs\\(%s = .*needs the data in memory", names(a)))
   }
-  expect_error(did_twfe(tb, "y", "id", "time", "D"), "did_twfe\\(\\) needs the data in memory.*did_cs\\(\\) without covariates")
-  expect_error(did_event(tb, "y", "id", "time", "first_treat"), "did_event\\(\\) needs the data in memory")
+  expect_error(did_event(tb, "y", "id", "time", "first_treat"),
+               "did_event\\(\\) needs the data in memory.*did_cs\\(\\) without covariates.*did_twfe\\(\\) without covariates")
+  expect_error(did_sa(tb, "y", "id", "time", "first_treat"), "did_sa\\(\\) needs the data in memory")
   expect_error(did_check(tb, "y", "id", "time", gname = "first_treat"), "did_check\\(\\) needs the data in memory")
   f <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
   expect_error(placebo_test(f, "permutation", nperm = 5), "estimated on a database table")
@@ -184,4 +185,47 @@ dbi_check_methods <- function(driver) {
   expect_silent(plot(f))
   set.seed(2); e <- aggregate(f, "dynamic")
   expect_silent(plot(e))
+}
+
+# did_twfe on a database table equals the in-memory fit (every variance it
+# takes there, absorbing and reversible treatments, an outcome far from 0)
+dbi_check_twfe <- function(driver) {
+  d <- db_panel(n = 300, T = 6)
+  d$y <- d$y + 100
+  set.seed(8)
+  d$Dr <- as.integer(stats::runif(nrow(d)) < 0.3)        # a reversible treatment: many paths
+  tb <- db_table(d, driver = driver)
+  q0 <- diffdiff:::dd_db_counts$queries
+  for (dn in c("D", "Dr")) for (a in list(list(), list(cluster = "st"), list(vcov = "iid"), list(vcov = "hetero"),
+                                         list(vcov = "HC0"), list(cluster = ~ id))) {
+    x <- do.call(did_twfe, c(list(d, "y", "id", "time", dn), a))
+    y <- do.call(did_twfe, c(list(tb, "y", "id", "time", dn), a))
+    lab <- paste(dn, names(a), a, collapse = " ")
+    expect_false(is.null(y$db), label = lab)
+    expect_lt(max(abs(c(x$coeftable$estimate - y$coeftable$estimate, x$coeftable$std.error - y$coeftable$std.error,
+                        x$coeftable$p.value - y$coeftable$p.value, x$r2 - y$r2, x$r2_within - y$r2_within))), 1e-10,
+              label = lab)
+    expect_identical(c(y$df, y$nobs, y$n_units, y$n_periods), c(x$df, x$nobs, x$n_units, x$n_periods), label = lab)
+    expect_identical(y$n_clusters, x$n_clusters, label = lab)
+    expect_identical(y$vcov_label, x$vcov_label, label = lab)
+  }
+  expect_gt(diffdiff:::dd_db_counts$queries, q0)
+  # the few-cluster warning, as in memory
+  d$reg <- d$id %% 3
+  expect_warning(did_twfe(db_table(d, driver = driver, name = "few"), "y", "id", "time", "D", cluster = "reg"),
+                 "3 clusters with treated observations and 3 with untreated")
+  # what needs memory, and the data checks
+  for (a in list(list(xformla = ~ st), list(fe = "st"), list(nboot = 99), list(vcov = "CR2"), list(cluster = c("id", "st"))))
+    expect_error(do.call(did_twfe, c(list(tb, "y", "id", "time", "D"), a)), "needs the data in memory",
+                 class = "diffdiff_needs_memory")
+  d2 <- d[-5, ]
+  expect_error(did_twfe(db_table(d2, driver = driver, name = "unbal"), "y", "id", "time", "D"),
+               "unbalanced panel \\(1 unit\\(s\\)", class = "diffdiff_needs_memory")
+  d3 <- d; d3$D[3] <- 2
+  expect_error(did_twfe(db_table(d3, driver = driver, name = "bin"), "y", "id", "time", "D"), "0/1 treatment indicator")
+  d4 <- d; d4$D <- as.integer(d4$first_treat > 0)
+  expect_error(did_twfe(db_table(d4, driver = driver, name = "coll"), "y", "id", "time", "D"), "collinear")
+  f <- did_twfe(tb, "y", "id", "time", "D")
+  expect_error(residuals(f), "database table", class = "diffdiff_needs_memory")
+  expect_true(any(grepl("ATT", utils::capture.output(print(f)))))
 }

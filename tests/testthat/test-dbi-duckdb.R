@@ -34,3 +34,8 @@ test_that("DuckDB: every method works on the default fit of a database table", {
   need_duckdb()
   dbi_check_methods("duckdb")
 })
+
+test_that("DuckDB: did_twfe on a database table equals the in-memory fit", {
+  need_duckdb()
+  dbi_check_twfe("duckdb")
+})

@@ -60,3 +60,8 @@ test_that("C_ifs_boot's rowinfo: chunks of rows add up to the draws of the whole
   }
   expect_error(.Call(ns$C_ifs_boot, ns$dd_ifs_dense(P), 0:2, 5L, 1L, NULL, NULL, seed, 0L, c(10, 20)), "rowinfo")
 })
+
+test_that("did_twfe on a database table equals the in-memory fit", {
+  need_peer("RSQLite"); need_peer("dbplyr")
+  dbi_check_twfe("RSQLite")
+})
