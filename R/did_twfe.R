@@ -33,6 +33,21 @@
 #' in the unit, time, cluster or fixed-effect columns, are dropped with a
 #' message giving the count by argument. Zero weights are dropped too.
 #'
+#' @section Data in a database:
+#' `data` may also be a database table (a dbplyr table, e.g. a DuckDB view over
+#' Parquet files). On a balanced panel the regression's sufficient
+#' statistics are computed in the engine by treatment path (the units with
+#' the same 0/1 path of `dname`): their count, mean outcome path and the
+#' centred cross-moments of their outcome paths (and, clustered by a
+#' column coarser than the unit, the centred sums of each cluster and
+#' path). They give the coefficient, its iid, HC0/HC1 or one-way clustered
+#' variance with the in-memory conventions (see [dd_vcov_types]) and the
+#' R-squared exactly: equal to the in-memory fit to about 1e-13 (tested to
+#' 1e-10). Periods must be numeric, at most 52. Covariates, weights, extra
+#' fixed effects, `survey`, the wild bootstrap, CR2, two-way clustering and
+#' unbalanced panels need the data in memory (an error says so); the fit
+#' keeps no residuals or fitted values.
+#'
 #' @param data A data.frame, data.table or tibble in long format. It is never
 #'   modified.
 #' @param yname Name of the outcome column (numeric).
