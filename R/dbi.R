@@ -14,7 +14,8 @@
 
 # the estimators (and what of them) that take a database table
 dd_db_estimators <- c(did_cs = "did_cs() without covariates, weights or a survey design, on a balanced panel",
-                      did_twfe = "did_twfe() without covariates, weights, extra fixed effects or the wild bootstrap, on a balanced panel (iid, HC0/HC1 or one-way clustered variance)")
+                      did_twfe = "did_twfe() without covariates, weights, extra fixed effects or the wild bootstrap, on a balanced panel (iid, HC0/HC1 or one-way clustered variance)",
+                      did_event = "did_event() likewise")
 
 dd_is_db <- function(data) inherits(data, "tbl_sql")
 

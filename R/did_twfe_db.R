@@ -18,24 +18,11 @@
 
 dd_twfe_db <- function(data, yname, idname, tname, dname, xformla, weightsname, fe, cluster, vcov, alpha, nboot,
                        survey, call) {
-  off <- list(xformla = xformla, weightsname = weightsname, fe = fe, survey = survey,
-              nboot = if (!identical(as.numeric(nboot), 0)) nboot,
-              vcov = if (!is.null(vcov) && !vcov %in% c("iid", "hetero", "HC1", "HC0", "cluster")) vcov)
-  off <- off[!vapply(off, is.null, logical(1))]
-  if (length(off))
-    dd_db_in_memory(data, sprintf("did_twfe(%s = %s)", names(off)[1],
-                                  if (inherits(off[[1]], "survey.design")) "<a survey design>" else dd_show(off[[1]])))
+  dd_db_reg_unsupported(data, "did_twfe", xformla, weightsname, fe, survey, nboot, vcov)
   alpha <- dd_check_alpha(alpha)
   dd_check_string(idname, "idname")
-  if (inherits(cluster, "formula")) cluster <- all.vars(cluster)
-  if (!is.null(cluster) && (!is.character(cluster) || anyNA(cluster)))
-    dd_stop("`cluster` must be a column name (or a one-sided formula such as ~id); got %s.", dd_show(cluster))
-  if (length(cluster) > 1L)
-    dd_db_in_memory(data, sprintf("did_twfe(cluster = %s) (two-way clustering)", dd_show(cluster)))
-  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
-  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
-  if (vtype != "cluster") cluster <- NULL
-  ccol <- if (identical(cluster, idname)) NULL else cluster
+  vs <- dd_db_vcov_spec(data, "did_twfe", idname, cluster, vcov)
+  ccol <- vs$column
   roles <- list(yname = yname, idname = idname, tname = tname, dname = dname, cluster = ccol)
   src <- dd_db_open(data, roles, "did_twfe")
   chk <- dd_db_check_panel(src, roles, kind = "path")
@@ -48,86 +35,140 @@ dd_twfe_db <- function(data, yname, idname, tname, dname, xformla, weightsname, 
   D <- t(vapply(mom$g, function(k) { b <- numeric(T); for (j in seq_len(T)) { b[j] <- k %% 2; k <- k %/% 2 }; b },
                 numeric(T)))
   D <- matrix(D, length(mom$g), T)
-  n <- mom$n; N <- dd_db_count(sum(n)); nobs <- dd_db_count(as.double(N) * T); T <- as.integer(T)
+  n <- mom$n; N <- sum(n); T <- as.integer(T)
   if (all(D == 1)) dd_stop("`dname` = \"%s\" is 1 in every row: there is no untreated observation.", dname, .code = "ALWAYS_TREATED")
   if (all(D == 0)) dd_stop("`dname` = \"%s\" is 0 in every row: no unit is ever treated.", dname, .code = "NO_TREATED")
-  r <- dd_twfe_moments_fit(D, n, mom$mean, mom$Q)
-  if (!is.finite(r$A) || r$A <= 1e-12 * max(1, sum(n * rowSums(D^2))))
+  r <- dd_fe2_moments_fit(lapply(seq_len(nrow(D)), function(p) matrix(D[p, ], T, 1L)), n, mom$mean, mom$Q)
+  if (!r$ok)
     dd_stop("`dname` = \"%s\" is collinear with the unit and time fixed effects (it varies only between units or only over time); the treatment effect is not identified.",
             dname)
-  B <- 1 / r$A
-  # the variance, as dd_vcov(): K counts the fixed effects, less the unit
-  # effects when they are nested in the clusters
-  nparams <- dd_db_count(as.double(N) + T)                # 1 + N + T - 1
-  treated_paths <- rowSums(D) > 0; control_paths <- !treated_paths
+  cs <- mom$clusters
+  vc <- dd_fe2_db_vcov(r, vs$type, N, T, vs$cluster, cs, if (!is.null(cs)) match(cs$g, mom$g),
+                       rowSums(D) > 0, rowSums(D) == 0, n)
+  V <- matrix(vc$V, 1, 1, dimnames = list("ATT", "ATT"))
+  tab <- dd_coef_table(stats::setNames(r$beta, "ATT"), sqrt(V[1, 1]), vc$df, alpha)
+  info <- dd_db_reg_info("did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, vc, vs$type, alpha, "ATT", N, T,
+                         idname, tname, r, data, chk$n_rows)
+  new_dd_fit("did_twfe", tab, stats::setNames(r$beta, "ATT"), V, info, call)
+}
+
+# The regression from the keys' moments (cohorts or treatment paths):
+# X, a list of T x k regressor matrices, one per key (the regressors
+# depend only on the key and the period); n, ybar (keys x T), Q (T x T x
+# keys). Returns the demeaned regressors X~ (list), b, A = sum n X~'X~,
+# the unit-score constants c (keys x k: X~_p' e_i = X~_p'(y_i - ybar_p) +
+# c_p), the meats (clustered by unit, heteroskedasticity-robust; k x k),
+# the residual and total sums of squares.
+dd_fe2_moments_fit <- function(X, n, ybar, Q) {
+  N <- sum(n); T <- ncol(ybar); np <- length(n); k <- ncol(X[[1]])
+  Xbar <- Reduce(`+`, Map(function(x, m) m * x, X, n)) / N                # period means over units (T x k)
+  Xt <- lapply(X, function(x) x - rep(colMeans(x), each = T) - Xbar + rep(colMeans(Xbar), each = T))
+  yt <- colSums(n * ybar) / N
+  dev <- ybar - rep(yt, each = np)                                          # ybar_p - ybar_.
+  A <- Reduce(`+`, Map(function(x, m) m * crossprod(x), Xt, n))
+  bv <- Reduce(`+`, Map(function(x, m, p) m * drop(crossprod(x, dev[p, ])), Xt, n, seq_len(np)))
+  ok <- k > 0 && rcond(A) > 1e-12
+  beta <- if (ok) solve(A, bv) else rep(NA_real_, k)
+  J <- diag(T) - 1 / T
+  cc <- matrix(0, np, k); ssr <- 0; tss_w <- 0; tss <- 0
+  meat_unit <- matrix(0, k, k); meat_hc <- matrix(0, k, k)
+  yall <- sum(n * rowMeans(ybar)) / N
+  for (p in seq_len(np)) {
+    x <- Xt[[p]]
+    JQJ <- J %*% Q[, , p] %*% J
+    jd <- drop(J %*% dev[p, ])
+    if (ok) {
+      cc[p, ] <- drop(crossprod(x, dev[p, ])) - drop(crossprod(x) %*% beta)
+      rp <- jd - drop(x %*% beta)                                           # the key's mean residual
+      ssr <- ssr + sum(diag(JQJ)) + n[p] * sum(rp^2)
+      meat_unit <- meat_unit + n[p] * tcrossprod(cc[p, ]) + crossprod(x, Q[, , p] %*% x)
+      meat_hc <- meat_hc + crossprod(x, (diag(JQJ) + n[p] * rp^2) * x)
+    }
+    tss_w <- tss_w + sum(diag(JQJ)) + n[p] * sum(jd^2)
+    tss <- tss + sum(diag(Q[, , p])) + n[p] * sum((ybar[p, ] - yall)^2)
+  }
+  list(beta = beta, A = A, ok = ok, Xt = Xt, c = cc, ssr = ssr, tss = tss, tss_within = tss_w,
+       meat_unit = meat_unit, meat_hc = meat_hc)
+}
+
+# The variance of a two-way fixed-effects regression from its moments fit
+# `r` with the in-memory conventions (dd_vcov(): K, G, degrees of freedom):
+# vtype "iid", "hetero", "HC0" or "cluster" (by unit: ccl NULL; by a
+# coarser cluster: the engine's per cluster and key counts and centred
+# sums, `cs`, and the key of each of its rows, `p`); N units, T periods;
+# treated / control: per key, whether it has treated observations /
+# whether it is a never-treated (control) key, for the few-cluster warning.
+dd_fe2_db_vcov <- function(r, vtype, N, T, cluster, cs, p, treated, control, n) {
+  k <- length(r$beta)
+  nobs <- dd_db_count(as.double(N) * T)
+  nparams <- dd_db_count(as.double(N) + T + k - 1)
+  B <- solve(r$A)
+  G <- NULL
   if (vtype == "iid") {
-    K <- nparams; V <- B * r$ssr / (nobs - K); df <- nobs - K; G <- NULL; label <- "IID"
+    V <- B * r$ssr / (nobs - nparams); df <- nobs - nparams; label <- "IID"
   } else if (vtype %in% c("hetero", "HC0")) {
-    K <- nparams
-    V <- B * r$meat_hc * B * (if (vtype == "hetero") nobs / (nobs - K) else 1)
-    df <- nobs - K; G <- NULL
+    V <- B %*% r$meat_hc %*% B * (if (vtype == "hetero") nobs / (nobs - nparams) else 1)
+    df <- nobs - nparams
     label <- if (vtype == "hetero") "Heteroskedasticity-robust (HC1)" else "Heteroskedasticity-robust (HC0)"
   } else {
-    if (is.null(ccol)) {
+    if (is.null(cs)) {
       G <- as.integer(N); meat <- r$meat_unit
-      G1 <- sum(n[treated_paths]); G0 <- sum(n[control_paths])
+      G1 <- sum(n[treated]); G0 <- sum(n[control])
     } else {
-      cs <- mom$clusters
       cc <- dd_sorted_codes(cs$c); G <- attr(cc, "nlev")
-      p <- match(cs$g, mom$g)
-      s <- numeric(G)
-      for (i in seq_along(p)) s[cc[i] + 1L] <- s[cc[i] + 1L] + cs$n[i] * r$c[p[i]] + sum(cs$s[i, ] * r$Xt[p[i], ])
-      meat <- sum(s^2)
-      G1 <- length(unique(cc[treated_paths[p]])); G0 <- length(unique(cc[control_paths[p]]))
+      S <- matrix(0, G, k)
+      for (i in seq_along(p))
+        S[cc[i] + 1L, ] <- S[cc[i] + 1L, ] + cs$n[i] * r$c[p[i], ] + drop(cs$s[i, ] %*% r$Xt[[p[i]]])
+      meat <- crossprod(S)
+      G1 <- length(unique(cc[treated[p]])); G0 <- length(unique(cc[control[p]]))
     }
     dd_check_nclusters(G, cluster)
-    K <- 1L + T                                           # the unit effects nested in the clusters
-    V <- B * meat * B * (G / (G - 1)) * ((nobs - 1) / (nobs - K))
+    K <- max(k + T, k + 1L)                               # the unit effects nested in the clusters
+    V <- B %*% meat %*% B * (G / (G - 1)) * ((nobs - 1) / (nobs - K))
+    V <- (V + t(V)) / 2
     df <- G - 1
     G <- stats::setNames(G, cluster)
     label <- sprintf("Clustered (%s)", cluster)
     dd_warn_few_clusters_counts(G1, G0, sprintf("`cluster` = \"%s\"", cluster), boot = TRUE)
   }
-  V <- matrix(V, 1, 1, dimnames = list("ATT", "ATT"))
-  tab <- dd_coef_table(stats::setNames(r$beta, "ATT"), sqrt(V[1, 1]), df, alpha)
-  info <- dd_info("did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, nobs, vtype, label, df, alpha, "ATT",
-                  n_units = N, n_periods = T, n_clusters = G, fe_names = c(idname, tname), dropped = character(),
-                  notes = character(),
-                  more = list(fe_sizes = c(N, T), r2 = 1 - r$ssr / r$tss, r2_within = 1 - r$ssr / r$tss_within,
-                              wild_boot = NULL, n_singletons = 0L, fe_iter = 0L, cr2_path = NULL,
-                              residuals = NULL, fitted.values = NULL,
-                              db = list(class = class(data)[1], rows = chk$n_rows)))
-  new_dd_fit("did_twfe", tab, stats::setNames(r$beta, "ATT"), V, info, call)
+  list(V = V, df = df, G = G, label = label, nobs = nobs)
 }
 
-# The regression from the paths' moments (one regressor: the treatment
-# paths D, paths x T): the demeaned regressor X~ (paths x T), b, A =
-# sum n X~'X~, the unit-score constants c (X~_p' e_i = X~_p'(y_i - ybar_p)
-# + c_p), the meats (clustered by unit, heteroskedasticity-robust), the
-# residual and total sums of squares.
-dd_twfe_moments_fit <- function(D, n, ybar, Q) {
-  N <- sum(n); T <- ncol(D); np <- nrow(D)
-  Dt <- colSums(n * D) / N                                 # period means over units
-  Xt <- D - rowMeans(D) - rep(Dt, each = np) + mean(Dt)
-  yt <- colSums(n * ybar) / N                              # the mean outcome path
-  dev <- ybar - rep(yt, each = np)                         # ybar_p - ybar_.
-  A <- sum(n * rowSums(Xt^2))
-  beta <- sum(n * rowSums(Xt * dev)) / A
-  J <- diag(T) - 1 / T
-  c <- numeric(np); ssr <- 0; tss_w <- 0; tss <- 0; meat_unit <- 0; meat_hc <- 0
-  yall <- sum(n * rowMeans(ybar)) / N
-  for (p in seq_len(np)) {
-    x <- Xt[p, ]
-    c[p] <- sum(x * dev[p, ]) - beta * sum(x^2)
-    JQJ <- J %*% Q[, , p] %*% J
-    jd <- drop(J %*% dev[p, ])
-    rp <- jd - beta * x                                    # the path's mean residual
-    ssr <- ssr + sum(diag(JQJ)) + n[p] * sum(rp^2)
-    tss_w <- tss_w + sum(diag(JQJ)) + n[p] * sum(jd^2)
-    tss <- tss + sum(diag(Q[, , p])) + n[p] * sum((ybar[p, ] - yall)^2)
-    meat_unit <- meat_unit + n[p] * c[p]^2 + drop(x %*% Q[, , p] %*% x)
-    meat_hc <- meat_hc + sum((diag(JQJ) + n[p] * rp^2) * x^2)
-  }
-  list(beta = beta, A = A, Xt = Xt, c = c, ssr = ssr, tss = tss, tss_within = tss_w, meat_unit = meat_unit,
-       meat_hc = meat_hc)
+# The variance settings of a database regression (as dd_spec_variance()):
+# the type, the cluster name, and the cluster column read from the engine
+# (NULL when the cluster is the unit).
+dd_db_vcov_spec <- function(data, fun, idname, cluster, vcov) {
+  if (inherits(cluster, "formula")) cluster <- all.vars(cluster)
+  if (!is.null(cluster) && (!is.character(cluster) || anyNA(cluster)))
+    dd_stop("`cluster` must be a column name (or a one-sided formula such as ~id); got %s.", dd_show(cluster))
+  if (length(cluster) > 1L)
+    dd_db_in_memory(data, sprintf("%s(cluster = %s) (two-way clustering)", fun, dd_show(cluster)))
+  if (is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster"))) cluster <- idname
+  vtype <- dd_resolve_vcov(vcov, cluster, "cluster")
+  if (vtype != "cluster") cluster <- NULL
+  list(type = vtype, cluster = cluster, column = if (identical(cluster, idname)) NULL else cluster)
+}
+
+# the options of a database regression that need the data in memory
+dd_db_reg_unsupported <- function(data, fun, xformla, weightsname, fe, survey, nboot, vcov) {
+  off <- list(xformla = xformla, weightsname = weightsname, fe = fe, survey = survey,
+              nboot = if (!identical(as.numeric(nboot), 0)) nboot,
+              vcov = if (!is.null(vcov) && !vcov %in% c("iid", "hetero", "HC1", "HC0", "cluster")) vcov)
+  off <- off[!vapply(off, is.null, logical(1))]
+  if (length(off))
+    dd_db_in_memory(data, sprintf("%s(%s = %s)", fun, names(off)[1],
+                                  if (inherits(off[[1]], "survey.design")) "<a survey design>" else dd_show(off[[1]])))
+  invisible(TRUE)
+}
+
+# the info of a database regression fit
+dd_db_reg_info <- function(estimator, title, yname, vc, vtype, alpha, terms, N, T, idname, tname, r, data, rows,
+                           notes = character()) {
+  dd_info(estimator, title, yname, vc$nobs, vtype, vc$label, vc$df, alpha, terms,
+          n_units = dd_db_count(N), n_periods = as.integer(T), n_clusters = vc$G, fe_names = c(idname, tname),
+          dropped = character(), notes = notes,
+          more = list(fe_sizes = c(dd_db_count(N), as.integer(T)), r2 = 1 - r$ssr / r$tss,
+                      r2_within = 1 - r$ssr / r$tss_within, wild_boot = NULL, n_singletons = 0L, fe_iter = 0L,
+                      cr2_path = NULL, residuals = NULL, fitted.values = NULL,
+                      db = list(class = class(data)[1], rows = rows)))
 }

@@ -158,9 +158,9 @@ dbi_check_memory <- function(driver) {
     expect_s3_class(e, "diffdiff_needs_memory")
     expect_match(conditionMessage(e), sprintf("did_cs\\(%s = .*needs the data in memory", names(a)))
   }
-  expect_error(did_event(tb, "y", "id", "time", "first_treat"),
-               "did_event\\(\\) needs the data in memory.*did_cs\\(\\) without covariates.*did_twfe\\(\\) without covariates")
-  expect_error(did_sa(tb, "y", "id", "time", "first_treat"), "did_sa\\(\\) needs the data in memory")
+  expect_error(did_sa(tb, "y", "id", "time", "first_treat"),
+               "did_sa\\(\\) needs the data in memory.*did_cs\\(\\) without covariates.*did_twfe\\(\\) without covariates.*did_event\\(\\) likewise")
+  expect_error(did_2x2(tb, "y", "g", "post"), "did_2x2\\(\\) needs the data in memory")
   expect_error(did_check(tb, "y", "id", "time", gname = "first_treat"), "did_check\\(\\) needs the data in memory")
   f <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
   expect_error(placebo_test(f, "permutation", nperm = 5), "estimated on a database table")
@@ -228,4 +228,32 @@ dbi_check_twfe <- function(driver) {
   f <- did_twfe(tb, "y", "id", "time", "D")
   expect_error(residuals(f), "database table", class = "diffdiff_needs_memory")
   expect_true(any(grepl("ATT", utils::capture.output(print(f)))))
+}
+
+# did_event on a database table equals the in-memory fit (references,
+# windows, every variance it takes there)
+dbi_check_event <- function(driver) {
+  d <- db_panel(n = 300, T = 8)
+  d$y <- d$y + 50
+  tb <- db_table(d, driver = driver)
+  for (a in list(list(), list(cluster = "st"), list(vcov = "iid"), list(vcov = "hetero"), list(window = c(-3, 2)),
+                 list(ref = c(-1, -5)), list(ref = -2, window = c(-4, 3), cluster = "st"))) {
+    x <- do.call(did_event, c(list(d, "y", "id", "time", "first_treat"), a))
+    y <- do.call(did_event, c(list(tb, "y", "id", "time", "first_treat"), a))
+    lab <- paste(names(a), a, collapse = " ")
+    expect_false(is.null(y$db), label = lab)
+    expect_identical(y$coeftable$term, x$coeftable$term, label = lab)
+    expect_identical(y$coeftable$event, x$coeftable$event, label = lab)
+    expect_lt(max(abs(c(x$coeftable$estimate - y$coeftable$estimate, x$coeftable$std.error - y$coeftable$std.error,
+                        vcov(x) - vcov(y), x$r2 - y$r2, x$r2_within - y$r2_within))), 1e-10, label = lab)
+    expect_identical(c(y$df, y$nobs), c(x$df, x$nobs), label = lab)
+    expect_identical(y$event_study$reference, x$event_study$reference, label = lab)
+  }
+  y <- did_event(tb, "y", "id", "time", "first_treat")
+  x <- did_event(d, "y", "id", "time", "first_treat")
+  h1 <- honest_did(y, type = "SD", M = c(0, 0.05)); h0 <- honest_did(x, type = "SD", M = c(0, 0.05))
+  expect_lt(max(abs(h1$results$lb - h0$results$lb), abs(h1$results$ub - h0$results$ub)), 1e-8)
+  expect_error(did_event(tb, "y", "id", "time", "first_treat", nboot = 9, cband = TRUE), "needs the data in memory",
+               class = "diffdiff_needs_memory")
+  expect_error(did_event(tb, "y", "id", "time", "first_treat", ref = 99), "`ref` = 99 is not a relative period")
 }

@@ -39,3 +39,8 @@ test_that("DuckDB: did_twfe on a database table equals the in-memory fit", {
   need_duckdb()
   dbi_check_twfe("duckdb")
 })
+
+test_that("DuckDB: did_event on a database table equals the in-memory fit", {
+  need_duckdb()
+  dbi_check_event("duckdb")
+})

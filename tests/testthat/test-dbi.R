@@ -65,3 +65,8 @@ test_that("did_twfe on a database table equals the in-memory fit", {
   need_peer("RSQLite"); need_peer("dbplyr")
   dbi_check_twfe("RSQLite")
 })
+
+test_that("did_event on a database table equals the in-memory fit", {
+  need_peer("RSQLite"); need_peer("dbplyr")
+  dbi_check_event("RSQLite")
+})
