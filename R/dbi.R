@@ -15,7 +15,8 @@
 # the estimators (and what of them) that take a database table
 dd_db_estimators <- c(did_cs = "did_cs() without covariates, weights or a survey design, on a balanced panel",
                       did_twfe = "did_twfe() without covariates, weights, extra fixed effects or the wild bootstrap, on a balanced panel (iid, HC0/HC1 or one-way clustered variance)",
-                      did_event = "did_event() likewise")
+                      did_event = "did_event() likewise",
+                      aggregate_survey = "aggregate_survey() with a one-stage design (weights, strata, PSUs)")
 
 dd_is_db <- function(data) inherits(data, "tbl_sql")
 

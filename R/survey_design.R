@@ -47,6 +47,8 @@ survey_design <- function(data, weights = NULL, strata = NULL, ids = NULL, fpc =
                           lonely_psu = c("fail", "remove", "certainty", "adjust", "average"),
                           repweights = NULL, type = NULL, rho = NULL, scale = NULL, rscales = NULL,
                           mse = FALSE, combined_weights = TRUE) {
+  # a database table: the design's columns, for aggregate_survey() in the engine (R/survey_db.R)
+  if (dd_is_db(data)) return(dd_db_survey_design(data, weights, strata, ids, fpc, nest, lonely_psu, repweights, type))
   dd_check_data(data)
   if (!is.null(repweights) || !is.null(type))
     return(dd_svy_replicate(data, weights, repweights, type, rho, scale, rscales, mse, combined_weights))

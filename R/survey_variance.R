@@ -97,6 +97,11 @@ dd_svy_rep_var <- function(design, theta, thetas) {
 #' `weightsname = "weight_sum"`).
 #'
 #' @param data The microdata the design describes (same rows, same order).
+#'   Or a database table (a dbplyr table), with `design` =
+#'   `survey_design()` of that table: a one-stage design (weights, strata,
+#'   PSUs, with replacement; `lonely_psu = "fail"`); the cells' sums and
+#'   each PSU's sums of the linearised values are computed in the engine,
+#'   and the result equals the in-memory one (tested to 1e-10).
 #' @param ynames Outcome columns (numeric, no missing values).
 #' @param by Cell-defining columns (character vector or one-sided formula).
 #' @param design A [survey_design()] or a survey package design of `data`.
@@ -114,6 +119,7 @@ dd_svy_rep_var <- function(design, theta, thetas) {
 #' head(cells)
 #' @export
 aggregate_survey <- function(data, ynames, by, design) {
+  if (dd_is_db(data)) return(dd_aggregate_survey_db(data, ynames, by, design))
   dd_check_data(data)
   design <- dd_as_survey_design(design)
   if (design$n != nrow(data))

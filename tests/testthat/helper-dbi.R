@@ -257,3 +257,45 @@ dbi_check_event <- function(driver) {
                class = "diffdiff_needs_memory")
   expect_error(did_event(tb, "y", "id", "time", "first_treat", ref = 99), "`ref` = 99 is not a relative period")
 }
+
+# aggregate_survey on a database table equals the in-memory result (one-stage
+# designs: strata and PSUs, PSUs only, strata only, weights only)
+dbi_check_survey <- function(driver) {
+  d <- sim_panel()
+  d <- d[d$state != 1, ]                                 # (state 1 has a single PSU)
+  d$y2 <- 3 * d$y + 1000                                 # an outcome far from 0
+  d$cell <- sprintf("s%02d", d$state)                    # a character `by` column
+  tb <- db_table(d, driver = driver)
+  q0 <- diffdiff:::dd_db_counts$queries
+  for (a in list(list(weights = ~ w, strata = ~ state, ids = ~ id, nest = TRUE), list(weights = ~ w, ids = ~ id),
+                 list(weights = ~ w, strata = ~ state), list(weights = "w"))) {
+    for (by in list(c("state", "year"), ~ cell + year)) {
+      x <- aggregate_survey(d, c("y", "y2"), by, do.call(survey_design, c(list(d), a)))
+      y <- aggregate_survey(tb, c("y", "y2"), by, do.call(survey_design, c(list(tb), a)))
+      lab <- paste(names(a), a, collapse = " ")
+      expect_identical(names(y), names(x), label = lab)
+      for (v in setdiff(names(x), c("y", "y2", "y_se", "y2_se", "n_eff", "weight_sum")))
+        expect_identical(y[[v]], x[[v]], label = paste(lab, v))
+      for (v in c("y", "y2", "y_se", "y2_se", "n_eff", "weight_sum"))
+        expect_lt(max(abs(y[[v]] - x[[v]]) / pmax(1, abs(x[[v]]))), 1e-10, label = paste(lab, v))
+      expect_identical(attr(y, "weights_column"), "weight_sum")
+    }
+  }
+  expect_gt(diffdiff:::dd_db_counts$queries, q0)
+  # a single PSU in a stratum, PSU labels across strata without nest, what needs memory
+  tb1 <- db_table(sim_panel(), driver = driver, name = "lonely")
+  expect_error(aggregate_survey(tb1, "y", c("state", "year"), survey_design(tb1, weights = ~ w, strata = ~ state, ids = ~ id)),
+               "Stratum \\(1\\) has only one PSU")
+  d2 <- d; d2$psu <- d2$id %% 7
+  tb2 <- db_table(d2, driver = driver, name = "psu")
+  expect_error(aggregate_survey(tb2, "y", "year", survey_design(tb2, weights = ~ w, strata = ~ state, ids = ~ psu)),
+               "appear in more than one stratum; use nest = TRUE")
+  for (a in list(list(weights = ~ w, fpc = ~ x1), list(weights = ~ w, lonely_psu = "adjust"),
+                 list(weights = ~ w, ids = ~ state + id)))
+    expect_error(do.call(survey_design, c(list(tb), a)), "needs the data in memory", class = "diffdiff_needs_memory")
+  expect_error(aggregate_survey(tb, "y", "year", survey_design(d, weights = ~ w)), "must be survey_design\\(\\) of that table")
+  expect_error(aggregate_survey(tb, "nope", "year", survey_design(tb, weights = ~ w)), "`ynames` = \"nope\" is not a column")
+  d3 <- d; d3$y[2] <- NA
+  tb3 <- db_table(d3, driver = driver, name = "yna")
+  expect_error(aggregate_survey(tb3, "y", "year", survey_design(tb3, weights = ~ w)), "`ynames` column \"y\" has missing")
+}

@@ -44,3 +44,8 @@ test_that("DuckDB: did_event on a database table equals the in-memory fit", {
   need_duckdb()
   dbi_check_event("duckdb")
 })
+
+test_that("DuckDB: aggregate_survey on a database table equals the in-memory cells", {
+  need_duckdb()
+  dbi_check_survey("duckdb")
+})

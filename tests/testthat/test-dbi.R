@@ -70,3 +70,8 @@ test_that("did_event on a database table equals the in-memory fit", {
   need_peer("RSQLite"); need_peer("dbplyr")
   dbi_check_event("RSQLite")
 })
+
+test_that("aggregate_survey on a database table equals the in-memory cells", {
+  need_peer("RSQLite"); need_peer("dbplyr")
+  dbi_check_survey("RSQLite")
+})
