@@ -16,6 +16,7 @@
 dd_db_estimators <- c(did_cs = "did_cs() without covariates, weights or a survey design, on a balanced panel",
                       did_twfe = "did_twfe() without covariates, weights, extra fixed effects or the wild bootstrap, on a balanced panel (iid, HC0/HC1 or one-way clustered variance)",
                       did_event = "did_event() likewise",
+                      did_2x2 = "did_2x2() without covariates, weights or the wild bootstrap",
                       aggregate_survey = "aggregate_survey() with a one-stage design (weights, strata, PSUs)")
 
 dd_is_db <- function(data) inherits(data, "tbl_sql")

@@ -160,7 +160,7 @@ dbi_check_memory <- function(driver) {
   }
   expect_error(did_sa(tb, "y", "id", "time", "first_treat"),
                "did_sa\\(\\) needs the data in memory.*did_cs\\(\\) without covariates.*did_twfe\\(\\) without covariates.*did_event\\(\\) likewise")
-  expect_error(did_2x2(tb, "y", "g", "post"), "did_2x2\\(\\) needs the data in memory")
+  expect_error(did_bjs(tb, "y", "id", "time", "first_treat"), "did_bjs\\(\\) needs the data in memory")
   expect_error(did_check(tb, "y", "id", "time", gname = "first_treat"), "did_check\\(\\) needs the data in memory")
   f <- did_cs(tb, "y", "id", "time", "first_treat", nboot = 0)
   expect_error(placebo_test(f, "permutation", nperm = 5), "estimated on a database table")
@@ -298,4 +298,28 @@ dbi_check_survey <- function(driver) {
   d3 <- d; d3$y[2] <- NA
   tb3 <- db_table(d3, driver = driver, name = "yna")
   expect_error(aggregate_survey(tb3, "y", "year", survey_design(tb3, weights = ~ w)), "`ynames` column \"y\" has missing")
+}
+
+# did_2x2 on a database table equals the in-memory fit
+dbi_check_2x2 <- function(driver) {
+  d <- sim_panel()
+  d$post <- as.integer(d$year >= 2006)
+  d$y <- d$y + 100
+  tb <- db_table(d, driver = driver)
+  for (a in list(list(), list(cluster = "id"), list(cluster = ~ state), list(vcov = "iid"), list(vcov = "HC0"))) {
+    x <- do.call(did_2x2, c(list(d, "y", "treat", "post"), a))
+    y <- do.call(did_2x2, c(list(tb, "y", "treat", "post"), a))
+    lab <- paste(names(a), a, collapse = " ")
+    expect_false(is.null(y$db), label = lab)
+    expect_identical(y$coeftable$term, x$coeftable$term, label = lab)
+    expect_lt(max(abs(c(x$coeftable$estimate - y$coeftable$estimate, x$coeftable$std.error - y$coeftable$std.error,
+                        vcov(x) - vcov(y), x$r2 - y$r2))), 1e-10, label = lab)
+    expect_identical(list(y$df, y$nobs, y$n_clusters, y$vcov_label), list(x$df, x$nobs, x$n_clusters, x$vcov_label),
+                     label = lab)
+  }
+  d2 <- d[!(d$treat == 1 & d$post == 0), ]
+  expect_error(did_2x2(db_table(d2, driver = driver, name = "nocell"), "y", "treat", "post"),
+               "the \\(treat = 1, post = 0\\) cell has no observations")
+  expect_error(did_2x2(tb, "y", "treat", "post", xformla = ~ x1), "needs the data in memory", class = "diffdiff_needs_memory")
+  expect_error(did_2x2(tb, "y", "treat", "year"), "`postname` = \"year\" must be 0/1")
 }

@@ -49,3 +49,8 @@ test_that("DuckDB: aggregate_survey on a database table equals the in-memory cel
   need_duckdb()
   dbi_check_survey("duckdb")
 })
+
+test_that("DuckDB: did_2x2 on a database table equals the in-memory fit", {
+  need_duckdb()
+  dbi_check_2x2("duckdb")
+})

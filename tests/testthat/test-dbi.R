@@ -75,3 +75,8 @@ test_that("aggregate_survey on a database table equals the in-memory cells", {
   need_peer("RSQLite"); need_peer("dbplyr")
   dbi_check_survey("RSQLite")
 })
+
+test_that("did_2x2 on a database table equals the in-memory fit", {
+  need_peer("RSQLite"); need_peer("dbplyr")
+  dbi_check_2x2("RSQLite")
+})
