@@ -147,14 +147,13 @@ dd_cs_db_rows <- function(lin, Q, n) {
   dd_ifs(start[length(start)], J, start, cols, vals)
 }
 
-# The multiplier bootstrap of a database fit's influence functions: the
-# units streamed in the in-memory order, each chunk's influence-function
+# The multiplier bootstrap draws (nboot x columns `cols`) of a database
+# fit's influence functions (dd_if_boot() summarises them): the units streamed in the in-memory order, each chunk's influence-function
 # rows formed from its outcome paths and bootstrapped with the multipliers
 # of their rows among all N (C_ifs_boot's rowinfo), the chunks' draws
 # summed. The same seed draw as dd_boot_batches, so the draws equal the
 # in-memory fit's up to rounding.
-dd_db_if_boot <- function(st, n, nboot, boot_weights, alpha, band, cols, comb) {
-  if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
+dd_db_if_boot <- function(st, nboot, boot_weights, cols) {
   seed <- dd_boot_seed()
   type <- dd_boot_types[[boot_weights]]
   draws <- matrix(0, nboot, length(cols))
@@ -177,10 +176,5 @@ dd_db_if_boot <- function(st, n, nboot, boot_weights, alpha, band, cols, comb) {
   if (seen != st$N)
     dd_stop("internal error: the database returned %s units for the bootstrap, %s expected; please report.",
             format(seen), format(st$N))
-  if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
-  if (is.null(band)) band <- seq_len(ncol(draws))
-  out <- dd_draws_summary(draws, st$N, n, alpha, band = band)
-  out$draws <- draws
-  out$N <- st$N
-  out
+  draws
 }

@@ -98,16 +98,21 @@ dd_if_boot <- function(psi, n, cluster, nboot, boot_weights, alpha, band = NULL,
   # a database fit's rows stand for its units' cross-products only: the
   # units are streamed from the database (R/did_cs_db.R)
   st <- attr(psi, "db_stream")
-  if (!is.null(st)) return(dd_db_if_boot(st, n, nboot, boot_weights, alpha, band, cols, comb))
-  R <- dd_if_rows(psi, cluster)
   if (!is.null(comb)) cols <- which(rowSums(comb != 0) > 0)
-  draws <- dd_boot_batches(nboot, "multiplier bootstrap", function(B, seed, first)
-    .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], NULL, NULL, seed, first, NULL))
+  if (!is.null(st)) {
+    draws <- dd_db_if_boot(st, nboot, boot_weights, cols)
+    N <- st$N
+  } else {
+    R <- dd_if_rows(psi, cluster)
+    draws <- dd_boot_batches(nboot, "multiplier bootstrap", function(B, seed, first)
+      .Call(C_ifs_boot, R, as.integer(cols - 1L), B, dd_boot_types[[boot_weights]], NULL, NULL, seed, first, NULL))
+    N <- R$n
+  }
   if (!is.null(comb)) draws <- draws %*% comb[cols, , drop = FALSE]
   if (is.null(band)) band <- seq_len(ncol(draws))
-  out <- dd_draws_summary(draws, R$n, n, alpha, band = band)
+  out <- dd_draws_summary(draws, N, n, alpha, band = band)
   out$draws <- draws
-  out$N <- R$n
+  out$N <- N
   out
 }
 

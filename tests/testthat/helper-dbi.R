@@ -323,3 +323,16 @@ dbi_check_2x2 <- function(driver) {
   expect_error(did_2x2(tb, "y", "treat", "post", xformla = ~ x1), "needs the data in memory", class = "diffdiff_needs_memory")
   expect_error(did_2x2(tb, "y", "treat", "year"), "`postname` = \"year\" must be 0/1")
 }
+
+# the checks, by title (test-dbi.R runs them on SQLite, test-dbi-duckdb.R on DuckDB)
+dbi_checks <- list(
+  "did_cs on a database table equals the in-memory fit (analytic standard errors)" = dbi_check_analytic,
+  "the multiplier bootstrap of a database fit draws the in-memory multipliers" = dbi_check_bootstrap,
+  "the streamed bootstrap is the same for every chunk size (across 64-row words and 1,024)" = dbi_check_chunks,
+  "the engine's checks and the in-memory fit's rules on the data" = dbi_check_data,
+  "what needs the data in memory says so" = dbi_check_memory,
+  "every method works on the default fit of a database table" = dbi_check_methods,
+  "did_twfe on a database table equals the in-memory fit" = dbi_check_twfe,
+  "did_event on a database table equals the in-memory fit" = dbi_check_event,
+  "did_2x2 on a database table equals the in-memory fit" = dbi_check_2x2,
+  "aggregate_survey on a database table equals the in-memory cells" = dbi_check_survey)

@@ -1,5 +1,7 @@
-# did_cs() on a database table (issue 38, part 2; R/dbi.R, R/did_cs_db.R):
-# the fit from the engine's cohort moments equals the in-memory fit of the
+# The database back end (issue 38, part 2; R/dbi.R and the R/*_db.R files):
+# did_twfe, did_event, did_2x2 and aggregate_survey on a database table
+# equal their in-memory results to 1e-10, and did_cs from the engine's
+# cohort moments equals the in-memory fit of the
 # same data to 1e-10 (ATT(g,t), standard errors, every aggregation, the
 # covariance, the pre-test, the band), for never / not-yet-treated
 # comparisons, varying / universal base periods, anticipation, clustering by
@@ -10,35 +12,12 @@
 # runs the same checks on DuckDB. Also: the data checks in the engine, the
 # options that need the data in memory, and the methods of a database fit.
 
-test_that("did_cs on a database table equals the in-memory fit (analytic standard errors)", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_analytic("RSQLite")
-})
-
-test_that("the multiplier bootstrap of a database fit draws the in-memory multipliers", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_bootstrap("RSQLite")
-})
-
-test_that("the streamed bootstrap is the same for every chunk size (across 64-row words and 1,024)", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_chunks("RSQLite")
-})
-
-test_that("the engine's checks and the in-memory fit's rules on the data", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_data("RSQLite")
-})
-
-test_that("what needs the data in memory says so", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_memory("RSQLite")
-})
-
-test_that("every method works on the default fit of a database table", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_methods("RSQLite")
-})
+for (title in names(dbi_checks)) {
+  test_that(title, {
+    need_peer("RSQLite"); need_peer("dbplyr")
+    dbi_checks[[title]]("RSQLite")
+  })
+}
 
 test_that("C_ifs_boot's rowinfo: chunks of rows add up to the draws of the whole matrix", {
   ns <- asNamespace("diffdiff")
@@ -59,24 +38,4 @@ test_that("C_ifs_boot's rowinfo: chunks of rows add up to the draws of the whole
     }
   }
   expect_error(.Call(ns$C_ifs_boot, ns$dd_ifs_dense(P), 0:2, 5L, 1L, NULL, NULL, seed, 0L, c(10, 20)), "rowinfo")
-})
-
-test_that("did_twfe on a database table equals the in-memory fit", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_twfe("RSQLite")
-})
-
-test_that("did_event on a database table equals the in-memory fit", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_event("RSQLite")
-})
-
-test_that("aggregate_survey on a database table equals the in-memory cells", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_survey("RSQLite")
-})
-
-test_that("did_2x2 on a database table equals the in-memory fit", {
-  need_peer("RSQLite"); need_peer("dbplyr")
-  dbi_check_2x2("RSQLite")
 })
