@@ -62,11 +62,22 @@ dd_db_open <- function(data, cols, fun) {
   q <- function(x) as.character(DBI::dbQuoteIdentifier(con, x))
   list(con = con, from = sprintf("(%s) dd_q", as.character(dbplyr::sql_render(data))), q = q,
        col = lapply(cols[!vapply(cols, is.null, logical(1))], q),
-       num = function(e) as.character(dbplyr::translate_sql(as.numeric(!!dbplyr::sql(e)), con = con)))
+       num = dd_db_cast(con))
 }
 
 # a count from the engine as the in-memory fits hold it: an integer while it fits
 dd_db_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else as.double(x)
+
+# a function casting an SQL expression to a binary double: DuckDB's DOUBLE;
+# otherwise dbplyr's translation of as.double(), unless it names an exact
+# numeric type (NUMERIC, DECIMAL: Postgres, and DuckDB's NUMERIC is
+# DECIMAL(18,3), which would round the outcomes), then DOUBLE PRECISION
+dd_db_cast <- function(con) {
+  if (inherits(con, "duckdb_connection")) return(function(e) sprintf("CAST(%s AS DOUBLE)", e))
+  probe <- as.character(dbplyr::translate_sql(as.double(!!dbplyr::sql("dd_x")), con = con))
+  if (grepl("NUMERIC|DECIMAL", probe, ignore.case = TRUE)) return(function(e) sprintf("CAST(%s AS DOUBLE PRECISION)", e))
+  function(e) sub("dd_x", e, probe, fixed = TRUE)
+}
 
 dd_db_get <- function(src, sql) {
   dd_db_counts$queries <- dd_db_counts$queries + 1L
