@@ -13,6 +13,14 @@ mv="$(mktemp)"
 trap 'rm -f "$mv"' EXIT
 printf 'CXXFLAGS = -O2 -g0\nCXX11FLAGS = -O2 -g0\nCXX14FLAGS = -O2 -g0\nCXX17FLAGS = -O2 -g0\nCFLAGS = -O2 -g0\n' > "$mv"
 R_MAKEVARS_USER="$mv" Rscript --no-save --no-restore --no-init-file --no-environ -e '
+# duckdb needs DBI >= 1.2 (its result classes extend DBIResultArrow);
+# Debian bookworm has 1.1.3, so a newer DBI comes from CRAN first (the
+# cause of two failed builds: the compile succeeded, loading did not)
+if (utils::packageVersion("DBI") < "1.2.0") {
+  message("install-duckdb: CRAN install DBI (duckdb needs >= 1.2)")
+  install.packages("DBI", lib = .libPaths()[1], repos = getOption("repos"))
+  if (utils::packageVersion("DBI", lib.loc = .libPaths()[1]) < "1.2.0") stop("install-duckdb: could not install DBI >= 1.2")
+}
 if (!requireNamespace("duckdb", quietly = TRUE)) {
   message("install-duckdb: CRAN install duckdb (compiles from source; about an hour on 2 cores)")
   Sys.setenv(MAKEFLAGS = paste0("-j", Sys.getenv("DUCKDB_JOBS", max(1L, parallel::detectCores()))))
