@@ -32,14 +32,17 @@
 # sorted order of their values (dd_sorted_codes) instead of order of first
 # appearance, for estimators that use the codes as matrix rows and columns
 # (did_dcdh: lags are column offsets), so that nothing depends on the row
-# order of `data`.
+# order of `data`; `aux` (a named character vector: argument label -> column)
+# carries further numeric columns with the kept rows, missing values allowed
+# and no role checks (did_synth's predictors, which may repeat the outcome):
+# `pan$aux`, a list of columns named as the columns.
 dd_panel <- function(data, yname, idname, tname, role = character(), xformla = NULL, weightsname = NULL,
                      cluster = NULL, fe = NULL, design = NULL, x_list = FALSE, numeric_t = TRUE,
                      unique_rows = TRUE, complete = NULL, anticipation = 0, na_ok = character(),
-                     sorted = FALSE) {
+                     sorted = FALSE, aux = character()) {
   key <- list(yname = yname, idname = idname, tname = tname, role = role, xformla = xformla,
               weightsname = weightsname, cluster = cluster, fe = fe, unique_rows = unique_rows,
-              anticipation = anticipation, sorted = sorted, x_list = x_list)
+              anticipation = anticipation, sorted = sorted, x_list = x_list, aux = aux)
   reuse <- dd_reuse$panel
   if (!is.null(reuse) && identical(reuse$key, key)) {
     # a placebo draw (placebo.R): the validated panel with redrawn treatment
@@ -50,7 +53,7 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   dd_check_string(idname, "idname")
   gname <- if ("gname" %in% names(role)) role[["gname"]] else NULL
   p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
-                  na_ok = c(na_ok, if (!is.null(gname)) "gname"), x_list = x_list, complete = complete)
+                  na_ok = c(na_ok, if (!is.null(gname)) "gname"), x_list = x_list, complete = complete, aux = aux)
   if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
@@ -341,7 +344,8 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, count = 
 # non-finite value is then an error naming the argument and the first row,
 # instead of a dropped row.
 dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
-                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL) {
+                       cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL,
+                       aux = character()) {
   dd_check_data(data)
   # the data part of the fit's reproducibility stamp (finished by
   # dd_prepared(), read by new_dd_fit())
@@ -362,6 +366,7 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   X <- dd_covariates(xformla, data, as_list = x_list)   # a matrix, or (x_list) possibly a list of columns
   w <- if (is.null(weightsname)) NULL else dd_check_weights(data[[weightsname]], weightsname)
   vals <- lapply(roles, function(col) data[[col]])
+  auxv <- dd_aux_cols(data, aux)
   cl <- lapply(stats::setNames(cluster, cluster), function(col) data[[col]])
   fel <- lapply(stats::setNames(fe, fe), function(col) data[[col]])
   # cheap count first: masks are built only when something is missing
@@ -369,7 +374,7 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
                                  vals[setdiff(names(vals), na_ok)], cl, fel))
   if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
     return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                            rows = seq_len(n)), yname, weightsname))
+                            rows = seq_len(n), aux = auxv), yname, weightsname))
   }
   bad <- list()
   bad[[sprintf("`yname` (\"%s\")", yname)]] <- if ("yname" %in% na_ok) is.infinite(y) else !is.finite(y)
@@ -395,13 +400,31 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   }
   if (!any(drop)) {
     return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
-                            rows = seq_len(n)), yname, weightsname))
+                            rows = seq_len(n), aux = auxv), yname, weightsname))
   }
   keep <- which(!drop)
   sub <- function(v) if (is.null(v)) NULL else if (is.matrix(v)) v[keep, , drop = FALSE] else v[keep]
   dd_prepared(list(y = y[keep], X = if (is.list(X)) lapply(X, sub) else sub(X), w = sub(w), vals = lapply(vals, sub),
-                   cluster = lapply(cl, sub), fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep),
+                   cluster = lapply(cl, sub), fe = lapply(fel, sub), n_dropped = sum(drop), rows = keep,
+                   aux = lapply(auxv, sub)),
               yname, weightsname)
+}
+
+# dd_prepare()'s auxiliary columns: numeric, NA allowed (the label names the
+# argument in errors)
+dd_aux_cols <- function(data, aux) {
+  if (!length(aux)) return(NULL)
+  out <- list()
+  for (i in seq_along(aux)) {
+    col <- aux[[i]]
+    dd_check_cols(data, col, names(aux)[i])
+    if (!is.null(out[[col]])) next
+    v <- data[[col]]
+    if (!is.numeric(v) && !is.logical(v))
+      dd_stop("`%s` names column \"%s\", which is %s, not numeric.", names(aux)[i], col, class(v)[1])
+    out[[col]] <- as.double(v)
+  }
+  out
 }
 
 # The checks on the estimation rows that every preparation route ends with:

@@ -144,6 +144,10 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c, SEXP kernel, SEXP 
               SEXP bwmin, SEXP bwmax, SEXP range, SEXP stop);
 SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 
+/* synth.c */
+SEXP C_synth_w(SEXP A, SEXP B);
+SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v);
+
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
 SEXP C_sdid_fit(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda0, SEXP omega0);

@@ -1,0 +1,283 @@
+# Synthetic control (Abadie and Gardeazabal 2003; Abadie, Diamond and
+# Hainmueller 2010, 2015) as Synth 1.1 computes it: predictors averaged over
+# windows, scaled by their standard deviation over donors and treated, V by
+# the nested minimisation of the pre-period outcome MSPE (Synth's two
+# starting values, equal weights and the regression-based ones, each run
+# through Nelder-Mead and BFGS, the best of the four kept), W on the simplex
+# for that V (src/synth.c, exact active set instead of Synth's ipop).
+#
+# Work in progress (issue 39): the estimation core and in-space placebos;
+# not exported yet. Still to come: V by cross-validation, the in-time and
+# leave-one-out placebos, Firpo-Possebom sets, conformal inference, methods
+# and plots, the registry row and the conformance entry.
+
+did_synth <- function(data, yname, idname, tname, dname = NULL, gname = NULL, predictors = NULL,
+                      predictors_window = NULL, predictors_op = "mean", special_predictors = NULL,
+                      optimize_window = NULL, donors = NULL,
+                      v_method = c("nested", "inverse_variance", "custom"), custom_v = NULL,
+                      placebo = TRUE, placebo_mspe_cut = Inf, alpha = 0.05, ...) {
+  call <- match.call()
+  dd_check_dots(list(...), "did_synth()")
+  dd_required(c("data", "yname", "idname", "tname"))
+  dd_check_data(data)
+  if (is.null(dname) == is.null(gname))
+    dd_stop("give the treatment as exactly one of `dname` (a 0/1 column) and `gname` (first treated period); got %s.",
+            if (is.null(dname)) "neither" else "both")
+  v_method <- dd_match_arg(v_method[1], c("nested", "inverse_variance", "custom"), "v_method")
+  placebo <- dd_check_flag(placebo, "placebo")
+  alpha <- dd_check_alpha(alpha)
+  if (!is.numeric(placebo_mspe_cut) || length(placebo_mspe_cut) != 1L || is.na(placebo_mspe_cut) ||
+      placebo_mspe_cut < 1)
+    dd_stop("`placebo_mspe_cut` must be a number >= 1 (Inf keeps every placebo); got %s.", dd_show(placebo_mspe_cut))
+  spec <- dd_synth_spec(data, predictors, predictors_op, special_predictors)
+  role <- if (is.null(dname)) c(gname = gname) else c(dname = dname)
+  pan <- dd_panel(data, yname, idname, tname, role, complete = "synthetic control", sorted = TRUE,
+                  aux = spec$aux)
+  prep <- dd_synth_layout(pan, dname, gname, donors)
+  settings <- list(spec = spec, predictors_window = predictors_window, optimize_window = optimize_window,
+                   v_method = v_method, custom_v = custom_v)
+  fits <- lapply(prep$treated, function(i) dd_synth_unit(prep, i, prep$donors, settings))
+  names(fits) <- prep$ids[prep$treated]
+  pl <- if (placebo) dd_synth_placebos(prep, fits, settings, placebo_mspe_cut) else NULL
+  dd_synth_result(prep, fits, pl, settings, call, yname, tname, alpha, placebo_mspe_cut)
+}
+
+# The predictor specification: regular predictors (columns averaged over
+# predictors_window with predictors_op) and Synth's special predictors
+# (list(column, periods, op) each); the columns they read.
+dd_synth_spec <- function(data, predictors, predictors_op, special_predictors) {
+  ops <- c("mean", "median", "min", "max", "sum")
+  if (!is.null(predictors) && (!is.character(predictors) || !length(predictors) || anyNA(predictors)))
+    dd_stop("`predictors` must be NULL or column names; got %s.", dd_show(predictors))
+  if (anyDuplicated(predictors))
+    dd_stop("`predictors` names column \"%s\" twice.", predictors[anyDuplicated(predictors)])
+  predictors_op <- dd_match_arg(predictors_op, ops, "predictors_op")
+  sp <- list()
+  if (!is.null(special_predictors)) {
+    if (!is.list(special_predictors) || !length(special_predictors))
+      dd_stop("`special_predictors` must be a list of list(column, periods, op) entries, as Synth's; got %s.",
+              dd_show(special_predictors))
+    for (i in seq_along(special_predictors)) {
+      e <- special_predictors[[i]]
+      lab <- sprintf("special_predictors[[%d]]", i)
+      if (!is.list(e) || length(e) != 3L || !is.character(e[[1]]) || length(e[[1]]) != 1L ||
+          !is.numeric(e[[2]]) || !length(e[[2]]) || anyNA(e[[2]]) || anyDuplicated(e[[2]]) ||
+          !is.character(e[[3]]) || length(e[[3]]) != 1L)
+        dd_stop("`%s` must be list(column, periods, op), e.g. list(\"gdp\", 1960:1969, \"mean\"); got %s.", lab,
+                dd_show(e))
+      dd_match_arg(e[[3]], ops, paste0(lab, "[[3]]"))
+      sp[[i]] <- list(col = e[[1]], periods = as.double(e[[2]]), op = e[[3]],
+                      name = sprintf("special.%s.%s", e[[1]], if (length(e[[2]]) > 1)
+                        paste0(e[[2]][1], ".", e[[2]][length(e[[2]])]) else e[[2]]))
+    }
+  }
+  aux <- c(stats::setNames(predictors, rep("predictors", length(predictors))),
+           stats::setNames(vapply(sp, `[[`, "", "col"), sprintf("special_predictors[[%d]]", seq_along(sp))))
+  list(predictors = predictors, op = predictors_op, special = sp, aux = aux)
+}
+
+# The panel laid out for the fits: outcome matrix (units x periods, both
+# sorted), the predictor columns likewise, each unit's adoption column, the
+# treated units and the donor pool.
+dd_synth_layout <- function(pan, dname, gname, donors) {
+  N <- pan$n_units
+  ids <- pan$id[dd_first_rows(pan$idc)]
+  tlev <- pan$tt[dd_first_rows(pan$tc)]
+  Y <- dd_panel_wide(pan, pan$y)
+  aux <- lapply(pan$aux, function(v) dd_panel_wide(pan, v))
+  if (!is.null(dname)) {
+    d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
+    nb <- .Call(C_first_not01, d)
+    if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
+    ft <- dd_first_treated(d, pan$idc, pan$tt, N)
+    dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, "synthetic control needs treatment to stay on once adopted.")
+    first <- ft$first
+  } else {
+    g <- pan$g[dd_first_rows(pan$idc)]
+    first <- ifelse(g == 0, Inf, g)
+  }
+  adopt <- ifelse(is.finite(first), findInterval(first - 1e-9 * pmax(1, abs(first)), tlev) + 1L, 0L)
+  treated <- which(adopt > 0)
+  if (!length(treated))
+    dd_stop("no unit is treated in the data (`%s`): there is nothing to estimate.", dname %||% gname,
+            .code = "NO_TREATED")
+  pool <- which(adopt == 0)
+  if (!is.null(donors)) {
+    bad <- setdiff(donors, ids)
+    if (length(bad)) dd_stop("`donors` names unit %s, which is not in the data.", dd_show(bad))
+    tr <- intersect(donors, ids[treated])
+    if (length(tr)) dd_stop("`donors` names unit %s, which is treated; donors must never be treated.", dd_show(tr))
+    pool <- which(ids %in% donors)
+  }
+  if (length(pool) < 2L)
+    dd_stop("synthetic control needs at least two never-treated donor units; the data have %d.", length(pool),
+            .code = "NO_NEVER_TREATED")
+  early <- treated[adopt[treated] == 1L]
+  if (length(early))
+    dd_stop("unit %s is treated from the first period (%s): there is no pre-treatment period.",
+            dd_show(ids[early[1]]), format(tlev[1]))
+  list(Y = Y, aux = aux, ids = ids, tlev = tlev, adopt = adopt, treated = treated, donors = pool, notes = pan$notes)
+}
+
+# One predictor: op over the given period columns of one unit's row (NA
+# removed; all NA is an error naming the unit)
+dd_synth_op <- function(M, rows, cols, op, what, ids) {
+  sub <- M[rows, cols, drop = FALSE]
+  allna <- rowSums(!is.na(sub)) == 0
+  if (any(allna))
+    dd_stop("%s is missing for unit %s in every period it is measured over.", what, dd_show(ids[rows][allna]))
+  apply(sub, 1, match.fun(op), na.rm = TRUE)
+}
+
+# The predictor matrix (k x units) of units `rows` for a fit whose
+# pre-treatment periods are columns `pre`
+dd_synth_X <- function(prep, rows, pre, settings, yname = "the outcome") {
+  spec <- settings$spec; tlev <- prep$tlev
+  pw <- dd_synth_window(settings$predictors_window, tlev, pre, "predictors_window")
+  X <- NULL; nm <- character()
+  for (p in spec$predictors) {
+    X <- rbind(X, dd_synth_op(prep$aux[[p]], rows, pw, spec$op, sprintf("predictor \"%s\"", p), prep$ids))
+    nm <- c(nm, p)
+  }
+  for (e in spec$special) {
+    cols <- match(e$periods, tlev)
+    if (anyNA(cols))
+      dd_stop("special predictor \"%s\" asks for period %s, which is not in the data.", e$col,
+              dd_show(e$periods[is.na(cols)]))
+    X <- rbind(X, dd_synth_op(prep$aux[[e$col]], rows, cols, e$op, sprintf("special predictor \"%s\"", e$col),
+                              prep$ids))
+    nm <- c(nm, e$name)
+  }
+  if (is.null(X)) {
+    # no predictors: the outcome in each optimisation period
+    ow <- dd_synth_window(settings$optimize_window, tlev, pre, "optimize_window")
+    X <- t(prep$Y[rows, ow, drop = FALSE])
+    nm <- paste0(yname, ".", tlev[ow])
+  }
+  rownames(X) <- nm
+  X
+}
+
+# A window of periods (NULL: all of `pre`) as period columns, checked to lie
+# before treatment
+dd_synth_window <- function(win, tlev, pre, arg) {
+  if (is.null(win)) return(pre)
+  if (!is.numeric(win) || !length(win) || anyNA(win))
+    dd_stop("`%s` must be NULL or periods of the data; got %s.", arg, dd_show(win))
+  cols <- match(win, tlev)
+  if (anyNA(cols)) dd_stop("`%s` has period %s, which is not in the data.", arg, dd_show(win[is.na(cols)]))
+  late <- setdiff(cols, pre)
+  if (length(late))
+    dd_stop("`%s` has period %s, which is not before treatment (the last pre-treatment period is %s).", arg,
+            dd_show(tlev[late]), format(tlev[max(pre)]))
+  cols
+}
+
+# The nested problem for one treated unit against a donor pool: returns the
+# weights, V, the losses and the paths.
+dd_synth_unit <- function(prep, i, pool, settings) {
+  pre <- seq_len(prep$adopt[i] - 1L)
+  rows <- c(i, pool)
+  X <- dd_synth_X(prep, rows, pre, settings)
+  ow <- dd_synth_window(settings$optimize_window, prep$tlev, pre, "optimize_window")
+  Z <- t(prep$Y[rows, ow, drop = FALSE])
+  sol <- dd_synth_solve(X[, 1], X[, -1, drop = FALSE], Z[, 1], Z[, -1, drop = FALSE],
+                        if (is.null(settings$spec$predictors) && !length(settings$spec$special)) "inverse_variance"
+                        else settings$v_method, settings$custom_v, prep$ids[i])
+  w <- stats::setNames(sol$w, prep$ids[pool])
+  synth <- drop(crossprod(prep$Y[pool, , drop = FALSE], w))
+  y <- prep$Y[i, ]
+  gap <- y - synth
+  post <- setdiff(seq_along(prep$tlev), pre)
+  c(sol[c("v", "loss_w", "loss_v", "optim")], list(
+    w = w, X1 = X[, 1], X0 = X[, -1, drop = FALSE], y = y, synthetic = synth, gap = gap, pre = pre, post = post,
+    pre_rmspe = sqrt(mean(gap[pre]^2)), post_rmspe = sqrt(mean(gap[post]^2)), att = mean(gap[post])))
+}
+
+# Synth's synth(): scaling, V, W. X1 (k), X0 (k x J), Z1 (T), Z0 (T x J).
+dd_synth_solve <- function(X1, X0, Z1, Z0, v_method, custom_v, unit) {
+  k <- length(X1)
+  sds <- apply(cbind(X0, X1), 1, stats::sd)
+  flat <- which(apply(X0, 1, stats::sd) == 0)
+  if (length(flat))
+    dd_stop("predictor \"%s\" does not vary across the donors of unit %s; remove it.", rownames(X0)[flat[1]],
+            dd_show(unit))
+  X0s <- X0 / sds; X1s <- X1 / sds
+  optim_info <- NULL
+  if (v_method == "custom") {
+    if (!is.numeric(custom_v) || length(custom_v) != k || anyNA(custom_v) || any(custom_v < 0) || sum(custom_v) <= 0)
+      dd_stop("`custom_v` must be %d non-negative numbers (one per predictor), not all zero; got %s.", k,
+              dd_show(custom_v))
+    v <- custom_v / sum(custom_v)
+  } else if (v_method == "inverse_variance" || k == 1L) {
+    v <- rep(1 / k, k)
+  } else {
+    nv <- dd_synth_nested_v(X0s, X1s, Z0, Z1)
+    v <- nv$v; optim_info <- nv$info
+  }
+  v <- stats::setNames(v, rownames(X0))
+  A <- sqrt(v) * X0s
+  sol <- .Call(C_synth_w, A, matrix(sqrt(v) * X1s))
+  w <- sol$w[, 1]
+  r <- Z1 - drop(Z0 %*% w)
+  list(w = w, v = v, loss_w = sol$loss[1], loss_v = mean(r^2), optim = optim_info)
+}
+
+# Synth's V search: from equal weights and from the regression-based
+# starting values, Nelder-Mead and BFGS (stats::optim's defaults, as
+# optimx calls them), the smallest outcome MSPE kept; V = |par| / sum |par|.
+dd_synth_nested_v <- function(X0s, X1s, Z0, Z1) {
+  fn <- function(par) .Call(C_synth_vloss, X0s, X1s, Z0, Z1, par)
+  k <- length(X1s)
+  starts <- list(equal = rep(1 / k, k))
+  Xall <- cbind(1, t(cbind(X1s, X0s)))
+  Zall <- cbind(Z1, Z0)
+  beta <- tryCatch(solve(crossprod(Xall)) %*% t(Xall) %*% t(Zall), error = function(e) NULL)
+  if (!is.null(beta)) {
+    b <- beta[-1, , drop = FALSE]
+    sv <- diag(b %*% t(b))
+    starts$regression <- sv / sum(sv)
+  }
+  best <- NULL; info <- list()
+  for (s in names(starts)) for (m in c("Nelder-Mead", "BFGS")) {
+    o <- stats::optim(starts[[s]], fn, method = m)
+    info[[paste(s, m)]] <- c(value = o$value, counts = o$counts[1], convergence = o$convergence)
+    if (is.null(best) || o$value < best$value) best <- o
+  }
+  list(v = abs(best$par) / sum(abs(best$par)), info = do.call(rbind, info))
+}
+
+# In-space placebos (Abadie, Diamond and Hainmueller 2010): every donor in
+# turn as the treated unit, the other donors as its pool, at each adoption
+# period of the treated units; the ratio of post- to pre-treatment RMSPE.
+dd_synth_placebos <- function(prep, fits, settings, cut) {
+  adopts <- sort(unique(prep$adopt[prep$treated]))
+  tasks <- expand.grid(j = prep$donors, a = adopts)
+  res <- dd_lapply(seq_len(nrow(tasks)), function(r) {
+    j <- tasks$j[r]
+    p2 <- prep; p2$adopt[j] <- tasks$a[r]
+    f <- dd_synth_unit(p2, j, setdiff(prep$donors, j), settings)
+    c(pre_rmspe = f$pre_rmspe, post_rmspe = f$post_rmspe, att = f$att, f$gap)
+  }, label = "synthetic control placebos")
+  M <- do.call(rbind, res)
+  tab <- data.frame(unit = prep$ids[tasks$j], adopt = prep$tlev[tasks$a], M[, 1:3, drop = FALSE])
+  tab$ratio <- tab$post_rmspe / tab$pre_rmspe
+  gaps <- M[, -(1:3), drop = FALSE]
+  colnames(gaps) <- prep$tlev
+  # the p-value of each treated unit: the share of units (itself included)
+  # whose ratio is at least its own, among the placebos whose pre-treatment
+  # MSPE is at most `cut` times its own
+  p <- vapply(fits, function(f) {
+    a <- prep$tlev[f$post[1]]
+    s <- tab$adopt == a & tab$pre_rmspe^2 <= cut * f$pre_rmspe^2
+    ratio <- f$post_rmspe / f$pre_rmspe
+    (1 + sum(tab$ratio[s] >= ratio)) / (1 + sum(s))
+  }, numeric(1))
+  list(table = tab, gaps = gaps, p.value = p)
+}
+
+# The result (work in progress: a plain list until the registry row lands)
+dd_synth_result <- function(prep, fits, pl, settings, call, yname, tname, alpha, cut) {
+  structure(list(fits = fits, placebos = pl, periods = prep$tlev, call = call, yname = yname, tname = tname,
+                 alpha = alpha, placebo_mspe_cut = cut, v_method = settings$v_method), class = "dd_synth_wip")
+}

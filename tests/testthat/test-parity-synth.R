@@ -1,0 +1,148 @@
+# did_synth() against Synth 1.1-10 (CRAN, live; kernlab's ipop is its QP
+# solver): the Basque example of ?synth (Abadie and Gardeazabal 2003, data
+# shipped with Synth) and two simulated panels.
+#
+# What can agree, and to what tolerance (measured, then stated):
+# - the predictor matrices X0, X1 and outcome matrices Z0, Z1 equal
+#   dataprep()'s to 1e-12 (the same averages);
+# - for a given V, W solves a convex quadratic programme. did_synth's active
+#   set solves it exactly; Synth's ipop stops at sigf = 5 significant digits
+#   (its default), so W agrees with Synth's to 1e-5 (measured 1.3e-6 on the
+#   Basque data) and with ipop run to sigf = 12 to 1e-10 (measured 1e-16);
+# - V is chosen by a local search (Nelder-Mead and BFGS from two starts, as
+#   Synth) on a function that is flat wherever W(V) does not change, so V
+#   itself is not identified (on the Basque data two V that differ by 0.2 in
+#   a coordinate give the same W to 1e-6). What is compared is what V is for:
+#   the W it yields and the outcome MSPE over the optimisation window (Synth's
+#   loss.v), ours no larger than Synth's (relative 1e-6) and the weights and
+#   synthetic paths equal to Synth's to 1e-5 (ipop's precision).
+# (did_synth is not exported yet: issue 39 is in progress.)
+
+synth_basque <- function() {
+  e <- new.env()
+  utils::data("basque", package = "Synth", envir = e)
+  b <- e$basque
+  b <- b[b$regionno != 1, ]     # Spain as a whole is not a donor
+  b$d <- as.integer(b$regionno == 17 & b$year >= 1970)
+  b
+}
+basque_sp <- list(list("gdpcap", 1960:1969, "mean"), list("sec.agriculture", seq(1961, 1969, 2), "mean"),
+  list("sec.energy", seq(1961, 1969, 2), "mean"), list("sec.industry", seq(1961, 1969, 2), "mean"),
+  list("sec.construction", seq(1961, 1969, 2), "mean"), list("sec.services.venta", seq(1961, 1969, 2), "mean"),
+  list("sec.services.nonventa", seq(1961, 1969, 2), "mean"), list("popdens", 1969, "mean"))
+basque_pr <- c("school.illit", "school.prim", "school.med", "school.high", "school.post.high", "invest")
+
+# a factor-model panel: 1 treated unit (id 1) treated from period 13, J
+# donors, covariates x1 (constant within unit) and x2 (time-varying); the
+# treated unit's x1 and factor loadings above every donor's
+synth_sim <- function(seed, J = 20, T = 20, T0 = 12) {
+  set.seed(seed)
+  n <- J + 1
+  lam <- matrix(stats::rnorm(n * 2), n); f <- matrix(stats::rnorm(T * 2), T)
+  x1 <- stats::rnorm(n)
+  # the treated unit outside the donors' hull (as in applications where SC
+  # is used: otherwise a perfect predictor fit leaves W undetermined)
+  x1[1] <- max(x1[-1]) + 0.3
+  lam[1, ] <- apply(lam[-1, ], 2, stats::quantile, 0.9)
+  d <- expand.grid(t = seq_len(T), id = seq_len(n))[, c("id", "t")]
+  d$x1 <- x1[d$id]
+  d$x2 <- stats::rnorm(nrow(d)) + 0.5 * d$x1
+  d$y <- 5 + 0.3 * d$t + rowSums(lam[d$id, ] * f[d$t, ]) + d$x1 + 0.5 * d$x2 + stats::rnorm(nrow(d), sd = 0.3)
+  d$d <- as.integer(d$id == 1 & d$t > T0)
+  d$y <- d$y + 2 * d$d
+  d$name <- paste0("u", d$id)
+  d
+}
+
+synth_peer <- function(d, ...) {
+  dp <- Synth::dataprep(foo = d, ...)
+  so <- NULL
+  utils::capture.output(so <- Synth::synth(dp))
+  list(dp = dp, so = so)
+}
+
+test_that("did_synth equals Synth on the Basque example (weights, loss, paths)", {
+  need_peer("Synth")
+  b <- synth_basque()
+  pe <- synth_peer(b, predictors = basque_pr, predictors.op = "mean", time.predictors.prior = 1964:1969,
+                   special.predictors = basque_sp, dependent = "gdpcap", unit.variable = "regionno",
+                   unit.names.variable = "regionname", time.variable = "year", treatment.identifier = 17,
+                   controls.identifier = c(2:16, 18), time.optimize.ssr = 1960:1969, time.plot = 1955:1997)
+  fit <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+                              predictors_window = 1964:1969, special_predictors = basque_sp,
+                              optimize_window = 1960:1969, placebo = FALSE)
+  u <- fit$fits[[1]]
+  expect_equal(unname(u$X0), unname(pe$dp$X0), tolerance = 1e-12)
+  expect_equal(unname(u$X1), unname(pe$dp$X1[, 1]), tolerance = 1e-12)
+  expect_identical(rownames(u$X0), rownames(pe$dp$X0))
+  sw <- pe$so$solution.w[, 1]
+  expect_identical(names(u$w), names(sw))
+  expect_lt(max(abs(u$w - sw)), 1e-5)
+  expect_lte(u$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
+  expect_lt(abs(u$loss_v - pe$so$loss.v[1]) / pe$so$loss.v[1], 1e-5)
+  sp <- drop(pe$dp$Y0plot %*% sw)
+  expect_lt(max(abs(u$synthetic[match(1955:1997, fit$periods)] - sp) / abs(sp)), 1e-5)
+  # V given: W is the QP's solution; Synth's ipop at its defaults (1e-5) and
+  # at twelve significant digits (1e-10)
+  v <- as.numeric(pe$so$solution.v)
+  f2 <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+                             predictors_window = 1964:1969, special_predictors = basque_sp,
+                             optimize_window = 1960:1969, placebo = FALSE, v_method = "custom", custom_v = v)
+  u2 <- f2$fits[[1]]
+  expect_lt(max(abs(u2$w - sw)), 1e-5)
+  expect_lt(abs(u2$loss_w - pe$so$loss.w[1]) / pe$so$loss.w[1], 1e-5)
+  sds <- apply(cbind(pe$dp$X0, pe$dp$X1), 1, stats::sd)
+  X0s <- pe$dp$X0 / sds; X1s <- pe$dp$X1[, 1] / sds
+  H <- t(X0s) %*% diag(v) %*% X0s
+  ip <- kernlab::ipop(-c(t(X1s) %*% diag(v) %*% X0s), H, t(rep(1, 16)), 1, rep(0, 16), rep(1, 16), 0,
+                      sigf = 12, margin = 1e-12, maxiter = 1000, bound = 10)
+  expect_identical(kernlab::how(ip), "converged")
+  expect_lt(max(abs(u2$w - kernlab::primal(ip))), 1e-10)
+})
+
+test_that("did_synth's predictors and weights equal Synth's on two simulated panels", {
+  # The nested V search is not compared here: on these panels its local
+  # searches end in different optima (ours lower on some seeds, Synth's on
+  # others; issue 39's note), so the test holds what is determined: the
+  # predictor matrices and the weights for Synth's V.
+  need_peer("Synth")
+  sp <- list(list("y", 4, "mean"), list("y", 8, "mean"), list("y", 10:12, "mean"))
+  for (seed in c(3, 11)) {
+    d <- synth_sim(seed)
+    pe <- synth_peer(d, predictors = c("x1", "x2"), predictors.op = "mean", time.predictors.prior = 1:12,
+                     special.predictors = sp, dependent = "y", unit.variable = "id", unit.names.variable = "name",
+                     time.variable = "t", treatment.identifier = 1, controls.identifier = 2:21,
+                     time.optimize.ssr = 1:12, time.plot = 1:20)
+    v <- as.numeric(pe$so$solution.v)
+    fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
+                                placebo = FALSE, v_method = "custom", custom_v = v)
+    u <- fit$fits[[1]]
+    expect_equal(unname(u$X0), unname(pe$dp$X0), tolerance = 1e-12)
+    expect_equal(unname(u$X1), unname(pe$dp$X1[, 1]), tolerance = 1e-12)
+    sds <- apply(cbind(pe$dp$X0, pe$dp$X1), 1, stats::sd)
+    X0s <- pe$dp$X0 / sds; X1s <- pe$dp$X1[, 1] / sds
+    ip <- kernlab::ipop(-c(t(X1s) %*% diag(v) %*% X0s), t(X0s) %*% diag(v) %*% X0s, t(rep(1, 20)), 1,
+                        rep(0, 20), rep(1, 20), 0, sigf = 12, margin = 1e-12, maxiter = 1000, bound = 10)
+    expect_identical(kernlab::how(ip), "converged")
+    expect_lt(max(abs(u$w - kernlab::primal(ip))), 1e-8)
+  }
+})
+
+test_that("the simplex weights satisfy the KKT conditions on random problems", {
+  set.seed(5)
+  for (r in 1:300) {
+    k <- sample(1:15, 1); J <- sample(2:40, 1)
+    A <- matrix(stats::rnorm(k * J), k); b <- stats::rnorm(k) * stats::runif(1, 0, 3)
+    s <- .Call(diffdiff:::C_synth_w, A, matrix(b))
+    w <- s$w[, 1]
+    expect_true(all(w >= 0))
+    expect_lt(abs(sum(w) - 1), 1e-12)
+    g <- drop(crossprod(A, A %*% w - b))
+    mu <- mean(g[w > 0])
+    sc <- max(1, abs(g))
+    # stationary on the support, no descent direction off it
+    expect_lt(max(abs(g[w > 0] - mu)), 1e-9 * sc)
+    expect_gt(min(g - mu), -1e-9 * sc)
+    expect_equal(s$loss, sum((A %*% w - b)^2), tolerance = 1e-12)
+  }
+})
