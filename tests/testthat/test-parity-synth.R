@@ -70,7 +70,7 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
                    controls.identifier = c(2:16, 18), time.optimize.ssr = 1960:1969, time.plot = 1955:1997)
   fit <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
                               predictors_window = 1964:1969, special_predictors = basque_sp,
-                              optimize_window = 1960:1969, placebo = FALSE)
+                              optimize_window = 1960:1969, placebo = FALSE, v_search = "synth")
   u <- fit$fits[[1]]
   expect_equal(unname(u$X0), unname(pe$dp$X0), tolerance = 1e-12)
   expect_equal(unname(u$X1), unname(pe$dp$X1[, 1]), tolerance = 1e-12)
@@ -98,16 +98,26 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
                       sigf = 12, margin = 1e-12, maxiter = 1000, bound = 10)
   expect_identical(kernlab::how(ip), "converged")
   expect_lt(max(abs(u2$w - kernlab::primal(ip))), 1e-10)
+  # the default search: no worse than Synth's
+  f3 <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+                             predictors_window = 1964:1969, special_predictors = basque_sp,
+                             optimize_window = 1960:1969, placebo = FALSE)
+  expect_lte(f3$fits[[1]]$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
 })
 
-test_that("did_synth's predictors and weights equal Synth's on two simulated panels", {
-  # The nested V search is not compared here: on these panels its local
-  # searches end in different optima (ours lower on some seeds, Synth's on
-  # others; issue 39's note), so the test holds what is determined: the
-  # predictor matrices and the weights for Synth's V.
+test_that("did_synth's predictors and weights equal Synth's on simulated panels", {
+  # The nested V search is a local search on a non-convex function, and
+  # Synth's two starts end in different optima with exact weights than with
+  # ipop's (ours lower on seed 11, Synth's on seed 7): what is determined is
+  # compared exactly (the predictor matrices, the weights for Synth's V),
+  # and the default search (v_search = "multistart": Synth's starts, one per
+  # predictor, ten quasi-random ones, Nelder-Mead restarted once) must reach
+  # an MSPE no larger than Synth's (measured: lower on seeds 3, 11 and 23 by
+  # 0.5%, 13% and 0.3%, equal to 2e-7 on seed 7; Synth's two starts alone
+  # with exact weights ended 14% above Synth on seed 7).
   need_peer("Synth")
   sp <- list(list("y", 4, "mean"), list("y", 8, "mean"), list("y", 10:12, "mean"))
-  for (seed in c(3, 11)) {
+  for (seed in c(3, 7, 11, 23)) {
     d <- synth_sim(seed)
     pe <- synth_peer(d, predictors = c("x1", "x2"), predictors.op = "mean", time.predictors.prior = 1:12,
                      special.predictors = sp, dependent = "y", unit.variable = "id", unit.names.variable = "name",
@@ -125,6 +135,9 @@ test_that("did_synth's predictors and weights equal Synth's on two simulated pan
                         rep(0, 20), rep(1, 20), 0, sigf = 12, margin = 1e-12, maxiter = 1000, bound = 10)
     expect_identical(kernlab::how(ip), "converged")
     expect_lt(max(abs(u$w - kernlab::primal(ip))), 1e-8)
+    ms <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
+                               placebo = FALSE)
+    expect_lte(ms$fits[[1]]$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
   }
 })
 
