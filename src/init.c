@@ -54,7 +54,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(sdid_fit, 7),
   CALLDEF(sdid_reps, 11),
   CALLDEF(synth_w, 2),
-  CALLDEF(synth_vloss, 5),
+  CALLDEF(synth_vloss, 6),
   CALLDEF(dcdh_horizon, 18),
   CALLDEF(lp_fit, 13),
   CALLDEF(lp_poly, 6),

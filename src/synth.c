@@ -96,7 +96,8 @@ static int sc_subproblem(const double *A, const double *b, sc_ws *ws, int m, dou
 
 /* The active-set solve. w (J) on exit: the weights; returns the number of
  * outer iterations, or -1 (LAPACK failure), -2 (no convergence). */
-static int sc_solve(const double *A, int k, int J, const double *b, sc_ws *ws, double *w, double *loss) {
+static int sc_solve(const double *A, int k, int J, const double *b, sc_ws *ws, double *w, double *loss,
+                    const int *init, int ninit) {
   double *res = ws->rhs;   /* k long; reused before the subproblem overwrites it */
   double *r = ws->r, *z = ws->z;
   /* scale for the tolerance: the largest squared column norm and ||b||^2 */
@@ -115,6 +116,26 @@ static int sc_solve(const double *A, int k, int J, const double *b, sc_ws *ws, d
   for (int j = 0; j < J; j++) { w[j] = 0.0; ws->inF[j] = 0; }
   w[best] = 1.0; ws->F[0] = best; ws->inF[best] = 1;
   int m = 1, iter = 0, maxiter = 5 * J + 100, last_added = -1;
+  /* warm start: the support of an earlier solution (a nearby V), kept when
+   * the subproblem's solution on it lies inside the simplex */
+  if (ninit > 1) {
+    int mi = 0;
+    for (int c = 0; c < ninit; c++) {
+      int j = init[c];
+      if (j >= 0 && j < J && !ws->inF[j]) { ws->F[mi++] = j; ws->inF[j] = 1; }
+    }
+    for (int j = 0; j < J; j++) ws->inF[j] = 0;
+    for (int c = 0; c < mi; c++) ws->inF[ws->F[c]] = 1;
+    int ok = mi > 0 && sc_subproblem(A, b, ws, mi, z) == 0;
+    for (int c = 0; ok && c < mi; c++) if (z[ws->F[c]] <= 0.0) ok = 0;
+    if (ok) {
+      for (int j = 0; j < J; j++) w[j] = z[j];
+      m = mi;
+    } else {
+      for (int j = 0; j < J; j++) { w[j] = 0.0; ws->inF[j] = 0; }
+      w[best] = 1.0; ws->F[0] = best; ws->inF[best] = 1;
+    }
+  }
   for (;;) {
     if (++iter > maxiter) return -2;
     sc_grad(A, k, J, b, w, res, r);
@@ -197,7 +218,7 @@ SEXP C_synth_w(SEXP A_, SEXP B_) {
   SEXP It = PROTECT(allocVector(INTSXP, nb));
   for (int c = 0; c < nb; c++) {
     double loss = 0.0;
-    int st = sc_solve(REAL(A_), k, J, REAL(B_) + (R_xlen_t) c * k, &ws, REAL(W) + (R_xlen_t) c * J, &loss);
+    int st = sc_solve(REAL(A_), k, J, REAL(B_) + (R_xlen_t) c * k, &ws, REAL(W) + (R_xlen_t) c * J, &loss, NULL, 0);
     sc_fail(st);
     REAL(L)[c] = loss; INTEGER(It)[c] = st;
     if (c % 64 == 63) R_CheckUserInterrupt();
@@ -209,12 +230,13 @@ SEXP C_synth_w(SEXP A_, SEXP B_) {
   return out;
 }
 
-/* C_synth_vloss(X0, X1, Z0, Z1, v): Synth's fn.V. X0 k x J and X1 (k) the
+/* C_synth_vloss(X0, X1, Z0, Z1, v, init): Synth's fn.V. X0 k x J and X1 (k) the
  * scaled predictors, Z0 T x J and Z1 (T) the outcomes over the optimisation
  * periods, v (k) the predictor weights (|v| / sum |v| is used). Returns the
  * mean squared error of Z1 - Z0 w, with w the weights under V = diag(v);
- * attribute "w" holds them. */
-SEXP C_synth_vloss(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP v_) {
+ * attribute "w" holds them. init: NULL, or the 0-based donors of a warm
+ * start (the support of the weights at a nearby v). */
+SEXP C_synth_vloss(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP v_, SEXP init_) {
   const char *fn = "C_synth_vloss";
   dd_chk_mat(X0_, REALSXP, -1, -1, 0, fn, "X0");
   int k = nrows(X0_), J = ncols(X0_);
@@ -223,6 +245,7 @@ SEXP C_synth_vloss(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP v_) {
   int T = nrows(Z0_);
   dd_chk_vec(Z1_, REALSXP, T, 0, fn, "Z1");
   dd_chk_vec(v_, REALSXP, k, 0, fn, "v");
+  if (!isNull(init_) && TYPEOF(init_) != INTSXP) error("internal error in synth.c: init is not integer; please report");
   const double *X0 = REAL(X0_), *X1 = REAL(X1_), *Z0 = REAL(Z0_), *Z1 = REAL(Z1_), *v = REAL(v_);
   double sv = 0.0;
   for (int i = 0; i < k; i++) sv += fabs(v[i]);
@@ -237,7 +260,8 @@ SEXP C_synth_vloss(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP v_) {
   sc_ws ws; sc_ws_init(&ws, k, J);
   SEXP W = PROTECT(allocVector(REALSXP, J));
   double loss = 0.0;
-  sc_fail(sc_solve(A, k, J, b, &ws, REAL(W), &loss));
+  sc_fail(sc_solve(A, k, J, b, &ws, REAL(W), &loss, isNull(init_) ? NULL : INTEGER(init_),
+                   isNull(init_) ? 0 : LENGTH(init_)));
   long double e = 0.0;
   for (int t = 0; t < T; t++) {
     double s = Z1[t];
