@@ -144,7 +144,7 @@ dd_synth_X <- function(prep, rows, pre, settings, yname = "the outcome") {
     cols <- match(e$periods, tlev)
     if (anyNA(cols))
       dd_stop("special predictor \"%s\" asks for period %s, which is not in the data.", e$col,
-              dd_show(e$periods[is.na(cols)]))
+              dd_periods(e$periods[is.na(cols)]))
     X <- rbind(X, dd_synth_op(prep$aux[[e$col]], rows, cols, e$op, sprintf("special predictor \"%s\"", e$col),
                               prep$ids))
     nm <- c(nm, e$name)
@@ -159,6 +159,9 @@ dd_synth_X <- function(prep, rows, pre, settings, yname = "the outcome") {
   X
 }
 
+# periods for a message: "13, 14" (at most five, then "...")
+dd_periods <- function(x) paste(c(format(utils::head(x, 5)), if (length(x) > 5) "..."), collapse = ", ")
+
 # A window of periods (NULL: all of `pre`) as period columns, checked to lie
 # before treatment
 dd_synth_window <- function(win, tlev, pre, arg) {
@@ -166,11 +169,11 @@ dd_synth_window <- function(win, tlev, pre, arg) {
   if (!is.numeric(win) || !length(win) || anyNA(win))
     dd_stop("`%s` must be NULL or periods of the data; got %s.", arg, dd_show(win))
   cols <- match(win, tlev)
-  if (anyNA(cols)) dd_stop("`%s` has period %s, which is not in the data.", arg, dd_show(win[is.na(cols)]))
+  if (anyNA(cols)) dd_stop("`%s` has period %s, which is not in the data.", arg, dd_periods(win[is.na(cols)]))
   late <- setdiff(cols, pre)
   if (length(late))
     dd_stop("`%s` has period %s, which is not before treatment (the last pre-treatment period is %s).", arg,
-            dd_show(tlev[late]), format(tlev[max(pre)]))
+            dd_periods(tlev[late]), format(tlev[max(pre)]))
   cols
 }
 

@@ -159,3 +159,54 @@ test_that("the simplex weights satisfy the KKT conditions on random problems", {
     expect_equal(s$loss, sum((A %*% w - b)^2), tolerance = 1e-12)
   }
 })
+
+test_that("in-space placebos: each is the fit with that donor treated, and the p-value counts ratios", {
+  d <- synth_sim(3, J = 8)
+  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
+  pl <- fit$placebos
+  expect_identical(sort(pl$table$unit), 2:9)
+  # donor 5 as the treated unit, the other donors (not the treated unit) as its pool
+  d5 <- d[d$id != 1, ]
+  d5$d <- as.integer(d5$id == 5 & d5$t > 12)
+  f5 <- diffdiff:::did_synth(d5, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  r <- pl$table[pl$table$unit == 5, ]
+  expect_equal(r$pre_rmspe, f5$fits[[1]]$pre_rmspe, tolerance = 1e-12)
+  expect_equal(r$post_rmspe, f5$fits[[1]]$post_rmspe, tolerance = 1e-12)
+  expect_equal(unname(pl$gaps[pl$table$unit == 5, ]), unname(f5$fits[[1]]$gap), tolerance = 1e-12)
+  u <- fit$fits[[1]]
+  ratio <- u$post_rmspe / u$pre_rmspe
+  expect_equal(unname(pl$p.value), (1 + sum(pl$table$ratio >= ratio)) / (1 + nrow(pl$table)))
+  # dropping placebos whose pre-treatment MSPE exceeds twice the treated unit's
+  f2 <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo_mspe_cut = 2)
+  keep <- pl$table$pre_rmspe^2 <= 2 * u$pre_rmspe^2
+  expect_equal(unname(f2$placebos$p.value), (1 + sum(pl$table$ratio[keep] >= ratio)) / (1 + sum(keep)))
+})
+
+test_that("did_synth's bad input: clear errors", {
+  d <- synth_sim(3, J = 6)
+  f <- function(...) diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE, ...)
+  expect_error(diffdiff:::did_synth(d, "y", "id", "t", predictors = "x1"), "exactly one of `dname`")
+  expect_error(f(donors = c(2, 1)), "`donors` names unit 1, which is treated")
+  expect_error(f(donors = 99), "`donors` names unit 99, which is not in the data")
+  expect_error(f(donors = 2), "at least two never-treated donor units")
+  expect_error(f(predictors_window = 10:14), "`predictors_window` has period 13, 14, which is not before treatment")
+  expect_error(f(optimize_window = 30), "`optimize_window` has period 30, which is not in the data")
+  expect_error(f(v_method = "custom", custom_v = c(1, 2)), "`custom_v` must be 1 non-negative")
+  d2 <- d; d2$x1 <- 1
+  expect_error(diffdiff:::did_synth(d2, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
+               "predictor \"x1\" does not vary across the donors")
+  d3 <- d; d3$x2[d3$id == 4] <- NA
+  expect_error(diffdiff:::did_synth(d3, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
+               "predictor \"x2\" is missing for unit 4 in every period")
+  d4 <- d; d4$y[d4$id == 3 & d4$t == 5] <- NA
+  expect_error(diffdiff:::did_synth(d4, "y", "id", "t", "d", predictors = "x1", placebo = FALSE), "yname")
+  d5 <- d; d5$d[d5$id == 1] <- 1
+  expect_error(diffdiff:::did_synth(d5, "y", "id", "t", "d", predictors = "x1", placebo = FALSE),
+               "no pre-treatment period")
+  expect_error(f(special_predictors = list(list("y", 4))), "special_predictors\\[\\[1\\]\\]` must be list")
+  expect_error(f(special_predictors = list(list("y", 40, "mean"))), "asks for period 40")
+  expect_error(f(placebo_mspe_cut = 0.5), "`placebo_mspe_cut` must be a number >= 1")
+  d0 <- d; before <- d0
+  invisible(f())
+  expect_identical(d0, before)
+})
