@@ -312,7 +312,8 @@ dd_synth_placebos <- function(prep, fits, settings, cut) {
 
 # The result (work in progress: a plain list until the registry row lands)
 dd_synth_result <- function(prep, fits, pl, settings, call, yname, tname, alpha, cut) {
-  structure(list(fits = fits, placebos = pl, periods = prep$tlev, call = call, yname = yname, tname = tname,
+  Y0 <- lapply(fits, function(f) { M <- t(prep$Y[prep$donors, , drop = FALSE]); colnames(M) <- prep$ids[prep$donors]; M })
+  structure(list(fits = fits, placebos = pl, periods = prep$tlev, Y0 = Y0, call = call, yname = yname, tname = tname,
                  alpha = alpha, placebo_mspe_cut = cut, v_method = settings$v_method), class = "dd_synth_wip")
 }
 

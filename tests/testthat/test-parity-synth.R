@@ -210,3 +210,49 @@ test_that("did_synth's bad input: clear errors", {
   invisible(f())
   expect_identical(d0, before)
 })
+
+test_that("conformal p-values equal a transcription of Chernozhukov, Wuethrich and Zhu (2021)", {
+  d <- synth_sim(3, J = 6, T = 10, T0 = 7)
+  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  # the paper's algorithm, step by step: (1) impose H0 on the treated unit's
+  # post-period outcomes; (2) constrained least squares of the treated unit
+  # on the donors over all T periods (simplex weights; solved here by
+  # enumerating the 63 supports, each an equality-constrained least squares,
+  # keeping the best feasible one); (3) residuals; (4) S_q over the post
+  # periods for every cyclic shift of time; (5) p = share of shifts with
+  # S >= S(identity)
+  yy <- matrix(d$y, 10)        # periods x units, unit 1 first
+  y1 <- yy[, 1]; Y0 <- yy[, -1]
+  simplex_ls <- function(A, b) {
+    best <- Inf; wb <- NULL
+    for (m in 1:63) {
+      S <- which(bitwAnd(m, 2^(0:5)) > 0)
+      K <- rbind(cbind(2 * crossprod(A[, S, drop = FALSE]), 1), c(rep(1, length(S)), 0))
+      z <- solve(K, c(2 * crossprod(A[, S, drop = FALSE], b), 1))[seq_along(S)]
+      if (any(z < 0)) next
+      w <- numeric(6); w[S] <- z
+      f <- sum((b - A %*% w)^2)
+      if (f < best) { best <- f; wb <- w }
+    }
+    wb
+  }
+  paper_p <- function(theta, q) {
+    yn <- y1; yn[8:10] <- yn[8:10] - theta
+    u <- yn - Y0 %*% simplex_ls(Y0, yn)
+    S <- function(e) (sum(abs(e[8:10])^q) / sqrt(3))^(1 / q)
+    s0 <- S(u)
+    mean(vapply(0:9, function(j) S(u[((0:9 + j) %% 10) + 1]) >= s0 - 1e-9, logical(1)))
+  }
+  for (q in c(1, 2)) for (theta in c(0, 1, 2.5)) {
+    cf <- diffdiff:::synth_conformal(fit, theta0 = theta, q = q)
+    expect_equal(cf$p.value, paper_p(theta, q))
+  }
+  cf <- diffdiff:::synth_conformal(fit, alpha = 0.1, grid = seq(-10, 15, by = 0.05))
+  # 8 shifts for one post period: no p-value below 1/8 > 0.1, so no bound
+  expect_true(all(cf$periods$conf.low == -Inf & cf$periods$conf.high == Inf))
+  # the constant-effect interval: not rejected at its ends, rejected one grid step beyond
+  lo <- cf$average$conf.low; hi <- cf$average$conf.high
+  expect_false(cf$average$at_edge)
+  expect_gt(paper_p(lo, 1), 0.1); expect_gt(paper_p(hi, 1), 0.1)
+  expect_lte(paper_p(lo - 0.05, 1), 0.1); expect_lte(paper_p(hi + 0.05, 1), 0.1)
+})
