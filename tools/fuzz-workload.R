@@ -122,6 +122,10 @@ fuzz_workload <- quote({
     quiet(sdid_diagnostics(sj, zeta_grid = c(0.5, 2)))
     quiet(sdid_diagnostics(sj, zeta_grid = 1, loo = "jackknife"))
   }
+  ## synthetic control: the nested V search (C_synth_vloss), the weights and
+  ## conformal inference's batched weights (C_synth_w)
+  sc <- quiet(did_synth(s, "y", "unit", "time", "treat", predictors = c("x1", "x2"), placebo = FALSE))
+  if (!is.null(sc)) quiet(synth_conformal(sc, n_grid = 5))
 
   ## survey designs: Taylor linearisation and replicate weights
   sd1 <- quiet(survey_design(d, weights = "w", strata = "st", ids = "psu", nest = TRUE))
