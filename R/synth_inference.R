@@ -92,3 +92,44 @@ dd_conformal_set <- function(g, p, alpha) {
   if (!any(ok)) return(list(low = NA_real_, high = NA_real_, edge = FALSE))
   list(low = min(g[ok]), high = max(g[ok]), edge = ok[1] || ok[length(ok)])
 }
+
+# Firpo and Possebom (2018) confidence sets by inverting the in-space
+# placebo test over sharp nulls alpha_t = c h_t in the post-treatment
+# periods: h_t = 1 ("constant") or the number of periods since treatment
+# ("linear"). The treated unit's weights are fitted on pre-treatment data
+# and the placebo pools exclude it (as in Abadie, Diamond and Hainmueller
+# 2010), so only the treated unit's post/pre RMSPE ratio depends on c:
+# R(c)^2 = mean((gap_t - c h_t)^2) / pre_rmspe^2, and the set {c: p(c) >
+# alpha} is the interval where R(c) stays at most the m-th largest placebo
+# ratio, m the fewest placebo ratios at least R(c) that keep p above alpha:
+# the roots of a quadratic, exact. Placebos dropped by the fit's
+# placebo_mspe_cut stay dropped.
+synth_fp <- function(fit, type = c("constant", "linear"), alpha = NULL, unit = 1) {
+  if (!inherits(fit, "dd_synth_wip") && !inherits(fit, "did_synth"))
+    dd_stop("`fit` must be a did_synth() fit; got an object of class %s.", dd_show(class(fit)[1]))
+  if (is.null(fit$placebos))
+    dd_stop("`fit` has no placebos (it was fitted with placebo = FALSE); refit with placebo = TRUE.")
+  type <- dd_match_arg(type[1], c("constant", "linear"), "type")
+  alpha <- if (is.null(alpha)) fit$alpha else dd_check_alpha(alpha)
+  u <- fit$fits[[unit]]
+  tab <- fit$placebos$table
+  s <- tab$adopt == fit$periods[u$post[1]] & tab$pre_rmspe^2 <= fit$placebo_mspe_cut * u$pre_rmspe^2
+  r <- sort(tab$ratio[s], decreasing = TRUE)
+  J <- length(r)
+  m <- which((1 + 0:J) / (1 + J) > alpha)[1] - 1L      # the fewest placebo ratios >= R(c) needed
+  g <- u$gap[u$post]
+  h <- if (type == "constant") rep(1, length(g)) else seq_along(g)
+  out <- list(type = type, alpha = alpha, n_placebos = J, estimate = sum(g * h) / sum(h^2))
+  if (is.na(m)) {
+    out[c("conf.low", "conf.high")] <- list(NA_real_, NA_real_)   # p never exceeds alpha: empty
+  } else if (m == 0L) {
+    out[c("conf.low", "conf.high")] <- list(-Inf, Inf)            # p always exceeds alpha
+  } else {
+    # mean(h^2) c^2 - 2 mean(g h) c + mean(g^2) - r_m^2 pre^2 <= 0
+    a <- mean(h^2); b <- mean(g * h); e <- mean(g^2) - r[m]^2 * u$pre_rmspe^2
+    disc <- b^2 - a * e
+    out[c("conf.low", "conf.high")] <- if (disc < 0) list(NA_real_, NA_real_)
+                                       else list((b - sqrt(disc)) / a, (b + sqrt(disc)) / a)
+  }
+  structure(out, class = "dd_synth_fp")
+}

@@ -256,3 +256,31 @@ test_that("conformal p-values equal a transcription of Chernozhukov, Wuethrich a
   expect_gt(paper_p(lo, 1), 0.1); expect_gt(paper_p(hi, 1), 0.1)
   expect_lte(paper_p(lo - 0.05, 1), 0.1); expect_lte(paper_p(hi + 0.05, 1), 0.1)
 })
+
+test_that("Firpo-Possebom sets: the placebo test's p-value exceeds alpha exactly inside", {
+  d <- synth_sim(11, J = 19)
+  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
+  u <- fit$fits[[1]]; tab <- fit$placebos$table
+  g <- u$gap[u$post]
+  # the placebo p-value of the null alpha_t = c h_t, by hand
+  p_of <- function(c, h) {
+    R <- sqrt(mean((g - c * h)^2)) / u$pre_rmspe
+    (1 + sum(tab$ratio >= R)) / (1 + nrow(tab))
+  }
+  for (type in c("constant", "linear")) {
+    h <- if (type == "constant") rep(1, length(g)) else seq_along(g)
+    fp <- diffdiff:::synth_fp(fit, type = type, alpha = 0.1)
+    expect_true(is.finite(fp$conf.low) && is.finite(fp$conf.high))
+    eps <- 1e-7 * max(1, abs(fp$conf.high))
+    expect_gt(p_of(fp$conf.low + eps, h), 0.1); expect_gt(p_of(fp$conf.high - eps, h), 0.1)
+    expect_lte(p_of(fp$conf.low - eps, h), 0.1); expect_lte(p_of(fp$conf.high + eps, h), 0.1)
+    cs <- seq(fp$conf.low - 3, fp$conf.high + 3, length.out = 400)
+    inside <- cs >= fp$conf.low & cs <= fp$conf.high
+    expect_identical(vapply(cs, p_of, 0, h = h) > 0.1, inside)
+  }
+  # alpha below 1 / (J + 1): no null rejected
+  fp <- diffdiff:::synth_fp(fit, alpha = 0.01)
+  expect_identical(c(fp$conf.low, fp$conf.high), c(-Inf, Inf))
+  expect_error(diffdiff:::synth_fp(diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE)),
+               "placebo = FALSE")
+})
