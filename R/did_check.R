@@ -294,6 +294,10 @@ dd_check_rules <- list(
   # and at least two periods before the first adoption
   balanced_never_pre2 = function(x, name)
     if (!x$continuous && !x$reversible && x$nnever > 0L && x$balanced && x$ncohorts > 0L && x$npre >= 2L) name,
+  # and a balanced panel with at least two never-treated units (donors) and a
+  # period before the first adoption
+  balanced_never2 = function(x, name)
+    if (!x$continuous && !x$reversible && x$nnever > 1L && x$balanced && x$ncohorts > 0L && x$npre >= 1L) name,
   # a 0/1 treatment that switches off again
   reversible = function(x, name) if (!x$continuous && x$reversible) name,
   # a continuous dose

@@ -3,19 +3,133 @@
 # windows, scaled by their standard deviation over donors and treated, V by
 # the nested minimisation of the pre-period outcome MSPE (Synth's two
 # starting values, equal weights and the regression-based ones, each run
-# through Nelder-Mead and BFGS, the best of the four kept), W on the simplex
-# for that V (src/synth.c, exact active set instead of Synth's ipop).
-#
-# Work in progress (issue 39): the estimation core and in-space placebos;
-# not exported yet. Still to come: V by cross-validation, the in-time and
-# leave-one-out placebos, Firpo-Possebom sets, conformal inference, methods
-# and plots, the registry row and the conformance entry.
+# through Nelder-Mead and BFGS, the best of the four kept; by default more
+# starts), W on the simplex for that V (src/synth.c, exact active set
+# instead of Synth's ipop). The result and its methods: synth_methods.R and
+# synth_plots.R; further inference: synth_inference.R.
 
+#' Synthetic control
+#'
+#' The synthetic control method of Abadie and Gardeazabal (2003) and Abadie,
+#' Diamond and Hainmueller (2010, 2015), as R's Synth computes it, with the
+#' inference referees ask for: in-space placebos and their RMSPE-ratio
+#' p-value, Firpo and Possebom (2018) confidence sets ([synth_fp()]),
+#' conformal inference ([synth_conformal()]), in-time placebos and
+#' leave-one-out donors ([synth_diagnostics()]).
+#'
+#' For each treated unit, the synthetic control is the weighted average of
+#' the donors (the units never treated, or `donors`) with weights W on the
+#' simplex that best reproduces the unit's predictors: \eqn{W = \arg\min (X_1
+#' - X_0 W)' V (X_1 - X_0 W)}, the predictors scaled by their standard
+#' deviation over the treated unit and the donors (as Synth). The predictor
+#' weights V are chosen (`v_method`) by the nested minimisation of the
+#' outcome's pre-treatment MSPE over `optimize_window` (as Synth's
+#' `synth()`), given (`"custom"`), or equal (`"inverse_variance"`: equal
+#' weights on the scaled predictors, i.e. inverse-variance weights on the
+#' raw ones). W solves a quadratic programme on the simplex, exactly (an
+#' active-set method in C), where Synth's interior-point solver stops at five
+#' significant digits. Without predictors, the predictors are the outcome in
+#' every period of `optimize_window` (all pre-treatment periods by default).
+#'
+#' **What is estimated.** For each treated unit, the gap (its outcome minus
+#' its synthetic control's) in every period; its ATT is the mean gap over
+#' its post-treatment periods. With several treated units (a `gname` or
+#' `dname` that treats several), each gets its own synthetic control from
+#' the same donors, and the `ATT` row is the average of the units' ATTs with
+#' equal weights (each unit's average effect over its own post-treatment
+#' periods), followed by one `unit::<id>` row per unit; `average_gaps` holds
+#' the average gap by time since treatment.
+#'
+#' **Inference.** There are no standard errors. With `placebo = TRUE`
+#' (default) every donor in turn is treated as if it had been treated at the
+#' treated unit's adoption period, with the other donors as its pool, and the
+#' p-value is the share of units (the treated one included) whose ratio of
+#' post- to pre-treatment RMSPE is at least the treated unit's (Abadie,
+#' Diamond and Hainmueller 2010), optionally among the placebos whose
+#' pre-treatment MSPE is at most `placebo_mspe_cut` times the treated unit's.
+#' The interval is the Firpo-Possebom set for a constant effect: the effects
+#' the placebo test does not reject (exact, see [synth_fp()]). The `ATT` row
+#' of several treated units takes its p-value from every combination of one
+#' placebo per treated unit (Cavallo, Galiani, Noy and Pantano 2013: the mean
+#' of the treated units' RMSPE ratios against the means of the placebos').
+#'
+#' @param data A data frame (or tibble, data.table): a balanced panel.
+#' @param yname,idname,tname The outcome, unit identifier and period columns.
+#' @param dname A 0/1 treatment column (absorbing: on from the adoption
+#'   period on). Give this or `gname`.
+#' @param gname The first treated period of each unit (0 or `Inf` for never
+#'   treated).
+#' @param predictors Columns averaged (with `predictors_op`) over
+#'   `predictors_window` for each unit; `NULL` for none.
+#' @param predictors_window The periods `predictors` are averaged over
+#'   (default: every pre-treatment period).
+#' @param predictors_op The aggregation of `predictors`: `"mean"` (default),
+#'   `"median"`, `"min"`, `"max"` or `"sum"`; missing values are dropped.
+#' @param special_predictors Synth's special predictors: a list of
+#'   `list(column, periods, op)` entries, e.g. `list(list("gdp", 1960:1969,
+#'   "mean"))`; the column may be the outcome (lagged outcomes).
+#' @param optimize_window The pre-treatment periods over which the outcome's
+#'   MSPE is minimised to choose V (default: all pre-treatment periods).
+#' @param donors The identifiers of the donor units (default: every unit
+#'   never treated).
+#' @param v_method How V is chosen: `"nested"` (default), `"cv"` (Abadie,
+#'   Diamond and Hainmueller 2015: V minimises the MSPE over a validation
+#'   period of synthetic controls built from predictors measured over a
+#'   training period; the final weights use that V with predictors measured
+#'   over the validation period), `"inverse_variance"` or `"custom"`.
+#' @param custom_v For `v_method = "custom"`: one non-negative weight per
+#'   predictor (regular predictors first, then special ones).
+#' @param v_search For `v_method = "nested"`: `"multistart"` (default: Synth's
+#'   two starting values, one start per predictor and ten quasi-random ones;
+#'   the smallest MSPE kept) or `"synth"` (Synth's two starts only, for
+#'   comparison with Synth).
+#' @param cv_split For `v_method = "cv"`: the last period of the training
+#'   period (default: the middle of the pre-treatment periods); the
+#'   validation period runs from the next period to the last pre-treatment
+#'   one.
+#' @param placebo Run the in-space placebos (default `TRUE`).
+#' @param placebo_mspe_cut Keep only the placebos whose pre-treatment MSPE is
+#'   at most this many times the treated unit's (Abadie, Diamond and
+#'   Hainmueller 2010 use 20, 5 and 2); `Inf` (default) keeps all.
+#' @param alpha The level of the intervals is `1 - alpha`.
+#' @param ... Must be empty (a misspelt argument is an error).
+#' @return A `did_synth` fit (a `dd_fit`): the coefficient table (estimate,
+#'   placebo p-value, interval, pre- and post-treatment RMSPE and their
+#'   ratio, number of placebos), and the tables `weights` (W),
+#'   `predictor_weights` (V), `balance`, `gaps`, `average_gaps`, the
+#'   `placebos` (their table and gaps) and the per-unit `fits`. `tidy(fit,
+#'   what = )` returns each table.
+#' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
+#'   control methods for comparative case studies. *Journal of the American
+#'   Statistical Association* 105, 493-505.
+#'
+#'   Abadie, A., Diamond, A. and Hainmueller, J. (2015). Comparative politics
+#'   and the synthetic control method. *American Journal of Political
+#'   Science* 59, 495-510.
+#'
+#'   Cavallo, E., Galiani, S., Noy, I. and Pantano, J. (2013). Catastrophic
+#'   natural disasters and economic growth. *Review of Economics and
+#'   Statistics* 95, 1549-1561.
+#' @seealso [synth_fp()], [synth_conformal()], [synth_diagnostics()];
+#'   [did_sdid()] for synthetic difference-in-differences.
+#' @examples
+#' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
+#' fit <- did_synth(d, "PacksPerCapita", "State", "Year", "treated",
+#'                  special_predictors = list(list("PacksPerCapita", 1975, "mean"),
+#'                                            list("PacksPerCapita", 1980, "mean"),
+#'                                            list("PacksPerCapita", 1988, "mean")))
+#' fit
+#' summary(fit)
+#' tidy(fit, what = "weights")
+#' plot(fit)
+#' plot(fit, type = "placebos")
+#' @export
 did_synth <- function(data, yname, idname, tname, dname = NULL, gname = NULL, predictors = NULL,
                       predictors_window = NULL, predictors_op = "mean", special_predictors = NULL,
                       optimize_window = NULL, donors = NULL,
-                      v_method = c("nested", "inverse_variance", "custom"), custom_v = NULL,
-                      v_search = c("multistart", "synth"), placebo = TRUE, placebo_mspe_cut = Inf, alpha = 0.05, ...) {
+                      v_method = c("nested", "cv", "inverse_variance", "custom"), custom_v = NULL,
+                      v_search = c("multistart", "synth"), cv_split = NULL, placebo = TRUE, placebo_mspe_cut = Inf,
+                      alpha = 0.05, ...) {
   call <- match.call()
   dd_check_dots(list(...), "did_synth()")
   dd_required(c("data", "yname", "idname", "tname"))
@@ -23,7 +137,7 @@ did_synth <- function(data, yname, idname, tname, dname = NULL, gname = NULL, pr
   if (is.null(dname) == is.null(gname))
     dd_stop("give the treatment as exactly one of `dname` (a 0/1 column) and `gname` (first treated period); got %s.",
             if (is.null(dname)) "neither" else "both")
-  v_method <- dd_match_arg(v_method[1], c("nested", "inverse_variance", "custom"), "v_method")
+  v_method <- dd_match_arg(v_method[1], c("nested", "cv", "inverse_variance", "custom"), "v_method")
   v_search <- dd_match_arg(v_search[1], c("multistart", "synth"), "v_search")
   placebo <- dd_check_flag(placebo, "placebo")
   alpha <- dd_check_alpha(alpha)
@@ -31,12 +145,18 @@ did_synth <- function(data, yname, idname, tname, dname = NULL, gname = NULL, pr
       placebo_mspe_cut < 1)
     dd_stop("`placebo_mspe_cut` must be a number >= 1 (Inf keeps every placebo); got %s.", dd_show(placebo_mspe_cut))
   spec <- dd_synth_spec(data, predictors, predictors_op, special_predictors)
+  if (v_method == "cv" && !length(spec$predictors) && !length(spec$special))
+    dd_stop("v_method = \"cv\" needs `predictors` or `special_predictors` (without them the predictors are the outcome in each period, which differ between the training and validation periods).")
+  if (!is.null(cv_split) && v_method != "cv")
+    dd_stop("`cv_split` is used only with v_method = \"cv\"; got v_method = \"%s\".", v_method)
+  if (!is.null(cv_split) && (!is.numeric(cv_split) || length(cv_split) != 1L || is.na(cv_split)))
+    dd_stop("`cv_split` must be NULL or one period of the data; got %s.", dd_show(cv_split))
   role <- if (is.null(dname)) c(gname = gname) else c(dname = dname)
   pan <- dd_panel(data, yname, idname, tname, role, complete = "synthetic control", sorted = TRUE,
                   aux = spec$aux)
   prep <- dd_synth_layout(pan, dname, gname, donors)
   settings <- list(spec = spec, predictors_window = predictors_window, optimize_window = optimize_window,
-                   v_method = v_method, custom_v = custom_v, v_search = v_search)
+                   v_method = v_method, custom_v = custom_v, v_search = v_search, cv_split = cv_split)
   fits <- lapply(prep$treated, function(i) dd_synth_unit(prep, i, prep$donors, settings))
   names(fits) <- prep$ids[prep$treated]
   pl <- if (placebo) dd_synth_placebos(prep, fits, settings, placebo_mspe_cut) else NULL
@@ -72,8 +192,8 @@ dd_synth_spec <- function(data, predictors, predictors_op, special_predictors) {
                         paste0(e[[2]][1], ".", e[[2]][length(e[[2]])]) else e[[2]]))
     }
   }
-  aux <- c(stats::setNames(predictors, rep("predictors", length(predictors))),
-           stats::setNames(vapply(sp, `[[`, "", "col"), sprintf("special_predictors[[%d]]", seq_along(sp))))
+  aux <- c(character(), if (length(predictors)) stats::setNames(predictors, rep("predictors", length(predictors))),
+           if (length(sp)) stats::setNames(vapply(sp, `[[`, "", "col"), sprintf("special_predictors[[%d]]", seq_along(sp))))
   list(predictors = predictors, op = predictors_op, special = sp, aux = aux)
 }
 
@@ -117,7 +237,9 @@ dd_synth_layout <- function(pan, dname, gname, donors) {
   if (length(early))
     dd_stop("unit %s is treated from the first period (%s): there is no pre-treatment period.",
             dd_show(ids[early[1]]), format(tlev[1]))
-  list(Y = Y, aux = aux, ids = ids, tlev = tlev, adopt = adopt, treated = treated, donors = pool, notes = pan$notes)
+  # a pre-treatment RMSPE at most `tol` is a perfect fit (the outcome's scale times 1e-9)
+  list(Y = Y, aux = aux, ids = ids, tlev = tlev, adopt = adopt, treated = treated, donors = pool, notes = pan$notes,
+       tol = 1e-9 * max(1, max(abs(Y), na.rm = TRUE)), nobs = length(pan$y))
 }
 
 # One predictor: op over the given period columns of one unit's row (NA
@@ -182,12 +304,17 @@ dd_synth_window <- function(win, tlev, pre, arg) {
 dd_synth_unit <- function(prep, i, pool, settings) {
   pre <- seq_len(prep$adopt[i] - 1L)
   rows <- c(i, pool)
-  X <- dd_synth_X(prep, rows, pre, settings)
-  ow <- dd_synth_window(settings$optimize_window, prep$tlev, pre, "optimize_window")
-  Z <- t(prep$Y[rows, ow, drop = FALSE])
-  sol <- dd_synth_solve(X[, 1], X[, -1, drop = FALSE], Z[, 1], Z[, -1, drop = FALSE],
-                        if (is.null(settings$spec$predictors) && !length(settings$spec$special)) "inverse_variance"
-                        else settings$v_method, settings$custom_v, prep$ids[i], settings$v_search)
+  if (settings$v_method == "cv") {
+    sol <- dd_synth_cv(prep, i, rows, pre, settings)
+    X <- sol$X
+  } else {
+    X <- dd_synth_X(prep, rows, pre, settings)
+    ow <- dd_synth_window(settings$optimize_window, prep$tlev, pre, "optimize_window")
+    Z <- t(prep$Y[rows, ow, drop = FALSE])
+    sol <- dd_synth_solve(X[, 1], X[, -1, drop = FALSE], Z[, 1], Z[, -1, drop = FALSE],
+                          if (is.null(settings$spec$predictors) && !length(settings$spec$special)) "inverse_variance"
+                          else settings$v_method, settings$custom_v, prep$ids[i], settings$v_search)
+  }
   w <- stats::setNames(sol$w, prep$ids[pool])
   synth <- drop(crossprod(prep$Y[pool, , drop = FALSE], w))
   y <- prep$Y[i, ]
@@ -195,7 +322,43 @@ dd_synth_unit <- function(prep, i, pool, settings) {
   post <- setdiff(seq_along(prep$tlev), pre)
   c(sol[c("v", "loss_w", "loss_v", "optim")], list(
     w = w, X1 = X[, 1], X0 = X[, -1, drop = FALSE], y = y, synthetic = synth, gap = gap, pre = pre, post = post,
-    pre_rmspe = sqrt(mean(gap[pre]^2)), post_rmspe = sqrt(mean(gap[post]^2)), att = mean(gap[post])))
+    pre_rmspe = sqrt(mean(gap[pre]^2)), post_rmspe = sqrt(mean(gap[post]^2)), att = mean(gap[post]),
+    ratio = dd_synth_ratio(sqrt(mean(gap[post]^2)), sqrt(mean(gap[pre]^2)), prep$tol)))
+}
+
+# V by cross-validation (Abadie, Diamond and Hainmueller 2015): the
+# pre-treatment periods split at cv_split into training and validation
+# periods; V minimises the validation-period outcome MSPE of the weights
+# fitted to predictors averaged over the training periods (the nested
+# search); the final weights use that V with the predictors averaged over
+# the validation periods. Special predictors keep their own periods in both
+# steps. (predictors_window, when given, is intersected with each period.)
+dd_synth_cv <- function(prep, i, rows, pre, settings) {
+  tlev <- prep$tlev
+  s <- if (is.null(settings$cv_split)) length(pre) %/% 2L else match(settings$cv_split, tlev)
+  if (is.na(s) || s < 1L || s >= length(pre))
+    dd_stop("`cv_split` must be a pre-treatment period of unit %s before its last one (%s to %s); got %s.",
+            dd_show(prep$ids[i]), format(tlev[1]), format(tlev[max(pre) - 1L]),
+            if (is.null(settings$cv_split)) "a single pre-treatment period" else dd_show(settings$cv_split))
+  pw <- dd_synth_window(settings$predictors_window, tlev, pre, "predictors_window")
+  part <- function(cols, what) {
+    k <- intersect(pw, cols)
+    if (!length(k))
+      dd_stop("`predictors_window` has no period in the %s period (%s to %s) of v_method = \"cv\".", what,
+              format(tlev[min(cols)]), format(tlev[max(cols)]))
+    st <- settings; st$predictors_window <- tlev[k]
+    dd_synth_X(prep, rows, pre, st)
+  }
+  train <- pre[seq_len(s)]; valid <- pre[-seq_len(s)]
+  Xt <- part(train, "training"); X <- part(valid, "validation")
+  Z <- t(prep$Y[rows, valid, drop = FALSE])
+  st <- dd_synth_solve(Xt[, 1], Xt[, -1, drop = FALSE], Z[, 1], Z[, -1, drop = FALSE], "nested", NULL,
+                       prep$ids[i], settings$v_search)
+  sol <- dd_synth_solve(X[, 1], X[, -1, drop = FALSE], Z[, 1], Z[, -1, drop = FALSE], "custom", unname(st$v),
+                        prep$ids[i])
+  sol$optim <- st$optim; sol$loss_v <- st$loss_v; sol$X <- X
+  sol$cv <- list(train = tlev[train], valid = tlev[valid])
+  sol
 }
 
 # Synth's synth(): scaling, V, W. X1 (k), X0 (k x J), Z1 (T), Z0 (T x J).
@@ -291,12 +454,11 @@ dd_synth_placebos <- function(prep, fits, settings, cut) {
     j <- tasks$j[r]
     p2 <- prep; p2$adopt[j] <- tasks$a[r]
     f <- dd_synth_unit(p2, j, setdiff(prep$donors, j), settings)
-    c(pre_rmspe = f$pre_rmspe, post_rmspe = f$post_rmspe, att = f$att, f$gap)
+    c(pre_rmspe = f$pre_rmspe, post_rmspe = f$post_rmspe, att = f$att, ratio = f$ratio, f$gap)
   }, label = "synthetic control placebos")
   M <- do.call(rbind, res)
-  tab <- data.frame(unit = prep$ids[tasks$j], adopt = prep$tlev[tasks$a], M[, 1:3, drop = FALSE])
-  tab$ratio <- tab$post_rmspe / tab$pre_rmspe
-  gaps <- M[, -(1:3), drop = FALSE]
+  tab <- data.frame(unit = prep$ids[tasks$j], adopt = prep$tlev[tasks$a], M[, 1:4, drop = FALSE])
+  gaps <- M[, -(1:4), drop = FALSE]
   colnames(gaps) <- prep$tlev
   # the p-value of each treated unit: the share of units (itself included)
   # whose ratio is at least its own, among the placebos whose pre-treatment
@@ -304,17 +466,9 @@ dd_synth_placebos <- function(prep, fits, settings, cut) {
   p <- vapply(fits, function(f) {
     a <- prep$tlev[f$post[1]]
     s <- tab$adopt == a & tab$pre_rmspe^2 <= cut * f$pre_rmspe^2
-    ratio <- f$post_rmspe / f$pre_rmspe
-    (1 + sum(tab$ratio[s] >= ratio)) / (1 + sum(s))
+    (1 + sum(tab$ratio[s] >= f$ratio)) / (1 + sum(s))
   }, numeric(1))
   list(table = tab, gaps = gaps, p.value = p)
-}
-
-# The result (work in progress: a plain list until the registry row lands)
-dd_synth_result <- function(prep, fits, pl, settings, call, yname, tname, alpha, cut) {
-  Y0 <- lapply(fits, function(f) { M <- t(prep$Y[prep$donors, , drop = FALSE]); colnames(M) <- prep$ids[prep$donors]; M })
-  structure(list(fits = fits, placebos = pl, periods = prep$tlev, Y0 = Y0, call = call, yname = yname, tname = tname,
-                 alpha = alpha, placebo_mspe_cut = cut, v_method = settings$v_method), class = "dd_synth_wip")
 }
 
 # The first n points of the Halton sequence in k dimensions (bases the first

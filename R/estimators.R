@@ -83,6 +83,10 @@ dd_registry_entries <- list(
        fields = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor",
                   "replicates", "nboot", "tname", "settings", "n_treated", "n_control"),
        placebo_statistic = "ATT", check_rule = "balanced_never_pre2", peer = NA, parity_test = "test-trop.R"),
+  list(name = "did_synth", class = "did_synth", treatment = "dname",
+       fields = c("tname", "fits", "placebos", "periods", "Y0", "settings", "placebo_mspe_cut", "synth_data",
+                  "weights", "predictor_weights", "balance", "gaps", "average_gaps"),
+       check_rule = "balanced_never2", peer = "Synth", parity_test = "test-parity-synth.R"),
   list(name = "did_ddd", class = "did_ddd", treatment = "gname",
        fields = c("inf", "n", "units", "unit_group", "unit_partition", "unit_weight", "unit_cluster", "periods",
                   "control_group", "anticipation", "base_period", "est_method", "tname", "panel", "cluster",
@@ -165,7 +169,9 @@ dd_registry <- dd_registry_build(dd_registry_entries)
 #'     (and never-treated units), `"balanced_never_staggered"` (and a
 #'     balanced panel; with several cohorts listed with `staggered = TRUE`),
 #'     `"balanced_never_pre2"` (and at least two periods before the first
-#'     adoption), `"reversible"` (a 0/1 treatment that switches off),
+#'     adoption), `"balanced_never2"` (a balanced panel with at least two
+#'     never-treated units and a period before the first adoption),
+#'     `"reversible"` (a 0/1 treatment that switches off),
 #'     `"dose"` (a continuous dose); `NA`: not listed.}
 #'   \item{`peer`}{the R package its numbers are checked against (live, or
 #'     through reference numbers that package produced); `NA` if none.}

@@ -16,7 +16,6 @@
 #   the W it yields and the outcome MSPE over the optimisation window (Synth's
 #   loss.v), ours no larger than Synth's (relative 1e-6) and the weights and
 #   synthetic paths equal to Synth's to 1e-5 (ipop's precision).
-# (did_synth is not exported yet: issue 39 is in progress.)
 
 synth_basque <- function() {
   e <- new.env()
@@ -68,7 +67,7 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
                    special.predictors = basque_sp, dependent = "gdpcap", unit.variable = "regionno",
                    unit.names.variable = "regionname", time.variable = "year", treatment.identifier = 17,
                    controls.identifier = c(2:16, 18), time.optimize.ssr = 1960:1969, time.plot = 1955:1997)
-  fit <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+  fit <- did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
                               predictors_window = 1964:1969, special_predictors = basque_sp,
                               optimize_window = 1960:1969, placebo = FALSE, v_search = "synth")
   u <- fit$fits[[1]]
@@ -85,7 +84,7 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
   # V given: W is the QP's solution; Synth's ipop at its defaults (1e-5) and
   # at twelve significant digits (1e-10)
   v <- as.numeric(pe$so$solution.v)
-  f2 <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+  f2 <- did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
                              predictors_window = 1964:1969, special_predictors = basque_sp,
                              optimize_window = 1960:1969, placebo = FALSE, v_method = "custom", custom_v = v)
   u2 <- f2$fits[[1]]
@@ -99,7 +98,7 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
   expect_identical(kernlab::how(ip), "converged")
   expect_lt(max(abs(u2$w - kernlab::primal(ip))), 1e-10)
   # the default search: no worse than Synth's
-  f3 <- diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
+  f3 <- did_synth(b, "gdpcap", "regionno", "year", "d", predictors = basque_pr,
                              predictors_window = 1964:1969, special_predictors = basque_sp,
                              optimize_window = 1960:1969, placebo = FALSE)
   expect_lte(f3$fits[[1]]$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
@@ -124,7 +123,7 @@ test_that("did_synth's predictors and weights equal Synth's on simulated panels"
                      time.variable = "t", treatment.identifier = 1, controls.identifier = 2:21,
                      time.optimize.ssr = 1:12, time.plot = 1:20)
     v <- as.numeric(pe$so$solution.v)
-    fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
+    fit <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
                                 placebo = FALSE, v_method = "custom", custom_v = v)
     u <- fit$fits[[1]]
     expect_equal(unname(u$X0), unname(pe$dp$X0), tolerance = 1e-12)
@@ -135,7 +134,7 @@ test_that("did_synth's predictors and weights equal Synth's on simulated panels"
                         rep(0, 20), rep(1, 20), 0, sigf = 12, margin = 1e-12, maxiter = 1000, bound = 10)
     expect_identical(kernlab::how(ip), "converged")
     expect_lt(max(abs(u$w - kernlab::primal(ip))), 1e-8)
-    ms <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
+    ms <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), special_predictors = sp,
                                placebo = FALSE)
     expect_lte(ms$fits[[1]]$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
   }
@@ -162,13 +161,13 @@ test_that("the simplex weights satisfy the KKT conditions on random problems", {
 
 test_that("in-space placebos: each is the fit with that donor treated, and the p-value counts ratios", {
   d <- synth_sim(3, J = 8)
-  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
+  fit <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
   pl <- fit$placebos
   expect_identical(sort(pl$table$unit), 2:9)
   # donor 5 as the treated unit, the other donors (not the treated unit) as its pool
   d5 <- d[d$id != 1, ]
   d5$d <- as.integer(d5$id == 5 & d5$t > 12)
-  f5 <- diffdiff:::did_synth(d5, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  f5 <- did_synth(d5, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
   r <- pl$table[pl$table$unit == 5, ]
   expect_equal(r$pre_rmspe, f5$fits[[1]]$pre_rmspe, tolerance = 1e-12)
   expect_equal(r$post_rmspe, f5$fits[[1]]$post_rmspe, tolerance = 1e-12)
@@ -177,15 +176,15 @@ test_that("in-space placebos: each is the fit with that donor treated, and the p
   ratio <- u$post_rmspe / u$pre_rmspe
   expect_equal(unname(pl$p.value), (1 + sum(pl$table$ratio >= ratio)) / (1 + nrow(pl$table)))
   # dropping placebos whose pre-treatment MSPE exceeds twice the treated unit's
-  f2 <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo_mspe_cut = 2)
+  f2 <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo_mspe_cut = 2)
   keep <- pl$table$pre_rmspe^2 <= 2 * u$pre_rmspe^2
   expect_equal(unname(f2$placebos$p.value), (1 + sum(pl$table$ratio[keep] >= ratio)) / (1 + sum(keep)))
 })
 
 test_that("did_synth's bad input: clear errors", {
   d <- synth_sim(3, J = 6)
-  f <- function(...) diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE, ...)
-  expect_error(diffdiff:::did_synth(d, "y", "id", "t", predictors = "x1"), "exactly one of `dname`")
+  f <- function(...) did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE, ...)
+  expect_error(did_synth(d, "y", "id", "t", predictors = "x1"), "exactly one of `dname`")
   expect_error(f(donors = c(2, 1)), "`donors` names unit 1, which is treated")
   expect_error(f(donors = 99), "`donors` names unit 99, which is not in the data")
   expect_error(f(donors = 2), "at least two never-treated donor units")
@@ -193,15 +192,15 @@ test_that("did_synth's bad input: clear errors", {
   expect_error(f(optimize_window = 30), "`optimize_window` has period 30, which is not in the data")
   expect_error(f(v_method = "custom", custom_v = c(1, 2)), "`custom_v` must be 1 non-negative")
   d2 <- d; d2$x1 <- 1
-  expect_error(diffdiff:::did_synth(d2, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
+  expect_error(did_synth(d2, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
                "predictor \"x1\" does not vary across the donors")
   d3 <- d; d3$x2[d3$id == 4] <- NA
-  expect_error(diffdiff:::did_synth(d3, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
+  expect_error(did_synth(d3, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE),
                "predictor \"x2\" is missing for unit 4 in every period")
   d4 <- d; d4$y[d4$id == 3 & d4$t == 5] <- NA
-  expect_error(diffdiff:::did_synth(d4, "y", "id", "t", "d", predictors = "x1", placebo = FALSE), "yname")
+  expect_error(did_synth(d4, "y", "id", "t", "d", predictors = "x1", placebo = FALSE), "yname")
   d5 <- d; d5$d[d5$id == 1] <- 1
-  expect_error(diffdiff:::did_synth(d5, "y", "id", "t", "d", predictors = "x1", placebo = FALSE),
+  expect_error(did_synth(d5, "y", "id", "t", "d", predictors = "x1", placebo = FALSE),
                "no pre-treatment period")
   expect_error(f(special_predictors = list(list("y", 4))), "special_predictors\\[\\[1\\]\\]` must be list")
   expect_error(f(special_predictors = list(list("y", 40, "mean"))), "asks for period 40")
@@ -213,7 +212,7 @@ test_that("did_synth's bad input: clear errors", {
 
 test_that("conformal p-values equal a transcription of Chernozhukov, Wuethrich and Zhu (2021)", {
   d <- synth_sim(3, J = 6, T = 10, T0 = 7)
-  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  fit <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
   # the paper's algorithm, step by step: (1) impose H0 on the treated unit's
   # post-period outcomes; (2) constrained least squares of the treated unit
   # on the donors over all T periods (simplex weights; solved here by
@@ -244,10 +243,10 @@ test_that("conformal p-values equal a transcription of Chernozhukov, Wuethrich a
     mean(vapply(0:9, function(j) S(u[((0:9 + j) %% 10) + 1]) >= s0 - 1e-9, logical(1)))
   }
   for (q in c(1, 2)) for (theta in c(0, 1, 2.5)) {
-    cf <- diffdiff:::synth_conformal(fit, theta0 = theta, q = q)
+    cf <- synth_conformal(fit, theta0 = theta, q = q)
     expect_equal(cf$p.value, paper_p(theta, q))
   }
-  cf <- diffdiff:::synth_conformal(fit, alpha = 0.1, grid = seq(-10, 15, by = 0.05))
+  cf <- synth_conformal(fit, alpha = 0.1, grid = seq(-10, 15, by = 0.05))
   # 8 shifts for one post period: no p-value below 1/8 > 0.1, so no bound
   expect_true(all(cf$periods$conf.low == -Inf & cf$periods$conf.high == Inf))
   # the constant-effect interval: not rejected at its ends, rejected one grid step beyond
@@ -259,7 +258,7 @@ test_that("conformal p-values equal a transcription of Chernozhukov, Wuethrich a
 
 test_that("Firpo-Possebom sets: the placebo test's p-value exceeds alpha exactly inside", {
   d <- synth_sim(11, J = 19)
-  fit <- diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
+  fit <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"))
   u <- fit$fits[[1]]; tab <- fit$placebos$table
   g <- u$gap[u$post]
   # the placebo p-value of the null alpha_t = c h_t, by hand
@@ -269,7 +268,7 @@ test_that("Firpo-Possebom sets: the placebo test's p-value exceeds alpha exactly
   }
   for (type in c("constant", "linear")) {
     h <- if (type == "constant") rep(1, length(g)) else seq_along(g)
-    fp <- diffdiff:::synth_fp(fit, type = type, alpha = 0.1)
+    fp <- synth_fp(fit, type = type, alpha = 0.1)
     expect_true(is.finite(fp$conf.low) && is.finite(fp$conf.high))
     eps <- 1e-7 * max(1, abs(fp$conf.high))
     expect_gt(p_of(fp$conf.low + eps, h), 0.1); expect_gt(p_of(fp$conf.high - eps, h), 0.1)
@@ -279,8 +278,8 @@ test_that("Firpo-Possebom sets: the placebo test's p-value exceeds alpha exactly
     expect_identical(vapply(cs, p_of, 0, h = h) > 0.1, inside)
   }
   # alpha below 1 / (J + 1): no null rejected
-  fp <- diffdiff:::synth_fp(fit, alpha = 0.01)
+  fp <- synth_fp(fit, alpha = 0.01)
   expect_identical(c(fp$conf.low, fp$conf.high), c(-Inf, Inf))
-  expect_error(diffdiff:::synth_fp(diffdiff:::did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE)),
+  expect_error(synth_fp(did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE)),
                "placebo = FALSE")
 })
