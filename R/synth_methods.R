@@ -32,7 +32,8 @@ dd_synth_result <- function(prep, fits, pl, settings, call, yname, tname, alpha,
          lo = fp$conf.low, hi = fp$conf.high, n = fp$n_placebos)
   })
   col <- function(k) vapply(rows, function(r) as.double(r[[k]]), numeric(1))
-  p <- if (is.null(pl)) rep(NA_real_, length(fits)) else unname(pl$p.value)
+  # a unit whose pre-treatment fit is perfect has no p-value (its ratio is infinite)
+  p <- if (is.null(pl)) rep(NA_real_, length(fits)) else ifelse(is.finite(col("ratio")), unname(pl$p.value), NA_real_)
   terms <- if (length(fits) == 1L) "ATT" else paste0("unit::", tr)
   tab <- data.frame(term = terms, estimate = col("estimate"), std.error = NA_real_, statistic = NA_real_,
                     p.value = p, conf.low = col("lo"), conf.high = col("hi"), pre.rmspe = col("pre"),
@@ -50,15 +51,19 @@ dd_synth_result <- function(prep, fits, pl, settings, call, yname, tname, alpha,
   rownames(tab) <- NULL
   perfect <- tr[!is.finite(col("ratio"))]
   if (length(perfect))
-    notes <- c(notes, sprintf("the synthetic control of unit %s reproduces its pre-treatment outcomes exactly: its weights are not unique and its RMSPE ratio is infinite, so its placebo p-value and interval say nothing (use fewer donors or more pre-treatment periods).",
-                              dd_show(perfect)))
+    notes <- c(notes, sprintf("the synthetic control of treated unit %s reproduces its pre-treatment outcomes exactly: its weights are not unique and its RMSPE ratio is infinite, so no placebo p-value or interval is reported for it (use fewer donors, predictors that the donors do not match exactly, or more pre-treatment periods).",
+                              paste(perfect, collapse = ", ")))
   inside <- tr[vapply(fits, function(f) f$loss_w <= 1e-12 * max(1, sum(f$X1^2)), logical(1)) & is.finite(col("ratio"))]
   if (length(inside))
-    notes <- c(notes, sprintf("the donors reproduce the predictors of unit %s exactly (predictor loss 0): the weights are then not unique; did_synth reports the sparsest solution its active set finds, Synth's interior-point solver an interior one, with the same predictor fit.",
-                              dd_show(inside)))
+    notes <- c(notes, sprintf("the donors reproduce the predictors of treated unit %s exactly (predictor loss 0): the weights are then not unique; did_synth reports the sparsest solution its active set finds, Synth's interior-point solver an interior one, with the same predictor fit.",
+                              paste(inside, collapse = ", ")))
   V <- matrix(NA_real_, nrow(tab), nrow(tab), dimnames = list(tab$term, tab$term))
   n_pl <- if (is.null(pl)) 0L else nrow(pl$table)
-  info <- dd_info("did_synth", sprintf("Synthetic control (did_synth, V: %s)", settings$v_method), yname,
+  vlab <- if (!length(settings$spec$predictors) && !length(settings$spec$special))
+    "equal, on the outcome in each pre-treatment period" else switch(settings$v_method,
+      nested = "nested (pre-treatment MSPE)", cv = "cross-validated", inverse_variance = "inverse variance",
+      custom = "custom")
+  info <- dd_info("did_synth", sprintf("Synthetic control (did_synth, V: %s)", vlab), yname,
                   length(c(prep$treated, prep$donors)) * length(prep$tlev), "placebo",
                   if (is.null(pl)) "none (placebo = FALSE)"
                   else sprintf("none; p-values from %d in-space placebos (RMSPE ratio), intervals by inverting them", n_pl),

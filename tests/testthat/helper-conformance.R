@@ -166,6 +166,15 @@ cf_estimators <- list(
     },
     skip = c(cluster = "no cluster argument (unit bootstrap)"),
     long = 'd <- cf_big(400, 20); did_trop(d, "y", "id", "t", "d", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = 0.1, nboot = 1e5)'),
+  did_synth = list(
+    # the never-treated and 4 treated units (cohorts 3 and 5); no predictors:
+    # the outcome in each pre-treatment period, 60 in-space placebos
+    fit = function(d, a) {
+      keep <- d[["g"]] == 0 | d[["id"]] <= 6
+      did_synth(d[keep, ], cf_a(a, "yname", "y"), "id", "t", "d")
+    },
+    skip = c(cluster = "no cluster argument (in-space placebos over donors)"),
+    long = 'd <- cf_big(400, 30); d$d <- as.integer(d$id <= 3 & d$t > 20); d$z <- rnorm(nrow(d)); did_synth(d, "y", "id", "t", "d", predictors = c("x", "z"), special_predictors = list(list("y", 1:10, "mean"), list("y", 11:20, "mean")))'),
   bacon_decomp = list(
     fit = function(d, a) bacon_decomp(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
     skip = c(cluster = "a decomposition: no standard errors"),
