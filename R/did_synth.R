@@ -67,7 +67,9 @@
 #'   `"median"`, `"min"`, `"max"` or `"sum"`; missing values are dropped.
 #' @param special_predictors Synth's special predictors: a list of
 #'   `list(column, periods, op)` entries, e.g. `list(list("gdp", 1960:1969,
-#'   "mean"))`; the column may be the outcome (lagged outcomes).
+#'   "mean"))`; the column may be the outcome (lagged outcomes). The periods
+#'   must precede treatment (of every treated unit); an in-time placebo
+#'   ([synth_diagnostics()]) keeps those before its fake treatment.
 #' @param optimize_window The pre-treatment periods over which the outcome's
 #'   MSPE is minimised to choose V (default: all pre-treatment periods).
 #' @param donors The identifiers of the donor units (default: every unit
@@ -267,6 +269,9 @@ dd_synth_X <- function(prep, rows, pre, settings, yname = "the outcome") {
     if (anyNA(cols))
       dd_stop("special predictor \"%s\" asks for period %s, which is not in the data.", e$col,
               dd_periods(e$periods[is.na(cols)]))
+    if (any(cols > max(pre)))
+      dd_stop("special predictor \"%s\" asks for period %s, which is not before treatment (the last pre-treatment period is %s).",
+              e$col, dd_periods(e$periods[cols > max(pre)]), format(tlev[max(pre)]))
     X <- rbind(X, dd_synth_op(prep$aux[[e$col]], rows, cols, e$op, sprintf("special predictor \"%s\"", e$col),
                               prep$ids))
     nm <- c(nm, e$name)
@@ -320,7 +325,7 @@ dd_synth_unit <- function(prep, i, pool, settings) {
   y <- prep$Y[i, ]
   gap <- y - synth
   post <- setdiff(seq_along(prep$tlev), pre)
-  c(sol[c("v", "loss_w", "loss_v", "optim")], list(
+  c(sol[c("v", "loss_w", "loss_v", "optim")], list(cv = sol$cv,
     w = w, X1 = X[, 1], X0 = X[, -1, drop = FALSE], y = y, synthetic = synth, gap = gap, pre = pre, post = post,
     pre_rmspe = sqrt(mean(gap[pre]^2)), post_rmspe = sqrt(mean(gap[post]^2)), att = mean(gap[post]),
     ratio = dd_synth_ratio(sqrt(mean(gap[post]^2)), sqrt(mean(gap[pre]^2)), prep$tol)))

@@ -85,7 +85,7 @@ synth_conformal <- function(fit, theta0 = 0, q = 1, permutations = c("moving_blo
     ph <- dd_conformal_perms(T0 + 1L, permutations, n_perm)
     # with T0 + 1 cyclic shifts no p-value is below 1 / (T0 + 1): when that
     # exceeds alpha, no value is rejected and the interval is the real line
-    if (1 / nrow(ph) > alpha) return(list(low = -Inf, high = Inf, edge = FALSE))
+    if (dd_p_exceeds(1 / nrow(ph), alpha)) return(list(low = -Inf, high = Inf, edge = FALSE))
     p <- dd_conformal_p(y[cols], Y0[cols, , drop = FALSE], seq_len(T0), T0 + 1L, matrix(g, 1L), q, ph)
     dd_conformal_set(g, p, alpha)
   })
@@ -133,7 +133,7 @@ dd_conformal_p <- function(y, Y0, pre, post, Theta, q, perms) {
 # the confidence set {theta: p(theta) > alpha} on a grid, reported as its
 # hull (low, high); edge = TRUE when it reaches the grid's end (widen it)
 dd_conformal_set <- function(g, p, alpha) {
-  ok <- p > alpha
+  ok <- dd_p_exceeds(p, alpha)
   if (!any(ok)) return(list(low = NA_real_, high = NA_real_, edge = FALSE))
   list(low = min(g[ok]), high = max(g[ok]), edge = ok[1] || ok[length(ok)])
 }
@@ -188,12 +188,16 @@ synth_fp <- function(fit, type = c("constant", "linear"), alpha = NULL, unit = N
             class = "dd_synth_fp")
 }
 
+# p > alpha for a p-value that is a ratio of counts: an alpha computed as
+# 1 - level (0.19999999999999996 for level 0.8) counts as the level meant
+dd_p_exceeds <- function(p, alpha) p > alpha + 1e-12
+
 # the set for one treated unit's fit u against the placebo table
 dd_synth_fp_core <- function(u, tab, periods, cut, type, alpha) {
   s <- tab$adopt == periods[u$post[1]] & tab$pre_rmspe^2 <= cut * u$pre_rmspe^2
   r <- sort(tab$ratio[s], decreasing = TRUE)
   J <- length(r)
-  m <- which((1 + 0:J) / (1 + J) > alpha)[1] - 1L      # the fewest placebo ratios >= R(c) needed
+  m <- which(dd_p_exceeds((1 + 0:J) / (1 + J), alpha))[1] - 1L      # the fewest placebo ratios >= R(c) needed
   g <- u$gap[u$post]
   h <- if (type == "constant") rep(1, length(g)) else seq_along(g)
   out <- list(type = type, alpha = alpha, n_placebos = J, estimate = sum(g * h) / sum(h^2))
@@ -224,7 +228,8 @@ dd_synth_fp_core <- function(u, tab, periods, cut, type, alpha) {
 #'     before the actual treatment only, as if treatment had started at
 #'     `placebo_time`: a credible synthetic control shows no gap between
 #'     `placebo_time` and the actual treatment. Windows (`predictors_window`,
-#'     `optimize_window`) are cut to the periods before `placebo_time`;}
+#'     `optimize_window`) and the periods of special predictors are cut to
+#'     those before `placebo_time`;}
 #'   \item{leave-one-out}{the synthetic control refitted without each donor
 #'     of positive weight in turn: how much the estimate rests on one donor.}
 #' }
@@ -271,6 +276,12 @@ synth_diagnostics <- function(fit, unit = NULL, placebo_time = NULL, leave_one_o
         s2[[w]] <- st[[w]][st[[w]] < placebo_time]
         if (!length(s2[[w]])) dd_stop("`%s` has no period before `placebo_time` = %s.", w, format(placebo_time))
       }
+    s2$spec$special <- lapply(st$spec$special, function(e) {
+      e$periods <- e$periods[e$periods < placebo_time]
+      if (!length(e$periods))
+        dd_stop("special predictor \"%s\" has no period before `placebo_time` = %s.", e$col, format(placebo_time))
+      e
+    })
     if (!is.null(st$cv_split) && st$cv_split >= tlev[a - 1L]) s2$cv_split <- NULL
     f <- dd_synth_unit(p2, i, prep$donors, s2)
     out$placebo_time <- list(time = placebo_time, gap = stats::setNames(f$gap, p2$tlev), att = f$att,
