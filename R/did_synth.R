@@ -97,10 +97,14 @@
 #' @param ... Must be empty (a misspelt argument is an error).
 #' @return A `did_synth` fit (a `dd_fit`): the coefficient table (estimate,
 #'   placebo p-value, interval, pre- and post-treatment RMSPE and their
-#'   ratio, number of placebos), and the tables `weights` (W),
-#'   `predictor_weights` (V), `balance`, `gaps`, `average_gaps`, the
-#'   `placebos` (their table and gaps) and the per-unit `fits`. `tidy(fit,
-#'   what = )` returns each table.
+#'   ratio, number of placebos); `weights`, the donor weights W named by
+#'   donor (with several treated units, a donors x treated units matrix);
+#'   `loss_w`, the predictor loss \eqn{(X_1 - X_0 W)' V (X_1 - X_0 W)} on
+#'   standardised predictors (Synth's `loss.w`), one per treated unit;
+#'   `vmat`, V as a diagonal matrix (a list by treated unit with several);
+#'   the long tables `weight_table` (W), `predictor_weights` (V), `balance`,
+#'   `gaps`, `average_gaps`; the `placebos` (their table and gaps) and the
+#'   per-unit `fits`. `tidy(fit, what = )` returns each table.
 #' @references Abadie, A., Diamond, A. and Hainmueller, J. (2010). Synthetic
 #'   control methods for comparative case studies. *Journal of the American
 #'   Statistical Association* 105, 493-505.

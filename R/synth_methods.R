@@ -98,7 +98,17 @@ dd_synth_tables <- function(fits, prep) {
   # the average gap by event time over the treated units observed then
   avg <- stats::aggregate(g["gap"], g["event"], mean)
   avg$n_units <- as.vector(table(g$event)[as.character(avg$event)])
-  list(weights = bind("w"), predictor_weights = bind("v"), balance = bind("b"), gaps = g, average_gaps = avg)
+  # the interface's fields: W named by donor (a donors x treated units
+  # matrix with several), the predictor loss (Synth's loss.w) and V as a
+  # diagonal matrix (a list of them, by treated unit, with several)
+  W <- vapply(fits, `[[`, numeric(length(prep$donors)), "w")
+  dimnames(W) <- list(prep$ids[prep$donors], names(fits))
+  vmat <- lapply(fits, function(f) diag(f$v, length(f$v), length(f$v), names = FALSE))
+  vmat <- Map(function(m, f) { dimnames(m) <- list(names(f$v), names(f$v)); m }, vmat, fits)
+  one <- length(fits) == 1L
+  list(weights = if (one) W[, 1] else W, loss_w = vapply(fits, `[[`, 0, "loss_w"),
+       vmat = if (one) vmat[[1]] else vmat, weight_table = bind("w"), predictor_weights = bind("v"),
+       balance = bind("b"), gaps = g, average_gaps = avg)
 }
 
 # The placebo p-value of the average over several treated units (Cavallo,
@@ -180,7 +190,7 @@ print.summary.did_synth <- function(x, digits = max(3L, getOption("digits") - 3L
     b <- f$balance[f$balance$unit == u, -1]
     b$V <- f$predictor_weights$weight[f$predictor_weights$unit == u]
     print(b, row.names = FALSE, digits = digits)
-    w <- f$weights[f$weights$unit == u & f$weights$weight > 0, c("donor", "weight")]
+    w <- f$weight_table[f$weight_table$unit == u & f$weight_table$weight > 0, c("donor", "weight")]
     w <- w[order(-w$weight), ]
     cat(sprintf("Donor weights (%d of %d positive):\n", nrow(w), length(f$synth_data$donors)))
     print(utils::head(w, 15L), row.names = FALSE, digits = digits)
@@ -204,7 +214,7 @@ tidy.did_synth <- function(x, what = c("effects", "weights", "predictors", "bala
   dd_check_broom_dots(list(...), "tidy()", sys.function())
   what <- dd_match_arg(what[1], c("effects", "weights", "predictors", "balance", "gaps", "placebos"), "what")
   if (what != "effects")
-    return(switch(what, weights = x$weights, predictors = x$predictor_weights, balance = x$balance, gaps = x$gaps,
+    return(switch(what, weights = x$weight_table, predictors = x$predictor_weights, balance = x$balance, gaps = x$gaps,
                   placebos = if (is.null(x$placebos)) dd_stop("the fit has no placebos (placebo = FALSE).")
                              else x$placebos$table))
   tab <- x$coeftable

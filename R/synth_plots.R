@@ -22,7 +22,7 @@ dd_synth_curves <- function(x, type, unit, n_donors) {
   per <- x$periods
   vline <- (per[f$post[1] - 1L] + per[f$post[1]]) / 2
   if (type == "weights") {
-    w <- x$weights[x$weights$unit == u & x$weights$weight > 0, , drop = FALSE]
+    w <- x$weight_table[x$weight_table$unit == u & x$weight_table$weight > 0, , drop = FALSE]
     w <- utils::head(w[order(-w$weight), , drop = FALSE], dd_check_count(n_donors, "n_donors", min = 1))
     return(list(weights = w, title = paste0("Synthetic control donor weights", lab)))
   }

@@ -55,6 +55,10 @@ test_that("did_synth equals Synth on the Basque example (weights, loss, paths)",
   sw <- pe$so$solution.w[, 1]
   expect_identical(names(u$w), names(sw))
   expect_lt(max(abs(u$w - sw)), 1e-5)
+  # the same through the fit's interface fields
+  expect_identical(names(fit$weights), names(sw))
+  expect_lt(max(abs(fit$weights - sw)), 1e-5)
+  expect_identical(rownames(fit$vmat), rownames(pe$dp$X0))
   expect_lte(u$loss_v, pe$so$loss.v[1] * (1 + 1e-6))
   expect_lt(abs(u$loss_v - pe$so$loss.v[1]) / pe$so$loss.v[1], 1e-5)
   sp <- drop(pe$dp$Y0plot %*% sw)

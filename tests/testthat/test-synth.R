@@ -186,3 +186,26 @@ test_that("tidy() tables, glance(), summary(), print() and plots of a fit", {
   expect_error(synth_fp(f0), "has no placebos")
   expect_true(is.na(f0$coeftable$p.value))
 })
+
+test_that("the fit carries weights named by donor, loss_w and vmat, as Synth's solution.w, loss.w and V", {
+  d <- synth_sim(3, J = 8)
+  fit <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  u <- fit$fits[[1]]
+  expect_identical(names(fit$weights), as.character(2:9))
+  expect_equal(unname(fit$weights), unname(u$w))
+  # loss_w by hand: the standardised predictors' V-weighted squared gap
+  X <- cbind(u$X1, u$X0); s <- apply(X, 1, stats::sd)
+  r <- (u$X1 - u$X0 %*% fit$weights) / s
+  expect_equal(unname(fit$loss_w), sum(u$v * r^2), tolerance = 1e-10)
+  expect_identical(dim(fit$vmat), c(2L, 2L))
+  expect_equal(unname(diag(fit$vmat)), unname(u$v))
+  expect_identical(rownames(fit$vmat), c("x1", "x2"))
+  expect_equal(fit$vmat[1, 2], 0)
+  d$d <- as.integer(d$id %in% c(1, 2) & d$t > 12)
+  f2 <- did_synth(d, "y", "id", "t", "d", predictors = c("x1", "x2"), placebo = FALSE)
+  expect_identical(dim(f2$weights), c(7L, 2L))
+  expect_identical(colnames(f2$weights), c("1", "2"))
+  expect_equal(colSums(f2$weights), c(`1` = 1, `2` = 1))
+  expect_identical(names(f2$vmat), c("1", "2"))
+  expect_identical(names(f2$loss_w), c("1", "2"))
+})
