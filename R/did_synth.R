@@ -410,12 +410,6 @@ dd_synth_solve <- function(X1, X0, Z1, Z0, v_method, custom_v, unit, v_search = 
 dd_synth_nested_v <- function(X0s, X1s, Z0, Z1, search = "multistart") {
   # warm start from the support of the previous evaluation's weights
   warm <- NULL
-  fn <- function(par) {
-    r <- .Call(C_synth_vloss, X0s, X1s, Z0, Z1, par, warm)
-    w <- attr(r, "w")
-    if (!is.null(w)) warm <<- which(w > 0) - 1L
-    as.numeric(r)
-  }
   k <- length(X1s)
   starts <- list(equal = rep(1 / k, k))
   Xall <- cbind(1, t(cbind(X1s, X0s)))
@@ -435,12 +429,22 @@ dd_synth_nested_v <- function(X0s, X1s, Z0, Z1, search = "multistart") {
     for (r in seq_len(nrow(H))) starts[[paste0("halton", r)]] <- H[r, ] / sum(H[r, ])
   }
   best <- NULL; info <- list()
+  # optim()'s routines (R's nmmin and vmmin) with its defaults (maxit 500
+  # and 100), called from C on the C objective, the warm start carried
+  # through as fn carries it: the numbers of optim(par, fn, method = m)
+  opt <- function(par, m) {
+    bfgs <- m == "BFGS"
+    r <- .Call(C_synth_nm, X0s, X1s, Z0, Z1, as.double(par), warm, if (bfgs) 100L else 500L, bfgs)
+    warm <<- r$warm
+    names(r$counts) <- c("function", "gradient")
+    r[c("par", "value", "counts", "convergence")]
+  }
   run <- function(lab, par, m) {
-    o <- stats::optim(par, fn, method = m)
+    o <- opt(par, m)
     # Nelder-Mead stops where its simplex lies on a plateau (W at a vertex):
     # one restart from where it stopped (multistart only)
     if (search == "multistart" && m == "Nelder-Mead") {
-      o2 <- stats::optim(o$par, fn, method = m)
+      o2 <- opt(o$par, m)
       o2$counts <- o2$counts + o$counts
       if (o2$value <= o$value) o <- o2
     }

@@ -6,8 +6,7 @@
 # (Synth's loss.v) that did_synth reaches relative to Synth's, and the
 # synthetic paths; writes time and memory (R's max heap, gc()) ratios to
 # bench/results/synth.{json,md}.
-# Usage: Rscript bench/synth.R   (issue 39 in progress: did_synth is not
-# exported yet, hence diffdiff:::)
+# Usage: Rscript bench/synth.R
 suppressPackageStartupMessages({ library(diffdiff); library(Synth) })
 out_dir <- file.path("bench", "results")
 dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
@@ -36,7 +35,7 @@ peer <- measure(lapply(donors, function(j) {
   utils::capture.output(so <- synth(dp))
   list(loss_v = so$loss.v[1], gap = drop(dp$Y1plot - dp$Y0plot %*% so$solution.w))
 }))
-ours <- measure(diffdiff:::did_synth(b, "gdpcap", "regionno", "year", "d", predictors = pr,
+ours <- measure(did_synth(b, "gdpcap", "regionno", "year", "d", predictors = pr,
                                      predictors_window = 1964:1969, special_predictors = sp,
                                      optimize_window = 1960:1969))
 pl <- ours$value$placebos

@@ -147,6 +147,7 @@ SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 /* synth.c */
 SEXP C_synth_w(SEXP A, SEXP B);
 SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);
+SEXP C_synth_nm(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP par, SEXP init, SEXP maxit, SEXP bfgs);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);

@@ -25,11 +25,13 @@
  * Entry points: C_synth_w (one or several right-hand sides b, the columns of
  * B, against one A) and C_synth_vloss (Synth's fn.V: for a vector v of
  * predictor weights, the weights of the scaled predictors and the
- * outcome's mean squared error over the optimisation periods). */
+ * outcome's mean squared error over the optimisation periods) and
+ * C_synth_nm (the Nelder-Mead search of V over that function, in C). */
 #include "diffdiff.h"
 #include <math.h>
 #include <string.h>
 #include <float.h>
+#include <R_ext/Applic.h>
 
 typedef struct {
   int k, J;
@@ -230,6 +232,79 @@ SEXP C_synth_w(SEXP A_, SEXP B_) {
   return out;
 }
 
+/* Synth's fn.V on plain arrays: the problem (scaled predictors X0, k x J,
+ * and X1; outcomes Z0, T x J, and Z1 over the optimisation periods), the
+ * workspace, and the warm start (the support of the weights at the previous
+ * v, 0-based; nwarm < 0: none), which each evaluation with a valid v
+ * replaces by the support of its own weights. */
+typedef struct {
+  const double *X0, *X1, *Z0, *Z1;
+  int k, J, T;
+  double *A, *b, *w;
+  int *warm, nwarm;
+  sc_ws ws;
+  int neval;
+} sc_vprob;
+
+static void sc_vprob_init(sc_vprob *P, SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP init_, const char *fn) {
+  dd_chk_mat(X0_, REALSXP, -1, -1, 0, fn, "X0");
+  int k = nrows(X0_), J = ncols(X0_);
+  dd_chk_vec(X1_, REALSXP, k, 0, fn, "X1");
+  dd_chk_mat(Z0_, REALSXP, -1, J, 0, fn, "Z0");
+  int T = nrows(Z0_);
+  dd_chk_vec(Z1_, REALSXP, T, 0, fn, "Z1");
+  if (!isNull(init_) && TYPEOF(init_) != INTSXP) error("internal error in synth.c: init is not integer; please report");
+  P->X0 = REAL(X0_); P->X1 = REAL(X1_); P->Z0 = REAL(Z0_); P->Z1 = REAL(Z1_);
+  P->k = k; P->J = J; P->T = T; P->neval = 0;
+  P->A = (double *) R_alloc((size_t) k * J, sizeof(double));
+  P->b = (double *) R_alloc(k, sizeof(double));
+  P->w = (double *) R_alloc(J, sizeof(double));
+  P->warm = (int *) R_alloc(J, sizeof(int));
+  P->nwarm = -1;
+  if (!isNull(init_)) {
+    int n = LENGTH(init_);
+    if (n > J) error("internal error in synth.c: init is longer than the donors; please report");
+    for (int i = 0; i < n; i++) P->warm[i] = INTEGER(init_)[i];
+    P->nwarm = n;
+  }
+  sc_ws_init(&P->ws, k, J);
+}
+
+/* the MSPE at v (Inf when sum |v| is 0 or not finite; the weights and the
+ * warm start are then left as they were) */
+static double sc_vloss(sc_vprob *P, const double *v) {
+  int k = P->k, J = P->J, T = P->T;
+  double sv = 0.0;
+  for (int i = 0; i < k; i++) sv += fabs(v[i]);
+  if (!(sv > 0.0) || !R_FINITE(sv)) return R_PosInf;
+  for (int i = 0; i < k; i++) {
+    double s = sqrt(fabs(v[i]) / sv);
+    P->b[i] = s * P->X1[i];
+    for (int j = 0; j < J; j++) P->A[i + (R_xlen_t) j * k] = s * P->X0[i + (R_xlen_t) j * k];
+  }
+  double loss = 0.0;
+  sc_fail(sc_solve(P->A, k, J, P->b, &P->ws, P->w, &loss, P->nwarm >= 0 ? P->warm : NULL,
+                   P->nwarm >= 0 ? P->nwarm : 0));
+  long double e = 0.0;
+  for (int t = 0; t < T; t++) {
+    double s = P->Z1[t];
+    for (int j = 0; j < J; j++) s -= P->Z0[t + (R_xlen_t) j * T] * P->w[j];
+    e += (long double) s * s;
+  }
+  int n = 0;
+  for (int j = 0; j < J; j++) if (P->w[j] > 0.0) P->warm[n++] = j;
+  P->nwarm = n;
+  return (double) (e / T);
+}
+
+/* the support of the current warm start as an R integer vector (NULL: none) */
+static SEXP sc_warm_sexp(const sc_vprob *P) {
+  if (P->nwarm < 0) return R_NilValue;
+  SEXP out = allocVector(INTSXP, P->nwarm);
+  for (int i = 0; i < P->nwarm; i++) INTEGER(out)[i] = P->warm[i];
+  return out;
+}
+
 /* C_synth_vloss(X0, X1, Z0, Z1, v, init): Synth's fn.V. X0 k x J and X1 (k) the
  * scaled predictors, Z0 T x J and Z1 (T) the outcomes over the optimisation
  * periods, v (k) the predictor weights (|v| / sum |v| is used). Returns the
@@ -238,38 +313,93 @@ SEXP C_synth_w(SEXP A_, SEXP B_) {
  * start (the support of the weights at a nearby v). */
 SEXP C_synth_vloss(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP v_, SEXP init_) {
   const char *fn = "C_synth_vloss";
-  dd_chk_mat(X0_, REALSXP, -1, -1, 0, fn, "X0");
-  int k = nrows(X0_), J = ncols(X0_);
-  dd_chk_vec(X1_, REALSXP, k, 0, fn, "X1");
-  dd_chk_mat(Z0_, REALSXP, -1, J, 0, fn, "Z0");
-  int T = nrows(Z0_);
-  dd_chk_vec(Z1_, REALSXP, T, 0, fn, "Z1");
-  dd_chk_vec(v_, REALSXP, k, 0, fn, "v");
-  if (!isNull(init_) && TYPEOF(init_) != INTSXP) error("internal error in synth.c: init is not integer; please report");
-  const double *X0 = REAL(X0_), *X1 = REAL(X1_), *Z0 = REAL(Z0_), *Z1 = REAL(Z1_), *v = REAL(v_);
-  double sv = 0.0;
-  for (int i = 0; i < k; i++) sv += fabs(v[i]);
-  if (!(sv > 0.0) || !R_FINITE(sv)) return ScalarReal(R_PosInf);
-  double *A = (double *) R_alloc((size_t) k * J, sizeof(double));
-  double *b = (double *) R_alloc(k, sizeof(double));
-  for (int i = 0; i < k; i++) {
-    double s = sqrt(fabs(v[i]) / sv);
-    b[i] = s * X1[i];
-    for (int j = 0; j < J; j++) A[i + (R_xlen_t) j * k] = s * X0[i + (R_xlen_t) j * k];
-  }
-  sc_ws ws; sc_ws_init(&ws, k, J);
-  SEXP W = PROTECT(allocVector(REALSXP, J));
-  double loss = 0.0;
-  sc_fail(sc_solve(A, k, J, b, &ws, REAL(W), &loss, isNull(init_) ? NULL : INTEGER(init_),
-                   isNull(init_) ? 0 : LENGTH(init_)));
-  long double e = 0.0;
-  for (int t = 0; t < T; t++) {
-    double s = Z1[t];
-    for (int j = 0; j < J; j++) s -= Z0[t + (R_xlen_t) j * T] * REAL(W)[j];
-    e += (long double) s * s;
-  }
-  SEXP out = PROTECT(ScalarReal((double) (e / T)));
+  sc_vprob P;
+  sc_vprob_init(&P, X0_, X1_, Z0_, Z1_, init_, fn);
+  dd_chk_vec(v_, REALSXP, P.k, 0, fn, "v");
+  double e = sc_vloss(&P, REAL(v_));
+  if (!R_FINITE(e)) return ScalarReal(e);
+  SEXP W = PROTECT(allocVector(REALSXP, P.J));
+  memcpy(REAL(W), P.w, (size_t) P.J * sizeof(double));
+  SEXP out = PROTECT(ScalarReal(e));
   setAttrib(out, install("w"), W);
   UNPROTECT(2);
+  return out;
+}
+
+/* nmmin's objective: optim()'s for Nelder-Mead with parscale and fnscale 1
+ * (it refuses a non-finite parameter in the same words); Ctrl-C is checked
+ * every 256 evaluations */
+static double sc_nm_fn(int n, double *par, void *ex) {
+  sc_vprob *P = (sc_vprob *) ex;
+  for (int i = 0; i < n; i++)
+    if (!R_FINITE(par[i])) error("non-finite value supplied by optim");
+  if ((++P->neval & 255) == 0) R_CheckUserInterrupt();
+  return sc_vloss(P, par);
+}
+
+/* vmmin's gradient: optim()'s finite differences without bounds (ndeps
+ * 1e-3, central, +eps evaluated before -eps) */
+static void sc_bfgs_gr(int n, double *par, double *df, void *ex) {
+  const void *vmax = vmaxget();
+  double *x = (double *) R_alloc(n, sizeof(double));
+  const double eps = 1e-3;
+  memcpy(x, par, (size_t) n * sizeof(double));
+  for (int i = 0; i < n; i++) {
+    x[i] = par[i] + eps;
+    double v1 = sc_nm_fn(n, x, ex);
+    x[i] = par[i] - eps;
+    double v2 = sc_nm_fn(n, x, ex);
+    df[i] = (v1 - v2) / (2 * eps);
+    if (!R_FINITE(df[i])) error("non-finite finite-difference value [%d]", i + 1);
+    x[i] = par[i];
+  }
+  vmaxset(vmax);
+}
+
+/* C_synth_nm(X0, X1, Z0, Z1, par, init, maxit, bfgs): stats::optim(par,
+ * fn.V, method = "Nelder-Mead") with its defaults (abstol -Inf, reltol
+ * sqrt(eps), alpha 1, beta 0.5, gamma 2) run by the same routine, R's
+ * nmmin, without a call into R per evaluation; bfgs = TRUE:
+ * optim(method = "BFGS") likewise (R's vmmin, optim's finite-difference
+ * gradient, nREPORT 10). The warm start carries from `init` through the
+ * evaluations as C_synth_vloss's calls in turn would carry it. Returns
+ * list(par, value, counts (function, gradient), convergence, warm). */
+SEXP C_synth_nm(SEXP X0_, SEXP X1_, SEXP Z0_, SEXP Z1_, SEXP par_, SEXP init_, SEXP maxit_, SEXP bfgs_) {
+  const char *fn = "C_synth_nm";
+  sc_vprob P;
+  sc_vprob_init(&P, X0_, X1_, Z0_, Z1_, init_, fn);
+  dd_chk_vec(par_, REALSXP, P.k, 0, fn, "par");
+  int maxit = asInteger(maxit_);
+  if (maxit == NA_INTEGER || maxit < 0) error("internal error in synth.c: bad maxit; please report");
+  int k = P.k;
+  double *b = (double *) R_alloc(k, sizeof(double)), *x = (double *) R_alloc(k, sizeof(double));
+  memcpy(b, REAL(par_), (size_t) k * sizeof(double));
+  double fmin = 0.0;
+  int fail = 0, fncount = 0;
+  int grcount = NA_INTEGER;
+  if (asLogical(bfgs_)) {
+    /* optim(method = "BFGS"): vmmin on the parameters in place */
+    int *mask = (int *) R_alloc(k, sizeof(int));
+    for (int i = 0; i < k; i++) mask[i] = 1;
+    fmin = sc_nm_fn(k, b, (void *) &P);
+    if (!R_FINITE(fmin)) error("initial value in 'vmmin' is not finite");
+    vmmin(k, b, &fmin, sc_nm_fn, sc_bfgs_gr, maxit, 0, mask, R_NegInf, sqrt(DBL_EPSILON), 10, (void *) &P,
+          &fncount, &grcount, &fail);
+    memcpy(x, b, (size_t) k * sizeof(double));
+  } else {
+    nmmin(k, b, x, &fmin, sc_nm_fn, &fail, R_NegInf, sqrt(DBL_EPSILON), (void *) &P, 1.0, 0.5, 2.0, 0, &fncount,
+          maxit);
+  }
+  SEXP Par = PROTECT(allocVector(REALSXP, k));
+  memcpy(REAL(Par), x, (size_t) k * sizeof(double));
+  SEXP Val = PROTECT(ScalarReal(fmin));
+  SEXP Cnt = PROTECT(allocVector(INTSXP, 2));
+  INTEGER(Cnt)[0] = fncount; INTEGER(Cnt)[1] = grcount;
+  SEXP Cv = PROTECT(ScalarInteger(fail));
+  SEXP Wm = PROTECT(sc_warm_sexp(&P));
+  const char *nm[5] = {"par", "value", "counts", "convergence", "warm"};
+  SEXP vals[5] = {Par, Val, Cnt, Cv, Wm};
+  SEXP out = dd_named_list(5, nm, vals);
+  UNPROTECT(5);
   return out;
 }

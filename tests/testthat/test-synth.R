@@ -209,3 +209,34 @@ test_that("the fit carries weights named by donor, loss_w and vmat, as Synth's s
   expect_identical(names(f2$vmat), c("1", "2"))
   expect_identical(names(f2$loss_w), c("1", "2"))
 })
+
+test_that("the V search in C (R's nmmin and vmmin) gives optim()'s numbers on the R-level objective", {
+  # the slow path: optim() over C_synth_vloss, the warm start carried in R;
+  # the fast path: C_synth_nm. Both are called here directly (no switch
+  # chooses between them), so the comparison is of the two paths.
+  # (a treated unit outside the donors' hull, so that W moves with V)
+  set.seed(2)
+  k <- 4; J <- 9; T <- 8
+  X0 <- matrix(stats::rnorm(k * J), k); X1 <- apply(X0, 1, max) + 0.3
+  Z0 <- matrix(stats::rnorm(T * k), T) %*% X0 + matrix(stats::rnorm(T * J, sd = 0.2), T)
+  Z1 <- drop(matrix(stats::rnorm(T * k), T) %*% X1)
+  for (m in c("Nelder-Mead", "BFGS")) {
+    warm <- NULL
+    fn <- function(par) {
+      r <- .Call(diffdiff:::C_synth_vloss, X0, X1, Z0, Z1, par, warm)
+      w <- attr(r, "w")
+      if (!is.null(w)) warm <<- which(w > 0) - 1L
+      as.numeric(r)
+    }
+    par0 <- c(0.4, 0.3, 0.2, 0.1)
+    slow <- stats::optim(par0, fn, method = m)
+    fast <- .Call(diffdiff:::C_synth_nm, X0, X1, Z0, Z1, par0, NULL, if (m == "BFGS") 100L else 500L, m == "BFGS")
+    expect_identical(fast$par, slow$par, label = m)
+    expect_identical(fast$value, slow$value, label = m)
+    expect_identical(fast$counts[1], unname(slow$counts[1]), label = m)
+    if (m == "BFGS") expect_identical(fast$counts[2], unname(slow$counts[2]))
+    expect_identical(fast$convergence, slow$convergence)
+    expect_identical(fast$warm, warm, label = m)
+    expect_gt(fast$counts[1], 20L)   # a search that moved
+  }
+})
