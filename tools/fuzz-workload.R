@@ -122,7 +122,7 @@ fuzz_workload <- quote({
     quiet(sdid_diagnostics(sj, zeta_grid = c(0.5, 2)))
     quiet(sdid_diagnostics(sj, zeta_grid = 1, loo = "jackknife"))
   }
-  ## synthetic control: the nested V search (C_synth_vloss), the weights and
+  ## synthetic control: the nested V search (C_synth_nm), the weights and
   ## conformal inference's batched weights (C_synth_w)
   sc <- quiet(did_synth(s, "y", "unit", "time", "treat", predictors = c("x1", "x2"), placebo = FALSE))
   if (!is.null(sc)) quiet(synth_conformal(sc, n_grid = 5))
@@ -191,5 +191,7 @@ fuzz_workload <- quote({
   # the routines that only the tests call
   quiet(.Call(C_boot_weights, 25L, 9L, 1L))
   quiet(.Call(C_tn_quantile, c(0.1, 0.5, 0.9), c(-1, -Inf, 0), c(1, 2, Inf)))
+  quiet(.Call(C_synth_vloss, matrix(c(1, 2, 3, 0.5, 1, 2), 2), c(4, 1), matrix(c(1, 2, 2, 3, 4, 1), 2), c(3, 2),
+              c(0.6, 0.4), 0:1))
   NULL
 })
