@@ -229,7 +229,8 @@ dd_synth_fp_core <- function(u, tab, periods, cut, type, alpha) {
 #'     `placebo_time`: a credible synthetic control shows no gap between
 #'     `placebo_time` and the actual treatment. Windows (`predictors_window`,
 #'     `optimize_window`) and the periods of special predictors are cut to
-#'     those before `placebo_time`;}
+#'     those before `placebo_time` (a special predictor with none is left
+#'     out, and listed in `dropped`);}
 #'   \item{leave-one-out}{the synthetic control refitted without each donor
 #'     of positive weight in turn: how much the estimate rests on one donor.}
 #' }
@@ -276,17 +277,20 @@ synth_diagnostics <- function(fit, unit = NULL, placebo_time = NULL, leave_one_o
         s2[[w]] <- st[[w]][st[[w]] < placebo_time]
         if (!length(s2[[w]])) dd_stop("`%s` has no period before `placebo_time` = %s.", w, format(placebo_time))
       }
-    s2$spec$special <- lapply(st$spec$special, function(e) {
-      e$periods <- e$periods[e$periods < placebo_time]
-      if (!length(e$periods))
-        dd_stop("special predictor \"%s\" has no period before `placebo_time` = %s.", e$col, format(placebo_time))
-      e
-    })
+    # special predictors keep their periods before placebo_time; one with
+    # none is dropped (and said), as long as a predictor is left
+    sp <- lapply(st$spec$special, function(e) { e$periods <- e$periods[e$periods < placebo_time]; e })
+    gone <- vapply(sp, function(e) !length(e$periods), NA)
+    s2$spec$special <- sp[!gone]
+    if (any(gone) && !length(s2$spec$special) && !length(st$spec$predictors))
+      dd_stop("no predictor is left for the in-time placebo at `placebo_time` = %s: every special predictor is measured from then on; choose an earlier `placebo_time`.",
+              format(placebo_time))
     if (!is.null(st$cv_split) && st$cv_split >= tlev[a - 1L]) s2$cv_split <- NULL
     f <- dd_synth_unit(p2, i, prep$donors, s2)
     out$placebo_time <- list(time = placebo_time, gap = stats::setNames(f$gap, p2$tlev), att = f$att,
                              pre_rmspe = f$pre_rmspe, post_rmspe = f$post_rmspe, synthetic = f$synthetic,
-                             y = f$y, weights = f$w)
+                             y = f$y, weights = f$w,
+                             dropped = vapply(st$spec$special[gone], `[[`, "", "name"))
   }
   if (leave_one_out) {
     pos <- names(u$w)[u$w > 1e-10]
@@ -313,6 +317,9 @@ print.dd_synth_diagnostics <- function(x, digits = max(3L, getOption("digits") -
     cat(sprintf("In-time placebo at %s: mean gap %s from %s to the actual treatment (RMSPE before %s, after %s)\n",
                 format(p$time), format(p$att, digits = digits), format(p$time), format(p$pre_rmspe, digits = digits),
                 format(p$post_rmspe, digits = digits)))
+    if (length(p$dropped))
+      cat(sprintf("  (special predictors measured from %s on left out: %s)\n", format(p$time),
+                  paste(p$dropped, collapse = ", ")))
   }
   if (!is.null(x$leave_one_out)) {
     cat("Leave-one-out (each donor of positive weight left out):\n")

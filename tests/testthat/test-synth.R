@@ -105,6 +105,19 @@ test_that("synth_diagnostics: the in-time placebo is the fit on the earlier peri
                     optimize_window = 3:7, placebo = FALSE)$fits[[1]]
   expect_equal(unname(d2$placebo_time$gap), unname(ref2$gap), tolerance = 1e-12)
   expect_null(d2$leave_one_out)
+  expect_identical(d2$placebo_time$dropped, character())
+  # a special predictor measured only from the fake treatment on is left out, and said
+  f3 <- did_synth(d, "y", "id", "t", "d", predictors = "x1",
+                  special_predictors = list(list("y", 1:3, "mean"), list("y", 9:10, "mean")), placebo = FALSE)
+  d3 <- synth_diagnostics(f3, placebo_time = 8, leave_one_out = FALSE)
+  ref3 <- did_synth(dt, "y", "id", "t", "d", predictors = "x1", special_predictors = list(list("y", 1:3, "mean")),
+                    placebo = FALSE)$fits[[1]]
+  expect_equal(unname(d3$placebo_time$gap), unname(ref3$gap), tolerance = 1e-12)
+  expect_identical(d3$placebo_time$dropped, "special.y.9.10")
+  expect_output(print(d3), "left out: special.y.9.10")
+  f4 <- did_synth(d, "y", "id", "t", "d", special_predictors = list(list("y", 9:10, "mean"), list("x2", 10, "mean")),
+                  placebo = FALSE)
+  expect_error(synth_diagnostics(f4, placebo_time = 8), "no predictor is left for the in-time placebo")
   expect_error(synth_diagnostics(f2, placebo_time = 13), "`placebo_time` must be a pre-treatment period of unit 1")
   expect_error(synth_diagnostics(f2, placebo_time = 1), "`placebo_time` must be")
   expect_error(synth_diagnostics(f2, placebo_time = 2.5), "got 2.5")
