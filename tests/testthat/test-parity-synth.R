@@ -1,6 +1,9 @@
 # did_synth() against Synth 1.1-10 (CRAN, live; kernlab's ipop is its QP
 # solver): the Basque example of ?synth (Abadie and Gardeazabal 2003, data
-# shipped with Synth) and two simulated panels.
+# shipped with Synth) and two simulated panels. synth_conformal() against
+# scinference (the authors' package for Chernozhukov, Wuthrich and Zhu 2021;
+# GitHub only, its numbers stored in ref-scinference.csv by
+# tools/scinference-reference.R) on its vignette's example and Proposition 99.
 #
 # What can agree, and to what tolerance (measured, then stated):
 # - the predictor matrices X0, X1 and outcome matrices Z0, Z1 equal
@@ -264,4 +267,38 @@ test_that("Firpo-Possebom sets: the placebo test's p-value exceeds alpha exactly
   expect_identical(c(fp$conf.low, fp$conf.high), c(-Inf, Inf))
   expect_error(synth_fp(did_synth(d, "y", "id", "t", "d", predictors = "x1", placebo = FALSE)),
                "placebo = FALSE")
+})
+
+test_that("conformal p-values and per-period intervals equal scinference's (stored numbers)", {
+  # ref-scinference.csv: scinference 0.0.0.9000 (GitHub kwuthrich/scinference,
+  # commit 567c688; the authors' package for Chernozhukov, Wuthrich and Zhu
+  # 2021), written by tools/scinference-reference.R, with lsei_type = 2 (its
+  # default lsei solver fails on the vignette case, as that script says).
+  # Moving-block p-values are shares of T cyclic shifts and the intervals
+  # are grid points, so they must agree exactly.
+  ref <- utils::read.csv(test_path("ref-scinference.csv"))
+  chk <- function(case, fit, nulls, grid) {
+    r <- ref[ref$case == case, ]
+    for (k in seq_along(nulls))
+      expect_equal(synth_conformal(fit, theta0 = nulls[[k]], alpha = 0.1)$p.value,
+                   r$value[r$quantity == paste0("p_null", k)], tolerance = 1e-12, label = paste(case, k))
+    cf <- synth_conformal(fit, alpha = 0.1, grid = grid)
+    expect_equal(cf$periods$conf.low, r$value[r$quantity == "lb"], tolerance = 1e-12, label = case)
+    expect_equal(cf$periods$conf.high, r$value[r$quantity == "ub"], tolerance = 1e-12, label = case)
+  }
+  # the vignette's simulated example
+  set.seed(12345)
+  J <- 50L; T0 <- 50L; T1 <- 5L
+  w <- rep(0, J); w[1:3] <- 1 / 3
+  Y0 <- matrix(stats::rnorm((T0 + T1) * J), (T0 + T1), J)
+  Y1 <- Y0 %*% w + stats::rnorm(T0 + T1)
+  Y1[(T0 + 1):(T0 + T1)] <- Y1[(T0 + 1):(T0 + T1)] + 2
+  d <- data.frame(id = rep(1:(J + 1), each = T0 + T1), t = rep(1:(T0 + T1), J + 1), y = c(Y1, Y0))
+  d$d <- as.integer(d$id == 1 & d$t > T0)
+  chk("vignette", did_synth(d, "y", "id", "t", "d", placebo = FALSE), list(4, 0, 2, c(1, 2, 3, 2, 1)),
+      seq(-2, 8, 0.1))
+  # California's Proposition 99
+  p99 <- utils::read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
+  chk("prop99", did_synth(p99, "PacksPerCapita", "State", "Year", "treated", placebo = FALSE), list(0, -20, -30),
+      seq(-60, 20, 0.5))
 })
