@@ -270,6 +270,7 @@ dd_comparison_text <- function(x) {
          did_edid = "never-treated and not-yet-treated units (efficient weights)",
          did_rs = "not-yet-treated cohorts (random timing)",
          did_sdid = "synthetic control (weighted untreated units)",
+         did_synth = "synthetic control (weighted never-treated donors, matched on the predictors)",
          did_trop = "untreated cells (weighted)",
          did_had = "quasi-untreated units (doses near 0)",
          did_dcdh = "units whose treatment has not changed yet",
