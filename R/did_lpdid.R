@@ -1,0 +1,227 @@
+#' Local-projections difference-in-differences (LP-DiD)
+#'
+#' Dube, Girardi, Jorda and Taylor (2025): for each horizon \eqn{h}, the long
+#' difference of the outcome is regressed on the treatment switch with
+#' period fixed effects,
+#' \deqn{y_{i,t+h} - y_{i,t-1} = \beta_h \Delta D_{it} + \delta^h_t + e^h_{it},}
+#' on the clean-control sample: newly treated rows (\eqn{\Delta D_{it} = 1})
+#' and rows not yet treated at \eqn{t + h} (for the pre-treatment horizons
+#' \eqn{h = -K, \dots, -2}, whose outcome is \eqn{y_{i,t+h} - y_{i,t-1}},
+#' rows not yet treated at \eqn{t}); rows already treated are never
+#' controls. Leads and lags are calendar periods (the periods must be
+#' equally spaced): a row enters horizon \eqn{h} only where both outcomes
+#' are observed. \eqn{h = -1} is the reference (0 by construction).
+#'
+#' `reweight = FALSE` (default) is the regression's variance-weighted
+#' estimand; `reweight = TRUE` weights the rows of period \eqn{t} by
+#' \eqn{N_t / N^C_t} (all rows over clean controls in that period's sample;
+#' periods without a treated row or without a control are dropped), which
+#' gives the equally weighted average of the period-specific effects over
+#' the newly treated rows (Callaway and Sant'Anna's with not-yet-treated
+#' controls). `pmd` replaces the base \eqn{y_{i,t-1}} by the mean of the
+#' `pmd` periods before \eqn{t} (all observed) or, with `pmd = "max"`, of
+#' every observed period before \eqn{t}.
+#'
+#' The pooled estimates are the same regression on the mean of the
+#' outcomes over the post window \eqn{0..H} (the row `ATT`; every outcome of
+#' the window observed, controls clean through \eqn{t + H}) and over the
+#' pre window \eqn{-K..-2} (the row `pooled::pre`).
+#'
+#' Standard errors are clustered (by unit by default) with fixest's
+#' small-sample factor \eqn{G/(G-1) \cdot (n-1)/(n-K)} of each horizon's
+#' regression and t tests with \eqn{G - 1} degrees of freedom, as the
+#' authors' fixest recipe and Stata's `lpdid` (reghdfe). The covariance
+#' across horizons stacks the horizons' cluster scores (each scaled by its
+#' horizon's factor), so that joint tests, bands and [honest_did()] see
+#' it; each diagonal entry is its horizon's own variance.
+#'
+#' @param data A data frame (long panel, one row per unit and period).
+#' @param yname,idname,tname Outcome, unit and period columns.
+#' @param gname The first treated period of each unit (0 or `Inf` for never
+#'   treated). Give this or `dname`.
+#' @param dname A 0/1 absorbing treatment column.
+#' @param pre_window The earliest pre-treatment horizon \eqn{K} (horizons
+#'   \eqn{-K..-2}; 1 for none).
+#' @param post_window The last post-treatment horizon \eqn{H} (horizons
+#'   \eqn{0..H}).
+#' @param reweight `FALSE` (variance-weighted, default) or `TRUE` (equally
+#'   weighted over the newly treated rows).
+#' @param pmd `NULL` (base period \eqn{t - 1}), a number of periods \eqn{k}
+#'   or `"max"` (pre-mean differencing).
+#' @param control_group `"not_yet_treated"` (default) or `"never_treated"`.
+#' @param cluster The clustering column (default `idname`).
+#' @param alpha Level of the intervals is `1 - alpha`.
+#' @return A `did_lpdid` fit (a `dd_fit`) with rows `event::h` (\eqn{h \ne
+#'   -1}), `pooled::pre` (when \eqn{K \ge 2}) and `ATT` (the pooled post
+#'   window), their covariance, `horizons` (per horizon: rows, treated rows,
+#'   clean controls, clusters) and the event-study component.
+#' @references Dube, A., Girardi, D., Jorda, O. and Taylor, A. M. (2025). A
+#'   local projections approach to difference-in-differences. *Journal of
+#'   Applied Econometrics*.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_lpdid(d, "y", "id", "year", gname = "first_treat", pre_window = 3, post_window = 3)
+#' fit
+#' plot(fit)
+#' @export
+did_lpdid <- function(data, yname, idname, tname, gname = NULL, dname = NULL, pre_window, post_window,
+                      reweight = FALSE, pmd = NULL, control_group = c("not_yet_treated", "never_treated"),
+                      cluster = NULL, alpha = 0.05) {
+  call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname"))
+  dd_check_data(data)
+  if (is.null(dname) == is.null(gname))
+    dd_stop("give the treatment as exactly one of `gname` (first treated period) and `dname` (a 0/1 column); got %s.",
+            if (is.null(dname)) "neither" else "both")
+  if (missing(pre_window)) dd_stop("`pre_window` (the earliest pre-treatment horizon K: horizons -K..-2) must be given.")
+  if (missing(post_window)) dd_stop("`post_window` (the last post-treatment horizon H: horizons 0..H) must be given.")
+  K <- dd_check_count(pre_window, "pre_window", min = 1)
+  H <- dd_check_count(post_window, "post_window", min = 0)
+  reweight <- dd_check_flag(reweight, "reweight")
+  control_group <- dd_match_vocab(control_group[1], c("not_yet_treated", "never_treated"), "control_group")
+  alpha <- dd_check_alpha(alpha)
+  if (!is.null(pmd) && !identical(pmd, "max") &&
+      !(is.numeric(pmd) && length(pmd) == 1L && !is.na(pmd) && pmd >= 1 && pmd == round(pmd)))
+    dd_stop("`pmd` must be NULL, a whole number of periods >= 1, or \"max\"; got %s.", dd_show(pmd))
+  cl <- cluster %||% idname
+  role <- if (is.null(dname)) c(gname = gname) else c(dname = dname)
+  pan <- dd_panel(data, yname, idname, tname, role, cluster = cl, sorted = TRUE)
+  L <- dd_lpdid_layout(pan, dname, gname)
+  hs <- c(if (K >= 2) -(K:2), 0:H)
+  samples <- c(lapply(hs, function(h) dd_lpdid_sample(L, h, h, pmd, control_group)),
+               if (K >= 2) list(dd_lpdid_sample(L, -(2:K), -2L, pmd, control_group)),
+               list(dd_lpdid_sample(L, 0:H, H, pmd, control_group)))
+  terms <- c(paste0("event::", hs), if (K >= 2) "pooled::pre", "ATT")
+  fits <- lapply(seq_along(samples), function(k) dd_lpdid_fit(samples[[k]], reweight, terms[k]))
+  dd_lpdid_result(L, fits, terms, hs, call, yname, alpha, reweight, pmd, control_group, cl, K, H)
+}
+
+# The panel laid out on the calendar grid: outcome (units x periods, NA
+# where a unit is not observed), each unit's first treated period as a
+# column index (Inf: never), the cluster of each cell
+dd_lpdid_layout <- function(pan, dname, gname) {
+  tlev <- sort(unique(pan$tt))
+  if (length(tlev) < 2L) dd_stop("`tname` has a single period; LP-DiD needs at least two.")
+  step <- diff(tlev)
+  if (any(abs(step - step[1]) > 1e-8 * max(1, abs(step[1]))))
+    dd_stop("`tname` periods must be equally spaced (leads and lags are calendar periods); the gaps between periods are %s.",
+            dd_show(unique(step)))
+  N <- pan$n_units
+  ids <- pan$id[dd_first_rows(pan$idc)]
+  u <- pan$idc + 1L; p <- match(pan$tt, tlev)
+  Y <- matrix(NA_real_, N, length(tlev)); Y[cbind(u, p)] <- pan$y
+  CL <- matrix(NA_integer_, N, length(tlev)); CL[cbind(u, p)] <- as.integer(pan$cl) + 1L
+  if (!is.null(dname)) {
+    d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
+    nb <- .Call(C_first_not01, d)
+    if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
+    ft <- dd_first_treated(d, pan$idc, pan$tt, N)
+    dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, "LP-DiD with an absorbing treatment needs it to stay on.")
+    first <- ft$first
+  } else {
+    g <- pan$g[dd_first_rows(pan$idc)]
+    first <- ifelse(g == 0, Inf, g)
+  }
+  G <- ifelse(is.finite(first), findInterval(first - 1e-9 * pmax(1, abs(first)), tlev) + 1L, Inf)
+  if (!any(is.finite(G) & G >= 2 & G <= length(tlev)))
+    dd_stop("no unit is first treated after the first period (`%s`): LP-DiD has no treatment switch to use.",
+            dname %||% gname, .code = "NO_TREATED")
+  list(Y = Y, CL = CL, G = G, ids = ids, tlev = tlev, n_units = N, nobs = length(pan$y),
+       n_clusters = length(unique(pan$cl)), notes = pan$notes)
+}
+
+# The rows (unit, period t) of one regression: outcome mean of y(t + h) over
+# `h` minus the base (y(t - 1) or the pre-mean), the newly treated rows and
+# the clean controls (not yet treated at t + hc, hc >= 0; at t for hc < 0)
+dd_lpdid_sample <- function(L, h, hc, pmd, control_group) {
+  Y <- L$Y; N <- nrow(Y); T <- ncol(Y)
+  tt <- 2:T
+  shift <- function(k) {          # Y[, t + k] for t in tt (NA outside the grid)
+    idx <- tt + k
+    M <- matrix(NA_real_, N, length(tt))
+    ok <- idx >= 1 & idx <= T
+    M[, ok] <- Y[, idx[ok], drop = FALSE]
+    M
+  }
+  base <- if (is.null(pmd)) shift(-1L)
+          else if (identical(pmd, "max")) {
+            obs <- !is.na(Y); cs <- t(apply(ifelse(obs, Y, 0), 1, cumsum)); cn <- t(apply(obs, 1, cumsum))
+            m <- cs[, tt - 1L, drop = FALSE] / cn[, tt - 1L, drop = FALSE]
+            m[cn[, tt - 1L, drop = FALSE] == 0] <- NA
+            m
+          } else Reduce(`+`, lapply(seq_len(pmd), function(j) shift(-j))) / pmd
+  target <- Reduce(`+`, lapply(h, shift)) / length(h)
+  G <- matrix(L$G, N, length(tt)); t <- matrix(tt, N, length(tt), byrow = TRUE)
+  entry <- t == G
+  ctrl <- t < G & (if (hc >= 0) t + hc < G else TRUE)
+  if (control_group == "never_treated") ctrl <- ctrl & is.infinite(G)
+  dy <- target - base
+  CL <- L$CL[, tt, drop = FALSE]
+  # the row (i, t) itself must be in the data (a unit unobserved at t has no row)
+  keep <- !is.na(dy) & !is.na(CL) & (entry | ctrl)
+  list(y = dy[keep], D = as.double(entry[keep]), period = t[keep], cl = CL[keep],
+       unit = row(dy)[keep])
+}
+
+# One horizon's regression of the long difference on the switch with period
+# fixed effects (closed form: the switch demeaned within periods), and its
+# cluster scores with fixest's small-sample factor
+dd_lpdid_fit <- function(s, reweight, term) {
+  n <- length(s$y)
+  if (!n || !any(s$D == 1) || !any(s$D == 0))
+    return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
+  w <- rep(1, n)
+  if (reweight) {
+    nt <- tabulate(s$period, max(s$period)); nc <- tabulate(s$period[s$D == 0], max(s$period))
+    keep <- nc[s$period] > 0 & nc[s$period] < nt[s$period]
+    s <- lapply(s, `[`, keep); n <- length(s$y)
+    w <- (nt / nc)[s$period]
+    if (!n) return(list(ok = FALSE, term = term, n = 0L, n_treated = 0L, n_control = 0L))
+  }
+  pc <- match(s$period, sort(unique(s$period)))
+  sw <- rowsum(w, pc)[, 1]
+  dbar <- (rowsum(w * s$D, pc)[, 1] / sw)[pc]; ybar <- (rowsum(w * s$y, pc)[, 1] / sw)[pc]
+  Dt <- s$D - dbar
+  sdd <- sum(w * Dt^2)
+  if (sdd <= 1e-12 * n)
+    return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
+  b <- sum(w * Dt * (s$y - ybar)) / sdd
+  e <- (s$y - ybar) - b * Dt
+  cc <- match(s$cl, sort(unique(s$cl)))
+  Gc <- max(cc)
+  k <- 1L + length(sw)
+  fac <- if (Gc > 1L && n > k) Gc / (Gc - 1) * (n - 1) / (n - k) else NA_real_
+  score <- rowsum(w * Dt * e, s$cl)[, 1] / sdd * sqrt(fac)     # by cluster code, scaled
+  list(ok = TRUE, term = term, b = b, score = score, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0),
+       G = Gc)
+}
+
+dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, reweight, pmd, control_group, cl, K, H) {
+  ok <- vapply(fits, `[[`, NA, "ok")
+  if (!any(ok[terms %in% c(paste0("event::", 0:H), "ATT")]))
+    dd_stop("no post-treatment horizon has both newly treated rows and clean controls.")
+  # the scores of all horizons by cluster: the covariance across horizons
+  S <- matrix(0, L$n_clusters, sum(ok))
+  for (j in seq_len(sum(ok))) { f <- fits[ok][[j]]; S[as.integer(names(f$score)), j] <- f$score }
+  V <- crossprod(S); dimnames(V) <- list(terms[ok], terms[ok])
+  b <- vapply(fits[ok], `[[`, 0, "b")
+  df <- vapply(fits[ok], function(f) f$G - 1, 0)
+  tab <- dd_coef_table(stats::setNames(b, terms[ok]), sqrt(diag(V)), df, alpha)
+  tab$event <- c(hs, NA, NA)[seq_along(terms)][ok]
+  hz <- data.frame(term = terms, n = vapply(fits, function(f) as.integer(f$n), 1L),
+                   n_treated = vapply(fits, function(f) as.integer(f$n_treated), 1L),
+                   n_control = vapply(fits, function(f) as.integer(f$n_control), 1L),
+                   clusters = vapply(fits, function(f) as.integer(f$G %||% NA), 1L), estimated = ok)
+  notes <- L$notes
+  if (any(!ok)) notes <- c(notes, sprintf("not estimable (no newly treated row or no clean control): %s.",
+                                          paste(terms[!ok], collapse = ", ")))
+  title <- sprintf("Local-projections DiD (did_lpdid, %s%s)", if (reweight) "equally weighted" else "variance weighted",
+                   if (is.null(pmd)) "" else sprintf(", pre-mean differencing over %s", if (identical(pmd, "max")) "all earlier periods" else paste(pmd, "periods")))
+  info <- dd_info("did_lpdid", title, yname, L$nobs, "cluster",
+                  sprintf("clustered by %s (CR1, fixest's small-sample factor per horizon)", cl),
+                  stats::setNames(df, terms[ok]), alpha, terms[ok], n_units = L$n_units, n_periods = length(L$tlev),
+                  n_clusters = L$n_clusters, notes = notes)
+  new_dd_fit("did_lpdid", tab, stats::setNames(tab$estimate, tab$term), V, info, call,
+             list(event_study = dd_es_spec(reference = -1), horizons = hz, reweight = reweight, pmd = pmd,
+                  control_group = control_group, windows = c(pre = K, post = H)))
+}
