@@ -126,6 +126,7 @@ dd_lpdid_layout <- function(pan, dname, gname) {
   if (!any(is.finite(G) & G >= 2 & G <= length(tlev)))
     dd_stop("no unit is first treated after the first period (`%s`): LP-DiD has no treatment switch to use.",
             dname %||% gname, .code = "NO_TREATED")
+  dd_check_nclusters(length(unique(pan$cl)), names(pan$cluster)[1], "cluster")
   list(Y = Y, CL = CL, G = G, ids = ids, tlev = tlev, n_units = N, nobs = length(pan$y),
        n_clusters = length(unique(pan$cl)), notes = pan$notes)
 }
@@ -189,6 +190,7 @@ dd_lpdid_fit <- function(s, reweight, term) {
   e <- (s$y - ybar) - b * Dt
   cc <- match(s$cl, sort(unique(s$cl)))
   Gc <- max(cc)
+  if (Gc < 2L) return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
   k <- 1L + length(sw)
   fac <- if (Gc > 1L && n > k) Gc / (Gc - 1) * (n - 1) / (n - k) else NA_real_
   score <- rowsum(w * Dt * e, s$cl)[, 1] / sdd * sqrt(fac)     # by cluster code, scaled
