@@ -88,11 +88,11 @@ did_lpdid <- function(data, yname, idname, tname, gname = NULL, dname = NULL, pr
   pan <- dd_panel(data, yname, idname, tname, role, cluster = cl, sorted = TRUE)
   L <- dd_lpdid_layout(pan, dname, gname)
   hs <- c(if (K >= 2) -(K:2), 0:H)
-  samples <- c(lapply(hs, function(h) dd_lpdid_sample(L, h, h, pmd, control_group)),
-               if (K >= 2) list(dd_lpdid_sample(L, -(2:K), -2L, pmd, control_group)),
-               list(dd_lpdid_sample(L, 0:H, H, pmd, control_group)))
+  B <- dd_lpdid_base(L$Y, pmd)
+  wins <- c(as.list(hs), if (K >= 2) list(-(2:K)), list(0:H))
+  hcs <- c(hs, if (K >= 2) -2L, H)
   terms <- c(paste0("event::", hs), if (K >= 2) "pooled::pre", "ATT")
-  fits <- lapply(seq_along(samples), function(k) dd_lpdid_fit(samples[[k]], reweight, terms[k]))
+  fits <- lapply(seq_along(wins), function(k) dd_lpdid_fit(L, B, wins[[k]], hcs[k], control_group, reweight, terms[k]))
   dd_lpdid_result(L, fits, terms, hs, call, yname, alpha, reweight, pmd, control_group, cl, K, H)
 }
 
@@ -131,71 +131,36 @@ dd_lpdid_layout <- function(pan, dname, gname) {
        n_clusters = length(unique(pan$cl)), notes = pan$notes)
 }
 
-# The rows (unit, period t) of one regression: outcome mean of y(t + h) over
-# `h` minus the base (y(t - 1) or the pre-mean), the newly treated rows and
-# the clean controls (not yet treated at t + hc, hc >= 0; at t for hc < 0)
-dd_lpdid_sample <- function(L, h, hc, pmd, control_group) {
-  Y <- L$Y; N <- nrow(Y); T <- ncol(Y)
-  tt <- 2:T
-  shift <- function(k) {          # Y[, t + k] for t in tt (NA outside the grid)
-    idx <- tt + k
-    M <- matrix(NA_real_, N, length(tt))
-    ok <- idx >= 1 & idx <= T
-    M[, ok] <- Y[, idx[ok], drop = FALSE]
-    M
+# The base of each row (units x periods): y(t - 1), the mean of the pmd
+# periods before t (all observed), or of every observed period before t
+dd_lpdid_base <- function(Y, pmd) {
+  N <- nrow(Y); T <- ncol(Y)
+  lag <- function(j) cbind(matrix(NA_real_, N, min(j, T)), Y[, seq_len(max(T - j, 0)), drop = FALSE])
+  if (is.null(pmd)) return(lag(1L))
+  if (!identical(pmd, "max")) return(Reduce(`+`, lapply(seq_len(pmd), lag)) / pmd)
+  obs <- !is.na(Y)
+  cs <- matrix(0, N, T); cn <- matrix(0, N, T)
+  for (t in seq_len(T)[-1]) {
+    cs[, t] <- cs[, t - 1L] + ifelse(obs[, t - 1L], Y[, t - 1L], 0)
+    cn[, t] <- cn[, t - 1L] + obs[, t - 1L]
   }
-  base <- if (is.null(pmd)) shift(-1L)
-          else if (identical(pmd, "max")) {
-            obs <- !is.na(Y); cs <- t(apply(ifelse(obs, Y, 0), 1, cumsum)); cn <- t(apply(obs, 1, cumsum))
-            m <- cs[, tt - 1L, drop = FALSE] / cn[, tt - 1L, drop = FALSE]
-            m[cn[, tt - 1L, drop = FALSE] == 0] <- NA
-            m
-          } else Reduce(`+`, lapply(seq_len(pmd), function(j) shift(-j))) / pmd
-  target <- Reduce(`+`, lapply(h, shift)) / length(h)
-  G <- matrix(L$G, N, length(tt)); t <- matrix(tt, N, length(tt), byrow = TRUE)
-  entry <- t == G
-  ctrl <- t < G & (if (hc >= 0) t + hc < G else TRUE)
-  if (control_group == "never_treated") ctrl <- ctrl & is.infinite(G)
-  dy <- target - base
-  CL <- L$CL[, tt, drop = FALSE]
-  # the row (i, t) itself must be in the data (a unit unobserved at t has no row)
-  keep <- !is.na(dy) & !is.na(CL) & (entry | ctrl)
-  list(y = dy[keep], D = as.double(entry[keep]), period = t[keep], cl = CL[keep],
-       unit = row(dy)[keep])
+  m <- cs / cn
+  m[cn == 0] <- NA_real_
+  m
 }
 
-# One horizon's regression of the long difference on the switch with period
-# fixed effects (closed form: the switch demeaned within periods), and its
-# cluster scores with fixest's small-sample factor
-dd_lpdid_fit <- function(s, reweight, term) {
-  n <- length(s$y)
-  if (!n || !any(s$D == 1) || !any(s$D == 0))
-    return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
-  w <- rep(1, n)
-  if (reweight) {
-    nt <- tabulate(s$period, max(s$period)); nc <- tabulate(s$period[s$D == 0], max(s$period))
-    keep <- nc[s$period] > 0 & nc[s$period] < nt[s$period]
-    s <- lapply(s, `[`, keep); n <- length(s$y)
-    w <- (nt / nc)[s$period]
-    if (!n) return(list(ok = FALSE, term = term, n = 0L, n_treated = 0L, n_control = 0L))
-  }
-  pc <- match(s$period, sort(unique(s$period)))
-  sw <- rowsum(w, pc)[, 1]
-  dbar <- (rowsum(w * s$D, pc)[, 1] / sw)[pc]; ybar <- (rowsum(w * s$y, pc)[, 1] / sw)[pc]
-  Dt <- s$D - dbar
-  sdd <- sum(w * Dt^2)
-  if (sdd <= 1e-12 * n)
-    return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
-  b <- sum(w * Dt * (s$y - ybar)) / sdd
-  e <- (s$y - ybar) - b * Dt
-  cc <- match(s$cl, sort(unique(s$cl)))
-  Gc <- max(cc)
-  if (Gc < 2L) return(list(ok = FALSE, term = term, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0)))
-  k <- 1L + length(sw)
-  fac <- if (Gc > 1L && n > k) Gc / (Gc - 1) * (n - 1) / (n - k) else NA_real_
-  score <- rowsum(w * Dt * e, s$cl)[, 1] / sdd * sqrt(fac)     # by cluster code, scaled
-  list(ok = TRUE, term = term, b = b, score = score, n = n, n_treated = sum(s$D), n_control = sum(s$D == 0),
-       G = Gc)
+# One regression (C, lpdid.c): the mean of y(t + h) over the offsets `win`
+# minus the base, on the newly treated rows and the clean controls (not
+# yet treated at t + hc, hc >= 0; at t for hc < 0), period fixed effects;
+# its cluster scores scaled by fixest's small-sample factor
+dd_lpdid_fit <- function(L, B, win, hc, control_group, reweight, term) {
+  r <- .Call(C_lpdid_horizon, L$Y, B, L$CL, as.double(L$G), as.integer(win), as.integer(hc),
+             control_group == "never_treated", reweight, L$n_clusters)
+  n <- r$n; Gc <- r$n_clusters; k <- 1L + r$n_periods
+  out <- list(ok = FALSE, term = term, n = n, n_treated = r$n_treated, n_control = r$n_control)
+  if (is.na(r$b) || Gc < 2L || n <= k) return(out)
+  fac <- Gc / (Gc - 1) * (n - 1) / (n - k)
+  c(out[-1], list(ok = TRUE, b = r$b, score = r$score * sqrt(fac), G = Gc))
 }
 
 dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, reweight, pmd, control_group, cl, K, H) {
@@ -203,8 +168,8 @@ dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, reweight, pm
   if (!any(ok[terms %in% c(paste0("event::", 0:H), "ATT")]))
     dd_stop("no post-treatment horizon has both newly treated rows and clean controls.")
   # the scores of all horizons by cluster: the covariance across horizons
-  S <- matrix(0, L$n_clusters, sum(ok))
-  for (j in seq_len(sum(ok))) { f <- fits[ok][[j]]; S[as.integer(names(f$score)), j] <- f$score }
+  S <- vapply(fits[ok], `[[`, numeric(L$n_clusters), "score")
+  S <- matrix(S, L$n_clusters)
   V <- crossprod(S); dimnames(V) <- list(terms[ok], terms[ok])
   b <- vapply(fits[ok], `[[`, 0, "b")
   df <- vapply(fits[ok], function(f) f$G - 1, 0)
