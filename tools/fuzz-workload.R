@@ -149,6 +149,7 @@ fuzz_workload <- quote({
   sg$cl <- sg$id %% 12; sg$w <- 0.5 + (sg$id %% 5) / 4
   quiet(did_ddd(dd_sim_ddd(n_units = 120, n_periods = 5), "y", "id", "time", "first_treat", "eligible", nboot = 19))
   quiet(did_etwfe(sg, "y", "id", "time", "first_treat"))
+  quiet(did_lpdid(sg, "y", "id", "time", "first_treat", pre_window = 2, post_window = 2, reweight = TRUE, pmd = "max"))
   sg$yc <- rpois(nrow(sg), exp(0.2 + 0.1 * sg$D)); sg$yb <- as.numeric(sg$y > 0)
   quiet(did_etwfe(sg, "yc", "id", "time", "first_treat", family = "poisson"))
   quiet(did_etwfe(sg, "yb", "id", "time", "first_treat", family = "logit", cluster = "cl"))
