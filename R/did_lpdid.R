@@ -111,18 +111,7 @@ dd_lpdid_layout <- function(pan, dname, gname) {
   u <- pan$idc + 1L; p <- match(pan$tt, tlev)
   Y <- matrix(NA_real_, N, length(tlev)); Y[cbind(u, p)] <- pan$y
   CL <- matrix(NA_integer_, N, length(tlev)); CL[cbind(u, p)] <- as.integer(pan$cl) + 1L
-  if (!is.null(dname)) {
-    d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
-    nb <- .Call(C_first_not01, d)
-    if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
-    ft <- dd_first_treated(d, pan$idc, pan$tt, N)
-    dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, "LP-DiD with an absorbing treatment needs it to stay on.")
-    first <- ft$first
-  } else {
-    g <- pan$g[dd_first_rows(pan$idc)]
-    first <- ifelse(g == 0, Inf, g)
-  }
-  G <- ifelse(is.finite(first), findInterval(first - 1e-9 * pmax(1, abs(first)), tlev) + 1L, Inf)
+  G <- dd_unit_first_col(pan, dname, gname, tlev, "LP-DiD with an absorbing treatment needs it to stay on.")$col
   if (!any(is.finite(G) & G >= 2 & G <= length(tlev)))
     dd_stop("no unit is first treated after the first period (`%s`): LP-DiD has no treatment switch to use.",
             dname %||% gname, .code = "NO_TREATED")

@@ -212,18 +212,9 @@ dd_synth_layout <- function(pan, dname, gname, donors) {
   tlev <- pan$tt[dd_first_rows(pan$tc)]
   Y <- dd_panel_wide(pan, pan$y)
   aux <- lapply(pan$aux, function(v) dd_panel_wide(pan, v))
-  if (!is.null(dname)) {
-    d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
-    nb <- .Call(C_first_not01, d)
-    if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
-    ft <- dd_first_treated(d, pan$idc, pan$tt, N)
-    dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, "synthetic control needs treatment to stay on once adopted.")
-    first <- ft$first
-  } else {
-    g <- pan$g[dd_first_rows(pan$idc)]
-    first <- ifelse(g == 0, Inf, g)
-  }
-  adopt <- ifelse(is.finite(first), findInterval(first - 1e-9 * pmax(1, abs(first)), tlev) + 1L, 0L)
+  fc <- dd_unit_first_col(pan, dname, gname, tlev, "synthetic control needs treatment to stay on once adopted.")
+  fin <- is.finite(fc$col)
+  adopt <- integer(N); adopt[fin] <- as.integer(fc$col[fin])
   treated <- which(adopt > 0)
   if (!length(treated))
     dd_stop("no unit is treated in the data (`%s`): there is nothing to estimate.", dname %||% gname,

@@ -48,3 +48,23 @@ dd_first_as_gname <- function(ft, dname, id, idc) {
   g[!is.finite(g)] <- 0
   g
 }
+
+# Each unit's first treated period from `dname` (0/1, absorbing: `needs`
+# says why, in the error) or `gname` (0 or Inf: never), and its column
+# among the sorted periods `tlev` (the first period at or after it; Inf for
+# never treated). did_synth, did_lpdid.
+dd_unit_first_col <- function(pan, dname, gname, tlev, needs) {
+  if (!is.null(dname)) {
+    d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
+    nb <- .Call(C_first_not01, d)
+    if (nb > 0) dd_stop("`dname` = \"%s\" must be 0/1; row %d has %s.", dname, nb, format(d[nb]))
+    ft <- dd_first_treated(d, pan$idc, pan$tt, pan$n_units)
+    dd_check_absorbing(ft, dname, pan$id, pan$tt, pan$idc, needs)
+    first <- ft$first
+  } else {
+    g <- pan$g[dd_first_rows(pan$idc)]
+    first <- ifelse(g == 0, Inf, g)
+  }
+  list(first = first,
+       col = ifelse(is.finite(first), findInterval(first - 1e-9 * pmax(1, abs(first)), tlev) + 1, Inf))
+}
