@@ -108,9 +108,9 @@ dd_lpdid_layout <- function(pan, dname, gname) {
             dd_show(unique(step)))
   N <- pan$n_units
   ids <- pan$id[dd_first_rows(pan$idc)]
-  u <- pan$idc + 1L; p <- match(pan$tt, tlev)
-  Y <- matrix(NA_real_, N, length(tlev)); Y[cbind(u, p)] <- pan$y
-  CL <- matrix(NA_integer_, N, length(tlev)); CL[cbind(u, p)] <- as.integer(pan$cl) + 1L
+  Y <- dd_panel_wide(pan, pan$y)                     # NA where a unit is not observed
+  CL <- dd_panel_wide(pan, as.double(pan$cl) + 1)
+  storage.mode(CL) <- "integer"
   G <- dd_unit_first_col(pan, dname, gname, tlev, "LP-DiD with an absorbing treatment needs it to stay on.")$col
   if (!any(is.finite(G) & G >= 2 & G <= length(tlev)))
     dd_stop("no unit is first treated after the first period (`%s`): LP-DiD has no treatment switch to use.",
@@ -157,9 +157,8 @@ dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, reweight, pm
   if (!any(ok[terms %in% c(paste0("event::", 0:H), "ATT")]))
     dd_stop("no post-treatment horizon has both newly treated rows and clean controls.")
   # the scores of all horizons by cluster: the covariance across horizons
-  S <- vapply(fits[ok], `[[`, numeric(L$n_clusters), "score")
-  S <- matrix(S, L$n_clusters)
-  V <- crossprod(S); dimnames(V) <- list(terms[ok], terms[ok])
+  S <- matrix(vapply(fits[ok], `[[`, numeric(L$n_clusters), "score"), L$n_clusters)
+  V <- dd_if_cross(dd_ifs_dense(S), NULL); dimnames(V) <- list(terms[ok], terms[ok])
   b <- vapply(fits[ok], `[[`, 0, "b")
   df <- vapply(fits[ok], function(f) f$G - 1, 0)
   tab <- dd_coef_table(stats::setNames(b, terms[ok]), sqrt(diag(V)), df, alpha)
@@ -174,7 +173,7 @@ dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, reweight, pm
   title <- sprintf("Local-projections DiD (did_lpdid, %s%s)", if (reweight) "equally weighted" else "variance weighted",
                    if (is.null(pmd)) "" else sprintf(", pre-mean differencing over %s", if (identical(pmd, "max")) "all earlier periods" else paste(pmd, "periods")))
   info <- dd_info("did_lpdid", title, yname, L$nobs, "cluster",
-                  sprintf("clustered by %s (CR1, fixest's small-sample factor per horizon)", cl),
+                  sprintf("clustered by %s (CR1 with fixest's small-sample factor and G - 1 df, per horizon)", cl),
                   stats::setNames(df, terms[ok]), alpha, terms[ok], n_units = L$n_units, n_periods = length(L$tlev),
                   n_clusters = L$n_clusters, notes = notes)
   new_dd_fit("did_lpdid", tab, stats::setNames(tab$estimate, tab$term), V, info, call,

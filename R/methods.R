@@ -349,7 +349,7 @@ print.summary.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), 
   dd_print_header(f)
   cat(if (length(f$df) > 1L)
         sprintf("Inference: t distributions with %s degrees of freedom per coefficient (%s to %s), %g%% intervals\n",
-                if (identical(f$estimator, "did_lpdid")) "G - 1 (each horizon's clusters)" else "Satterthwaite",
+                if (identical(f$vcov_type, "CR2")) "Satterthwaite" else "their own",
                 format(min(f$df), digits = 4), format(max(f$df), digits = 4), 100 * (1 - f$alpha))
       else if (is.finite(f$df)) sprintf("Inference: t distribution with %s degrees of freedom, %g%% intervals\n",
                                         format(f$df), 100 * (1 - f$alpha))

@@ -62,15 +62,13 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP win_, SEXP hc_, S
   const double *Y = REAL(Y_), *B = REAL(B_), *G = REAL(G_);
   const int *CL = INTEGER(CL_), *win = INTEGER(win_);
   int nwin = LENGTH(win_);
-  for (R_xlen_t c = 0; c < (R_xlen_t) N * T; c++)
-    if (CL[c] != NA_INTEGER && (CL[c] < 1 || CL[c] > nclus)) error("internal error in lpdid.c: bad cluster; please report");
   double *n = (double *) R_alloc(T, sizeof(double)), *n1 = (double *) R_alloc(T, sizeof(double));
   double *sy = (double *) R_alloc(T, sizeof(double)), *sy1 = (double *) R_alloc(T, sizeof(double));
   double *w = (double *) R_alloc(T, sizeof(double));
   memset(n, 0, T * sizeof(double)); memset(n1, 0, T * sizeof(double));
   memset(sy, 0, T * sizeof(double)); memset(sy1, 0, T * sizeof(double));
   for (int t = 0; t < T; t++) {
-    if ((t & 7) == 7) R_CheckUserInterrupt();
+    R_CheckUserInterrupt();
     for (int i = 0; i < N; i++) {
       double dy;
       int r = lp_row(Y, B, CL, G, N, T, i, t, win, nwin, hc, never_only, &dy);
@@ -105,7 +103,7 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP win_, SEXP hc_, S
     b = num / sdd;
     for (int t = 0; t < T; t++) {
       if (w[t] == 0.0) continue;
-      if ((t & 7) == 7) R_CheckUserInterrupt();
+      R_CheckUserInterrupt();
       double db = n1[t] / n[t], yb = sy[t] / n[t];
       for (int i = 0; i < N; i++) {
         double dy;
@@ -113,6 +111,7 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP win_, SEXP hc_, S
         if (r < 0) continue;
         double dt = (double) r - db, e = (dy - yb) - b * dt;
         int g = CL[i + (R_xlen_t) t * N] - 1;
+        if (g < 0 || g >= nclus) error("internal error in lpdid.c: bad cluster; please report");
         sc[g] += w[t] * dt * e / sdd;
         if (!seen[g]) { seen[g] = 1; ncl++; }
       }

@@ -155,4 +155,29 @@ for (nG in c(2^18, 2^20)) for (B in if (nG == 2^18) 3:5 else 2L) {
   check(sprintf("C_stute_boot nG=%d B=%d (block %d columns): drawn = handed in", nG, B, max(1, 2^20 / nG)),
         identical(a, b) && fin(a))
 }
+## did_lpdid (lpdid.c): two passes over the grid per horizon; a panel with
+## interior gaps, horizons reaching past both ends of the grid, reweighting
+## (periods without a control dropped), pmd = "max", one and two units per
+## cohort; and the entry point's checks
+for (n in c(6, 40)) {
+  d <- dd_sim_staggered(n_units = n, n_periods = 7)
+  d <- d[-seq(3, nrow(d), by = 7), ]
+  for (rw in c(FALSE, TRUE)) {
+    f <- q(tryCatch(did_lpdid(d, "y", "id", "time", gname = "first_treat", pre_window = 6, post_window = 6,
+                              reweight = rw, pmd = "max"), error = function(e) e))
+    check(sprintf("did_lpdid n=%d reweight=%s", n, rw), inherits(f, "error") || fin(coef(f)))
+  }
+}
+check("C_lpdid_horizon refuses a bad window", refused(.Call(ns$C_lpdid_horizon, matrix(0, 2, 2), matrix(0, 2, 2),
+      matrix(1L, 2, 2), c(2, Inf), integer(), 0L, FALSE, FALSE, 1L)))
+## did_synth's V search in C (synth.c, nmmin and vmmin): k = 2 and 6 predictors
+set.seed(3)
+for (k in c(2L, 6L)) {
+  X0 <- matrix(rnorm(k * 7), k); X1 <- apply(X0, 1, max) + 0.2
+  Z0 <- matrix(rnorm(5 * 7), 5); Z1 <- rnorm(5)
+  for (bfgs in c(FALSE, TRUE)) {
+    r <- .Call(ns$C_synth_nm, X0, X1, Z0, Z1, rep(1 / k, k), NULL, 50L, bfgs)
+    check(sprintf("C_synth_nm k=%d bfgs=%s", k, bfgs), is.finite(r$value) && fin(r$par))
+  }
+}
 cat(sprintf("%d passed, %d failed\n", passed, failed))
