@@ -149,7 +149,8 @@ SEXP C_synth_w(SEXP A, SEXP B);
 SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);
 SEXP C_synth_nm(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP par, SEXP init, SEXP maxit, SEXP bfgs);
 /* lpdid.c */
-SEXP C_lpdid_horizon(SEXP Y, SEXP B, SEXP CL, SEXP G, SEXP win, SEXP hc, SEXP never, SEXP rw, SEXP nclus);
+SEXP C_lpdid_state(SEXP D);
+SEXP C_lpdid_horizon(SEXP Y, SEXP B, SEXP CL, SEXP G, SEXP W, SEXP X, SEXP ST, SEXP win, SEXP opts);
 
 /* sdid.c */
 SEXP C_sdid_noise(SEXP Y, SEXP N0, SEXP T0);
