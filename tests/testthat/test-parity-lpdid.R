@@ -71,25 +71,8 @@ test_that("did_lpdid equals the recipe on an unbalanced panel with gaps, and t t
 })
 
 test_that("diff-diff's published LP-DiD numbers (lpdid_golden.json) on its regenerated test panel", {
-  # diff-diff benchmarks/R/generate_lpdid_golden.R's data-generating process,
-  # seed 20260629: 60 units x 12 periods, cohorts 4 (12 units) and 8 (10
-  # units), an interior gap at unit 60, period 7
-  set.seed(20260629L)
-  cohort <- c(rep(4L, 12), rep(8L, 10), rep(0L, 38))
-  ufe <- stats::rnorm(60, 0, 2); tfe <- stats::rnorm(12, 0, 1)
-  rows <- list()
-  for (u in 1:60) {
-    g <- cohort[u]; ep <- 0
-    for (t in 1:12) {
-      eps <- 0.4 * ep + stats::rnorm(1); ep <- eps
-      tr <- as.integer(g > 0 && t >= g)
-      eff <- if (tr == 1) (if (g == 4) 2 else 3.5) + (if (g == 4) 0.5 else 0.2) * (t - g) else 0
-      x <- stats::rnorm(1)
-      rows[[length(rows) + 1L]] <- c(u, t, tr, ufe[u] + tfe[t] + eff + 0.7 * x + eps, g)
-    }
-  }
-  d <- as.data.frame(do.call(rbind, rows)); names(d) <- c("unit", "time", "treat", "y", "g")
-  d <- d[!(d$unit == 60 & d$time == 7), ]
+  # diff-diff benchmarks/R/generate_lpdid_golden.R's panel (helper-lpdid.R)
+  d <- lp_panel60()
   f <- function(...) did_lpdid(d, "y", "unit", "time", gname = "g", pre_window = 3, post_window = 4, ...)
   vw <- f()$coeftable
   # lpdid_golden.json (diff-diff, fixest 0.x): vw h = 0, 4, -3; ew h = 0; pmd 2 h = 0; pooled post and pre
