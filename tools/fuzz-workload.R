@@ -150,6 +150,11 @@ fuzz_workload <- quote({
   quiet(did_ddd(dd_sim_ddd(n_units = 120, n_periods = 5), "y", "id", "time", "first_treat", "eligible", nboot = 19))
   quiet(did_etwfe(sg, "y", "id", "time", "first_treat"))
   quiet(did_lpdid(sg, "y", "id", "time", "first_treat", pre_window = 2, post_window = 2, reweight = TRUE, pmd = "max"))
+  sg$xz <- cos(seq_len(nrow(sg)))
+  quiet(did_lpdid(sg, "y", "id", "time", "first_treat", xformla = ~ xz, pre_window = 2, post_window = 2, reweight = TRUE))
+  sg$don <- as.integer((sg$time + sg$id) %% 4 < 2)
+  quiet(did_lpdid(sg, "y", "id", "time", dname = "don", pre_window = 2, post_window = 2, weightsname = "w",
+                  non_absorbing = "effect_stabilization", stabilization_window = 1))
   sg$yc <- rpois(nrow(sg), exp(0.2 + 0.1 * sg$D)); sg$yb <- as.numeric(sg$y > 0)
   quiet(did_etwfe(sg, "yc", "id", "time", "first_treat", family = "poisson"))
   quiet(did_etwfe(sg, "yb", "id", "time", "first_treat", family = "logit", cluster = "cl"))

@@ -155,21 +155,37 @@ for (nG in c(2^18, 2^20)) for (B in if (nG == 2^18) 3:5 else 2L) {
   check(sprintf("C_stute_boot nG=%d B=%d (block %d columns): drawn = handed in", nG, B, max(1, 2^20 / nG)),
         identical(a, b) && fin(a))
 }
-## did_lpdid (lpdid.c): two passes over the grid per horizon; a panel with
+## did_lpdid (lpdid.c): passes over the grid per horizon; a panel with
 ## interior gaps, horizons reaching past both ends of the grid, reweighting
 ## (periods without a control dropped), pmd = "max", one and two units per
-## cohort; and the entry point's checks
+## cohort; covariates (one aliased), regression adjustment and weights; the
+## non-absorbing states (C_lpdid_state) on an on-off panel; and the entry
+## points' checks
 for (n in c(6, 40)) {
   d <- dd_sim_staggered(n_units = n, n_periods = 7)
+  d$x <- sin(seq_len(nrow(d))); d$k <- d$time; d$w <- 1 + (d$id %% 3)
   d <- d[-seq(3, nrow(d), by = 7), ]
   for (rw in c(FALSE, TRUE)) {
     f <- q(tryCatch(did_lpdid(d, "y", "id", "time", gname = "first_treat", pre_window = 6, post_window = 6,
                               reweight = rw, pmd = "max"), error = function(e) e))
     check(sprintf("did_lpdid n=%d reweight=%s", n, rw), inherits(f, "error") || fin(coef(f)))
+    f <- q(tryCatch(did_lpdid(d, "y", "id", "time", gname = "first_treat", xformla = ~ x + k, pre_window = 3,
+                              post_window = 3, reweight = rw, ylags = 1, weightsname = "w"), error = function(e) e))
+    check(sprintf("did_lpdid covariates n=%d reweight=%s", n, rw), inherits(f, "error") || fin(coef(f)))
+  }
+  b <- dd_sim_staggered(n_units = n, n_periods = 9)
+  b$d <- as.integer((b$time + b$id) %% 4 < 2)
+  for (m in c("first_entry", "effect_stabilization")) {
+    f <- q(tryCatch(did_lpdid(b, "y", "id", "time", dname = "d", pre_window = 3, post_window = 3, non_absorbing = m,
+                              stabilization_window = if (m != "first_entry") 1), error = function(e) e))
+    check(sprintf("did_lpdid n=%d %s", n, m), inherits(f, "error") || fin(coef(f)))
   }
 }
 check("C_lpdid_horizon refuses a bad window", refused(.Call(ns$C_lpdid_horizon, matrix(0, 2, 2), matrix(0, 2, 2),
-      matrix(1L, 2, 2), c(2, Inf), integer(), 0L, FALSE, FALSE, 1L)))
+      matrix(1L, 2, 2), c(2, Inf), NULL, NULL, NULL, integer(), c(0L, 0L, 0L, 1L, 0L, 0L, 0L))))
+check("C_lpdid_horizon refuses a mode without states", refused(.Call(ns$C_lpdid_horizon, matrix(0, 2, 2),
+      matrix(0, 2, 2), matrix(1L, 2, 2), c(2, Inf), NULL, NULL, NULL, 0L, c(0L, 0L, 0L, 1L, 2L, 1L, 0L))))
+check("C_lpdid_state refuses a non-matrix", refused(.Call(ns$C_lpdid_state, c(0, 1))))
 ## did_synth's V search in C (synth.c, nmmin and vmmin): k = 2 and 6 predictors
 set.seed(3)
 for (k in c(2L, 6L)) {
