@@ -226,13 +226,17 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
   memset(sw, 0, T * sizeof(double)); memset(sw1, 0, T * sizeof(double));
   memset(sy, 0, T * sizeof(double)); memset(sy1, 0, T * sizeof(double));
   memset(sx, 0, (size_t) T * (p + 1) * sizeof(double)); memset(sx1, 0, (size_t) T * (p + 1) * sizeof(double));
+  /* each cell's sample status and long difference, kept for the later passes */
+  signed char *st = (signed char *) R_alloc(NT > 0 ? NT : 1, sizeof(signed char));
+  double *dyv = (double *) R_alloc(NT > 0 ? NT : 1, sizeof(double));
   for (int t = 0; t < T; t++) {
     R_CheckUserInterrupt();
     for (int i = 0; i < N; i++) {
-      double dy;
+      double dy = 0.0;
       int r = lp_row(&x, i, t, &dy);
-      if (r < 0) continue;
       R_xlen_t c = i + (R_xlen_t) t * N;
+      st[c] = (signed char) r; dyv[c] = dy;
+      if (r < 0) continue;
       double w = x.W ? x.W[c] : 1.0;
       n[t] += 1.0;
       if (r) { n1[t] += 1.0; sw1[t] += w; sy1[t] += w * dy; }
@@ -282,10 +286,10 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
       R_CheckUserInterrupt();
       double yb = sy[t] / sw[t], db = sw1[t] / sw[t];
       for (int i = 0; i < N; i++) {
-        double dy;
-        int r = lp_row(&x, i, t, &dy);
-        if (r < 0 || (ra && r)) continue;
         R_xlen_t c = i + (R_xlen_t) t * N;
+        int r = st[c];
+        if (r < 0 || (ra && r)) continue;
+        double dy = dyv[c];
         double w = f[t] * (x.W ? x.W[c] : 1.0);
         int off = 0;
         if (!ra) { zt[0] = (double) r - db; off = 1; }
@@ -337,10 +341,10 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
       R_CheckUserInterrupt();
       double yb = sy[t] / sw[t], pi = sw1[t] / W1;
       for (int i = 0; i < N; i++) {
-        double dy;
-        int r = lp_row(&x, i, t, &dy);
-        if (r < 0) continue;
         R_xlen_t c = i + (R_xlen_t) t * N;
+        int r = st[c];
+        if (r < 0) continue;
+        double dy = dyv[c];
         double w = x.W ? x.W[c] : 1.0, e = dy - yb, h = pi / sw[t];
         for (int a = 0; a < p; a++) {
           double xt = x.X[c + (R_xlen_t) a * NT] - sx[t * p + a] / sw[t];
@@ -370,10 +374,10 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
         R_CheckUserInterrupt();
         double db = sw1[t] / sw[t], yb = sy[t] / sw[t];
         for (int i = 0; i < N; i++) {
-          double dy;
-          int r = lp_row(&x, i, t, &dy);
-          if (r < 0) continue;
           R_xlen_t c = i + (R_xlen_t) t * N;
+          int r = st[c];
+          if (r < 0) continue;
+          double dy = dyv[c];
           double w = f[t] * (x.W ? x.W[c] : 1.0), dt = (double) r - db;
           double e = (dy - yb) - beta[0] * dt, h = av[0] * dt;
           for (int a = 0; a < p; a++) {
