@@ -427,11 +427,6 @@ dd_lw_ucol <- function(r, N) {
   u
 }
 
-dd_lw_se <- function(psi, cl) {
-  if (is.null(psi)) return(NA_real_)
-  sqrt(sum(if (is.null(cl)) psi^2 else rowsum(psi, cl, reorder = FALSE)^2))
-}
-
 dd_lw_result <- function(L, cells, common, transformation, est_method, control_group, opts, sp, nperm, call, yname,
                          cluster) {
   N <- L$n_units
@@ -503,9 +498,9 @@ dd_lw_result <- function(L, cells, common, transformation, est_method, control_g
   tab <- if (sp1$nboot > 0L) res$tab else dd_coef_table(est, sqrt(diag(V)), df, sp$alpha)
   if (sp1$nboot > 0L) df[] <- Inf
   tab$event <- ifelse(startsWith(terms, "event::"), suppressWarnings(as.numeric(sub("^event::", "", terms))), NA)
-  # cells: their own inference
-  cse <- vapply(cells, function(r) dd_lw_se(r$psi, L$cl[r$units]), 0)
-  cse[!fin] <- NA_real_
+  # cells: their own inference (standard errors from the influence-function layer)
+  cse <- dd_if_se(dd_ifs_dense(Uc), 1, L$cl)
+  cse[!fin | !hasif] <- NA_real_
   ctab <- dd_coef_table(stats::setNames(est_c, sprintf("ATT(%s,%s)", gg, vapply(cells, `[[`, 0, "t"))), cse, cdf, sp$alpha)
   ctab <- cbind(ctab, group = gg, time = vapply(cells, `[[`, 0, "t"), event = ev, df = cdf, n_treated = n1,
                 n_control = vapply(cells, `[[`, 0, "n_control"))
