@@ -190,13 +190,13 @@ dd_lw_layout <- function(pan, xformla, cluster, gname, transformation) {
     dd_check_nclusters(length(unique(cl)), cluster)
   }
   gpos <- match(G, tlev)
-  bad <- which(G > 0 & is.na(gpos))
+  bad <- which(G > 0 & G >= tlev[1] & is.na(gpos))   # (before the first period: treated before the data)
   if (length(bad))
     dd_stop("`gname` = \"%s\" must be a period of `tname` (or 0, Inf, NA for never treated); unit %s has %s.",
             gname, dd_show(pan$id[first][bad[1]]), format(G[bad[1]]))
   need <- if (transformation == "demean") 1L else 2L
   glist <- sort(unique(G[G > 0]))
-  npre <- match(glist, tlev) - 1L
+  npre <- vapply(glist, function(g) sum(tlev < g), 1L)
   notes <- pan$notes
   skip <- glist[npre < need]
   if (length(skip))

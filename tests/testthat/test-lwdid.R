@@ -190,3 +190,15 @@ test_that("bad input: errors name the argument and the value; the caller's data 
                "psm")
   expect_identical(d, d0)
 })
+
+test_that("cohorts without enough pre-periods (or treated before the data) are skipped with a note", {
+  d <- lw_sim(cohorts = c(2, 5))
+  d$g[d$g == 2002] <- 1990                     # treated before the data start
+  f <- did_lwdid(d, "y", "id", "year", "g")
+  expect_identical(f$cohorts, 2005)
+  expect_true(any(grepl("1990", f$notes)))
+  d2 <- lw_sim(cohorts = c(2, 5))
+  fd <- did_lwdid(d2, "y", "id", "year", "g", transformation = "detrend")
+  expect_identical(fd$cohorts, 2005)
+  expect_true(any(grepl("2002", fd$notes)))
+})
