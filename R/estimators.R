@@ -64,6 +64,10 @@ dd_registry_entries <- list(
        fields = c("horizons", "reweight", "pmd", "control_group", "windows", "non_absorbing", "stabilization_window",
                   "covariates", "method"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-lpdid.R"),
+  # no R package: the authors' Stata lwdid (goldens via diff-diff) and the paper's tables
+  list(name = "did_lwdid", class = "did_lwdid", treatment = "gname",
+       fields = c("cells", "transformation", "est_method", "control_group", "cohorts", "common_timing", "ri"),
+       placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-lwdid.R"),
   list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
        fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
        aggregate = "did_etwfe_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",

@@ -120,7 +120,7 @@
 #' (did_dcdh, did_dose, did_had) are not supported.
 #'
 #' @param fit A fit from one of the panel estimators (did_twfe, did_event,
-#'   did_sa, did_bjs, did_gardner, did_stacked, did_lpdid, did_cs, did_sdid, did_etwfe,
+#'   did_sa, did_bjs, did_gardner, did_stacked, did_lpdid, did_lwdid, did_cs, did_sdid, did_etwfe,
 #'   did_edid, did_rs, did_ddd, did_trop).
 #' @param type `"timing"`, `"group"`, `"permutation"` or `"leave_one_out"`.
 #' @param data The data the fit was estimated on (default: the fit's call's

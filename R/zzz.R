@@ -70,8 +70,11 @@
 #'     start (always treated): [did_cs()] drops such units (warning, as did),
 #'     [did_sa()] drops their cohort (no pre-treatment period), [did_bjs()] and
 #'     [did_gardner()] drop their rows (nothing to impute from), [did_stacked()]
-#'     trims their cohort, [did_event()] keeps them (event times >= 0), and
-#'     [bacon_decomp()] compares them as always treated;
+#'     trims their cohort, [did_event()] keeps them (event times >= 0),
+#'     [did_lwdid()] skips their cohort (as any cohort without the
+#'     pre-treatment periods its transformation needs: one for demean, two
+#'     for detrend; a note names them), and [bacon_decomp()] compares them
+#'     as always treated;
 #'   \item any other value must be a period of `tname`: a value between two
 #'     periods (2006.5, or 2004 in data observed every other year) is an error
 #'     naming it;

@@ -136,6 +136,9 @@ cf_estimators <- list(
     fit = function(d, a) did_lpdid(d, cf_a(a, "yname", "y"), "id", "t", "g", pre_window = 2, post_window = 1,
                                    cluster = a$cluster),
     long = 'd <- cf_big(2e5, 30, cohorts = 3:28); for (i in 1:50) did_lpdid(d, "y", "id", "t", "g", pre_window = 5, post_window = 10)'),
+  did_lwdid = list(
+    fit = function(d, a) did_lwdid(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
+    long = 'd <- cf_big(2e5, 30, cohorts = 3:28); for (i in 1:50) did_lwdid(d, "y", "id", "t", "g")'),
   did_ddd = list(
     fit = function(d, a) did_ddd(d, cf_a(a, "yname", "y"), "id", "t", "g", "q", cluster = a$cluster),
     long = 'd <- cf_big(50000, 8); did_ddd(d, "y", "id", "t", "g", "q", nboot = 1e6)'),
