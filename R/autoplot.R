@@ -114,7 +114,9 @@ autoplot.dd_fit <- function(object, level = 1 - object$alpha, ...) {
                              if (nrow(ref)) sprintf("\nOpen circle: reference period (%s), 0 by normalisation",
                                                    paste(ref$event, collapse = ", "))
                              else if (identical(es$base_period, "varying"))
-                               "\nNo reference period: pre-treatment estimates are changes between consecutive periods (varying base period)",
+                               "\nNo reference period: pre-treatment estimates are changes between consecutive periods (varying base period)"
+                             else if (identical(es$base_period, "transformation"))
+                               "\nNo reference period: estimates are relative to each unit's pre-treatment mean or trend (rolling transformation)",
                              dd_plot_na_note(tab$event[is.na(tab$estimate) | is.na(tab$conf.low)], "event time"))) +
     gg$theme(legend.position = "bottom", plot.caption.position = "plot", plot.caption = gg$element_text(hjust = 0))
 }

@@ -430,7 +430,6 @@ dd_lw_ucol <- function(r, N) {
 dd_lw_result <- function(L, cells, common, transformation, est_method, control_group, opts, sp, nperm, call, yname,
                          cluster) {
   N <- L$n_units
-  refs <- if (transformation == "demean") -1 else c(-2, -1)
   est_c <- vapply(cells, `[[`, 0, "est")
   fin <- is.finite(est_c)
   if (!any(fin & vapply(cells, `[[`, 0, "e") >= 0))
@@ -518,12 +517,13 @@ dd_lw_result <- function(L, cells, common, transformation, est_method, control_g
   vtype <- if (est_method %in% c("ipw", "dr", "psm")) "influence function" else opts$vcov
   title <- sprintf("Rolling DiD (did_lwdid, %s, %s%s)", transformation, est_method,
                    if (common) ", common timing" else "")
-  info <- dd_info("did_lwdid", title, yname, L$nobs, vtype, res$label, df, sp$alpha, "ATT", n_units = N,
+  info <- dd_info("did_lwdid", title, yname, L$nobs, vtype, res$label, df, sp$alpha,
+                  intersect(c("ATT", "tau_omega"), terms), n_units = N,
                   n_periods = length(L$tlev), n_clusters = if (is.null(L$cl)) NULL else res$n_clusters,
                   notes = notes,
                   more = list(crit = if (is.finite(res$crit)) res$crit else NULL, wild_boot = wild))
   new_dd_fit("did_lwdid", tab, stats::setNames(tab$estimate, tab$term), V, info, call,
-             list(event_study = dd_es_spec(reference = refs), cells = ctab, transformation = transformation,
+             list(event_study = dd_es_spec(base_period = "transformation"), cells = ctab, transformation = transformation,
                   est_method = est_method, control_group = control_group, cohorts = L$cohorts,
                   common_timing = common, ri = ri, nboot = sp$nboot, boot_weights = sp$boot_weights,
                   cband = sp$cband))

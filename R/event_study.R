@@ -8,14 +8,16 @@
 # and the uniform band's critical value. honest_did(), pretrends_power(),
 # plot() and plot_event_studies() read it; nothing parses term names.
 
-dd_es_base_periods <- c("reference", "varying", "imputation")
+dd_es_base_periods <- c("reference", "varying", "imputation", "transformation")
 
 # An estimator's statement of its event study: the reference period(s) and
 # the meaning of the pre-period estimates ("reference": every estimate is
 # relative to the reference period(s); "varying": pre-period estimates are
 # changes between consecutive periods (did_cs base_period = "varying");
 # "imputation": pre-period estimates test the untreated model, post-period
-# ones are imputation effects). `vcov`: the covariance of the event rows when
+# ones are imputation effects; "transformation": every estimate is relative
+# to each unit's pre-treatment mean or linear trend, did_lwdid's rolling
+# transformations, and no period is a reference). `vcov`: the covariance of the event rows when
 # the fit stores none; `estimate`: the table column holding the estimates
 # the covariance belongs to (did_had: the bias-corrected ones).
 dd_es_spec <- function(reference = numeric(), base_period = "reference", vcov = NULL, estimate = "estimate")
@@ -58,7 +60,8 @@ print.dd_event_study <- function(x, ...) {
               if (length(x$reference)) paste(format(x$reference), collapse = ", ") else "none",
               switch(x$base_period, reference = "relative to the reference period",
                      varying = "changes between consecutive periods (varying base period)",
-                     imputation = "tests of the untreated model (imputation)"),
+                     imputation = "tests of the untreated model (imputation)",
+                     transformation = "relative to each unit's pre-treatment mean or trend (rolling transformation)"),
               if (is.finite(x$crit)) sprintf("; uniform band critical value %.3f", x$crit) else ""))
   print(data.frame(event = x$event, term = x$term, estimate = x$estimate, std.error = x$std.error), row.names = FALSE)
   invisible(x)
@@ -85,6 +88,9 @@ dd_event_study <- function(fit = NULL, betahat = NULL, sigma = NULL, num_pre = N
               fun)
     if (is.null(es))
       dd_stop("`fit` (class %s) is not an event study (it has no event-time estimates).", class(fit)[1])
+    if (identical(es$base_period, "transformation"))
+      warning(sprintf("%s(): `fit` comes from did_lwdid(), whose estimates are relative to each unit's pre-treatment mean or trend, not to one reference period normalised to zero (the omitted pre-periods are not zero); the bounds assume such a reference, so read them with care.", fun),
+              call. = FALSE)
     if (identical(es$base_period, "varying"))
       warning(sprintf("%s(): `fit` comes from did_cs(base_period = \"varying\"), whose pre-period estimates are changes between consecutive periods, not effects relative to one reference period; refit with base_period = \"universal\".", fun),
               call. = FALSE)

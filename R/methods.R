@@ -19,7 +19,8 @@
 #' `std.error`, covariance block (`vcov`), the reference period(s) normalised
 #' to zero and not estimated (`reference`), what the pre-period estimates are
 #' relative to (`base_period`: `"reference"`, `"varying"` for did_cs's
-#' varying base period, `"imputation"` for did_bjs) and the uniform band's
+#' varying base period, `"imputation"` for did_bjs, `"transformation"` for
+#' did_lwdid's rolling transformations) and the uniform band's
 #' critical value (`crit`, `NA` without a band). [honest_did()],
 #' [pretrends_power()], [plot.dd_fit()] and [plot_event_studies()] read it.
 #'
@@ -237,7 +238,8 @@ dd_design_line <- function(x) {
   es <- x$event_study
   bp <- if (!is.null(es)) switch(es$base_period, reference = "the reference period",
                                  varying = "varying (pre-period estimates: changes between consecutive periods)",
-                                 imputation = "imputation (pre-period estimates test the untreated model)")
+                                 imputation = "imputation (pre-period estimates test the untreated model)",
+                                 transformation = "each unit's pre-treatment mean or trend (rolling transformation)")
         else if (!is.null(x$base_period)) switch(x$base_period, varying = "varying (t - 1 before treatment)",
                                                  universal = "universal (g - 1)", x$base_period)
   ref <- if (!is.null(es)) (if (length(es$reference)) paste(format(es$reference), collapse = ", ") else "none")
@@ -327,8 +329,11 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\n")
   tab <- x$coeftable[x$coeftable$term %in% x$main_terms, , drop = FALSE]
   dd_print_table(tab, x$alpha, digits, dd_term_df(x, tab$term))
-  if (length(setdiff(x$coeftable$term, x$main_terms)))
-    cat("(covariates: see summary())\n")
+  more <- setdiff(x$coeftable$term, x$main_terms)
+  if (length(more))
+    cat(if (all(grepl("::", more, fixed = TRUE))) sprintf("(%d more rows, %s: see summary())\n", length(more),
+                                                          paste(unique(sub("::.*", "", more)), collapse = " and "))
+        else "(covariates: see summary())\n")
   dd_footer(x)
   invisible(x)
 }

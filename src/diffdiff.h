@@ -161,7 +161,9 @@ SEXP C_sdid_reps(SEXP Y, SEXP N0, SEXP T0, SEXP X, SEXP opts, SEXP lambda, SEXP 
 /* linalg.c */
 SEXP C_ols(SEXP X, SEXP y, SEXP w, SEXP refnorm, SEXP tol);
 int dd_chol_lower(int k, double *L);
+int dd_chol_alias(int k, double *L, int *keep, double tol);
 void dd_chol_solve(int k, const double *L, double *b);
+void dd_chol_solve_keep(int k, const double *L, const int *keep, double *b);
 int dd_chol_ok(int k, const double *A, double *L, double *work4k, int *iwork);
 
 /* demean.c */

@@ -134,13 +134,25 @@ SEXP C_ols(SEXP X_, SEXP y_, SEXP w_, SEXP refnorm_, SEXP tol_) {
  * systems the peer (DRDID) solves, with its rule: a singular system makes the
  * cell not estimable (dd_chol_ok's rcond test) instead of dropping columns,
  * so they do not apply C_ols's rank rule by design.
- * dd_chol_lower: A = L L' in place (lower triangle, column-major k x k);
- * returns 0 when a pivot is not positive (as dpotrf's info > 0). */
-int dd_chol_lower(int k, double *L) {
+ * The one Cholesky: keep == NULL, A = L L' in place (lower triangle,
+ * column-major k x k), returning 0 when a pivot is not positive (as dpotrf's
+ * info > 0); keep != NULL, columns aliased in order where the remaining
+ * pivot is at most tol times the column's diagonal (their column of L set
+ * to 0, keep[j] = 0: the regressors collinear with the earlier ones, as
+ * lm's order of aliasing), returning the number kept. */
+static int chol_core(int k, double *L, int *keep, double tol) {
+  int nk = 0;
   for (int j = 0; j < k; j++) {
-    double d = L[j + (size_t) j * k];
+    double a0 = L[j + (size_t) j * k], d = a0;
     for (int p = 0; p < j; p++) d -= L[j + (size_t) p * k] * L[j + (size_t) p * k];
-    if (!(d > 0.0)) return 0;
+    if (keep) {
+      keep[j] = a0 > 0.0 && d > tol * a0;
+      if (!keep[j]) {
+        for (int i = j; i < k; i++) L[i + (size_t) j * k] = 0.0;
+        continue;
+      }
+    } else if (!(d > 0.0)) return 0;
+    nk++;
     d = sqrt(d);
     L[j + (size_t) j * k] = d;
     for (int i = j + 1; i < k; i++) {
@@ -149,22 +161,31 @@ int dd_chol_lower(int k, double *L) {
       L[i + (size_t) j * k] = s / d;
     }
   }
-  return 1;
+  return keep ? nk : 1;
 }
 
-/* b <- (L L')^{-1} b */
-void dd_chol_solve(int k, const double *L, double *b) {
+int dd_chol_lower(int k, double *L) { return chol_core(k, L, NULL, 0.0); }
+
+int dd_chol_alias(int k, double *L, int *keep, double tol) { return chol_core(k, L, keep, tol); }
+
+/* b <- (L L')^{-1} b; with keep (from dd_chol_alias), on the kept columns
+ * (0 on the aliased ones) */
+void dd_chol_solve_keep(int k, const double *L, const int *keep, double *b) {
   for (int i = 0; i < k; i++) {
+    if (keep && !keep[i]) { b[i] = 0.0; continue; }
     double s = b[i];
-    for (int p = 0; p < i; p++) s -= L[i + (size_t) p * k] * b[p];
+    for (int p = 0; p < i; p++) if (!keep || keep[p]) s -= L[i + (size_t) p * k] * b[p];
     b[i] = s / L[i + (size_t) i * k];
   }
   for (int i = k - 1; i >= 0; i--) {
+    if (keep && !keep[i]) continue;
     double s = b[i];
-    for (int p = i + 1; p < k; p++) s -= L[p + (size_t) i * k] * b[p];
+    for (int p = i + 1; p < k; p++) if (!keep || keep[p]) s -= L[p + (size_t) i * k] * b[p];
     b[i] = s / L[i + (size_t) i * k];
   }
 }
+
+void dd_chol_solve(int k, const double *L, double *b) { dd_chol_solve_keep(k, L, NULL, b); }
 
 /* Cholesky of A into L; returns 0 when A is not (numerically) positive
  * definite, judged like DRDID's rcond(A) < eps check: the reciprocal

@@ -9,8 +9,9 @@
  * weighted sums (pass 1). Without covariates the normal equation is
  * sum_t f_t (W1_t - W1_t^2 / W_t) beta = sum_t f_t (Sy1_t - W1_t Sy_t / W_t);
  * with covariates, pass 2 accumulates the demeaned cross-products and the
- * system is solved with covariates aliased (in order) where they are
- * collinear with the switch, the period effects and the earlier covariates.
+ * system is solved (linalg.c's Cholesky) with covariates aliased in order
+ * where they are collinear with the switch, the period effects and the
+ * earlier covariates.
  * The last pass adds each row's score f w (a' z~) e to its cluster, a the
  * switch's row of the inverse.
  *
@@ -73,48 +74,6 @@ static int lp_row(const lp_ctx *x, int i, int t, double *dy) {
   }
   *dy = s / x->nwin - b;
   return entry;
-}
-
-/* In place: the Cholesky factor of the q x q matrix A (lower), columns
- * aliased in order where the remaining pivot is below tol times the
- * column's diagonal (their rows and columns of L set to 0, keep[j] = 0).
- * Returns the number of kept columns. */
-static int lp_chol_alias(int q, double *A, int *keep) {
-  int nk = 0;
-  for (int j = 0; j < q; j++) {
-    double a0 = A[j + (size_t) j * q], d = a0;
-    for (int p = 0; p < j; p++) d -= A[j + (size_t) p * q] * A[j + (size_t) p * q];
-    keep[j] = a0 > 0.0 && d > 1e-9 * a0;
-    if (!keep[j]) {
-      for (int i = j; i < q; i++) A[i + (size_t) j * q] = 0.0;
-      continue;
-    }
-    nk++;
-    d = sqrt(d);
-    A[j + (size_t) j * q] = d;
-    for (int i = j + 1; i < q; i++) {
-      double s = A[i + (size_t) j * q];
-      for (int p = 0; p < j; p++) s -= A[i + (size_t) p * q] * A[j + (size_t) p * q];
-      A[i + (size_t) j * q] = s / d;
-    }
-  }
-  return nk;
-}
-
-/* b <- A^{-1} b on the kept columns (0 on the aliased ones), L from lp_chol_alias */
-static void lp_chol_solve(int q, const double *L, const int *keep, double *b) {
-  for (int i = 0; i < q; i++) {
-    if (!keep[i]) { b[i] = 0.0; continue; }
-    double s = b[i];
-    for (int p = 0; p < i; p++) if (keep[p]) s -= L[i + (size_t) p * q] * b[p];
-    b[i] = s / L[i + (size_t) i * q];
-  }
-  for (int i = q - 1; i >= 0; i--) {
-    if (!keep[i]) continue;
-    double s = b[i];
-    for (int p = i + 1; p < q; p++) if (keep[p]) s -= L[p + (size_t) i * q] * b[p];
-    b[i] = s / L[i + (size_t) i * q];
-  }
 }
 
 /* C_lpdid_state(D): D (N x T) the 0/1 treatment on the calendar grid (NA
@@ -314,14 +273,14 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
   double *beta = (double *) R_alloc(q, sizeof(double)), *av = (double *) R_alloc(q, sizeof(double));
   int ok = np > 0 && nt1 > 0.0;
   if (ok && p > 0) {
-    kept = lp_chol_alias(qq, A, keep);
+    kept = dd_chol_alias(qq, A, keep, 1e-9);
     for (int j = 0; j < p; j++) LOGICAL(Al)[j] = !keep[(ra ? 0 : 1) + j];
     if (!ra && !keep[0]) ok = 0;       /* the switch has no variation left */
   }
   if (ok && ra) {
     /* the control regression's covariate coefficients, the effect and a */
     for (int a = 0; a < p; a++) beta[a] = cv[a];
-    if (p > 0) lp_chol_solve(p, A, keep, beta);
+    if (p > 0) dd_chol_solve_keep(p, A, keep, beta);
     double tau = 0.0;
     for (int a = 0; a < p; a++) av[a] = 0.0;
     for (int t = 0; t < T; t++) {
@@ -334,7 +293,7 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
       }
       tau += pi * g;
     }
-    if (p > 0) lp_chol_solve(p, A, keep, av);
+    if (p > 0) dd_chol_solve_keep(p, A, keep, av);
     b = tau;
     for (int t = 0; t < T; t++) {
       if (f[t] == 0.0) continue;
@@ -363,9 +322,9 @@ SEXP C_lpdid_horizon(SEXP Y_, SEXP B_, SEXP CL_, SEXP G_, SEXP W_, SEXP X_, SEXP
       if (!(A[0] > 1e-12 * (nn > 1 ? nn : 1))) ok = 0;
       else { beta[0] = cv[0] / A[0]; av[0] = 1.0 / A[0]; kept = 1; }
     } else {
-      lp_chol_solve(q, A, keep, beta);
+      dd_chol_solve_keep(q, A, keep, beta);
       for (int a = 0; a < q; a++) av[a] = a == 0 ? 1.0 : 0.0;
-      lp_chol_solve(q, A, keep, av);
+      dd_chol_solve_keep(q, A, keep, av);
     }
     if (ok) {
       b = beta[0];

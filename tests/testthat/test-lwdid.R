@@ -113,12 +113,16 @@ test_that("aggregates are the n-treated-weighted cell combinations with the join
   expect_equal(e4$std.error, cc$std.error, tolerance = 1e-12)
   expect_equal(unname(f$df[["event::4"]]), cc$df)
   expect_equal(unname(sqrt(diag(vcov(f)))), f$coeftable$std.error, tolerance = 1e-12)
-  # the event study component: honest_did(), pretrends_power() and plot() read it
+  # the event study component: honest_did(), pretrends_power() and plot() read
+  # it; its estimates are relative to the units' pre-treatment means, with no
+  # reference period normalised to zero (the omitted -1 is not zero), which
+  # the diagnostics say
   expect_s3_class(f$event_study, "dd_event_study")
-  expect_equal(f$event_study$reference, -1)
+  expect_identical(f$event_study$reference, numeric())
+  expect_identical(f$event_study$base_period, "transformation")
   expect_no_error(plot(f))
-  expect_no_error(pretrends_power(f, power = 0.8))
-  expect_no_error(honest_did(f, type = "SD", M = c(0, 0.1)))
+  expect_warning(pretrends_power(f, power = 0.8), "pre-treatment mean or trend")
+  expect_warning(honest_did(f, type = "SD", M = c(0, 0.1)), "not to one reference period")
 })
 
 test_that("ipw, dr and psm: estimates by hand; dr with no covariate effect on the logit equals ra-like weighting", {
