@@ -20,12 +20,18 @@
 #'     [did_stacked()] (stacked DiD with corrective weights), [did_etwfe()]
 #'     (Wooldridge's extended two-way fixed effects, as etwfe), [did_edid()]
 #'     (the efficient estimator of Chen, Sant'Anna and Xie), [did_rs()] (Roth
-#'     and Sant'Anna's efficient estimator under random timing, as staggered)
-#'     and [did_ddd()] (staggered triple differences, as triplediff).}
+#'     and Sant'Anna's efficient estimator under random timing, as staggered),
+#'     [did_ddd()] (staggered triple differences, as triplediff),
+#'     [did_lpdid()] (local-projections DiD of Dube, Girardi, Jorda and
+#'     Taylor, as the authors' fixest recipe and Stata `lpdid`; also for
+#'     treatments that switch off) and [did_lwdid()] (Lee and Wooldridge's
+#'     rolling demeaning or detrending, as the authors' Stata `lwdid`).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
-#'     [sdid_diagnostics()]) and [did_trop()] (triply robust panel estimator,
-#'     as diff-diff's TROP).}
+#'     [sdid_diagnostics()]), [did_synth()] (the synthetic control of Abadie,
+#'     Diamond and Hainmueller, as Synth, with placebo and conformal
+#'     inference) and [did_trop()] (triply robust panel estimator, as
+#'     diff-diff's TROP).}
 #'   \item{Continuous and reversible treatments}{[did_dose()] (continuous
 #'     doses, as contdid), [did_had()] (heterogeneous adoption with
 #'     local-linear boundary regressions, as DIDHAD) and [did_dcdh()] (de
