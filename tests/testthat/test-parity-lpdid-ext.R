@@ -196,7 +196,7 @@ test_that("survey designs: diff-diff's svyglm goldens (strata, PSUs, fpc; weight
                               0.1173984619161, 0.1950637839557), tolerance = 1e-10)
   expect_equal(lp_rows(cv, c("ATT", "pooled::pre"))$std.error, c(0.1834087011598, 0.1528219754753), tolerance = 1e-10)
   # a survey package design gives the same numbers
-  skip_if_not_installed("survey")
+  need_peer("survey")
   sd <- survey::svydesign(ids = ~psu, strata = ~stratum, fpc = ~fpc, weights = ~weight, data = d)
   expect_equal(f(sd)$coeftable, full$coeftable, tolerance = 1e-12)
 })
