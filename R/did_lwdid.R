@@ -42,9 +42,15 @@
 #' of LW 2026: classical OLS variance and \eqn{t} with the regression's
 #' residual degrees of freedom) or `"hetero"` (HC1) for `"ra"`; with
 #' `cluster`, CR1 (factor \eqn{G/(G-1) \cdot (n-1)/(n-k)}) with \eqn{G - 1}
-#' degrees of freedom. `ipw` and `dr` use their influence functions
-#' (diff-diff's sandwich, its degrees of freedom \eqn{n - K - 1} and \eqn{n
-#' - K - 2}). Each cell's influence function (one row per unit, scaled so
+#' degrees of freedom. `ipw` and `dr` use the sandwich variance of their
+#' stacked estimating equations (the logit score, the weighted control mean
+#' or outcome regression, the treated mean: every first-stage estimate's
+#' effect included; \eqn{t} with \eqn{n - K - 1} and \eqn{n - K - 2}
+#' degrees of freedom). It differs slightly from diff-diff's forms (which
+#' take \eqn{1/(n-1)} and the weights' derivatives at fixed outcome
+#' coefficients) and from Stata `lwdid`'s IPWRA variance, which holds the
+#' treated units' covariate mean fixed (diff-diff reports about 15\% on
+#' Stata's Walmart example). Each cell's influence function (one row per unit, scaled so
 #' that its sum of squares is the cell's variance) is the common currency:
 #' the event-time, cohort and overall effects are linear combinations of
 #' the cells (`dd_lincom`), their covariance and bootstrap come from the
@@ -329,46 +335,45 @@ dd_lw_pscore <- function(D, X) {
   list(p = p, x = cbind(1, X)[, c(TRUE, fit$reg$keep[-1]), drop = FALSE])
 }
 
-# IPW (Hajek, odds weights) and IPWRA (dr = TRUE): estimates and
-# diff-diff's influence functions (propensity-score and outcome-model
-# corrections), variance var(psi) / n (clustered: G/(G-1) sum of cluster
-# sums / n^2)
+# IPW (Hajek, odds weights) and IPWRA (dr = TRUE): estimates and their
+# influence functions from the stacked estimating equations (M-estimation:
+# the logit score x (D - p); for ipw the weighted control mean (1 - D) w (y
+# - mu0), for dr the control outcome regression (1 - D) w x (y - x'b), with
+# w = p / (1 - p) = exp(x'g) so that dw/dg = w x'; and the treated mean):
+# IF = -J^{-1} m, whose sum of squares over n^2 is the sandwich variance
+# (clustered: summed within clusters, times G / (G - 1))
 dd_lw_ipw <- function(y, D, X, cl, dr) {
   ps <- dd_lw_pscore(D, X)
   p <- ps$p; x <- ps$x
   n <- length(y); tr <- D == 1; co <- !tr
   pbar <- mean(D)
   w <- ifelse(co, p / (1 - p), 0)
-  H <- -crossprod(x * (p * (1 - p)), x) / n
-  Sg <- x * (D - p)
+  A <- crossprod(x * (p * (1 - p)), x) / n
+  IFg <- (x * (D - p)) %*% solve(A)                       # rows: the logit coefficients' IF
   if (!dr) {
     y1 <- mean(y[tr]); mu0 <- sum(w * y) / sum(w)
     est <- y1 - mu0
-    psi <- ifelse(tr, (y - y1) / pbar, -w * (y - mu0) / pbar)
-    gg <- -colSums(x * (w * (y - mu0))) / (n * pbar)
-    psi <- psi - drop(Sg %*% solve(H, gg))
+    h <- colSums(x * (w * (y - mu0))) / n                 # d E[(1 - D) w (y - mu0)] / dg
+    IF <- D * (y - y1) / pbar - (w * (y - mu0) + drop(IFg %*% h)) / (sum(w) / n)
     nparam <- ncol(x)
   } else {
     ob <- suppressMessages(dd_regress(y[co], X[co, , drop = FALSE], w = w[co]))
     b <- ob$coef; b[!ob$keep] <- 0
     r <- y - drop(cbind(1, X) %*% b)
-    W <- sum(w); B <- sum(w * r) / W
-    est <- mean(r[tr]) - B
-    psi <- ifelse(tr, (r - est) / pbar, -n * w * (r - B) / W)
-    gg <- -colSums(x * (w * (r - B))) / W
+    est <- mean(r[tr]) - sum(w * r) / sum(w)              # (the second term is 0 up to rounding)
     xo <- cbind(1, X)[, ob$keep, drop = FALSE]
-    Sb <- xo * (w * r)
-    Hb <- -crossprod(xo * w, xo) / n
-    gb <- -colMeans(xo[tr, , drop = FALSE]) + colSums(xo * w) / W
-    psi <- psi - drop(Sg %*% solve(H, gg)) - drop(Sb %*% solve(Hb, gb))
+    Q <- crossprod(xo * w, xo) / n
+    Jbg <- crossprod(xo * (w * r), x) / n                 # d E[(1 - D) w x r] / dg
+    IFb <- (xo * (w * r) + IFg %*% t(Jbg)) %*% solve(Q)   # rows: the outcome model's IF
+    IF <- D * (r - mean(r[tr])) / pbar - drop(IFb %*% colMeans(xo[tr, , drop = FALSE]))
     nparam <- 1 + ncol(xo)
   }
   if (is.null(cl)) {
-    out <- (psi - mean(psi)) / sqrt(n * (n - 1)); df <- n - nparam
+    out <- IF / n; df <- n - nparam
   } else {
     Gc <- length(unique(cl))
     if (Gc < 2L) return(list(est = est, psi = NULL, df = NA_real_))
-    out <- psi / n * sqrt(Gc / (Gc - 1)); df <- Gc - 1
+    out <- IF / n * sqrt(Gc / (Gc - 1)); df <- Gc - 1
   }
   list(est = est, psi = out, df = if (df > 0) df else NA_real_)
 }
