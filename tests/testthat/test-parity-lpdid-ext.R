@@ -71,24 +71,29 @@ test_that("regression adjustment (reweight with covariates) equals Stata's teffe
 
 test_that("regression adjustment by hand: lm on the controls, the treated rows' mean residual, its influence function", {
   d <- utils::read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
-  fit <- did_lpdid(d, "l_homicide", "sid", "year", gname = "effyear", xformla = ~ poverty + l_police,
-                   pre_window = 2, post_window = 2, reweight = TRUE)
   key <- paste(d$sid, d$year); at <- function(k) d$l_homicide[match(paste(d$sid, d$year + k), key)]
   G <- ifelse(d$effyear == 0, Inf, d$effyear)
-  for (h in c(-2, 0, 2)) {
-    s <- data.frame(dy = at(h) - at(-1), D = d$year == G, tt = factor(d$year), id = d$sid, x1 = d$poverty,
-                    x2 = d$l_police)
-    s <- s[!is.na(s$dy) & (s$D | (d$year < G & (if (h >= 0) d$year + h < G else TRUE))), ]
-    c0 <- s[!s$D, ]; c1 <- s[s$D & s$tt %in% c0$tt, ]
-    m <- stats::lm(dy ~ x1 + x2 + tt, c0)
-    r1 <- c1$dy - stats::predict(m, c1)
-    X0 <- stats::model.matrix(m); X1 <- stats::model.matrix(~ x1 + x2 + tt, c1)[, colnames(X0)]
-    n <- nrow(c0) + nrow(c1)
-    phi <- c((r1 - mean(r1)) / nrow(c1), -drop(X0 %*% solve(crossprod(X0), colMeans(X1))) * stats::resid(m))
-    se <- sqrt(sum(rowsum(phi, c(c1$id, c0$id))^2))
-    r <- lp_rows(fit, paste0("event::", h))
-    expect_equal(r$estimate, mean(r1), tolerance = 1e-10)
-    expect_equal(r$std.error, se, tolerance = 1e-10)
+  for (wn in list(NULL, "popwt")) {
+    fit <- did_lpdid(d, "l_homicide", "sid", "year", gname = "effyear", xformla = ~ poverty + l_police,
+                     pre_window = 2, post_window = 2, reweight = TRUE, weightsname = wn)
+    for (h in c(-2, 0, 2)) {
+      s <- data.frame(dy = at(h) - at(-1), D = d$year == G, tt = factor(d$year), id = d$sid, x1 = d$poverty,
+                      x2 = d$l_police, w = if (is.null(wn)) 1 else d[[wn]])
+      s <- s[!is.na(s$dy) & (s$D | (d$year < G & (if (h >= 0) d$year + h < G else TRUE))), ]
+      c0 <- s[!s$D, ]; c1 <- s[s$D & s$tt %in% c0$tt, ]
+      m <- stats::lm(dy ~ x1 + x2 + tt, c0, weights = w)
+      r1 <- c1$dy - stats::predict(m, c1)
+      tau <- sum(c1$w * r1) / sum(c1$w)
+      X0 <- stats::model.matrix(m); X1 <- stats::model.matrix(~ x1 + x2 + tt, c1)[, colnames(X0)]
+      # treated: w (r - tau) / W1; controls: -w x' (X0'W X0)^{-1} (sum_T w x / W1) e
+      phi <- c(c1$w * (r1 - tau) / sum(c1$w),
+               -c0$w * drop(X0 %*% solve(crossprod(X0, X0 * c0$w), colSums(X1 * c1$w) / sum(c1$w))) * stats::resid(m))
+      se <- sqrt(sum(rowsum(phi, c(c1$id, c0$id))^2))
+      r <- lp_rows(fit, paste0("event::", h))
+      lab <- sprintf("weights %s, h = %d", wn %||% "none", h)
+      expect_equal(r$estimate, tau, tolerance = 1e-10, label = lab)
+      expect_equal(r$std.error, se, tolerance = 1e-10, label = lab)
+    }
   }
 })
 
