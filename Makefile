@@ -77,6 +77,9 @@ bench: install
 	$(RSCRIPT) bench/edid_mc.R
 	$(RSCRIPT) bench/had_stute.R
 	$(RSCRIPT) bench/efficient.R
+	$(RSCRIPT) bench/synth.R
+	$(RSCRIPT) bench/lpdid.R
+	$(RSCRIPT) bench/lwdid.R
 	@if [ -n "$(DCDH_LIB)" ]; then DCDH_LIB=$(DCDH_LIB) $(RSCRIPT) bench/dcdh.R; fi
 	$(RSCRIPT) bench/scenarios/warm.R
 	$(RSCRIPT) bench/summary.R
