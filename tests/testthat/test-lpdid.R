@@ -155,3 +155,16 @@ test_that("did_lpdid's extensions: row order, constant weights, bad input", {
   expect_equal(fk$coeftable, g(xformla = ~ x)$coeftable, tolerance = 1e-10)
   expect_match(paste(fk$notes, collapse = " "), "collinear.*k")
 })
+
+test_that("a survey design of unit PSUs with equal weights: the clustered estimates; for RA the SEs times sqrt(G / (G - 1))", {
+  x <- lp_panel60(); x$w <- 2
+  for (rw in c(FALSE, TRUE)) {
+    a <- did_lpdid(x, "y", "unit", "time", gname = "g", xformla = ~ x, pre_window = 2, post_window = 2, reweight = rw)
+    b <- did_lpdid(x, "y", "unit", "time", gname = "g", xformla = ~ x, pre_window = 2, post_window = 2, reweight = rw,
+                   survey = survey_design(x, ids = ~unit, weights = ~w))
+    expect_equal(b$coeftable$estimate, a$coeftable$estimate, tolerance = 1e-12)
+    expect_identical(b$vcov_type, "survey")
+  }
+  # regression adjustment has no small-sample factor; the design's variance has n_h / (n_h - 1), 60 PSUs
+  expect_equal(b$coeftable$std.error / a$coeftable$std.error, rep(sqrt(60 / 59), nrow(a$coeftable)), tolerance = 1e-10)
+})
