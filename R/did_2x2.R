@@ -14,8 +14,9 @@
 #'   one-sided formula).
 #' @param vcov `NULL` (clustered when `cluster` is given, otherwise `"hetero"`)
 #'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"`
-#'   (bias-reduced with Satterthwaite degrees of freedom; needs `cluster`);
-#'   see [dd_vcov_types].
+#'   (bias-reduced with Satterthwaite degrees of freedom; needs `cluster`),
+#'   `"conley"` (with `coords` and `cutoff`) or a [dd_conley()]; see
+#'   [dd_vcov_types].
 #' @param survey Optional complex survey design of `data`: a [survey_design()]
 #'   or a `survey::svydesign()` / `svrepdesign()` object. Its weights are the
 #'   regression weights, and the variance is design-based, as
@@ -54,9 +55,10 @@
 #' @export
 did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsname = NULL,
                     cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
-                    boot_weights = c("rademacher", "mammen", "webb"), survey = NULL) {
+                    boot_weights = c("rademacher", "mammen", "webb"), survey = NULL, coords = NULL, cutoff = NULL) {
   call <- match.call()
   dd_required(c("data", "yname", "treatname", "postname"))
+  dd_conley_in_memory(data, vcov, coords)
   # a database table: the four cells' moments computed in the engine (R/did_2x2_db.R)
   if (dd_is_db(data))
     return(dd_2x2_db(data, yname, treatname, postname, xformla, weightsname, cluster, vcov, alpha, nboot, survey, call))
@@ -64,6 +66,9 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights)
   alpha <- sp$alpha; nboot <- sp$nboot
   cluster <- dd_cluster_names(cluster, data)
+  cz <- dd_conley_arg(vcov, coords, cutoff, data)
+  if (!is.null(cz) && (!is.null(survey) || nboot > 0L))
+    dd_stop("Conley's variance (`vcov`) cannot be combined with %s.", if (!is.null(survey)) "`survey`" else "`nboot` > 0")
   design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
   vtype <- dd_resolve_vcov(vcov, cluster, "hetero")
   p <- dd_prepare(data, yname, c(treatname = treatname, postname = postname), xformla,
@@ -87,7 +92,8 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   X <- cbind(tr, po, tr * po, p$X)
   colnames(X)[1:3] <- c(treatname, postname, "ATT")
   est <- dd_estimate(p$y, X, NULL, p$w, p$cluster, dd_spec_vcov(sp, vtype), "ATT", survey = if (is.null(design)) NULL else list(design = design, rows = p$rows),
-                     treated = tr * po == 1, control = tr == 0)
+                     treated = tr * po == 1, control = tr == 0,
+                     conley = if (!is.null(cz)) dd_conley_rows(cz, data, p$rows))
   info <- dd_reg_info(est, "did_2x2", "2x2 difference-in-differences (did_2x2)", yname, alpha,
                       "ATT", p$cluster, NULL)
   new_dd_fit("did_2x2", est$tab, est$reg$coef, est$vc$V, info, call)

@@ -82,12 +82,14 @@ did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -
                       weightsname = NULL, fe = NULL, cluster = NULL,
                       vcov = NULL, alpha = 0.05, nboot = 0,
                       boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
-                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
+                      fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL, coords = NULL,
+                      cutoff = NULL) {
   call <- match.call()
   # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
   fcl <- dd_formula_call(match.call(), environment(), "did_event")
   if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "gname"))
+  dd_conley_in_memory(data, vcov, coords)
   if (!dd_is_db(data)) dd_check_data(data)
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit, drop_singletons = drop_singletons)
@@ -103,7 +105,8 @@ did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -
   if (dd_is_db(data))
     return(dd_event_db(data, yname, idname, tname, gname, xformla, ref, window, weightsname, fe, cluster, vcov,
                        alpha, nboot, sp$cband, survey, call))
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE, coords = coords,
+                         cutoff = cutoff, conley = TRUE)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, fe, sp$design)
   id <- p$id; tt <- p$tt; idc <- p$idc; tc <- p$tc; g <- p$g; never <- p$never
   if (all(never)) dd_stop("`gname` = \"%s\" marks every unit as never treated (0, Inf, NA or after the last period).", gname, .code = "NO_TREATED")
@@ -145,7 +148,7 @@ did_event <- function(data, yname, idname, tname, gname, xformla = NULL, ref = -
   }
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, terms,
                      survey = p$survey, boot_key = list(id, tt), treated = !never & tt >= g, control = never,
-                     cells = cellf)
+                     cells = cellf, conley = dd_conley_panel_rows(sp, data, p))
   # the event-time coefficients first, then the covariates (the cells come last in the regression)
   est <- dd_reorder_terms(est, c(terms, colnames(p$X)))
   est$tab$event <- ev[match(est$tab$term, terms)]

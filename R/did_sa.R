@@ -90,7 +90,7 @@
 did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsname = NULL, ref = -1,
                    control_group = c("auto", "never", "last"), cluster = NULL, vcov = NULL, alpha = 0.05,
                    nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
-                   fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, control = NULL) {
+                   fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, control = NULL, coords = NULL, cutoff = NULL) {
   call <- match.call()
   # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
   fcl <- dd_formula_call(match.call(), environment(), "did_sa")
@@ -107,7 +107,8 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   control <- dd_match_vocab(control_group[1], c("auto", "never", "last"), "control_group")
   if (!is.numeric(ref) || length(ref) != 1L || is.na(ref) || ref != round(ref))
     dd_stop("`ref` must be one whole number (a relative period); got %s.", dd_show(ref))
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, coords = coords, cutoff = cutoff,
+                         conley = TRUE)
   # the cohort rule of every estimator (0, Inf, NA, after the last period: never treated)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, sp$design)
   id <- p$id; tt <- p$tt; idc <- p$idc; tc <- p$tc; g <- p$g; never <- p$never
@@ -193,7 +194,7 @@ did_sa <- function(data, yname, idname, tname, gname, xformla = NULL, weightsnam
   est <- dd_estimate(p$y[rows], X, fel, w, lapply(p$cluster, `[`, rows), sp, character(),
                      survey = if (is.null(p$survey)) NULL else list(design = p$design, rows = p$rows[rows]),
                      cells = cellf, treated = (!never & tt >= g)[rows], control = never[rows], wild_available = FALSE,
-                     boot_key = list(id[rows], tt[rows]))
+                     boot_key = list(id[rows], tt[rows]), conley = dd_conley_panel_rows(sp, data, p, rows))
   b <- est$reg$coef[est$reg$keep]
   V <- est$vc$V
   kept_cols <- intersect(cols, names(b))

@@ -66,9 +66,14 @@
 #'   `"cluster"` or `"CR2"`.
 #' @param vcov `NULL` (clustered by `cluster`) or one of `"iid"`, `"hetero"`
 #'   (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"` (bias-reduced with
-#'   Satterthwaite degrees of freedom, as clubSandwich; for few clusters); see
-#'   [dd_vcov_types] for the formulas and the fixest or clubSandwich setting
-#'   each equals.
+#'   Satterthwaite degrees of freedom, as clubSandwich; for few clusters),
+#'   `"conley"` (spatial, with `coords` and `cutoff`) or a [dd_conley()]
+#'   (spatial with its options); see [dd_vcov_types] for the formulas and
+#'   the fixest or clubSandwich setting each equals.
+#' @param coords,cutoff With `vcov = "conley"`: the latitude and longitude
+#'   columns (degrees; default `c("lat", "lon")`) and the distance in
+#'   kilometres within which scores are correlated ([dd_conley()]'s
+#'   defaults otherwise: uniform kernel, fixest's spherical distance).
 #' @param alpha Significance level for confidence intervals (default 0.05).
 #' @param survey Optional complex survey design of `data` ([survey_design()] or a
 #'   survey package design): design weights and design-based variance, as
@@ -124,12 +129,14 @@
 did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsname = NULL,
                      fe = NULL, cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0,
                      boot_weights = c("rademacher", "mammen", "webb"),
-                     fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL) {
+                     fe_tol = 1e-8, fe_maxit = 10000, drop_singletons = TRUE, survey = NULL, coords = NULL,
+                     cutoff = NULL) {
   call <- match.call()
   # the fixest-style formula (y ~ x | id + t, sunab(g, t)): the column-name call (R/formula.R)
   fcl <- dd_formula_call(match.call(), environment(), "did_twfe")
   if (!is.null(fcl)) return(eval(fcl, parent.frame()))
   dd_required(c("data", "yname", "idname", "tname", "dname"))
+  dd_conley_in_memory(data, vcov, coords)
   # a database table: the treatment paths' moments computed in the engine (R/did_twfe_db.R)
   if (dd_is_db(data))
     return(dd_twfe_db(data, yname, idname, tname, dname, xformla, weightsname, fe, cluster, vcov, alpha, nboot,
@@ -138,7 +145,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, fe_tol = fe_tol, fe_maxit = fe_maxit,
                 drop_singletons = drop_singletons)
   alpha <- sp$alpha; nboot <- sp$nboot
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, wild = TRUE, coords = coords,
+                         cutoff = cutoff, conley = TRUE)
   p <- dd_panel(data, yname, idname, tname, c(dname = dname), xformla, weightsname, sp$cluster, fe,
                 sp$design, numeric_t = FALSE, x_list = TRUE)
   idc <- p$idc; tc <- p$tc
@@ -156,7 +164,8 @@ did_twfe <- function(data, yname, idname, tname, dname, xformla = NULL, weightsn
   fel <- c(stats::setNames(list(idc, tc), c(idname, tname)), lapply(p$fe, dd_codes))
   est <- dd_estimate(p$y, X, fel, p$w, p$cluster, sp, "ATT",
                      survey = p$survey, boot_key = list(p$id, p$tt), treated = treated,
-                     control = dd_unit_rows(dd_level_count(idc, treated) == 0L, idc))
+                     control = dd_unit_rows(dd_level_count(idc, treated) == 0L, idc),
+                     conley = dd_conley_panel_rows(sp, data, p))
   r <- est$rows
   info <- dd_reg_info(est, "did_twfe", "Two-way fixed-effects DiD (did_twfe)", yname, alpha,
                       "ATT", p$cluster, names(fel),

@@ -1,7 +1,7 @@
 # Variance choices, small-sample corrections and the wild cluster bootstrap.
 # Conventions are fixest's (version 0.14), stated on ?dd_vcov_types.
 
-dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2")
+dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2", "conley")
 
 #' Variance estimators and small-sample corrections
 #'
@@ -40,6 +40,11 @@ dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2")
 #'     `coef_test(test = "Satterthwaite")`). One-way clustering (by default
 #'     the unit); fixed effects not nested in the clusters are limited to
 #'     3,000 levels in all. Recommended with few clusters (say 8 to 40).}
+#'   \item{`"conley"`}{Conley's spatial HAC, `n/(n-K) B M B` with `M` the
+#'     scores' cross-products over the pairs within a distance cutoff (K
+#'     counting all fixed-effect coefficients), as fixest's `conley()`;
+#'     with `cluster`, pairs in a cluster get weight 1 too. See
+#'     [dd_conley()] (distances, kernels, the panel form).}
 #' }
 #' Tests and intervals use the t distribution with `n - K` degrees of freedom,
 #' or `G - 1` (smallest G) when clustered, as fixest does (CR2: Satterthwaite).
@@ -51,6 +56,7 @@ NULL
 
 dd_resolve_vcov <- function(vcov, cluster, default) {
   if (is.null(vcov)) return(if (!is.null(cluster)) "cluster" else default)
+  if (inherits(vcov, "dd_conley")) vcov <- "conley"
   v <- dd_match_arg(vcov, dd_vcov_choices, "vcov")
   if (v == "HC1") v <- "hetero"
   if (v %in% c("cluster", "CR2") && is.null(cluster))
@@ -58,7 +64,7 @@ dd_resolve_vcov <- function(vcov, cluster, default) {
   if (v == "CR2" && length(cluster) > 1L)
     dd_stop("`vcov` = \"CR2\" supports one-way clustering; `cluster` = %s names %d columns.", dd_show(cluster),
             length(cluster))
-  if (!v %in% c("cluster", "CR2") && !is.null(cluster))
+  if (!v %in% c("cluster", "CR2", "conley") && !is.null(cluster))
     dd_stop("`vcov` = \"%s\" does not use `cluster` = %s; drop one of them.", v, dd_show(cluster))
   v
 }
@@ -69,8 +75,10 @@ dd_meat <- function(reg, cl = NULL, G = NULL) {
         if (is.null(cs)) NULL else cs$idx, if (is.null(cs)) NULL else cs$M)
 }
 
-# clusters: NULL or a named list of 1 or 2 dd_codes() vectors
-dd_vcov <- function(reg, type, clusters = NULL) {
+# clusters: NULL or a named list of 1 or 2 dd_codes() vectors; conley: the
+# rows' coordinates (dd_conley_rows()) for type "conley"
+dd_vcov <- function(reg, type, clusters = NULL, conley = NULL) {
+  if (type == "conley") return(dd_vcov_conley(reg, conley, clusters))
   n <- reg$n; B <- reg$bread; e <- reg$resid
   nparams <- reg$nparams
   if (type == "iid") {

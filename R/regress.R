@@ -112,7 +112,7 @@ dd_gram_ols <- function(A, r, refnorm, tol) {
 # observations of never-treated or control units) or a dd_unit_rows() (one
 # flag per unit), for the warning on few treated or untreated clusters.
 dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, cells = NULL,
-                        boot_key = NULL, treated = NULL, control = NULL, wild_available = TRUE) {
+                        boot_key = NULL, treated = NULL, control = NULL, wild_available = TRUE, conley = NULL) {
   # the settings, checked once by dd_spec() (spec.R)
   vcov_type <- spec$vcov_type; alpha <- spec$alpha; nboot <- spec$nboot; boot_weights <- spec$boot_weights
   opts <- spec$opts; drop_singletons <- spec$drop_singletons
@@ -132,6 +132,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
       if (!is.null(w)) w <- w[rows]
       fe <- lapply(fe, dd_recode, rows)
       clusters <- lapply(clusters, `[`, rows)
+      conley <- dd_conley_subset(conley, rows)
     }
   }
   raw_clusters <- clusters
@@ -148,13 +149,15 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   # survey and bootstrap code take dense columns)
   if (!is.null(cells)) {
     cells <- cells(rows)
-    if (!is.null(survey) || nboot > 0L || identical(vcov_type, "CR2")) {
+    if (!is.null(survey) || nboot > 0L || vcov_type %in% c("CR2", "conley")) {
       X <- cbind(X, cells$D[cells$idx + 1L, , drop = FALSE])
       cells <- NULL
     }
   }
   reg <- dd_regress(y, X, fe, w, opts, cells = cells)
-  vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters)
+  if (vcov_type == "conley" && is.null(conley))
+    stop("internal error: a Conley variance without coordinates; please report", call. = FALSE)
+  vc <- if (is.null(survey)) dd_vcov(reg, vcov_type, clusters, conley)
         else dd_svy_reg_vcov(reg, survey$design, survey$rows[rows], y, X, fe, opts,
                              mult = if (is.null(survey$mult)) NULL else survey$mult[rows])
   est <- reg$coef[reg$keep]

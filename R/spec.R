@@ -48,13 +48,29 @@ dd_spec <- function(alpha = 0.05, nboot = 0L, boot_weights = "rademacher", cband
 # `vcov_type`, `cluster` (columns to cluster on, or NULL) and `design`.
 # `wild`: the estimator's `nboot` is a wild bootstrap (did_twfe, did_event),
 # which a survey design rules out; `one_way`: one clustering variable at most.
+# Conley's variance (`vcov` = "conley" with `coords` and `cutoff`, or a
+# dd_conley()) adds `conley`, clustered too only when `cluster` is given;
+# `conley`: the estimator passes the coordinates on (else an error).
 dd_spec_variance <- function(spec, data, idname, weightsname, cluster, vcov, survey, wild = FALSE,
-                             one_way = FALSE) {
+                             one_way = FALSE, coords = NULL, cutoff = NULL, conley = FALSE) {
   dd_check_data(data)
   dd_check_string(idname, "idname")
   cluster <- dd_cluster_names(cluster, data)
   if (one_way && length(cluster) > 1L)
     dd_stop("`cluster` = %s: this estimator supports one-way clustering only.", dd_show(cluster))
+  cz <- dd_conley_arg(vcov, coords, cutoff, data)
+  if (!is.null(cz)) {
+    if (!conley)
+      dd_stop("`vcov` = Conley is not available for this estimator yet; did_2x2(), did_twfe(), did_event() and did_sa() take it.")
+    if (!is.null(survey)) dd_stop("`vcov` = Conley cannot be combined with `survey` (the variance is design-based).")
+    if (spec$nboot > 0L)
+      dd_stop("`nboot` = %d (bootstrap by clusters) cannot be combined with Conley's variance; use nboot = 0.",
+              spec$nboot)
+    if (length(cluster) > 1L) dd_stop("`vcov` = Conley combines with one-way clustering only; `cluster` = %s.",
+                                      dd_show(cluster))
+    spec$vcov_type <- "conley"; spec$cluster <- cluster; spec$design <- NULL; spec$conley <- cz
+    return(spec)
+  }
   design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, if (wild) spec$nboot else 0L)
   if (is.null(design) && is.null(cluster) && (is.null(vcov) || identical(vcov, "cluster") || identical(vcov, "CR2")))
     cluster <- idname

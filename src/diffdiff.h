@@ -148,6 +148,9 @@ SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 SEXP C_synth_w(SEXP A, SEXP B);
 SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);
 SEXP C_synth_nm(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP par, SEXP init, SEXP maxit, SEXP bfgs);
+/* conley.c */
+SEXP C_conley_meat(SEXP S, SEXP y, SEXP x, SEXP opts, SEXP grp, SEXP cl, SEXP unit, SEXP tt);
+
 /* lpdid.c */
 SEXP C_lpdid_state(SEXP D);
 SEXP C_lpdid_horizon(SEXP Y, SEXP B, SEXP CL, SEXP G, SEXP W, SEXP X, SEXP ST, SEXP win, SEXP opts);

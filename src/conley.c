@@ -1,0 +1,268 @@
+/* Conley (spatial HAC) meat: M = sum_i sum_j w_ij s_i s_j' over the pairs
+ * of observations within the cutoff, found through a grid so that the work
+ * grows with the number of neighbours, not with n^2.
+ *
+ * Distances (d in km, c the cutoff in km; a latitude, b longitude, radians):
+ *   1 "spherical"  fixest 0.14's: a pair is considered when |da| <= L and
+ *                  |db| <= L / cos((a_i + a_j) / 2), L = (c / 111) 3.14159 /
+ *                  180 (fixest's constants), then d = 12752 asin(min(1,
+ *                  sqrt(haversine))) (radius 6376 km);
+ *   2 "triangular" fixest's default: the same pre-filter, then d = (111 180
+ *                  / 3.14159) sqrt(da^2 + (cos((a_i + a_j)/2) db)^2);
+ *   3 "euclidean"  planar coordinates in the cutoff's units.
+ * Longitude differences wrap at the date line (fixest's |db| < 3.14159 ?
+ * |db| : 6.28318 - |db|). Kernel: uniform (w = 1, d <= c) or Bartlett (w =
+ * 1 - d / c). Pairs are formed within a group (the period, for the panel
+ * form; one group otherwise) and never within a cluster (the caller adds
+ * the cluster meat: weight 1 for every pair in a cluster). The panel form
+ * also adds the serial pairs of a unit's own periods, |t - s| <= lag, with
+ * Bartlett weights 1 - |t - s| / (lag + 1).
+ *
+ * The grid: rows of latitude (or y) of width L (or c), the points of each
+ * (group, row) sorted by longitude (or x); a point's neighbours lie in its
+ * row and the two next to it, within a longitude window. Each point's
+ * weighted sum of its neighbours' scores is computed in parallel (points in
+ * a fixed order, neighbours in a fixed order), then M = sum_i s_i v_i' in
+ * order on the main thread: the same bits for any thread count.
+ *
+ * Entry point: C_conley_meat. */
+#include "diffdiff.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_PI5 3.14159              /* fixest's truncated pi */
+
+typedef struct {
+  const double *x, *y;              /* longitude / x, latitude / y (radians for 1, 2) */
+  const int *grp;
+  const long long *key;
+} cl_sort_ctx;
+
+static const cl_sort_ctx *cl_sctx;  /* qsort's context: set on the main thread only */
+
+static int cl_cmp(const void *pa, const void *pb) {
+  int a = *(const int *) pa, b = *(const int *) pb;
+  long long ka = cl_sctx->key[a], kb = cl_sctx->key[b];
+  if (ka != kb) return ka < kb ? -1 : 1;
+  double xa = cl_sctx->x[a], xb = cl_sctx->x[b];
+  if (xa != xb) return xa < xb ? -1 : 1;
+  return a < b ? -1 : (a > b);
+}
+
+/* the pair's weight (0: not a pair) */
+static double cl_weight(int dist, int kernel, double c, double L, double C2, double yi, double xi, double yj,
+                        double xj) {
+  double d;
+  if (dist == 3) {
+    double dx = xj - xi, dy = yj - yi;
+    double d2 = dx * dx + dy * dy;
+    if (!(d2 <= c * c)) return 0.0;
+    if (kernel == 0) return 1.0;
+    d = sqrt(d2);
+  } else {
+    double dlat = fabs(yj - yi), dlon0 = fabs(xj - xi);
+    double dlon = dlon0 < CL_PI5 ? dlon0 : 6.28318 - dlon0;
+    double cbar = cos((yi + yj) / 2.0);
+    if (dlat > L || dlon > L / cbar) return 0.0;
+    if (dist == 1) {
+      double s1 = sin((yj - yi) / 2.0), s2 = sin((xj - xi) / 2.0);
+      double h = s1 * s1 + cos(yi) * cos(yj) * s2 * s2;
+      double r = sqrt(h);
+      d = 12752.0 * asin(r < 1.0 ? r : 1.0);
+      if (!(d <= c)) return 0.0;
+    } else {
+      double q = dlat * dlat + (cbar * dlon) * (cbar * dlon);
+      if (!(q <= C2)) return 0.0;
+      d = (111.0 * 180.0 / CL_PI5) * sqrt(q);
+    }
+    if (kernel == 0) return 1.0;
+  }
+  double w = 1.0 - d / c;
+  return w > 0.0 ? w : 0.0;
+}
+
+/* first index in [lo, hi) of the sorted points whose x is >= v */
+static int cl_lower(const int *ord, const double *x, int lo, int hi, double v) {
+  while (lo < hi) {
+    int m = lo + (hi - lo) / 2;
+    if (x[ord[m]] < v) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+
+/* the block [start, end) of a key among the sorted distinct keys (-1 if none) */
+static int cl_block(const long long *ukey, int nb, long long k) {
+  int lo = 0, hi = nb;
+  while (lo < hi) {
+    int m = lo + (hi - lo) / 2;
+    if (ukey[m] < k) lo = m + 1; else hi = m;
+  }
+  return lo < nb && ukey[lo] == k ? lo : -1;
+}
+
+/* C_conley_meat(S, y, x, opts, grp, cl, unit, tt): S (n x k) the scores;
+ * y, x latitude and longitude in degrees (dist 1, 2) or planar coordinates
+ * (dist 3); opts (double): cutoff, dist, kernel, lag (< 0: no serial part);
+ * grp (integer, 0-based) the group of each row or NULL (one group); cl
+ * (integer) the cluster of each row or NULL; unit (integer), tt (double)
+ * for the serial part (lag >= 0). Returns the k x k meat without the
+ * cluster part: with cl, the pairs of different clusters only (the caller
+ * adds the cluster meat); without, the diagonal s_i s_i' included. */
+SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, SEXP unit_, SEXP tt_) {
+  const char *fn = "C_conley_meat";
+  dd_chk_mat(S_, REALSXP, -1, -1, 0, fn, "S");
+  int n = nrows(S_), k = ncols(S_);
+  dd_chk_vec(y_, REALSXP, n, 0, fn, "y");
+  dd_chk_vec(x_, REALSXP, n, 0, fn, "x");
+  dd_chk_vec(opts_, REALSXP, 4, 0, fn, "opts");
+  dd_chk_vec(grp_, INTSXP, n, 1, fn, "grp");
+  dd_chk_vec(cl_, INTSXP, n, 1, fn, "cl");
+  dd_chk_vec(unit_, INTSXP, n, 1, fn, "unit");
+  dd_chk_vec(tt_, REALSXP, n, 1, fn, "tt");
+  const double *o = REAL(opts_);
+  double c = o[0];
+  int dist = (int) o[1], kernel = (int) o[2];
+  double lag = o[3];
+  if (!(c >= 0.0) || !R_FINITE(c) || dist < 1 || dist > 3 || kernel < 0 || kernel > 1 || ISNAN(lag))
+    error("internal error in conley.c: bad options; please report");
+  if (lag >= 0.0 && (isNull(unit_) || isNull(tt_)))
+    error("internal error in conley.c: the serial part needs units and periods; please report");
+  const double *S = REAL(S_), *yy = REAL(y_), *xx = REAL(x_);
+  const int *grp = isNull(grp_) ? NULL : INTEGER(grp_), *clv = isNull(cl_) ? NULL : INTEGER(cl_);
+  for (int i = 0; i < n; i++) {
+    if (!R_FINITE(yy[i]) || !R_FINITE(xx[i])) error("internal error in conley.c: a missing coordinate; please report");
+    if (grp && grp[i] < 0) error("internal error in conley.c: bad group; please report");
+  }
+  /* coordinates in the grid's units: radians for the spherical distances */
+  double *ya = (double *) R_alloc(n > 0 ? n : 1, sizeof(double)), *xa = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+  for (int i = 0; i < n; i++) {
+    ya[i] = dist == 3 ? yy[i] : yy[i] / 180.0 * M_PI;
+    xa[i] = dist == 3 ? xx[i] : xx[i] / 180.0 * M_PI;
+  }
+  double L = dist == 3 ? c : ((c / 111.0) * CL_PI5) / 180.0;
+  double C2 = (((c * CL_PI5) / 180.0) / 111.0) * (((c * CL_PI5) / 180.0) / 111.0);
+  /* rows of width L (a zero cutoff: rows of the exact coordinate) */
+  double ymin = R_PosInf;
+  for (int i = 0; i < n; i++) if (ya[i] < ymin) ymin = ya[i];
+  double h = L > 0.0 ? L : 1.0;
+  long long nrow_max = 0;
+  long long *key = (long long *) R_alloc(n > 0 ? n : 1, sizeof(long long));
+  int *row = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    double r = L > 0.0 ? floor((ya[i] - ymin) / h) : 0.0;
+    if (r > 1e9) error("internal error in conley.c: too many grid rows; please report");
+    row[i] = (int) r;
+    if (row[i] + 3 > nrow_max) nrow_max = row[i] + 3;
+  }
+  for (int i = 0; i < n; i++) key[i] = (long long) (grp ? grp[i] : 0) * nrow_max + row[i] + 1;
+  int *ord = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int i = 0; i < n; i++) ord[i] = i;
+  cl_sort_ctx sc = {xa, ya, grp, key};
+  cl_sctx = &sc;
+  qsort(ord, n, sizeof(int), cl_cmp);
+  cl_sctx = NULL;
+  /* the blocks of equal key in sorted order */
+  int nb = 0;
+  long long *ukey = (long long *) R_alloc(n > 0 ? n : 1, sizeof(long long));
+  int *bstart = (int *) R_alloc(n + 1, sizeof(int));
+  for (int p = 0; p < n; p++)
+    if (p == 0 || key[ord[p]] != key[ord[p - 1]]) { ukey[nb] = key[ord[p]]; bstart[nb] = p; nb++; }
+  bstart[nb] = n;
+  /* the sorted x of the points, for the window searches */
+  double *xs = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+  for (int p = 0; p < n; p++) xs[p] = xa[ord[p]];
+  int *iord = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+  for (int p = 0; p < n; p++) iord[p] = p;
+  /* v_i = sum_j w_ij s_j over the neighbours j != i of other clusters */
+  double *V = (double *) R_alloc((size_t) (n > 0 ? n : 1) * k, sizeof(double));
+  memset(V, 0, sizeof(double) * (size_t) n * k);
+  int nth = dd_nthreads(n, (double) n * 32.0);
+  dd_chunks ch;
+  dd_chunks_init(&ch, n, nth);
+  while (dd_chunks_next(&ch)) {
+    const int lo_ = ch.lo, hi_ = ch.hi;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 256)
+#endif
+    for (int p = lo_; p < hi_; p++) {
+      int i = ord[p];
+      double wmax;
+      if (dist == 3) wmax = c;
+      else {
+        double am = fabs(ya[i]) + L;
+        wmax = am >= M_PI / 2.0 - 1e-12 ? R_PosInf : L / cos(am);
+      }
+      wmax = wmax * (1.0 + 1e-9) + 1e-12;
+      long long base = key[i] - row[i] - 1;
+      for (int dr = -1; dr <= 1; dr++) {
+        int rr = row[i] + dr;
+        if (rr < 0) continue;
+        int b = cl_block(ukey, nb, base + rr + 1);
+        if (b < 0) continue;
+        int s0 = bstart[b], s1 = bstart[b + 1];
+        /* the windows: around x_i and, on the sphere, shifted by a turn */
+        int nwin = (dist == 3 || wmax >= M_PI) ? 1 : 3;
+        for (int wv = 0; wv < nwin; wv++) {
+          int a0, a1;
+          if (dist != 3 && wmax >= M_PI) { a0 = s0; a1 = s1; }
+          else {
+            double sh = wv == 0 ? 0.0 : (wv == 1 ? 2.0 * M_PI : -2.0 * M_PI);
+            a0 = cl_lower(iord, xs, s0, s1, xa[i] + sh - wmax);
+            a1 = cl_lower(iord, xs, s0, s1, nextafter(xa[i] + sh + wmax, R_PosInf));
+          }
+          for (int q = a0; q < a1; q++) {
+            int j = ord[q];
+            if (j == i || (clv && clv[j] == clv[i])) continue;
+            double w = cl_weight(dist, kernel, c, L, C2, ya[i], xa[i], ya[j], xa[j]);
+            if (w == 0.0) continue;
+            for (int a = 0; a < k; a++) V[(size_t) i * k + a] += w * S[j + (size_t) a * n];
+          }
+        }
+      }
+    }
+  }
+  SEXP M_ = PROTECT(allocMatrix(REALSXP, k, k));
+  double *M = REAL(M_);
+  memset(M, 0, sizeof(double) * (size_t) k * k);
+  double tl = -1.0;
+  for (int i = 0; i < n; i++) {
+    if ((i & 65535) == 0) dd_check_interrupt(&tl);
+    for (int a = 0; a < k; a++) {
+      double sa = S[i + (size_t) a * n];
+      if (sa == 0.0) continue;
+      for (int b = 0; b < k; b++)
+        M[a + (size_t) b * k] += sa * (V[(size_t) i * k + b] + (clv ? 0.0 : S[i + (size_t) b * n]));
+    }
+  }
+  /* the serial part: a unit's own periods within the lag */
+  if (lag >= 0.0) {
+    const int *un = INTEGER(unit_);
+    const double *tt = REAL(tt_);
+    int *uo = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
+    long long *ukey2 = (long long *) R_alloc(n > 0 ? n : 1, sizeof(long long));
+    for (int i = 0; i < n; i++) { uo[i] = i; ukey2[i] = un[i]; }
+    cl_sort_ctx s2 = {tt, tt, NULL, ukey2};
+    cl_sctx = &s2;
+    qsort(uo, n, sizeof(int), cl_cmp);
+    cl_sctx = NULL;
+    for (int p = 0; p < n; p++) {
+      if ((p & 65535) == 0) dd_check_interrupt(&tl);
+      int i = uo[p];
+      for (int q = p + 1; q < n; q++) {
+        int j = uo[q];
+        if (un[j] != un[i]) break;
+        double dt = fabs(tt[j] - tt[i]);
+        if (dt > lag) break;
+        if (dt == 0.0 || (clv && clv[j] == clv[i])) continue;
+        double w = 1.0 - dt / (lag + 1.0);
+        for (int a = 0; a < k; a++)
+          for (int b = 0; b < k; b++)
+            M[a + (size_t) b * k] += w * (S[i + (size_t) a * n] * S[j + (size_t) b * n] +
+                                          S[j + (size_t) a * n] * S[i + (size_t) b * n]);
+      }
+    }
+  }
+  UNPROTECT(1);
+  return M_;
+}
