@@ -7,6 +7,7 @@ dd_show <- function(x, max = 3L) {
   if (is.function(x)) return("a function")
   if (inherits(x, "formula")) return(paste(deparse(x), collapse = " "))
   if (is.data.frame(x)) return(sprintf("a data frame with %d columns", ncol(x)))
+  if (inherits(x, "dd_conley")) return(sprintf("dd_conley(cutoff = %s)", format(x$cutoff)))
   if (is.list(x)) return(sprintf("a list of length %d", length(x)))
   if (length(x) == 0L) return(sprintf("%s(0)", class(x)[1]))
   v <- if (is.character(x) || is.factor(x)) paste0('"', as.character(x[seq_len(min(length(x), max))]), '"')
