@@ -150,9 +150,21 @@ dd_vcov_conley <- function(reg, cr, clusters) {
   cl <- if (length(clusters)) clusters[[1]] else NULL
   opts <- c(cz$cutoff, match(cz$distance, c("spherical", "triangular", "euclidean")),
             match(cz$kernel, c("uniform", "bartlett")) - 1, if (is.null(cz$lag)) -1 else cz$lag)
-  M <- .Call(C_conley_meat, S, cr$y, cr$x, as.double(opts), cr$grp, if (is.null(cl)) NULL else as.integer(cl),
-             cr$unit, cr$tt)
-  if (!is.null(cl)) M <- M + dd_meat(reg, cl, attr(cl, "nlev"))
+  if (is.null(cl)) {
+    # rows at the same place (in the same period, for the panel form) are
+    # every pair of each other's: their scores summed first, as fixest does
+    # (an exact shortcut)
+    u <- dd_combo_codes(if (is.null(cr$grp)) 0L else cr$grp, cr$y, cr$x)
+    f <- !duplicated(u)
+    Su <- rowsum(S, u, reorder = FALSE)
+    M <- .Call(C_conley_meat, Su, cr$y[f], cr$x[f], as.double(c(opts[1:3], -1, 1)),
+               if (is.null(cr$grp)) NULL else cr$grp[f], NULL, NULL, NULL)
+    if (!is.null(cz$lag))
+      M <- M + .Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 0)), NULL, NULL, cr$unit, cr$tt)
+  } else {
+    M <- .Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 1)), cr$grp, as.integer(cl), cr$unit, cr$tt)
+    M <- M + dd_meat(reg, cl, attr(cl, "nlev"))
+  }
   M <- (M + t(M)) / 2
   K <- reg$nparams
   V <- B %*% M %*% B * (n / (n - K))

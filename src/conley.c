@@ -20,10 +20,12 @@
  *
  * The grid: rows of latitude (or y) of width L (or c), the points of each
  * (group, row) sorted by longitude (or x); a point's neighbours lie in its
- * row and the two next to it, within a longitude window. Each point's
- * weighted sum of its neighbours' scores is computed in parallel (points in
- * a fixed order, neighbours in a fixed order), then M = sum_i s_i v_i' in
- * order on the main thread: the same bits for any thread count.
+ * row and the two next to it, within a longitude window, and each pair is
+ * visited once, from its first point in that order (its row and the next).
+ * Each point's weighted sum v_i of its later neighbours' scores is computed
+ * in parallel (points and neighbours in a fixed order), then M = sum_i s_i
+ * s_i' + s_i v_i' + v_i s_i' in order on the main thread: the same bits for
+ * any thread count.
  *
  * Entry point: C_conley_meat. */
 #include "diffdiff.h"
@@ -50,9 +52,17 @@ static int cl_cmp(const void *pa, const void *pb) {
   return a < b ? -1 : (a > b);
 }
 
-/* the pair's weight (0: not a pair) */
-static double cl_weight(int dist, int kernel, double c, double L, double C2, double yi, double xi, double yj,
-                        double xj) {
+/* per point: sines and cosines of half the latitude and longitude, the
+ * cosine of the latitude (so that a pair needs no trigonometric call but
+ * near a boundary of its tests) */
+typedef struct { double sa, ca, sb, cb, cy; } cl_trig;
+
+/* the pair's weight (0: not a pair): fixest's rule; products of the points'
+ * half-angle sines and cosines give cos((a_i + a_j) / 2) and the haversine
+ * terms, and where a test is within 1e-9 of its boundary it is redone with
+ * fixest's own expressions */
+static double cl_weight(int dist, int kernel, double c, double L, double C2, double hc, double yi, double xi,
+                        double yj, double xj, const cl_trig *ti, const cl_trig *tj) {
   double d;
   if (dist == 3) {
     double dx = xj - xi, dy = yj - yi;
@@ -61,18 +71,30 @@ static double cl_weight(int dist, int kernel, double c, double L, double C2, dou
     if (kernel == 0) return 1.0;
     d = sqrt(d2);
   } else {
-    double dlat = fabs(yj - yi), dlon0 = fabs(xj - xi);
+    double dlat = fabs(yj - yi);
+    if (dlat > L) return 0.0;
+    double dlon0 = fabs(xj - xi);
     double dlon = dlon0 < CL_PI5 ? dlon0 : 6.28318 - dlon0;
-    double cbar = cos((yi + yj) / 2.0);
-    if (dlat > L || dlon > L / cbar) return 0.0;
+    double cbar = ti->ca * tj->ca - ti->sa * tj->sa;
+    double lim = L / cbar;
+    if (fabs(dlon - lim) <= 1e-9 * lim) { cbar = cos((yi + yj) / 2.0); lim = L / cbar; }
+    if (dlon > lim) return 0.0;
     if (dist == 1) {
-      double s1 = sin((yj - yi) / 2.0), s2 = sin((xj - xi) / 2.0);
-      double h = s1 * s1 + cos(yi) * cos(yj) * s2 * s2;
+      double s1 = tj->sa * ti->ca - tj->ca * ti->sa, s2 = tj->sb * ti->cb - tj->cb * ti->sb;
+      double h = s1 * s1 + ti->cy * tj->cy * s2 * s2;
+      if (h > hc * (1.0 + 1e-9)) return 0.0;
+      if (kernel == 0 && h < hc * (1.0 - 1e-9)) return 1.0;
+      s1 = sin((yj - yi) / 2.0); s2 = sin((xj - xi) / 2.0);
+      h = s1 * s1 + cos(yi) * cos(yj) * s2 * s2;
       double r = sqrt(h);
       d = 12752.0 * asin(r < 1.0 ? r : 1.0);
       if (!(d <= c)) return 0.0;
     } else {
       double q = dlat * dlat + (cbar * dlon) * (cbar * dlon);
+      if (fabs(q - C2) <= 1e-9 * C2) {
+        cbar = cos((yi + yj) / 2.0);
+        q = dlat * dlat + (cbar * dlon) * (cbar * dlon);
+      }
       if (!(q <= C2)) return 0.0;
       d = (111.0 * 180.0 / CL_PI5) * sqrt(q);
     }
@@ -103,19 +125,21 @@ static int cl_block(const long long *ukey, int nb, long long k) {
 
 /* C_conley_meat(S, y, x, opts, grp, cl, unit, tt): S (n x k) the scores;
  * y, x latitude and longitude in degrees (dist 1, 2) or planar coordinates
- * (dist 3); opts (double): cutoff, dist, kernel, lag (< 0: no serial part);
+ * (dist 3); opts (double): cutoff, dist, kernel, lag (< 0: no serial part),
+ * spatial (0: the serial part only);
  * grp (integer, 0-based) the group of each row or NULL (one group); cl
  * (integer) the cluster of each row or NULL; unit (integer), tt (double)
  * for the serial part (lag >= 0). Returns the k x k meat without the
  * cluster part: with cl, the pairs of different clusters only (the caller
- * adds the cluster meat); without, the diagonal s_i s_i' included. */
+ * adds the cluster meat); without, the diagonal s_i s_i' included (with
+ * the spatial part). */
 SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, SEXP unit_, SEXP tt_) {
   const char *fn = "C_conley_meat";
   dd_chk_mat(S_, REALSXP, -1, -1, 0, fn, "S");
   int n = nrows(S_), k = ncols(S_);
   dd_chk_vec(y_, REALSXP, n, 0, fn, "y");
   dd_chk_vec(x_, REALSXP, n, 0, fn, "x");
-  dd_chk_vec(opts_, REALSXP, 4, 0, fn, "opts");
+  dd_chk_vec(opts_, REALSXP, 5, 0, fn, "opts");
   dd_chk_vec(grp_, INTSXP, n, 1, fn, "grp");
   dd_chk_vec(cl_, INTSXP, n, 1, fn, "cl");
   dd_chk_vec(unit_, INTSXP, n, 1, fn, "unit");
@@ -124,6 +148,7 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
   double c = o[0];
   int dist = (int) o[1], kernel = (int) o[2];
   double lag = o[3];
+  int spatial = o[4] != 0.0;
   if (!(c >= 0.0) || !R_FINITE(c) || dist < 1 || dist > 3 || kernel < 0 || kernel > 1 || ISNAN(lag))
     error("internal error in conley.c: bad options; please report");
   if (lag >= 0.0 && (isNull(unit_) || isNull(tt_)))
@@ -142,6 +167,15 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
   }
   double L = dist == 3 ? c : ((c / 111.0) * CL_PI5) / 180.0;
   double C2 = (((c * CL_PI5) / 180.0) / 111.0) * (((c * CL_PI5) / 180.0) / 111.0);
+  /* the haversine term of the cutoff: d <= c iff h <= sin(c / 12752)^2 (c < 12752 pi / 2) */
+  double hc = c / 12752.0 < M_PI / 2.0 ? sin(c / 12752.0) * sin(c / 12752.0) : 1.0;
+  cl_trig *tr = (cl_trig *) R_alloc(n > 0 ? n : 1, sizeof(cl_trig));
+  if (dist != 3)
+    for (int i = 0; i < n; i++) {
+      tr[i].sa = sin(ya[i] / 2.0); tr[i].ca = cos(ya[i] / 2.0);
+      tr[i].sb = sin(xa[i] / 2.0); tr[i].cb = cos(xa[i] / 2.0);
+      tr[i].cy = cos(ya[i]);
+    }
   /* rows of width L (a zero cutoff: rows of the exact coordinate) */
   double ymin = R_PosInf;
   for (int i = 0; i < n; i++) if (ya[i] < ymin) ymin = ya[i];
@@ -174,12 +208,13 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
   for (int p = 0; p < n; p++) xs[p] = xa[ord[p]];
   int *iord = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
   for (int p = 0; p < n; p++) iord[p] = p;
-  /* v_i = sum_j w_ij s_j over the neighbours j != i of other clusters */
+  /* v_i = sum_j w_ij s_j over the neighbours j of other clusters that come
+   * after i in sorted order (M = sum_i s_i v_i' + v_i s_i' + diagonal) */
   double *V = (double *) R_alloc((size_t) (n > 0 ? n : 1) * k, sizeof(double));
   memset(V, 0, sizeof(double) * (size_t) n * k);
   int nth = dd_nthreads(n, (double) n * 32.0);
   dd_chunks ch;
-  dd_chunks_init(&ch, n, nth);
+  dd_chunks_init(&ch, spatial ? n : 0, nth);
   while (dd_chunks_next(&ch)) {
     const int lo_ = ch.lo, hi_ = ch.hi;
 #ifdef _OPENMP
@@ -195,7 +230,7 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
       }
       wmax = wmax * (1.0 + 1e-9) + 1e-12;
       long long base = key[i] - row[i] - 1;
-      for (int dr = -1; dr <= 1; dr++) {
+      for (int dr = 0; dr <= 1; dr++) {   /* each pair once: from its first point in sorted order */
         int rr = row[i] + dr;
         if (rr < 0) continue;
         int b = cl_block(ukey, nb, base + rr + 1);
@@ -211,10 +246,11 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
             a0 = cl_lower(iord, xs, s0, s1, xa[i] + sh - wmax);
             a1 = cl_lower(iord, xs, s0, s1, nextafter(xa[i] + sh + wmax, R_PosInf));
           }
+          if (dr == 0 && a0 <= p) a0 = p + 1;
           for (int q = a0; q < a1; q++) {
             int j = ord[q];
             if (j == i || (clv && clv[j] == clv[i])) continue;
-            double w = cl_weight(dist, kernel, c, L, C2, ya[i], xa[i], ya[j], xa[j]);
+            double w = cl_weight(dist, kernel, c, L, C2, hc, ya[i], xa[i], ya[j], xa[j], tr + i, tr + j);
             if (w == 0.0) continue;
             for (int a = 0; a < k; a++) V[(size_t) i * k + a] += w * S[j + (size_t) a * n];
           }
@@ -232,7 +268,12 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
       double sa = S[i + (size_t) a * n];
       if (sa == 0.0) continue;
       for (int b = 0; b < k; b++)
-        M[a + (size_t) b * k] += sa * (V[(size_t) i * k + b] + (clv ? 0.0 : S[i + (size_t) b * n]));
+        M[a + (size_t) b * k] += sa * (V[(size_t) i * k + b] + (clv || !spatial ? 0.0 : S[i + (size_t) b * n]));
+    }
+    for (int b = 0; b < k; b++) {
+      double sb = S[i + (size_t) b * n];
+      if (sb == 0.0) continue;
+      for (int a = 0; a < k; a++) M[a + (size_t) b * k] += V[(size_t) i * k + a] * sb;
     }
   }
   /* the serial part: a unit's own periods within the lag */

@@ -49,7 +49,7 @@ test_that("the grid finds exactly fixest's pairs: cutoffs from 0 to continental,
   for (nm in names(sets)) for (dist in c("spherical", "triangular")) for (cut in c(0, 15, 111, 500, 3000)) {
     xy <- sets[[nm]]
     W <- cf_pairs(xy[, 1], xy[, 2], cut, dist)
-    M <- .Call(ns$C_conley_meat, S, xy[, 1], xy[, 2], c(cut, if (dist == "spherical") 1 else 2, 0, -1),
+    M <- .Call(ns$C_conley_meat, S, xy[, 1], xy[, 2], c(cut, if (dist == "spherical") 1 else 2, 0, -1, 1),
                NULL, NULL, NULL, NULL)
     expect_equal(M, crossprod(S, W %*% S), tolerance = 1e-12, label = sprintf("%s %s %g km", nm, dist, cut))
   }
@@ -164,4 +164,21 @@ test_that("Conley's variance: row order, and clear errors", {
   before <- d
   invisible(did_twfe(d, "y", "id", "time", "D", vcov = "conley", cutoff = 100))
   expect_identical(d, before)
+})
+
+test_that("the Conley meat is the same bits on one and two threads, across the parallel throttle", {
+  ns <- asNamespace("diffdiff")
+  need_threads()
+  old <- dd_threads()
+  on.exit(dd_threads(old))
+  for (n in c(2047, 2048, 2049, 9000)) {
+    set.seed(n)
+    S <- cbind(1, stats::rnorm(n)) * stats::rnorm(n)
+    la <- stats::runif(n, 30, 50); lo <- stats::runif(n, -120, -80)
+    dd_threads(1)
+    a <- .Call(ns$C_conley_meat, S, la, lo, c(200, 1, 1, -1, 1), NULL, NULL, NULL, NULL)
+    dd_threads(2)
+    b <- .Call(ns$C_conley_meat, S, la, lo, c(200, 1, 1, -1, 1), NULL, NULL, NULL, NULL)
+    expect_identical(a, b)
+  }
 })
