@@ -186,6 +186,27 @@ check("C_lpdid_horizon refuses a bad window", refused(.Call(ns$C_lpdid_horizon, 
 check("C_lpdid_horizon refuses a mode without states", refused(.Call(ns$C_lpdid_horizon, matrix(0, 2, 2),
       matrix(0, 2, 2), matrix(1L, 2, 2), c(2, Inf), NULL, NULL, NULL, 0L, c(0L, 0L, 0L, 1L, 2L, 1L, 0L))))
 check("C_lpdid_state refuses a non-matrix", refused(.Call(ns$C_lpdid_state, c(0, 1))))
+## Conley's meat (conley.c): the grid at cutoffs from 0 to all pairs, the
+## date line and a pole's neighbourhood, the panel form's serial part,
+## clusters, on both sides of the parallel throttle (2,048 points); and the
+## entry point's checks
+for (n in c(40, 2049)) {
+  set.seed(n)
+  S <- cbind(1, rnorm(n)) * rnorm(n)
+  la <- c(runif(n - 4, 60, 89.9), 89.99, -89.99, 0, 0); lo <- c(runif(n - 4, 170, 190) - 360 * (runif(n - 4) > 0.5), 0, 180, -180, 180)
+  lo[lo > 180] <- lo[lo > 180] - 360
+  for (cut in c(0, 50, 5000, 30000)) for (dist in 1:3) {
+    M <- .Call(ns$C_conley_meat, S, la, lo, c(cut, dist, 1, -1, 1), NULL, NULL, NULL, NULL)
+    check(sprintf("C_conley_meat n=%d cutoff=%g dist=%d", n, cut, dist), fin(M))
+  }
+  M <- .Call(ns$C_conley_meat, S, la, lo, c(100, 1, 0, 2, 1), as.integer(seq_len(n) %% 3), as.integer(seq_len(n) %% 5),
+             as.integer(seq_len(n) %% 11), as.double(seq_len(n) %% 3))
+  check(sprintf("C_conley_meat n=%d panel form with clusters", n), fin(M))
+}
+check("C_conley_meat refuses a missing coordinate", refused(.Call(ns$C_conley_meat, matrix(1, 2, 1), c(1, NA), c(1, 2),
+      c(10, 1, 0, -1, 1), NULL, NULL, NULL, NULL)))
+check("C_conley_meat refuses a serial lag without periods", refused(.Call(ns$C_conley_meat, matrix(1, 2, 1), c(1, 2),
+      c(1, 2), c(10, 1, 0, 1, 1), NULL, NULL, NULL, NULL)))
 ## did_synth's V search in C (synth.c, nmmin and vmmin): k = 2 and 6 predictors
 set.seed(3)
 for (k in c(2L, 6L)) {
