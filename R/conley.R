@@ -2,7 +2,8 @@
 #'
 #' `dd_conley()` describes a Conley (1999) spatial heteroskedasticity and
 #' autocorrelation consistent variance for the regression estimators'
-#' `vcov` argument (`did_2x2()`, `did_twfe()`, `did_event()`): the scores
+#' `vcov` argument (`did_2x2()`, `did_twfe()`, `did_event()`, `did_sa()`,
+#' `did_stacked()`, `did_etwfe()` with `family = "gaussian"`): the scores
 #' of observations within `cutoff` of each other are correlated. `vcov =
 #' "conley"` with the estimator's `coords` and `cutoff` arguments is the
 #' same with the defaults below.
@@ -30,6 +31,14 @@
 #' Hsiang (2010) instead: spatial correlation within each period, and
 #' serial correlation of a unit with its own periods up to \eqn{L} apart
 #' with Bartlett weights \eqn{1 - |t - s| / (L + 1)}.
+#'
+#' The uniform kernel's variance need not be positive semi-definite; as
+#' fixest does, its eigenvalues below 1e-16 are then set to 1e-16 (with a
+#' warning when that changes it by more than 1e-8). The repair acts on the
+#' variance of the estimator's own regression: did_etwfe's carries its
+#' cohort and period effects as dummies where fixest absorbs them, so in
+#' that case the two differ slightly. The Bartlett kernel is positive
+#' semi-definite on the line, not always on the sphere.
 #'
 #' With `cluster` as well, pairs in the same cluster get weight 1 whatever
 #' their distance (the maximum of the two kernels, as Colella et al.'s

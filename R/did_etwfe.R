@@ -55,7 +55,11 @@
 #' @param family `"gaussian"` (default), `"poisson"` or `"logit"`.
 #' @param weightsname Sampling weights.
 #' @param cluster,vcov The variance: clustered by unit by default
-#'   (`vcov = "iid"`, `"hetero"`, or `cluster =` another column).
+#'   (`vcov = "iid"`, `"hetero"`, or `cluster =` another column); Conley's
+#'   spatial variance (`vcov = "conley"` or a [dd_conley()]) with `family =
+#'   "gaussian"`.
+#' @param coords,cutoff With `vcov = "conley"`: the latitude and longitude
+#'   columns and the cutoff in kilometres (see [dd_conley()]).
 #' @param survey A complex survey design of `data` ([survey_design()] or a
 #'   survey package design): design weights and the design-based variance of
 #'   the coefficients, as `survey::svyglm()` of the same regression (Taylor
@@ -95,7 +99,8 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
                       control_group = c("notyettreated", "nevertreated"), fe = NULL,
                       family = c("gaussian", "poisson", "logit"), weightsname = NULL, cluster = NULL, vcov = NULL,
                       survey = NULL, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"), cband = FALSE,
-                      alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, glm_tol = 1e-10, glm_maxit = 100, ...) {
+                      alpha = 0.05, fe_tol = 1e-8, fe_maxit = 10000, glm_tol = 1e-10, glm_maxit = 100, coords = NULL,
+                      cutoff = NULL, ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   a <- dd_did_aliases(list(...), c("cgroup", "ivar"), "did_etwfe")
@@ -113,7 +118,8 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   if (sp$cband && sp$nboot == 0L) dd_stop("`cband` = TRUE needs bootstrap draws: set nboot = 999, say.")
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, coords = coords, cutoff = cutoff,
+                         conley = TRUE)
   glm_tol <- dd_check_positive(glm_tol, "glm_tol")
   glm_maxit <- dd_check_count(glm_maxit, "glm_maxit", min = 1)
   p <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster, NULL, sp$design)
@@ -129,16 +135,18 @@ did_etwfe <- function(data, yname, idname, tname, gname, xformla = NULL,
   ifs <- NULL
   if (family == "gaussian" && !dummies) {
     est <- dd_estimate(y, X, fel, p$w, p$cluster, sp, cterm, survey = p$survey, boot_key = list(p$id, tt),
-                       wild_available = FALSE)
+                       wild_available = FALSE, conley = dd_conley_panel_rows(sp, data, p))
     reg <- est$reg; V <- est$vc$V; tab <- est$tab; vc <- est$vc; ifs <- est$ifs
     if (length(est$rows) != n) dd_stop("internal error: rows dropped in did_etwfe; please report")
   } else {
+    if (!is.null(sp$conley) && family != "gaussian")
+      dd_stop("`vcov` = Conley is available for did_etwfe() with `family` = \"gaussian\"; got \"%s\".", family)
     g <- dd_glm(y, X, fel, p$w, family, sp$opts, glm_tol, glm_maxit)
     reg <- g$reg
     clusters <- lapply(p$cluster, dd_codes)
     # survey designs: the model's scores (x (y - mu) for both links) by
     # Taylor linearisation, or (linear) the replicates' refits
-    vc <- if (is.null(p$survey)) dd_glm_vcov(g, sp$vcov_type, clusters)
+    vc <- if (is.null(p$survey)) dd_glm_vcov(g, sp$vcov_type, clusters, dd_conley_panel_rows(sp, data, p))
           else dd_svy_reg_vcov(reg, p$survey$design, p$survey$rows, y, X, NULL, sp$opts)
     if (sp$nboot > 0L)
       ifs <- dd_reg_ifs(reg, vc, p$cluster, dd_row_ranks(list(p$id, tt)) - 1L,

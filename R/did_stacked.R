@@ -46,7 +46,11 @@
 #' @param cluster Column to cluster by (default `idname`).
 #' @param vcov `NULL` or `"cluster"` (CR1, default) or `"CR2"` (bias-reduced,
 #'   with Satterthwaite degrees of freedom for each event time and the
-#'   average; see [dd_vcov_types]).
+#'   average; see [dd_vcov_types]), or Conley's spatial variance (`"conley"`
+#'   with `coords` and `cutoff`, or a [dd_conley()]; the copies of a unit
+#'   in several stacks are at one place, so correlated).
+#' @param coords,cutoff With `vcov = "conley"`: the latitude and longitude
+#'   columns and the cutoff in kilometres (see [dd_conley()]).
 #' @param nboot Multiplier-bootstrap draws (0, the default: analytic
 #'   standard errors). With `nboot > 0` the standard errors of the event-time
 #'   estimates and of the ATT come from a multiplier bootstrap of the
@@ -77,7 +81,7 @@
 did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa_pre, kappa_post,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
                         cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
-                        cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
+                        cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, coords = NULL, cutoff = NULL) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
@@ -88,10 +92,12 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
   kpre <- dd_check_count(kappa_pre, "kappa_pre", min = 1)
   kpost <- dd_check_count(kappa_post, "kappa_post", min = 0)
   control_group <- dd_match_vocab(control_group[1], c("not_yet_treated", "never_treated", "strict"), "control_group")
-  if (!is.null(vcov) && !identical(vcov, "cluster") && !identical(vcov, "CR2"))
-    dd_stop("`vcov` = %s: did_stacked() clusters its standard errors (\"cluster\", CR1, default) or uses \"CR2\".",
+  if (!is.null(vcov) && !identical(vcov, "cluster") && !identical(vcov, "CR2") && !identical(vcov, "conley") &&
+      !inherits(vcov, "dd_conley"))
+    dd_stop("`vcov` = %s: did_stacked() clusters its standard errors (\"cluster\", CR1, default), uses \"CR2\" or Conley's (\"conley\", dd_conley()).",
             dd_show(vcov))
-  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, one_way = TRUE)
+  sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, one_way = TRUE, coords = coords,
+                         cutoff = cutoff, conley = TRUE)
   st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
                                  NULL, sp$design), gname)
   p <- st; g <- st$g; tt <- st$tt
@@ -155,7 +161,8 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
     list(idx = as.integer(idx), D = M, grp = Dr[fr], per = er[fr])
   }
   clusters <- if (length(p$cluster)) stats::setNames(list(st$cl[r]), names(p$cluster)) else list()
-  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, if (identical(sp$vcov_type, "CR2")) "CR2" else "cluster"), character(),
+  vt <- if (sp$vcov_type %in% c("CR2", "conley")) sp$vcov_type else "cluster"
+  est <- dd_estimate(p$y[r], Xc, fe, w, clusters, dd_spec_vcov(sp, vt), character(), conley = dd_conley_panel_rows(sp, data, p, r),
                      survey = if (is.null(st$design)) NULL else list(design = st$design, rows = p$rows[r], mult = Q),
                      cells = cellf, treated = D == 1L, control = st$never[r], wild_available = FALSE,
                      boot_key = list(st$id[r], st$tt[r]))

@@ -106,12 +106,12 @@ dd_glm <- function(y, X, fe = NULL, w = NULL, family = c("poisson", "logit"), op
 # iid (n - 1) / (n - K) (X'WX)^-1; clustered and heteroskedasticity-robust
 # as dd_vcov() on the final weighted fit (the scores w x (z - eta) are
 # x (y - mu) mu.eta / var).
-dd_glm_vcov <- function(g, type, clusters = NULL) {
+dd_glm_vcov <- function(g, type, clusters = NULL, conley = NULL) {
   reg <- g$reg
   if (type == "iid" && g$family != "gaussian") {
     K <- reg$nparams
     return(list(V = reg$bread * (reg$n - 1) / (reg$n - K), df = reg$n - K, K = K, G = NULL, type = "iid",
                 label = "IID"))
   }
-  dd_vcov(reg, type, clusters)
+  dd_vcov(reg, type, clusters, conley)
 }

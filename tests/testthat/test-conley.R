@@ -155,9 +155,12 @@ test_that("Conley's variance: row order, and clear errors", {
   expect_error(did_twfe(d2, "y", "id", "time", "D", vcov = dd_conley(100)), "row 7 has NA")
   d3 <- d; d3$lat[3] <- 95
   expect_error(did_twfe(d3, "y", "id", "time", "D", vcov = dd_conley(100)), "within \\[-90, 90\\]; row 3 has 95")
-  expect_error(did_stacked(d, "y", "id", "time", "first_treat", kappa_pre = 1, kappa_post = 1, vcov = dd_conley(100)),
-               "`vcov` = dd_conley\\(cutoff = 100\\): did_stacked\\(\\) clusters")
-  expect_error(did_etwfe(d, "y", "id", "time", "first_treat", vcov = dd_conley(100)), "not available for this estimator")
+  expect_error(did_bjs(d, "y", "id", "time", "first_treat", vcov = dd_conley(100)), "unused argument")
+  expect_error(did_lpdid(d, "y", "id", "time", "first_treat", pre_window = 2, post_window = 1, vcov = dd_conley(100)),
+               "unused argument")
+  d$yc <- stats::rpois(nrow(d), 2)
+  expect_error(did_etwfe(d, "yc", "id", "time", "first_treat", family = "poisson", vcov = dd_conley(100)),
+               "`family` = \"gaussian\"; got \"poisson\"")
   s <- d[d$time %in% c(1, 5), ]
   s$tr <- as.integer(s$first_treat > 0); s$po <- as.integer(s$time == 5)
   expect_error(did_2x2(s, "y", "tr", "po", vcov = dd_conley(100, lag = 1)), "panel form needs units and periods")

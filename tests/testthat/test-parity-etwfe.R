@@ -194,3 +194,21 @@ test_that("C_xtwx (sparse normal equations) equals crossprod across its interrup
     expect_equal(ne$r, drop(crossprod(X, w * z)), tolerance = 1e-12, label = paste("r", n))
   }
 })
+
+test_that("did_etwfe with Conley's spatial variance equals etwfe with fixest's conley()", {
+  need_peer("etwfe")
+  need_peer("did")
+  data("mpdta", package = "did", envir = environment())
+  set.seed(9)
+  u <- sort(unique(mpdta$countyreal))
+  mpdta$lat <- stats::runif(length(u), 35, 45)[match(mpdta$countyreal, u)]
+  mpdta$lon <- stats::runif(length(u), -100, -85)[match(mpdta$countyreal, u)]
+  # (a cutoff at which the covariance is positive definite: its repair acts on
+  # each program's own regression, and did_etwfe's carries the cohort and
+  # period effects as dummies, fixest's absorbs them)
+  m <- et(lemp ~ lpop, tvar = year, gvar = first.treat, data = mpdta, vcov = fixest::conley(50, distance = "spherical"))
+  f <- did_etwfe(mpdta, "lemp", "countyreal", "year", "first.treat", xformla = ~ lpop, vcov = dd_conley(50))
+  et_check(f, m, "conley")
+  expect_error(did_etwfe(mpdta, "lemp", "countyreal", "year", "first.treat", family = "poisson",
+                         vcov = dd_conley(100)), "family` = \"gaussian\"")
+})

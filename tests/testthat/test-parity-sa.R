@@ -129,3 +129,20 @@ test_that("did_sa(survey = ) equals svyglm with the sunab indicators and factor 
   expect_lt(max(abs(coef(g)[nm] - ours$estimate) / abs(coef(g)[nm])), 1e-8)
   expect_lt(max(abs(survey::SE(g)[nm] - ours$std.error) / survey::SE(g)[nm]), 1e-6)
 })
+
+test_that("Conley's spatial variance equals fixest's sunab with vcov = conley()", {
+  need_peer("fixest")
+  data("base_stagg", package = "fixest", envir = environment())
+  set.seed(6)
+  u <- sort(unique(base_stagg$id))
+  base_stagg$lat <- stats::runif(length(u), 35, 45)[match(base_stagg$id, u)]
+  base_stagg$lon <- stats::runif(length(u), -100, -85)[match(base_stagg$id, u)]
+  # (the uniform kernel's covariance is not positive definite here: both
+  # repair it the same way, setting its eigenvalues below 1e-16 to 1e-16, with a warning)
+  for (dist in c("spherical", "triangular")) {
+    expect_warning(f <- did_sa(base_stagg, "y", "id", "year", "year_treated", xformla = ~ x1,
+                               vcov = dd_conley(200, distance = dist)), "not positive semi-definite")
+    sa_check(suppressWarnings(fixest::feols(y ~ x1 + sunab(year_treated, year) | id + year, base_stagg,
+                                            vcov = fixest::conley(200, distance = dist))), f)
+  }
+})

@@ -135,3 +135,16 @@ test_that("bad input names the argument and value", {
   expect_error(did_stacked(d2, "y", "id", "year", "first_treat", kappa_pre = 1, kappa_post = 1,
                            control_group = "never_treated"), "no cohort.*clean control")
 })
+
+test_that("Conley's spatial variance: the hand-made stack in feols with vcov = conley()", {
+  need_peer("fixest")
+  d <- sim_panel()
+  set.seed(8)
+  u <- sort(unique(d$id))
+  d$lat <- stats::runif(length(u), 35, 45)[match(d$id, u)]; d$lon <- stats::runif(length(u), -100, -85)[match(d$id, u)]
+  f <- did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 3, kappa_post = 2, vcov = "conley", cutoff = 150)
+  s <- stack_by_hand(d, 3, 2)
+  stacked_check(fixest::feols(y ~ i(e, D, ref = -1) | D + e, s, weights = ~ Q,
+                              vcov = fixest::conley(150, distance = "spherical")), f)
+  expect_match(f$vcov_label, "Conley")
+})
