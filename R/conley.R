@@ -3,7 +3,7 @@
 #' `dd_conley()` describes a Conley (1999) spatial heteroskedasticity and
 #' autocorrelation consistent variance for the regression estimators'
 #' `vcov` argument (`did_2x2()`, `did_twfe()`, `did_event()`, `did_sa()`,
-#' `did_stacked()`, `did_etwfe()` with `family = "gaussian"`): the scores
+#' `did_stacked()`, `did_etwfe()` with `family = "gaussian"`, `did_lpdid()`): the scores
 #' of observations within `cutoff` of each other are correlated. `vcov =
 #' "conley"` with the estimator's `coords` and `cutoff` arguments is the
 #' same with the defaults below.
@@ -145,6 +145,28 @@ dd_conley_subset <- function(cr, keep) {
   cr
 }
 
+# The Conley meat of scores S (rows: the rows of cr, dd_conley_rows()):
+# sum_ij w_ij s_i s_j' (C, conley.c); with cluster codes cl, the pairs of
+# different clusters only (the caller adds the cluster meat). Without
+# clusters, rows at the same place (in the same period, for the panel form)
+# are every pair of each other's: their scores are summed first, as fixest
+# does (an exact shortcut), and the panel form's serial pairs come from the
+# rows themselves.
+dd_conley_meat <- function(S, cr, cl = NULL) {
+  cz <- cr$cz
+  opts <- c(cz$cutoff, match(cz$distance, c("spherical", "triangular", "euclidean")),
+            match(cz$kernel, c("uniform", "bartlett")) - 1, if (is.null(cz$lag)) -1 else cz$lag)
+  if (!is.null(cl))
+    return(.Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 1)), cr$grp, as.integer(cl), cr$unit, cr$tt))
+  u <- dd_combo_codes(if (is.null(cr$grp)) 0L else cr$grp, cr$y, cr$x)
+  f <- !duplicated(u)
+  M <- .Call(C_conley_meat, rowsum(S, u, reorder = FALSE), cr$y[f], cr$x[f], as.double(c(opts[1:3], -1, 1)),
+             if (is.null(cr$grp)) NULL else cr$grp[f], NULL, NULL, NULL)
+  if (!is.null(cz$lag))
+    M <- M + .Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 0)), NULL, NULL, cr$unit, cr$tt)
+  M
+}
+
 # Conley's variance of a regression: the meat over the pairs within the
 # cutoff (C, conley.c), the cluster meat when clustered too, V = n / (n -
 # K) B M B with K every parameter (fixest's K.fixef = "full"), n - K
@@ -157,35 +179,11 @@ dd_vcov_conley <- function(reg, cr, clusters) {
   n <- reg$n; B <- reg$bread
   S <- reg$Xd * (if (is.null(reg$w)) reg$resid else reg$w * reg$resid)
   cl <- if (length(clusters)) clusters[[1]] else NULL
-  opts <- c(cz$cutoff, match(cz$distance, c("spherical", "triangular", "euclidean")),
-            match(cz$kernel, c("uniform", "bartlett")) - 1, if (is.null(cz$lag)) -1 else cz$lag)
-  if (is.null(cl)) {
-    # rows at the same place (in the same period, for the panel form) are
-    # every pair of each other's: their scores summed first, as fixest does
-    # (an exact shortcut)
-    u <- dd_combo_codes(if (is.null(cr$grp)) 0L else cr$grp, cr$y, cr$x)
-    f <- !duplicated(u)
-    Su <- rowsum(S, u, reorder = FALSE)
-    M <- .Call(C_conley_meat, Su, cr$y[f], cr$x[f], as.double(c(opts[1:3], -1, 1)),
-               if (is.null(cr$grp)) NULL else cr$grp[f], NULL, NULL, NULL)
-    if (!is.null(cz$lag))
-      M <- M + .Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 0)), NULL, NULL, cr$unit, cr$tt)
-  } else {
-    M <- .Call(C_conley_meat, S, cr$y, cr$x, as.double(c(opts, 1)), cr$grp, as.integer(cl), cr$unit, cr$tt)
-    M <- M + dd_meat(reg, cl, attr(cl, "nlev"))
-  }
+  M <- dd_conley_meat(S, cr, cl)
+  if (!is.null(cl)) M <- M + dd_meat(reg, cl, attr(cl, "nlev"))
   M <- (M + t(M)) / 2
   K <- reg$nparams
-  V <- B %*% M %*% B * (n / (n - K))
-  V <- (V + t(V)) / 2
-  ev <- eigen(V, symmetric = TRUE)
-  if (any(ev$values <= 0)) {
-    V2 <- ev$vectors %*% diag(pmax(ev$values, 1e-16), nrow(V)) %*% t(ev$vectors)
-    if (max(abs(V2 - V)) > 1e-8)
-      warning("the Conley variance matrix was not positive semi-definite; eigenvalues below 1e-16 were set to 1e-16.",
-              call. = FALSE)
-    V <- V2
-  }
+  V <- dd_conley_psd(B %*% M %*% B * (n / (n - K)))
   dimnames(V) <- dimnames(B)
   list(V = V, df = max(n - K, 1), K = K, G = if (is.null(cl)) NULL else attr(cl, "nlev"), type = "conley",
        label = paste0(dd_conley_label(cz), if (!is.null(cl)) sprintf(", and clustered (%s)", names(clusters)[1]) else ""))
@@ -205,4 +203,20 @@ dd_conley_in_memory <- function(data, vcov, coords) {
   if (dd_is_db(data) && (identical(vcov, "conley") || inherits(vcov, "dd_conley") || !is.null(coords)))
     dd_stop("Conley's variance needs the data in memory; collect the table first (e.g. dplyr::collect()).")
   invisible(NULL)
+}
+
+# a Conley variance made positive semi-definite as fixest does: eigenvalues
+# below 1e-16 set to 1e-16 (a warning when that moves it by more than 1e-8)
+dd_conley_psd <- function(V) {
+  V <- (V + t(V)) / 2
+  ev <- eigen(V, symmetric = TRUE)
+  if (any(ev$values <= 0)) {
+    V2 <- ev$vectors %*% diag(pmax(ev$values, 1e-16), nrow(V)) %*% t(ev$vectors)
+    if (max(abs(V2 - V)) > 1e-8)
+      warning("the Conley variance matrix was not positive semi-definite; eigenvalues below 1e-16 were set to 1e-16.",
+              call. = FALSE)
+    dimnames(V2) <- dimnames(V)
+    V <- V2
+  }
+  V
 }

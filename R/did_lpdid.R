@@ -104,6 +104,14 @@
 #' @param cluster The clustering column (default `idname`).
 #' @param survey A survey design of `data` ([survey_design()] or a survey
 #'   package design): its weights and a design-based variance.
+#' @param vcov `NULL` or `"cluster"` (clustered, default), or Conley's
+#'   spatial variance: `"conley"` with `coords` and `cutoff`, or a
+#'   [dd_conley()]. Each horizon's variance is then fixest's `conley()` on
+#'   its regression (the cells' scores at the units' coordinates, \eqn{n /
+#'   (n - K)}, \eqn{n - K} degrees of freedom), and the covariance across
+#'   horizons pairs the cells of different horizons the same way.
+#' @param coords,cutoff With `vcov = "conley"`: the latitude and longitude
+#'   columns and the cutoff in kilometres (see [dd_conley()]).
 #' @param alpha Level of the intervals is `1 - alpha`.
 #' @return A `did_lpdid` fit (a `dd_fit`) with rows `event::h` (\eqn{h \ne
 #'   -1}), `pooled::pre` (when \eqn{K \ge 2}) and `ATT` (the pooled post
@@ -128,7 +136,7 @@ did_lpdid <- function(data, yname, idname, tname, gname = NULL, dname = NULL, xf
                       post_window, reweight = FALSE, pmd = NULL,
                       control_group = c("not_yet_treated", "never_treated"), non_absorbing = NULL,
                       stabilization_window = NULL, ylags = 0, dylags = 0, weightsname = NULL, cluster = NULL,
-                      survey = NULL, alpha = 0.05) {
+                      survey = NULL, vcov = NULL, coords = NULL, cutoff = NULL, alpha = 0.05) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname"))
   dd_check_data(data)
@@ -168,12 +176,18 @@ did_lpdid <- function(data, yname, idname, tname, gname = NULL, dname = NULL, xf
               dd_show(stabilization_window))
     L <- 0L
   }
+  if (!is.null(vcov) && !identical(vcov, "cluster") && !identical(vcov, "conley") && !inherits(vcov, "dd_conley"))
+    dd_stop("`vcov` = %s: did_lpdid() clusters its standard errors (\"cluster\", default) or uses Conley's (\"conley\", dd_conley()).",
+            dd_show(vcov))
+  cz <- dd_conley_arg(if (identical(vcov, "cluster")) NULL else vcov, coords, cutoff, data)
+  if (!is.null(cz) && (!is.null(survey) || !is.null(cluster)))
+    dd_stop("did_lpdid()'s Conley variance does not combine with %s.", if (!is.null(survey)) "`survey`" else "`cluster`")
   design <- dd_svy_arg(survey, data, weightsname, cluster, NULL, 0L)
-  cl <- if (is.null(design)) cluster %||% idname else NULL
+  cl <- if (is.null(design) && is.null(cz)) cluster %||% idname else NULL
   role <- if (is.null(dname)) c(gname = gname) else c(dname = dname)
   pan <- dd_panel(data, yname, idname, tname, role, xformla = xformla, weightsname = weightsname, cluster = cl,
                   design = design, sorted = TRUE)
-  L_ <- dd_lpdid_layout(pan, dname, gname, mode, design)
+  L_ <- dd_lpdid_layout(pan, dname, gname, mode, design, cz, data)
   B <- dd_lpdid_base(L_$Y, pmd)
   X <- dd_lpdid_covariates(pan, L_, ylags, dylags)
   ra <- reweight && !is.null(X)
@@ -195,7 +209,7 @@ did_lpdid <- function(data, yname, idname, tname, gname = NULL, dname = NULL, xf
 # with D = 1, and the cell states of C_lpdid_state), the cluster of each
 # cell (with a survey design: the unit, whose scores the design sums), the
 # weights
-dd_lpdid_layout <- function(pan, dname, gname, mode, design) {
+dd_lpdid_layout <- function(pan, dname, gname, mode, design, cz = NULL, data = NULL) {
   tlev <- sort(unique(pan$tt))
   if (length(tlev) < 2L) dd_stop("`tname` has a single period; LP-DiD needs at least two.")
   step <- diff(tlev)
@@ -225,7 +239,16 @@ dd_lpdid_layout <- function(pan, dname, gname, mode, design) {
   if (!any(is.finite(G) & G >= 2 & G <= length(tlev)))
     dd_stop("no unit is first treated after the first period (`%s`): LP-DiD has no treatment switch to use.",
             dname %||% gname, .code = "NO_TREATED")
-  if (is.null(design)) {
+  cells <- NULL
+  if (!is.null(cz)) {
+    # Conley: every cell's score on its own (the cells are the rows of the
+    # meat), at the unit's coordinates in that period
+    cr <- dd_conley_rows(cz, data, pan$rows)
+    CL <- matrix(seq_len(N * length(tlev)), N)
+    CL[is.na(Y)] <- NA
+    ncl <- N * length(tlev)
+    cells <- list(y = dd_panel_wide(pan, cr$y), x = dd_panel_wide(pan, cr$x), cz = cz)
+  } else if (is.null(design)) {
     ncl <- length(unique(pan$cl))
     dd_check_nclusters(ncl, names(pan$cluster)[1], "cluster")
     CL <- dd_panel_wide(pan, as.double(pan$cl) + 1)
@@ -240,7 +263,8 @@ dd_lpdid_layout <- function(pan, dname, gname, mode, design) {
   storage.mode(CL) <- "integer"
   W <- if (is.null(pan$w)) NULL else dd_panel_wide(pan, as.double(pan$w))
   list(Y = Y, CL = CL, G = as.double(G), ST = ST, W = W, ids = ids, tlev = tlev, n_units = N,
-       nobs = length(pan$y), n_clusters = ncl, design = design, unit_rows = pan$rows[first], notes = pan$notes)
+       nobs = length(pan$y), n_clusters = ncl, design = design, unit_rows = pan$rows[first], notes = pan$notes,
+       conley = cells)
 }
 
 # The covariates on the grid (N x T x p; NULL without): the xformla columns
@@ -290,8 +314,11 @@ dd_lpdid_fit <- function(L, B, X, win, hc, control_group, reweight, ra, mode, Lw
   out <- list(ok = FALSE, term = term, n = n, n_treated = r$n_treated, n_control = r$n_control,
               dropped = r$dropped, aliased = X$names[r$aliased])
   if (is.na(r$b) || r$n_clusters < 2L || (!ra && n <= k)) return(out)
-  fac <- if (ra || !is.null(L$design)) 1 else Gc / (Gc - 1) * (n - 1) / (n - k)
-  c(out[-1], list(ok = TRUE, b = r$b, score = r$score * sqrt(fac), G = r$n_clusters))
+  # the small-sample factor: fixest's CR1, or with Conley its n / (n - K)
+  fac <- if (ra || !is.null(L$design)) 1 else if (!is.null(L$conley)) n / (n - k)
+         else Gc / (Gc - 1) * (n - 1) / (n - k)
+  c(out[-1], list(ok = TRUE, b = r$b, score = r$score * sqrt(fac), G = if (is.null(L$conley)) r$n_clusters else NA,
+                  dfk = n - k))
 }
 
 dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, set, cl, ra, X) {
@@ -302,7 +329,20 @@ dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, set, cl, ra,
   # the scores of all horizons by cluster (or unit): the covariance across horizons
   S <- matrix(vapply(fits[ok], `[[`, numeric(L$n_clusters), "score"), L$n_clusters)
   b <- vapply(fits[ok], `[[`, 0, "b")
-  if (is.null(L$design)) {
+  if (!is.null(L$conley)) {
+    # Conley: the meat of the cells' scores, the horizons side by side
+    keep <- which(rowSums(S != 0) > 0)
+    cc <- L$conley; N <- L$n_units
+    cr <- list(y = cc$y[keep], x = cc$x[keep], cz = cc$cz)
+    if (!is.null(cc$cz$lag)) {
+      cr$grp <- as.integer((keep - 1L) %/% N); cr$unit <- as.integer((keep - 1L) %% N); cr$tt <- L$tlev[cr$grp + 1L]
+    }
+    V <- dd_conley_psd(dd_conley_meat(S[keep, , drop = FALSE], cr))
+    df <- vapply(fits[ok], function(f) f$dfk, 0)
+    vtype <- "conley"
+    vlab <- dd_conley_label(cc$cz)
+    ncl <- NULL
+  } else if (is.null(L$design)) {
     V <- dd_if_cross(dd_ifs_dense(S), NULL)
     df <- vapply(fits[ok], function(f) f$G - 1, 0)
     vtype <- "cluster"

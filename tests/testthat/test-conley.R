@@ -156,8 +156,6 @@ test_that("Conley's variance: row order, and clear errors", {
   d3 <- d; d3$lat[3] <- 95
   expect_error(did_twfe(d3, "y", "id", "time", "D", vcov = dd_conley(100)), "within \\[-90, 90\\]; row 3 has 95")
   expect_error(did_bjs(d, "y", "id", "time", "first_treat", vcov = dd_conley(100)), "unused argument")
-  expect_error(did_lpdid(d, "y", "id", "time", "first_treat", pre_window = 2, post_window = 1, vcov = dd_conley(100)),
-               "unused argument")
   d$yc <- stats::rpois(nrow(d), 2)
   expect_error(did_etwfe(d, "yc", "id", "time", "first_treat", family = "poisson", vcov = dd_conley(100)),
                "`family` = \"gaussian\"; got \"poisson\"")

@@ -236,3 +236,44 @@ test_that("sampling weights: feols with weights (VW); reweighting by W_t / W^C_t
     expect_equal(r2$estimate, sum(pc * w1) / sum(w1), tolerance = 1e-10)
   }
 })
+
+test_that("Conley's variance: each horizon equals fixest's conley() on the recipe, the covariance across horizons by hand", {
+  need_peer("fixest")
+  d <- utils::read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))
+  set.seed(2)
+  u <- sort(unique(d$sid))
+  d$lat <- stats::runif(length(u), 28, 48)[match(d$sid, u)]; d$lon <- stats::runif(length(u), -120, -72)[match(d$sid, u)]
+  fit <- did_lpdid(d, "l_homicide", "sid", "year", gname = "effyear", pre_window = 2, post_window = 2,
+                   vcov = dd_conley(500))
+  key <- paste(d$sid, d$year); at <- function(k) d$l_homicide[match(paste(d$sid, d$year + k), key)]
+  G <- ifelse(d$effyear == 0, Inf, d$effyear)
+  sc <- list()
+  for (h in c(-2, 0, 1, 2)) {
+    s <- data.frame(dy = at(h) - at(-1), D = as.integer(d$year == G), tt = d$year, id = d$sid, lat = d$lat,
+                    lon = d$lon, cell = key)
+    s <- s[!is.na(s$dy) & (s$D == 1 | (d$year < G & (if (h >= 0) d$year + h < G else TRUE))), ]
+    m <- fixest::feols(dy ~ D | tt, s, vcov = fixest::conley(500, distance = "spherical"))
+    r <- lp_rows(fit, paste0("event::", h))
+    expect_equal(r$estimate, unname(stats::coef(m)["D"]), tolerance = 1e-8)
+    expect_equal(r$std.error, as.vector(fixest::se(m)["D"]), tolerance = 1e-8)
+    expect_equal(r$p.value, as.vector(fixest::pvalue(m)["D"]), tolerance = 1e-8)
+    Dt <- fixest::demean(s$D, s$tt)[, 1]
+    n <- nrow(s); k <- 1 + length(unique(s$tt))
+    sc[[as.character(h)]] <- stats::setNames(Dt * stats::resid(m) / sum(Dt^2) * sqrt(n / (n - k)), s$cell)
+  }
+  # horizons 0 and 1: sum over pairs of cells within 500 km (the units' places, all periods) of s0_i s1_j
+  a <- sc[["0"]]; b <- sc[["1"]]
+  pa <- match(names(a), key); pb <- match(names(b), key)
+  hav <- function(i, j) {
+    r <- pi / 180
+    h <- sin((d$lat[j] - d$lat[i]) * r / 2)^2 + cos(d$lat[i] * r) * cos(d$lat[j] * r) * sin((d$lon[j] - d$lon[i]) * r / 2)^2
+    12752 * asin(pmin(sqrt(h), 1))
+  }
+  W <- outer(pa, pb, function(i, j) hav(i, j) <= 500)
+  expect_equal(fit$vcov["event::0", "event::1"], drop(a %*% W %*% b), tolerance = 1e-10)
+  expect_identical(fit$vcov_type, "conley")
+  expect_error(did_lpdid(d, "l_homicide", "sid", "year", gname = "effyear", pre_window = 2, post_window = 2,
+                         vcov = dd_conley(500), cluster = "state"), "does not combine with `cluster`")
+  expect_error(did_lpdid(d, "l_homicide", "sid", "year", gname = "effyear", pre_window = 2, post_window = 2,
+                         vcov = "hetero"), "did_lpdid\\(\\) clusters its standard errors")
+})
