@@ -86,6 +86,13 @@ run <- switch(case,
     d$y <- rnorm(G)[d$g] + 0.3 * d$t + d$D * (1 + 0.5 * dose[d$g]) + rnorm(nrow(d))
     function() did_had(d, "y", "g", "t", "D", effects = 3, placebo = 2, stute = TRUE, stute_nboot = 2e5)
   },
+  conley = {
+    # Conley's meat (conley.c): 400,000 places, a 600 km cutoff (thousands of neighbours each)
+    d <- data.frame(id = rep(seq_len(400000), each = 2), t = rep(1:2, 400000))
+    d$lat <- runif(400000, 25, 49)[d$id]; d$lon <- runif(400000, -124, -67)[d$id]
+    d$d <- as.numeric(d$id %% 3 == 0 & d$t == 2); d$y <- rnorm(nrow(d))
+    function() did_twfe(d, "y", "id", "t", "d", vcov = dd_conley(600))
+  },
   stop("unknown case ", case))
 
 cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")
