@@ -20,12 +20,8 @@ d$lat <- lat[d$id]; d$lon <- lon[d$id]
 d$D <- as.integer(g[d$id] == 1 & d$time == 2)
 d$y <- sin(d$lat / 3) + cos(d$lon / 4) + d$time * 0.1 + 0.5 * d$D + stats::rnorm(2 * n)
 
-measure <- function(expr) {
-  base <- sum(gc(reset = TRUE, full = TRUE)[, 2])
-  t0 <- proc.time()[["elapsed"]]
-  val <- force(expr)
-  list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
-}
+source(file.path("bench", "measure.R"))
+measure <- bench_in_process
 peer <- measure(feols(y ~ D | id + time, d, vcov = conley(cut, distance = "spherical")))
 ours <- measure(did_twfe(d, "y", "id", "time", "D", vcov = dd_conley(cut)))
 res <- list(data = sprintf("%d locations x 2 periods, cutoff %g km (spherical, uniform kernel)", n, cut),

@@ -24,12 +24,8 @@ d$y <- stats::rnorm(n)[d$id] + 0.1 * d$t + ifelse(d$g > 0 & d$t >= d$g, 1 + 0.1 
 d$x <- stats::rnorm(n * T) + 0.05 * d$t
 d$y <- d$y + 0.5 * d$x
 
-measure <- function(expr) {
-  base <- sum(gc(reset = TRUE, full = TRUE)[, 2])
-  t0 <- proc.time()[["elapsed"]]
-  val <- force(expr)
-  list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
-}
+source(file.path("bench", "measure.R"))
+measure <- bench_in_process
 recipe <- function(d, cov = FALSE) {
   key <- d$id * (2L * T) + d$t                 # (no collision for |k| < T)
   at <- function(k) d$y[match(d$id * (2L * T) + d$t + k, key)]

@@ -19,12 +19,8 @@ d <- data.frame(id = rep(seq_len(n), each = T), t = rep(seq_len(T), n))
 d$g <- g[d$id]
 d$y <- stats::rnorm(n)[d$id] + 0.1 * d$t + ifelse(d$g > 0 & d$t >= d$g, 1 + 0.1 * (d$t - d$g), 0) + stats::rnorm(n * T)
 
-measure <- function(expr) {
-  base <- sum(gc(reset = TRUE, full = TRUE)[, 2])
-  t0 <- proc.time()[["elapsed"]]
-  val <- force(expr)
-  list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
-}
+source(file.path("bench", "measure.R"))
+measure <- bench_in_process
 recipe <- function(d) {
   out <- list()
   for (gg in sort(unique(d$g[d$g > 0]))) {

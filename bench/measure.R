@@ -26,3 +26,13 @@ bench_table_md <- function(res)
     "|---|---|---|---|---|---|---|---|---|",
     sprintf("| %s | %s | %.2f | %.3f | %.1fx | %.1f | %.1f | %.3f | %s |", res$case, res$peer, res$peer_s,
             res$diffdiff_s, res$speedup, res$peer_peak_mb, res$diffdiff_peak_mb, res$mem_ratio, res$diff))
+
+# Scripts that run both sides in one process (did_synth, did_lpdid,
+# did_lwdid, Conley): a call's elapsed time and R's heap peak above the
+# baseline before it (MB)
+bench_in_process <- function(expr) {
+  base <- sum(gc(reset = TRUE, full = TRUE)[, 2])
+  t0 <- proc.time()[["elapsed"]]
+  val <- force(expr)
+  list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
+}

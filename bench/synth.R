@@ -24,12 +24,8 @@ pr <- c("school.illit", "school.prim", "school.med", "school.high", "school.post
 # time, and the peak of R's heap during the call above what was in use
 # before it (so that what the first call leaves behind does not count
 # against the second)
-measure <- function(expr) {
-  base <- sum(gc(reset = TRUE, full = TRUE)[, 2])
-  t0 <- proc.time()[["elapsed"]]
-  val <- force(expr)
-  list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
-}
+source(file.path("bench", "measure.R"))
+measure <- bench_in_process
 
 peer <- measure(lapply(donors, function(j) {
   dp <- dataprep(foo = b, predictors = pr, predictors.op = "mean", time.predictors.prior = 1964:1969,
