@@ -68,6 +68,11 @@ dd_registry_entries <- list(
   list(name = "did_lwdid", class = "did_lwdid", treatment = "gname",
        fields = c("cells", "transformation", "est_method", "control_group", "cohorts", "common_timing", "ri"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-lwdid.R"),
+  # did2s with the clean rows as its untreated sample (the two stages by hand with lm besides)
+  list(name = "did_spillover", class = "did_spillover", treatment = "gname",
+       fields = c("rings", "ring_rows", "n_clean", "distance", "exposure", "anticipation", "n_treated", "n_untreated",
+                  "first_stage"),
+       check_rule = NA, peer = "did2s", parity_test = "test-parity-spillover.R"),
   list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
        fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
        aggregate = "did_etwfe_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",

@@ -40,7 +40,7 @@ dd_group_weights <- function(e, at, w = NULL, all = FALSE) {
 }
 
 dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im, yname, idname, tname, spec,
-                             call, extra) {
+                             call, extra, vlabel = NULL) {
   alpha <- spec$alpha
   keep <- which(im$ok)
   terms <- names(est)
@@ -49,7 +49,8 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
             spec$nboot)
   psi <- attr(V, "ifs"); attr(V, "ifs") <- NULL
   band <- which(!is.na(event))
-  lab0 <- if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
+  lab0 <- if (!is.null(vlabel)) vlabel
+          else if (!is.null(st$design)) sprintf("Survey design (%s influence function)", label)
           else sprintf("%s, clustered (%s)", label, names(st$cluster)[1])
   bt <- dd_boot_table(est, V, df, spec, band, function(V) dd_ifs_boot(psi, V, spec, band,
                                                                        structure(lab0, psu = !is.null(st$design))))
@@ -57,7 +58,8 @@ dd_impute_result <- function(estimator, title, label, est, V, event, df, st, im,
   tab$event <- event
   p <- st$p
   nu <- attr(dd_recode(st$idc, keep), "nlev"); nt <- attr(dd_recode(st$tc, keep), "nlev")
-  info <- dd_info(estimator, title, yname, length(keep), if (!is.null(st$design)) "survey" else "cluster", lab0,
+  info <- dd_info(estimator, title, yname, length(keep),
+                  if (!is.null(vlabel)) "conley" else if (!is.null(st$design)) "survey" else "cluster", lab0,
                   df, alpha, terms, n_units = nu, n_periods = nt,
                   n_clusters = if (is.null(st$design) && !is.null(st$cl)) attr(dd_recode(st$cl, keep), "nlev"),
                   fe_names = c(idname, tname), dropped = im$fs$dropped, more = list(fe_sizes = c(nu, nt)))

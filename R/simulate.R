@@ -51,6 +51,12 @@
 #'   random period (leavers), the others start untreated and start at a
 #'   random period (joiners); the effect of being treated is drawn per unit
 #'   and period (mean `effect`, SD `effect_sd`).
+#' * `dd_sim_spillover()`: staggered adoption (as `dd_sim_staggered()`) of
+#'   units scattered at random over a region of `region_km` x `region_km`
+#'   kilometres (columns `lat`, `lon`, degrees, around 37 N 98 W); an
+#'   untreated unit at distance `d` from the nearest unit treated by then
+#'   gains `spillover * (1 - d / reach)` when `d < reach` (Butts 2021's
+#'   set-up; [did_spillover()]), so that nearby controls are contaminated.
 #' @param n_treated,first_treat Treated units and their adoption period
 #'   (`dd_sim_factor`; default: the last quarter of the periods).
 #' @param n_factors,loading_shift Number of factors and the treated units'
@@ -62,11 +68,14 @@
 #' @param slope,dose_meanlog,dose_sdlog Effect per unit of dose and the
 #'   log-normal dose distribution (`dd_sim_continuous`).
 #' @param effect_sd SD of the unit-period effects (`dd_sim_reversible`).
+#' @param spillover,reach,region_km The spillover on an untreated unit next
+#'   to a treated one, the distance (km) at which it vanishes, and the side
+#'   of the square region (`dd_sim_spillover`).
 #' @return A data frame: `id`, `time`, `first_treat`, `D` (treated
 #'   observation), `y` (and `treat`, `post` for `dd_sim_basic`; `eligible`
 #'   for `dd_sim_ddd`; `stratum`, `psu`, `weight` for `dd_sim_survey`;
 #'   `dose` for `dd_sim_continuous`; `dd_sim_reversible` has `id`, `time`,
-#'   `D`, `y`).
+#'   `D`, `y`; `dd_sim_spillover` adds `lat` and `lon`).
 #' @examples
 #' set.seed(1)
 #' head(dd_sim_basic(n_units = 50, n_pre = 2, n_post = 2, effect = 0.5))
@@ -76,6 +85,8 @@
 #' summary(dc$dose[dc$first_treat > 0])
 #' dr <- dd_sim_reversible(n_units = 50, n_periods = 6)
 #' table(dr$D, dr$time)
+#' ds <- dd_sim_spillover(n_units = 200, n_periods = 6)
+#' plot(ds$lon[ds$time == 1], ds$lat[ds$time == 1], col = 1 + (ds$first_treat[ds$time == 1] > 0))
 #' @name dd_sim
 NULL
 
@@ -567,4 +578,43 @@ autoplot.dd_power_sim_n <- function(object, ...) {
   n <- attr(object, "n_required")
   dd_power_gg(object, "n_units", attr(object, "target_power"), 2, n, "Units", "Simulated power by sample size",
               if (is.finite(n)) sprintf("Units needed: %d", as.integer(n)) else NULL)
+}
+
+#' @rdname dd_sim
+#' @export
+dd_sim_spillover <- function(n_units = 400, n_periods = 8, cohorts = NULL, never_share = 0.9, effect = 1,
+                             spillover = 0.5, reach = 50, region_km = 1000, rho = 0, sd = 1, sd_unit = 1, trend = 0) {
+  for (a in list(list(spillover, "spillover")))
+    if (!is.numeric(a[[1]]) || length(a[[1]]) != 1L || !is.finite(a[[1]]))
+      dd_stop("`%s` must be one finite number; got %s.", a[[2]], dd_show(a[[1]]))
+  reach <- dd_check_positive(reach, "reach")
+  region_km <- dd_check_positive(region_km, "region_km")
+  d <- dd_sim_staggered(n_units, n_periods, cohorts, never_share, effect, 0, rho, sd, sd_unit, trend)
+  n <- length(unique(d$id))
+  # treatment at random over the units
+  perm <- sample.int(n)
+  d$first_treat <- d$first_treat[d$time == 1][perm][d$id]
+  eff <- d$D * effect
+  d$D <- as.numeric(d$first_treat > 0 & d$time >= d$first_treat)
+  lat0 <- 37; km_lat <- 6376 * pi / 180
+  lat <- lat0 + (stats::runif(n) - 0.5) * region_km / km_lat
+  lon <- -98 + (stats::runif(n) - 0.5) * region_km / (km_lat * cos(lat0 * pi / 180))
+  d$lat <- lat[d$id]; d$lon <- lon[d$id]
+  # distance to the nearest unit treated by each period (haversine, 6376 km)
+  g <- d$first_treat[d$time == 1]
+  rad <- pi / 180
+  near <- function(i, set) {
+    set <- setdiff(set, i)
+    if (!length(set)) return(Inf)
+    h <- sin((lat[set] - lat[i]) * rad / 2)^2 + cos(lat[i] * rad) * cos(lat[set] * rad) * sin((lon[set] - lon[i]) * rad / 2)^2
+    min(12752 * asin(pmin(1, sqrt(h))))
+  }
+  starts <- sort(unique(g[g > 0]))
+  Dn <- matrix(Inf, n, length(starts))
+  for (j in seq_along(starts)) Dn[, j] <- vapply(seq_len(n), near, 0, set = which(g > 0 & g <= starts[j]))
+  j <- findInterval(d$time, starts)
+  dist <- ifelse(j > 0, Dn[cbind(d$id, pmax(j, 1))], Inf)
+  sp <- ifelse(d$D == 0 & dist < reach, spillover * (1 - dist / reach), 0)
+  d$y <- d$y - eff + d$D * effect + sp
+  d[, c("id", "time", "first_treat", "D", "lat", "lon", "y")]
 }

@@ -27,7 +27,11 @@
  * s_i' + s_i v_i' + v_i s_i' in order on the main thread: the same bits for
  * any thread count.
  *
- * Entry point: C_conley_meat. */
+ * The same grid gives did_spillover() each unit's distance to the nearest
+ * unit of each treated cohort within a cutoff (C_spill_nearest), with
+ * the distances of fixest's expressions above.
+ *
+ * Entry points: C_conley_meat, C_spill_nearest. */
 #include "diffdiff.h"
 #include <math.h>
 #include <stdlib.h>
@@ -123,6 +127,74 @@ static int cl_block(const long long *ukey, int nb, long long k) {
   return lo < nb && ukey[lo] == k ? lo : -1;
 }
 
+/* The grid: n points (ya, xa in the grid's units; grp their groups or
+ * NULL) in rows of height L above ymin (L = 0: one row), each (group, row)
+ * a block of points sorted by x; key = group * nrow_max + row + 1. */
+typedef struct {
+  int nb;                           /* blocks */
+  long long nrow_max;
+  int *row, *ord, *bstart, *iord;   /* row of each point; points in sorted order; block starts; 0..n-1 */
+  long long *key, *ukey;            /* key of each point; the blocks' keys */
+  double *xs;                       /* x in sorted order */
+} cl_grid;
+
+static void cl_grid_build(cl_grid *g, int n, const double *ya, const double *xa, const int *grp, double L,
+                          double ymin) {
+  int n1 = n > 0 ? n : 1;
+  double h = L > 0.0 ? L : 1.0;
+  g->nrow_max = 0;
+  g->key = (long long *) R_alloc(n1, sizeof(long long));
+  g->row = (int *) R_alloc(n1, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    double r = L > 0.0 ? floor((ya[i] - ymin) / h) : 0.0;
+    if (r > 1e9) error("internal error in conley.c: too many grid rows; please report");
+    g->row[i] = (int) r;
+    if (g->row[i] + 3 > g->nrow_max) g->nrow_max = g->row[i] + 3;
+  }
+  for (int i = 0; i < n; i++) g->key[i] = (long long) (grp ? grp[i] : 0) * g->nrow_max + g->row[i] + 1;
+  g->ord = (int *) R_alloc(n1, sizeof(int));
+  for (int i = 0; i < n; i++) g->ord[i] = i;
+  cl_sort_ctx sc = {xa, ya, grp, g->key};
+  cl_sctx = &sc;
+  qsort(g->ord, n, sizeof(int), cl_cmp);
+  cl_sctx = NULL;
+  g->nb = 0;
+  g->ukey = (long long *) R_alloc(n1, sizeof(long long));
+  g->bstart = (int *) R_alloc(n + 1, sizeof(int));
+  for (int p = 0; p < n; p++)
+    if (p == 0 || g->key[g->ord[p]] != g->key[g->ord[p - 1]]) {
+      g->ukey[g->nb] = g->key[g->ord[p]]; g->bstart[g->nb] = p; g->nb++;
+    }
+  g->bstart[g->nb] = n;
+  g->xs = (double *) R_alloc(n1, sizeof(double));
+  for (int p = 0; p < n; p++) g->xs[p] = xa[g->ord[p]];
+  g->iord = (int *) R_alloc(n1, sizeof(int));
+  for (int p = 0; p < n; p++) g->iord[p] = p;
+}
+
+/* the window [a0, a1) of block b's sorted points whose x is within wmax of
+ * x + shift wv (0: none, 1: +2 pi, 2: -2 pi; on the sphere, a wide window:
+ * the whole block) */
+static void cl_window(const cl_grid *g, int b, int dist, double wmax, int wv, double x, int *a0, int *a1) {
+  int s0 = g->bstart[b], s1 = g->bstart[b + 1];
+  if (dist != 3 && wmax >= M_PI) { *a0 = s0; *a1 = s1; return; }
+  double sh = wv == 0 ? 0.0 : (wv == 1 ? 2.0 * M_PI : -2.0 * M_PI);
+  *a0 = cl_lower(g->iord, g->xs, s0, s1, x + sh - wmax);
+  *a1 = cl_lower(g->iord, g->xs, s0, s1, nextafter(x + sh + wmax, R_PosInf));
+}
+
+/* the widest longitude difference (or x difference) of a point's pairs at
+ * latitude y (radians), with a margin */
+static double cl_wmax(int dist, double c, double L, double y) {
+  double wmax;
+  if (dist == 3) wmax = c;
+  else {
+    double am = fabs(y) + L;
+    wmax = am >= M_PI / 2.0 - 1e-12 ? R_PosInf : L / cos(am);
+  }
+  return wmax * (1.0 + 1e-9) + 1e-12;
+}
+
 /* C_conley_meat(S, y, x, opts, grp, cl, unit, tt): S (n x k) the scores;
  * y, x latitude and longitude in degrees (dist 1, 2) or planar coordinates
  * (dist 3); opts (double): cutoff, dist, kernel, lag (< 0: no serial part),
@@ -179,35 +251,11 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
   /* rows of width L (a zero cutoff: rows of the exact coordinate) */
   double ymin = R_PosInf;
   for (int i = 0; i < n; i++) if (ya[i] < ymin) ymin = ya[i];
-  double h = L > 0.0 ? L : 1.0;
-  long long nrow_max = 0;
-  long long *key = (long long *) R_alloc(n > 0 ? n : 1, sizeof(long long));
-  int *row = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
-  for (int i = 0; i < n; i++) {
-    double r = L > 0.0 ? floor((ya[i] - ymin) / h) : 0.0;
-    if (r > 1e9) error("internal error in conley.c: too many grid rows; please report");
-    row[i] = (int) r;
-    if (row[i] + 3 > nrow_max) nrow_max = row[i] + 3;
-  }
-  for (int i = 0; i < n; i++) key[i] = (long long) (grp ? grp[i] : 0) * nrow_max + row[i] + 1;
-  int *ord = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
-  for (int i = 0; i < n; i++) ord[i] = i;
-  cl_sort_ctx sc = {xa, ya, grp, key};
-  cl_sctx = &sc;
-  qsort(ord, n, sizeof(int), cl_cmp);
-  cl_sctx = NULL;
-  /* the blocks of equal key in sorted order */
-  int nb = 0;
-  long long *ukey = (long long *) R_alloc(n > 0 ? n : 1, sizeof(long long));
-  int *bstart = (int *) R_alloc(n + 1, sizeof(int));
-  for (int p = 0; p < n; p++)
-    if (p == 0 || key[ord[p]] != key[ord[p - 1]]) { ukey[nb] = key[ord[p]]; bstart[nb] = p; nb++; }
-  bstart[nb] = n;
-  /* the sorted x of the points, for the window searches */
-  double *xs = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
-  for (int p = 0; p < n; p++) xs[p] = xa[ord[p]];
-  int *iord = (int *) R_alloc(n > 0 ? n : 1, sizeof(int));
-  for (int p = 0; p < n; p++) iord[p] = p;
+  cl_grid gr;
+  cl_grid_build(&gr, n, ya, xa, grp, L, ymin);
+  const int *row = gr.row, *ord = gr.ord;
+  const long long *key = gr.key, *ukey = gr.ukey;
+  int nb = gr.nb;
   /* v_i = sum_j w_ij s_j over the neighbours j of other clusters that come
    * after i in sorted order (M = sum_i s_i v_i' + v_i s_i' + diagonal) */
   double *V = (double *) R_alloc((size_t) (n > 0 ? n : 1) * k, sizeof(double));
@@ -222,30 +270,18 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
 #endif
     for (int p = lo_; p < hi_; p++) {
       int i = ord[p];
-      double wmax;
-      if (dist == 3) wmax = c;
-      else {
-        double am = fabs(ya[i]) + L;
-        wmax = am >= M_PI / 2.0 - 1e-12 ? R_PosInf : L / cos(am);
-      }
-      wmax = wmax * (1.0 + 1e-9) + 1e-12;
+      double wmax = cl_wmax(dist, c, L, ya[i]);
       long long base = key[i] - row[i] - 1;
       for (int dr = 0; dr <= 1; dr++) {   /* each pair once: from its first point in sorted order */
         int rr = row[i] + dr;
         if (rr < 0) continue;
         int b = cl_block(ukey, nb, base + rr + 1);
         if (b < 0) continue;
-        int s0 = bstart[b], s1 = bstart[b + 1];
         /* the windows: around x_i and, on the sphere, shifted by a turn */
         int nwin = (dist == 3 || wmax >= M_PI) ? 1 : 3;
         for (int wv = 0; wv < nwin; wv++) {
           int a0, a1;
-          if (dist != 3 && wmax >= M_PI) { a0 = s0; a1 = s1; }
-          else {
-            double sh = wv == 0 ? 0.0 : (wv == 1 ? 2.0 * M_PI : -2.0 * M_PI);
-            a0 = cl_lower(iord, xs, s0, s1, xa[i] + sh - wmax);
-            a1 = cl_lower(iord, xs, s0, s1, nextafter(xa[i] + sh + wmax, R_PosInf));
-          }
+          cl_window(&gr, b, dist, wmax, wv, xa[i], &a0, &a1);
           if (dr == 0 && a0 <= p) a0 = p + 1;
           for (int q = a0; q < a1; q++) {
             int j = ord[q];
@@ -306,4 +342,116 @@ SEXP C_conley_meat(SEXP S_, SEXP y_, SEXP x_, SEXP opts_, SEXP grp_, SEXP cl_, S
   }
   UNPROTECT(1);
   return M_;
+}
+
+/* The distance of a pair in km (dist 1, 2) or the coordinates' units (3),
+ * by the expressions of cl_weight (fixest's), when the pair passes the
+ * pre-filter and is within the cutoff c; +Inf otherwise. Radians for 1, 2. */
+static double cl_dist(int dist, double c, double L, double C2, double yi, double xi, double yj, double xj) {
+  double d;
+  if (dist == 3) {
+    double dx = xj - xi, dy = yj - yi;
+    d = sqrt(dx * dx + dy * dy);
+  } else {
+    double dlat = fabs(yj - yi);
+    if (dlat > L) return R_PosInf;
+    double dlon0 = fabs(xj - xi);
+    double dlon = dlon0 < CL_PI5 ? dlon0 : 6.28318 - dlon0;
+    double cbar = cos((yi + yj) / 2.0);
+    if (dlon > L / cbar) return R_PosInf;
+    if (dist == 1) {
+      double s1 = sin((yj - yi) / 2.0), s2 = sin((xj - xi) / 2.0);
+      double r = sqrt(s1 * s1 + cos(yi) * cos(yj) * s2 * s2);
+      d = 12752.0 * asin(r < 1.0 ? r : 1.0);
+    } else {
+      double q = dlat * dlat + (cbar * dlon) * (cbar * dlon);
+      if (!(q <= C2)) return R_PosInf;
+      d = (111.0 * 180.0 / CL_PI5) * sqrt(q);
+    }
+  }
+  return d <= c ? d : R_PosInf;
+}
+
+/* C_spill_nearest(y, x, lab, opts): for n units at (y, x) (degrees for dist
+ * 1, 2; planar for 3) with labels lab (0-based cohort, or -1: not treated),
+ * the n x G matrix (G = opts[2]) of each unit's distance to the nearest
+ * other unit of each label within the cutoff opts[0] (+Inf: none);
+ * opts[1] the distance (1 spherical, 2 triangular, 3 euclidean). Each
+ * unit's neighbours are searched in the three grid rows around it, in
+ * parallel over units (each writes its own row of the result). */
+SEXP C_spill_nearest(SEXP y_, SEXP x_, SEXP lab_, SEXP opts_) {
+  const char *fn = "C_spill_nearest";
+  dd_chk_type(y_, REALSXP, 0, fn, "y");
+  int n = LENGTH(y_);
+  dd_chk_vec(x_, REALSXP, n, 0, fn, "x");
+  dd_chk_vec(lab_, INTSXP, n, 0, fn, "lab");
+  dd_chk_vec(opts_, REALSXP, 3, 0, fn, "opts");
+  const double *o = REAL(opts_);
+  double c = o[0];
+  int dist = (int) o[1];
+  double Gd = o[2];
+  if (!(c > 0.0) || !R_FINITE(c) || dist < 1 || dist > 3 || !(Gd >= 1.0) || Gd > 1e6)
+    error("internal error in conley.c: bad options; please report");
+  int G = (int) Gd;
+  const double *yy = REAL(y_), *xx = REAL(x_);
+  const int *lab = INTEGER(lab_);
+  int nt = 0;
+  for (int i = 0; i < n; i++) {
+    if (!R_FINITE(yy[i]) || !R_FINITE(xx[i])) error("internal error in conley.c: a missing coordinate; please report");
+    if (lab[i] < -1 || lab[i] >= G) error("internal error in conley.c: bad label; please report");
+    if (lab[i] >= 0) nt++;
+  }
+  double *ya = (double *) R_alloc(n > 0 ? n : 1, sizeof(double)), *xa = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+  for (int i = 0; i < n; i++) {
+    ya[i] = dist == 3 ? yy[i] : yy[i] / 180.0 * M_PI;
+    xa[i] = dist == 3 ? xx[i] : xx[i] / 180.0 * M_PI;
+  }
+  double L = dist == 3 ? c : ((c / 111.0) * CL_PI5) / 180.0;
+  double C2 = (((c * CL_PI5) / 180.0) / 111.0) * (((c * CL_PI5) / 180.0) / 111.0);
+  /* the grid of the labelled units (rows above the lowest of all units) */
+  double ymin = R_PosInf;
+  for (int i = 0; i < n; i++) if (ya[i] < ymin) ymin = ya[i];
+  int *tix = (int *) R_alloc(nt > 0 ? nt : 1, sizeof(int));
+  double *ty = (double *) R_alloc(nt > 0 ? nt : 1, sizeof(double)), *tx = (double *) R_alloc(nt > 0 ? nt : 1, sizeof(double));
+  for (int i = 0, m = 0; i < n; i++)
+    if (lab[i] >= 0) { tix[m] = i; ty[m] = ya[i]; tx[m] = xa[i]; m++; }
+  cl_grid gr;
+  cl_grid_build(&gr, nt, ty, tx, NULL, L, ymin);
+  SEXP D_ = PROTECT(allocMatrix(REALSXP, n, G));
+  double *D = REAL(D_);
+  for (size_t i = 0; i < (size_t) n * G; i++) D[i] = R_PosInf;
+  double h = L > 0.0 ? L : 1.0;
+  int nth = dd_nthreads(n, (double) n * 32.0);
+  dd_chunks ch;
+  dd_chunks_init(&ch, n, nth);
+  while (dd_chunks_next(&ch)) {
+    const int lo_ = ch.lo, hi_ = ch.hi;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 256)
+#endif
+    for (int i = lo_; i < hi_; i++) {
+      double wmax = cl_wmax(dist, c, L, ya[i]);
+      double rq = floor((ya[i] - ymin) / h);
+      int nwin = (dist == 3 || wmax >= M_PI) ? 1 : 3;
+      for (int dr = -1; dr <= 1; dr++) {
+        double rr = rq + dr;
+        if (rr < 0.0 || rr + 3.0 > (double) gr.nrow_max) continue;
+        int b = cl_block(gr.ukey, gr.nb, (long long) rr + 1);
+        if (b < 0) continue;
+        for (int wv = 0; wv < nwin; wv++) {
+          int a0, a1;
+          cl_window(&gr, b, dist, wmax, wv, xa[i], &a0, &a1);
+          for (int q = a0; q < a1; q++) {
+            int j = tix[gr.ord[q]];
+            if (j == i) continue;
+            double d = cl_dist(dist, c, L, C2, ya[i], xa[i], ya[j], xa[j]);
+            double *cell = D + i + (size_t) lab[j] * n;
+            if (d < *cell) *cell = d;
+          }
+        }
+      }
+    }
+  }
+  UNPROTECT(1);
+  return D_;
 }

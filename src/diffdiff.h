@@ -150,6 +150,7 @@ SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);
 SEXP C_synth_nm(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP par, SEXP init, SEXP maxit, SEXP bfgs);
 /* conley.c */
 SEXP C_conley_meat(SEXP S, SEXP y, SEXP x, SEXP opts, SEXP grp, SEXP cl, SEXP unit, SEXP tt);
+SEXP C_spill_nearest(SEXP y, SEXP x, SEXP lab, SEXP opts);
 
 /* lpdid.c */
 SEXP C_lpdid_state(SEXP D);

@@ -57,6 +57,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(synth_vloss, 6),
   CALLDEF(synth_nm, 8),
   CALLDEF(conley_meat, 8),
+  CALLDEF(spill_nearest, 4),
   CALLDEF(lpdid_state, 1),
   CALLDEF(lpdid_horizon, 9),
   CALLDEF(dcdh_horizon, 18),
