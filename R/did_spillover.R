@@ -107,7 +107,8 @@ did_spillover <- function(data, yname, idname, tname, gname, xformla = NULL, coo
                           cutoff = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
                           cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL) {
   call <- match.call()
-  dd_required(c("data", "yname", "idname", "tname", "gname", "rings"))
+  dd_required(c("data", "yname", "idname", "tname", "gname", "rings"),
+              labels = c(rings = "the ring breakpoints, increasing from 0, e.g. c(0, 10, 20)"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
                 fe_maxit = fe_maxit)
   dd_check_data(data)
@@ -236,8 +237,8 @@ dd_spill_rings <- function(rings) {
 
 dd_spill_ring_labels <- function(rings) {
   K <- length(rings) - 1L
-  sprintf("[%s,%s%s", format(rings[-(K + 1L)], trim = TRUE), format(rings[-1], trim = TRUE),
-          ifelse(seq_len(K) == K, "]", ")"))
+  f <- vapply(rings, function(r) format(r, digits = 15), "")
+  sprintf("[%s,%s%s", f[-(K + 1L)], f[-1], ifelse(seq_len(K) == K, "]", ")"))
 }
 
 # Columns of disjoint groups (labels `grp`, columns `levels`), each summing
