@@ -291,7 +291,9 @@ dd_spill_exposure <- function(st, coords, rings, distance) {
   ring <- findInterval(d, rings)
   ring[d == dmax] <- length(rings) - 1L
   ring[!is.finite(d)] <- NA_integer_
-  first <- apply(is.finite(Dm), 1, function(r) if (any(r)) starts[which(r)[1]] else NA_real_)
+  # (after the cumulative minimum a unit's finite columns are its last ones)
+  nf <- rowSums(is.finite(Dm))
+  first <- ifelse(nf > 0L, starts[pmax(length(starts) - nf + 1L, 1L)], NA_real_)
   list(d = d, ring = ring, first_exposed = first[uidx])
 }
 

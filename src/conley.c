@@ -19,7 +19,8 @@
  * Bartlett weights 1 - |t - s| / (lag + 1).
  *
  * The grid: rows of latitude (or y) of width L (or c), the points of each
- * (group, row) sorted by longitude (or x); a point's neighbours lie in its
+ * (group, row) sorted by longitude (or x); rows are higher than L when L is
+ * tiny (at most 1e7 rows); a point's neighbours lie in its
  * row and the two next to it, within a longitude window, and each pair is
  * visited once, from its first point in that order (its row and the next).
  * Each point's weighted sum v_i of its later neighbours' scores is computed
@@ -133,6 +134,7 @@ static int cl_block(const long long *ukey, int nb, long long k) {
 typedef struct {
   int nb;                           /* blocks */
   long long nrow_max;
+  double h;                         /* the rows' height */
   int *row, *ord, *bstart, *iord;   /* row of each point; points in sorted order; block starts; 0..n-1 */
   long long *key, *ukey;            /* key of each point; the blocks' keys */
   double *xs;                       /* x in sorted order */
@@ -141,7 +143,13 @@ typedef struct {
 static void cl_grid_build(cl_grid *g, int n, const double *ya, const double *xa, const int *grp, double L,
                           double ymin) {
   int n1 = n > 0 ? n : 1;
+  /* rows at least L high (a pair within the cutoff lies in one row or two
+   * adjacent ones), and at most 1e7 rows: a tiny cutoff gets higher rows */
+  double ymax = ymin;
+  for (int i = 0; i < n; i++) if (ya[i] > ymax) ymax = ya[i];
   double h = L > 0.0 ? L : 1.0;
+  if (L > 0.0 && (ymax - ymin) / h > 1e7) h = (ymax - ymin) / 1e7;
+  g->h = h;
   g->nrow_max = 0;
   g->key = (long long *) R_alloc(n1, sizeof(long long));
   g->row = (int *) R_alloc(n1, sizeof(int));
@@ -420,7 +428,7 @@ SEXP C_spill_nearest(SEXP y_, SEXP x_, SEXP lab_, SEXP opts_) {
   SEXP D_ = PROTECT(allocMatrix(REALSXP, n, G));
   double *D = REAL(D_);
   for (size_t i = 0; i < (size_t) n * G; i++) D[i] = R_PosInf;
-  double h = L > 0.0 ? L : 1.0;
+  double h = gr.h;
   int nth = dd_nthreads(n, (double) n * 32.0);
   dd_chunks ch;
   dd_chunks_init(&ch, n, nth);

@@ -155,6 +155,7 @@ fuzz_workload <- quote({
   sg$lat <- 30 + (sg$id %% 7) / 2; sg$lon <- -100 + (sg$id %/% 7) / 2
   quiet(did_twfe(sg, "y", "id", "time", "D", vcov = dd_conley(80, kernel = "bartlett", lag = 1)))
   quiet(did_twfe(sg, "y", "id", "time", "D", cluster = "cl", vcov = dd_conley(80)))
+  quiet(did_spillover(sg, "y", "id", "time", "first_treat", rings = c(0, 60, 120), event_study = TRUE))
   sg$don <- as.integer((sg$time + sg$id) %% 4 < 2)
   quiet(did_lpdid(sg, "y", "id", "time", dname = "don", pre_window = 2, post_window = 2, weightsname = "w",
                   non_absorbing = "effect_stabilization", stabilization_window = 1))

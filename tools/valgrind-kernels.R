@@ -207,6 +207,27 @@ check("C_conley_meat refuses a missing coordinate", refused(.Call(ns$C_conley_me
       c(10, 1, 0, -1, 1), NULL, NULL, NULL, NULL)))
 check("C_conley_meat refuses a serial lag without periods", refused(.Call(ns$C_conley_meat, matrix(1, 2, 1), c(1, 2),
       c(1, 2), c(10, 1, 0, 1, 1), NULL, NULL, NULL, NULL)))
+## did_spillover's nearest treated units (conley.c, C_spill_nearest): the
+## same grid and points, cutoffs up to all pairs, labels with and without
+## members, both sides of the throttle; then a fit with Conley's variance
+for (n in c(40, 2049)) {
+  set.seed(n)
+  la <- c(runif(n - 4, 60, 89.9), 89.99, -89.99, 0, 0); lo <- c(runif(n - 4, 170, 190) - 360 * (runif(n - 4) > 0.5), 0, 180, -180, 180)
+  lo[lo > 180] <- lo[lo > 180] - 360
+  lab <- as.integer(seq_len(n) %% 4) - 1L
+  for (cut in c(1e-9, 50, 5000, 30000)) for (dist in 1:3) {
+    M <- .Call(ns$C_spill_nearest, la, lo, lab, c(cut, dist, 4))
+    check(sprintf("C_spill_nearest n=%d cutoff=%g dist=%d", n, cut, dist), is.matrix(M) && !anyNA(M))
+  }
+}
+sp <- dd_sim_spillover(n_units = 150, n_periods = 5, region_km = 400)
+f <- q(tryCatch(did_spillover(sp, "y", "id", "time", "first_treat", rings = c(0, 30, 60), vcov = "conley", cutoff = 60,
+                              event_study = TRUE), error = function(e) e))
+check("did_spillover with Conley's variance", inherits(f, "error") || fin(coef(f)))
+check("C_spill_nearest refuses a missing coordinate", refused(.Call(ns$C_spill_nearest, c(1, NA), c(1, 2), c(0L, -1L),
+      c(10, 1, 1))))
+check("C_spill_nearest refuses a label out of range", refused(.Call(ns$C_spill_nearest, c(1, 2), c(1, 2), c(0L, 3L),
+      c(10, 1, 1))))
 ## did_synth's V search in C (synth.c, nmmin and vmmin): k = 2 and 6 predictors
 set.seed(3)
 for (k in c(2L, 6L)) {

@@ -14,7 +14,7 @@
 # every design: a 0/1 indicator `d`, a 2x2 `treated`/`post`, a partition `q`
 # (did_ddd), a unit dose `dose` (did_dose), a heterogeneous-adoption dose `hd`
 # (0 before period 4, >= 0 from 4 on: did_had), a reversible treatment `drev`
-# (did_dcdh), weights and a covariate.
+# (did_dcdh), weights, a covariate and coordinates `lat`, `lon` (did_spillover).
 cf_panel <- function(n = 90, T = 6, seed = 29, cohorts = c(3, 5)) {
   set.seed(seed)
   d <- expand.grid(t = seq_len(T), id = seq_len(n))[, c("id", "t")]
@@ -36,6 +36,10 @@ cf_panel <- function(n = 90, T = 6, seed = 29, cohorts = c(3, 5)) {
   d$cl <- (d$id %/% 2) %% 15
   d$y <- 0.3 * d$x + 0.2 * d$t + stats::rnorm(n)[d$id] + (1 + 0.2 * pmax(d$t - d$g, 0)) * d$d +
     0.5 * d$dose * d$d + 0.7 * d$hd + 0.8 * d$drev + 0.4 * d$q * d$d + stats::rnorm(nrow(d))
+  # coordinates (did_spillover): treated units close together, the never
+  # treated 500 km away (no random draw, so the columns above are unchanged)
+  d$lat <- ifelse(d$g == 0, 45, 40) + (d$id %% 10) * 0.05
+  d$lon <- -90 + (d$id %/% 10) * 0.05
   rownames(d) <- NULL
   d
 }
@@ -125,6 +129,10 @@ cf_estimators <- list(
   did_bjs = list(
     fit = function(d, a) did_bjs(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
     long = 'd <- cf_big(20000, 10); did_bjs(d, "y", "id", "t", "g", nboot = 2e5)'),
+  did_spillover = list(
+    fit = function(d, a) did_spillover(d, cf_a(a, "yname", "y"), "id", "t", "g", rings = c(0, 10, 100),
+                                       cluster = a$cluster),
+    long = 'd <- cf_big(20000, 10); did_spillover(d, "y", "id", "t", "g", rings = c(0, 10, 100), nboot = 2e5)'),
   did_gardner = list(
     fit = function(d, a) did_gardner(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
     long = 'd <- cf_big(20000, 10); did_gardner(d, "y", "id", "t", "g", nboot = 2e5)'),

@@ -249,3 +249,20 @@ test_that("dd_sim_spillover: spillovers on nearby untreated units only, and the 
   expect_error(dd_sim_spillover(reach = 0), "`reach`")
   expect_error(dd_sim_spillover(spillover = NA), "`spillover`")
 })
+
+test_that("a tiny cutoff is a grid of at most 1e7 rows, not an internal error (regression)", {
+  ns <- asNamespace("diffdiff")
+  set.seed(4)
+  n <- 300
+  la <- stats::runif(n, -80, 80); lo <- stats::runif(n, -170, 170)
+  la[2] <- la[1]; lo[2] <- lo[1]                     # two units at one place
+  lab <- c(0L, 0L, rep(c(-1L, 0L), length.out = n - 2))
+  got <- .Call(ns$C_spill_nearest, la, lo, lab, c(1e-9, 1, 1))
+  want <- brute_nearest(la, lo, lab, 1L, 1e-9, "spherical")
+  expect_identical(got, want)
+  expect_identical(got[1:2, 1], c(0, 0))
+  # the Conley meat: distinct places are no pairs but their own
+  S <- cbind(1, stats::rnorm(n))
+  M <- .Call(ns$C_conley_meat, S[-2, ], la[-2], lo[-2], c(1e-9, 1, 0, -1, 1), NULL, NULL, NULL, NULL)
+  expect_equal(M, crossprod(S[-2, ]), tolerance = 1e-13)
+})
