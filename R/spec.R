@@ -61,7 +61,7 @@ dd_spec_variance <- function(spec, data, idname, weightsname, cluster, vcov, sur
   cz <- dd_conley_arg(vcov, coords, cutoff, data)
   if (!is.null(cz)) {
     if (!conley)
-      dd_stop("`vcov` = Conley is not available for this estimator; did_2x2(), did_twfe(), did_event(), did_sa(), did_stacked(), did_etwfe() and did_lpdid() take it.")
+      dd_stop("`vcov` = Conley is not available for this estimator; did_2x2(), did_twfe(), did_event(), did_sa(), did_stacked(), did_etwfe(), did_lpdid() and did_spillover() take it.")
     if (!is.null(survey)) dd_stop("`vcov` = Conley cannot be combined with `survey` (the variance is design-based).")
     if (spec$nboot > 0L)
       dd_stop("`nboot` = %d (bootstrap by clusters) cannot be combined with Conley's variance; use nboot = 0.",

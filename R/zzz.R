@@ -24,8 +24,11 @@
 #'     [did_ddd()] (staggered triple differences, as triplediff),
 #'     [did_lpdid()] (local-projections DiD of Dube, Girardi, Jorda and
 #'     Taylor, as the authors' fixest recipe and Stata `lpdid`; also for
-#'     treatments that switch off) and [did_lwdid()] (Lee and Wooldridge's
-#'     rolling demeaning or detrending, as the authors' Stata `lwdid`).}
+#'     treatments that switch off), [did_lwdid()] (Lee and Wooldridge's
+#'     rolling demeaning or detrending, as the authors' Stata `lwdid`) and
+#'     [did_spillover()] (Butts's DiD with spatial spillovers: the direct
+#'     effect and the effects on untreated units by distance ring, Gardner's
+#'     two stages on the far-away controls, as did2s).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
 #'     [sdid_diagnostics()]), [did_synth()] (the synthetic control of Abadie,
@@ -74,8 +77,9 @@
 #'     units are never treated, with a message giving their number;
 #'   \item a value before the first period means treated before the data
 #'     start (always treated): [did_cs()] drops such units (warning, as did),
-#'     [did_sa()] drops their cohort (no pre-treatment period), [did_bjs()] and
-#'     [did_gardner()] drop their rows (nothing to impute from), [did_stacked()]
+#'     [did_sa()] drops their cohort (no pre-treatment period), [did_bjs()],
+#'     [did_gardner()] and [did_spillover()] drop their rows (nothing to
+#'     impute from), [did_stacked()]
 #'     trims their cohort, [did_event()] keeps them (event times >= 0),
 #'     [did_lwdid()] skips their cohort (as any cohort without the
 #'     pre-treatment periods its transformation needs: one for demean, two
