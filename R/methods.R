@@ -269,6 +269,8 @@ dd_comparison_text <- function(x) {
          did_2x2 = "the control group (`treatname` = 0)",
          did_twfe = , did_event = "untreated observations (two-way fixed effects)",
          did_bjs = , did_gardner = "untreated observations (imputation)",
+         did_spillover = sprintf("untreated observations beyond the last ring (%s) from every treated unit (imputation)",
+                                 format(max(x$rings %||% NA))),
          did_edid = "never-treated and not-yet-treated units (efficient weights)",
          did_rs = "not-yet-treated cohorts (random timing)",
          did_sdid = "synthetic control (weighted untreated units)",
