@@ -68,6 +68,10 @@ dd_registry_entries <- list(
   list(name = "did_lwdid", class = "did_lwdid", treatment = "gname",
        fields = c("cells", "transformation", "est_method", "control_group", "cohorts", "common_timing", "ri"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-lwdid.R"),
+  # qte's legacy CiC() and QDiD() on each cohort-period 2x2 (qte in a private library: tools/install-qte.sh)
+  list(name = "did_cic", class = "did_cic", treatment = "gname",
+       fields = c("method", "probs", "control_group", "panel", "cells", "distributions", "cluster", "tname"),
+       check_rule = "absorbing", peer = "qte", parity_test = "test-parity-cic.R"),
   list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
        fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),
        aggregate = "did_etwfe_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
