@@ -85,6 +85,8 @@ bench: install
 	$(RSCRIPT) bench/synth.R
 	$(RSCRIPT) bench/lpdid.R
 	$(RSCRIPT) bench/lwdid.R
+	bash tools/install-qte.sh $(QTE_LIB)
+	QTE_LIB=$(QTE_LIB) $(RSCRIPT) bench/cic.R
 	@if [ -n "$(DCDH_LIB)" ]; then DCDH_LIB=$(DCDH_LIB) $(RSCRIPT) bench/dcdh.R; fi
 	$(RSCRIPT) bench/scenarios/warm.R
 	$(RSCRIPT) bench/summary.R
