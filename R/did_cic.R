@@ -87,7 +87,7 @@
 #' @param ... qte's and did's spellings `alp` (for `alpha`) and `biters`
 #'   (for `nboot`); anything else is an error.
 #' @return A `did_cic` fit (a `dd_fit`) with rows `ATT` (the overall
-#'   effect), `ATT(g,t)` per cell and `QTT(g,t)::p` per cell and quantile
+#'   effect), `ATT(g,t)` per cell and `QTT::g,t,p` per cell and quantile
 #'   level (columns `group`, `time`, `event` = \eqn{t - g}, `quantile`), the
 #'   bootstrap covariance of all rows in `vcov`, and `cells` (one row per
 #'   cell: cohort, base period, period, treated and control observations),
@@ -281,7 +281,7 @@ dd_cic_result <- function(L, pk, pt, draws, probs, method, control_group, panel,
   gg <- vapply(cells, `[[`, 0, "g"); tt <- vapply(cells, `[[`, 0, "t")
   cterm <- sprintf("ATT(%s,%s)", gg, tt)
   pfmt <- format(probs, trim = TRUE, drop0trailing = TRUE)
-  terms_c <- as.vector(rbind(cterm, matrix(sprintf("QTT(%s,%s)::%s", rep(gg, each = np), rep(tt, each = np),
+  terms_c <- as.vector(rbind(cterm, matrix(sprintf("QTT::%s,%s,%s", rep(gg, each = np), rep(tt, each = np),
                                                    rep(pfmt, nc)), np)))
   b <- pt$est
   names(b) <- terms_c

@@ -67,7 +67,7 @@ for (cs in cases) {
   o <- bench_in_process(did_cic(d, cs$y, "id", "year", "g", method = tolower(cs$fun), nboot = 100))
   cf <- coef(o$value)
   att <- cf[[sprintf("ATT(%s,%s)", cs$t, cs$t)]]
-  qtt <- cf[startsWith(names(cf), sprintf("QTT(%s,%s)::", cs$t, cs$t))]
+  qtt <- cf[startsWith(names(cf), sprintf("QTT::%s,%s,", cs$t, cs$t))]
   diff <- max(abs(c(att - p$value$ate, qtt - p$value$qte)) / pmax(1, abs(c(p$value$ate, p$value$qte))))
   stopifnot(diff < 1e-8)
   rows[[length(rows) + 1L]] <- data.frame(

@@ -35,7 +35,7 @@ test_that("CiC on the tiny panel: the counterfactuals, ATT and QTTs computed by 
   expect_identical(f$distributions[[1]]$counterfactual, c(4, 8))
   expect_identical(f$distributions[[1]]$treated, c(3, 10))
   expect_equal(f$distributions[[1]]$base, 1)
-  expect_equal(unname(coef(f)[c("ATT", "ATT(2,2)", "QTT(2,2)::0.5", "QTT(2,2)::0.75")]), c(0.5, 0.5, -1, 2),
+  expect_equal(unname(coef(f)[c("ATT", "ATT(2,2)", "QTT::2,2,0.5", "QTT::2,2,0.75")]), c(0.5, 0.5, -1, 2),
                tolerance = 1e-14)
   expect_identical(f$coeftable$quantile, c(NA, NA, 0.5, 0.75))
   expect_identical(f$coeftable$group, c(NA, 2, 2, 2))
@@ -50,7 +50,7 @@ test_that("QDiD on the tiny panel by hand (type 7 quantiles)", {
   # ATT: ranks of y10 in itself 0.5 and 1; Q01 = 5, 8; Q00 = 2.5, 4;
   # counterfactuals 2.5 + 5 - 2.5 = 5 and 4 + 8 - 4 = 8; ATT = 6.5 - 6.5 = 0.
   f <- did_cic(cic_tiny(), "y", "id", "t", "g", method = "qdid", probs = 0.5, nboot = 0)
-  expect_equal(unname(coef(f)[c("ATT", "QTT(2,2)::0.5")]), c(0, 0.75), tolerance = 1e-14)
+  expect_equal(unname(coef(f)[c("ATT", "QTT::2,2,0.5")]), c(0, 0.75), tolerance = 1e-14)
   expect_identical(f$distributions[[1]]$counterfactual, c(5, 8))
   expect_identical(f$method, "qdid")
 })
@@ -114,7 +114,7 @@ test_that("CiC is invariant to a strictly increasing transformation of the outco
     # the counterfactual values transform with the outcome
     expect_equal(b$counterfactual, h(a$counterfactual), tolerance = 1e-12)
     # and so do the QTTs: h(Q11(p)) - h(Qcf(p)), type-1 quantiles being values of the samples
-    q <- sprintf("QTT(%s,%s)::%s", a$group, a$time, p)
+    q <- sprintf("QTT::%s,%s,%s", a$group, a$time, p)
     expect_equal(unname(coef(fl)[q]),
                  unname(h(stats::quantile(a$treated, p, type = 1)) - h(stats::quantile(a$counterfactual, p, type = 1))),
                  tolerance = 1e-12)

@@ -51,10 +51,10 @@ qte_child <- function(jobs, lalonde = FALSE) {
 # largest difference relative to max(1, |reference|)
 cic_rel <- function(a, b) max(abs(unname(a) - unname(b)) / pmax(1, abs(unname(b))))
 
-# our ATT(g,t) and QTT(g,t)::p of one cell
+# our ATT(g,t) and QTT::g,t,p of one cell
 cic_cell <- function(fit, g, t) {
   cf <- fit$coefficients
-  list(ate = cf[[sprintf("ATT(%s,%s)", g, t)]], qte = cf[startsWith(names(cf), sprintf("QTT(%s,%s)::", g, t))])
+  list(ate = cf[[sprintf("ATT(%s,%s)", g, t)]], qte = cf[startsWith(names(cf), sprintf("QTT::%s,%s,", g, t))])
 }
 
 # a panel of n units, periods 1..5, cohorts 3 and 4 and never treated; the
