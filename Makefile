@@ -8,10 +8,15 @@ TARBALL  := $(PKG)_$(VERSION).tar.gz
 CHECKDIR := check
 RSCRIPT  := Rscript --vanilla
 
+# qte (did_cic's parity peer) lives in its own library: it needs a newer
+# Matrix than R 4.2.2's (tools/install-qte.sh; installed by `make deps`)
+QTE_LIB  ?= $(HOME)/.cache/diffdiff/qtelib
+export DIFFDIFF_QTE_LIB := $(QTE_LIB)
+
 # R CMD check must not reach the network (CRAN incoming, URL checks).
 CHECK_ENV := _R_CHECK_CRAN_INCOMING_REMOTE_=false _R_CHECK_CRAN_INCOMING_=false \
   _R_CHECK_URLS_=false _R_CHECK_FORCE_SUGGESTS_=true _R_CHECK_SYSTEM_CLOCK_=false \
-  DIFFDIFF_REQUIRE_PARITY=true DIFFDIFF_SRC_DIR=$(CURDIR)
+  DIFFDIFF_REQUIRE_PARITY=true DIFFDIFF_SRC_DIR=$(CURDIR) DIFFDIFF_QTE_LIB=$(QTE_LIB)
 
 .PHONY: deps install demo test test-duckdb build check sanitize valgrind fuzz interrupt bench coverage docs clean
 
@@ -80,6 +85,8 @@ bench: install
 	$(RSCRIPT) bench/synth.R
 	$(RSCRIPT) bench/lpdid.R
 	$(RSCRIPT) bench/lwdid.R
+	bash tools/install-qte.sh $(QTE_LIB)
+	QTE_LIB=$(QTE_LIB) $(RSCRIPT) bench/cic.R
 	@if [ -n "$(DCDH_LIB)" ]; then DCDH_LIB=$(DCDH_LIB) $(RSCRIPT) bench/dcdh.R; fi
 	$(RSCRIPT) bench/scenarios/warm.R
 	$(RSCRIPT) bench/summary.R

@@ -25,10 +25,13 @@
 #'     [did_lpdid()] (local-projections DiD of Dube, Girardi, Jorda and
 #'     Taylor, as the authors' fixest recipe and Stata `lpdid`; also for
 #'     treatments that switch off), [did_lwdid()] (Lee and Wooldridge's
-#'     rolling demeaning or detrending, as the authors' Stata `lwdid`) and
+#'     rolling demeaning or detrending, as the authors' Stata `lwdid`),
 #'     [did_spillover()] (Butts's DiD with spatial spillovers: the direct
 #'     effect and the effects on untreated units by distance ring, Gardner's
-#'     two stages on the far-away controls, as did2s).}
+#'     two stages on the far-away controls, as did2s) and
+#'     [did_cic()] (Athey and Imbens' changes-in-changes and quantile DiD:
+#'     average and quantile effects per cohort and period, as qte's `CiC()`
+#'     and `QDiD()`).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
 #'     [sdid_diagnostics()]), [did_synth()] (the synthetic control of Abadie,
@@ -83,7 +86,8 @@
 #'     trims their cohort, [did_event()] keeps them (event times >= 0),
 #'     [did_lwdid()] skips their cohort (as any cohort without the
 #'     pre-treatment periods its transformation needs: one for demean, two
-#'     for detrend; a note names them), and [bacon_decomp()] compares them
+#'     for detrend; a note names them), [did_cic()] skips their cohort (no
+#'     base period; a note names it), and [bacon_decomp()] compares them
 #'     as always treated;
 #'   \item any other value must be a period of `tname`: a value between two
 #'     periods (2006.5, or 2004 in data observed every other year) is an error
@@ -107,7 +111,7 @@
 #'   not-yet-treated controls \tab `"notyettreated"` ([did_cs()]), `"not_yet_treated"` ([did_stacked()]) \tab either spelling, and `"notyet"` \cr
 #'   last-treated cohort as control \tab `control_group = "last"` ([did_sa()]) \tab `"lasttreated"`, `"last_treated"`, `"lastcohort"`; `control =` (former name) \cr
 #'   event window \tab `window = c(lo, hi)` ([did_event()], binned ends), `horizon` ([did_bjs()], [did_gardner()]), `kappa_pre`, `kappa_post` ([did_stacked()]) \tab -- \cr
-#'   bootstrap draws \tab `nboot` (0: analytic; default 0, except [did_cs()] 1000 as did, [did_sdid()] 200 as synthdid) \tab `biters`, `bstrap` ([did_cs()], as did) \cr
+#'   bootstrap draws \tab `nboot` (0: analytic; default 0, except [did_cs()] 1000 as did, [did_sdid()] 200 as synthdid, [did_cic()] 100 as qte) \tab `biters`, `bstrap` ([did_cs()], as did) \cr
 #'   significance level \tab `alpha` \tab `alp` ([did_cs()]) \cr
 #'   cluster variable \tab `cluster` \tab `clustervars` ([did_cs()]) \cr
 #' }

@@ -250,4 +250,8 @@ SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SE
 /* stute.c: wild bootstrap of Stute's test (did_had), uniforms from R's RNG in blocks */
 SEXP C_stute_boot(SEXP e, SEXP pos, SEXP q, SEXP n, SEXP p, SEXP nG, SEXP B, SEXP U);
 
+/* cic.c: changes-in-changes and quantile DiD cells (did_cic), point estimates and the resampling bootstrap */
+SEXP C_cic(SEXP y, SEXP u, SEXP off, SEXP probs, SEXP opts, SEXP smem, SEXP soff, SEXP nboot, SEXP seed,
+           SEXP first);
+
 #endif

@@ -79,6 +79,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(pretrends_mvn, 7),
   CALLDEF(trop_fit, 8),
   CALLDEF(stute_boot, 8),
+  CALLDEF(cic, 10),
   {NULL, NULL, 0}
 };
 

@@ -163,6 +163,8 @@ fuzz_workload <- quote({
   quiet(did_etwfe(sg, "yc", "id", "time", "first_treat", family = "poisson"))
   quiet(did_etwfe(sg, "yb", "id", "time", "first_treat", family = "logit", cluster = "cl"))
   quiet(did_edid(sg, "y", "id", "time", "first_treat", cluster = "cl", nboot = 19))
+  quiet(did_cic(sg, "y", "id", "time", "first_treat", probs = c(0.25, 0.5), nboot = 19))
+  quiet(did_cic(sg, "y", "id", "time", "first_treat", method = "qdid", cluster = "cl", nboot = 9))
   rg <- matrix(runif(60 * 6, 0.5, 1.5), 60, 6)[sg$id, ]
   sgr <- cbind(sg, as.data.frame(rg))
   sdr <- quiet(survey_design(sgr, weights = "w", repweights = paste0("V", 1:6), type = "JK1", scale = 5 / 6))

@@ -62,4 +62,8 @@ if (utils::packageVersion("knitr") < "1.43") {
 # triplediff (did_ddd's reference) asks for R >= 4.3 and runs with that
 # requirement relaxed (tools/install-triplediff.sh).
 bash "$(dirname "$0")/install-triplediff.sh"
+# qte 2.0.0 (did_cic's parity peer) needs Matrix >= 1.6, newer than R 4.2.2's:
+# it goes into its own library (the Makefile passes it to the tests as
+# DIFFDIFF_QTE_LIB; tools/install-qte.sh says why)
+bash "$(dirname "$0")/install-qte.sh" "${DIFFDIFF_QTE_LIB:-$HOME/.cache/diffdiff/qtelib}"
 echo "install-deps: all dependencies present"

@@ -147,6 +147,9 @@ cf_estimators <- list(
   did_lwdid = list(
     fit = function(d, a) did_lwdid(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
     long = 'd <- cf_big(2e5, 30, cohorts = 3:28); for (i in 1:50) did_lwdid(d, "y", "id", "t", "g")'),
+  did_cic = list(
+    fit = function(d, a) did_cic(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
+    long = 'd <- cf_big(20000, 6); did_cic(d, "y", "id", "t", "g", probs = 0.5, nboot = 1e5)'),
   did_ddd = list(
     fit = function(d, a) did_ddd(d, cf_a(a, "yname", "y"), "id", "t", "g", "q", cluster = a$cluster),
     long = 'd <- cf_big(50000, 8); did_ddd(d, "y", "id", "t", "g", "q", nboot = 1e6)'),

@@ -147,3 +147,42 @@ expect_removed_option <- function(option, value, estimator, rule, run) {
   testthat::expect_no_warning(run())
   fit
 }
+
+# A peer that lives in a private library because it cannot be installed
+# into R 4.2.2's own (qte 2.0.0: quantreg -> MatrixModels needs Matrix >=
+# 1.6; tools/install-qte.sh). The library is named by the environment
+# variable `env` (default `default`); it runs in a child process
+# (peer_subprocess()), never in this one (its Matrix 1.6 cannot load next to
+# R's Matrix 1.5). Returns the library; skips without the peer, or fails
+# under DIFFDIFF_REQUIRE_PARITY=true, as need_peer() does.
+need_private_peer <- function(pkg, env, default, min_version = NULL) {
+  lib <- Sys.getenv(env, default)
+  desc <- file.path(lib, pkg, "DESCRIPTION")
+  miss <- if (!file.exists(desc)) sprintf("peer package '%s' is not installed in %s (%s; tools/install-%s.sh)", pkg, lib, env, pkg)
+          else if (!is.null(min_version) && package_version(read.dcf(desc, "Version")[1, 1]) < min_version)
+            sprintf("peer package '%s' in %s is older than %s", pkg, lib, min_version)
+  if (!is.null(miss)) {
+    if (parity_required())
+      stop(sprintf("%s: it is required for parity tests (DIFFDIFF_REQUIRE_PARITY=true)", miss), call. = FALSE)
+    testthat::skip(paste("parity:", miss))
+  }
+  normalizePath(lib)
+}
+
+# Runs `code` (R source lines) in a fresh Rscript with `lib` first on the
+# library path; `input` is saved to an RDS file the code reads as `input`,
+# and the code's value `output` is read back. An error in the child fails
+# with its output.
+peer_subprocess <- function(lib, code, input = NULL) {
+  inp <- tempfile(fileext = ".rds"); out <- tempfile(fileext = ".rds"); scr <- tempfile(fileext = ".R")
+  on.exit(unlink(c(inp, out, scr)))
+  saveRDS(input, inp)
+  writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)),
+               sprintf("input <- readRDS(%s)", deparse(inp)), code,
+               sprintf("saveRDS(output, %s)", deparse(out))), scr)
+  log <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(scr)),
+                                  stdout = TRUE, stderr = TRUE))
+  if (!file.exists(out)) stop("the peer's child process failed:\n", paste(utils::tail(log, 20), collapse = "\n"),
+                              call. = FALSE)
+  readRDS(out)
+}
