@@ -238,4 +238,17 @@ for (k in c(2L, 6L)) {
     check(sprintf("C_synth_nm k=%d bfgs=%s", k, bfgs), is.finite(r$value) && fin(r$par))
   }
 }
+## did_cic's cells and bootstrap (cic.c): CiC and QDiD, panel and repeated
+## cross-sections, with ties, clusters, on both sides of the parallel throttle
+for (n in c(60, 2100)) {
+  set.seed(n)
+  cc <- dd_sim_staggered(n_units = n, n_periods = 4, cohorts = 3)
+  cc$y <- round(cc$y, 1)
+  cc$cl <- cc$id %% 13
+  for (m in c("cic", "qdid")) for (pn in c(TRUE, FALSE)) {
+    f <- q(tryCatch(did_cic(cc, "y", "id", "time", "first_treat", method = m, panel = pn, nboot = 25,
+                            cluster = if (pn) "cl"), error = function(e) e))
+    check(sprintf("did_cic n=%d %s panel=%s", n, m, pn), !inherits(f, "error") && fin(coef(f)))
+  }
+}
 cat(sprintf("%d passed, %d failed\n", passed, failed))
