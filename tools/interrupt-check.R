@@ -93,6 +93,16 @@ run <- switch(case,
     d$d <- as.numeric(d$id %% 3 == 0 & d$t == 2); d$y <- rnorm(nrow(d))
     function() did_twfe(d, "y", "id", "t", "d", vcov = dd_conley(600))
   },
+  spillover = {
+    # did_spillover's nearest treated units (conley.c, C_spill_nearest):
+    # 400,000 units, a third treated, rings to 600 km (thousands of treated
+    # neighbours each)
+    u <- 400000
+    d <- data.frame(id = rep(seq_len(u), each = 2), t = rep(1:2, u))
+    d$lat <- runif(u, 25, 49)[d$id]; d$lon <- runif(u, -124, -67)[d$id]
+    d$g <- ifelse(d$id %% 3 == 0, 2, 0); d$y <- rnorm(nrow(d))
+    function() did_spillover(d, "y", "id", "t", "g", rings = c(0, 300, 600))
+  },
   stop("unknown case ", case))
 
 cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")
