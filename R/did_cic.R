@@ -45,7 +45,7 @@
 #' **Overall effect.** The row `ATT` averages the ATT(g,t) of all cells,
 #' each weighted by the size of its cohort (units with `panel = TRUE`, rows
 #' with `panel = FALSE`), as did's "simple" aggregate; it is a linear
-#' combination of the cells ([dd_lincom()] of the shared aggregation layer),
+#' combination of the cells (`dd_lincom()` of the shared aggregation layer),
 #' so its bootstrap variance comes from the cells' joint draws.
 #'
 #' **Inference** (`nboot > 0`): the nonparametric bootstrap, as qte:
