@@ -266,3 +266,25 @@ test_that("a tiny cutoff is a grid of at most 1e7 rows, not an internal error (r
   M <- .Call(ns$C_conley_meat, S[-2, ], la[-2], lo[-2], c(1e-9, 1, 0, -1, 1), NULL, NULL, NULL, NULL)
   expect_equal(M, crossprod(S[-2, ]), tolerance = 1e-13)
 })
+
+test_that("a survey design with unit PSUs is the clustered variance times G / (G - 1); the bootstrap reproduces", {
+  d <- spill_panel()
+  d$w1 <- 1
+  rings <- c(0, 20, 40)
+  s <- did_spillover(d, "y", "id", "time", "first_treat", rings = rings,
+                     survey = survey_design(d, weights = ~ w1, ids = ~ id))
+  g <- did_spillover(d, "y", "id", "time", "first_treat", rings = rings)
+  G <- length(unique(d$id))
+  expect_equal(s$coeftable$estimate, g$coeftable$estimate, tolerance = 1e-12)
+  expect_equal(s$coeftable$std.error, g$coeftable$std.error * sqrt(G / (G - 1)), tolerance = 1e-10)
+  expect_error(did_spillover(d, "y", "id", "time", "first_treat", rings = rings, vcov = "conley", cutoff = 50,
+                             survey = survey_design(d, weights = ~ w1, ids = ~ id)), "cannot be combined with `survey`")
+  set.seed(11); b1 <- did_spillover(d, "y", "id", "time", "first_treat", rings = rings, nboot = 199)
+  set.seed(11); b2 <- did_spillover(d, "y", "id", "time", "first_treat", rings = rings, nboot = 199)
+  expect_identical(b1$coeftable, b2$coeftable)
+  expect_identical(b1$vcov_type, "bootstrap")
+  # bootstrap SEs near the analytic ones (199 draws)
+  expect_lt(max(abs(b1$coeftable$std.error / g$coeftable$std.error - 1)), 0.25)
+  expect_error(did_spillover(d, "y", "id", "time", "first_treat", rings = rings, nboot = 99, vcov = "conley",
+                             cutoff = 50), "`nboot`")
+})
