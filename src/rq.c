@@ -232,7 +232,17 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
      * if every residual that is not zero has the sign it has under the
      * perturbation (the signs chosen for the zero residuals then certify
      * it); otherwise the perturbation was too large: shrink it, go on */
-    for (int j = 0; j < p; j++) b[j] = y[h[j]];
+    /* (the basis in ascending order of observations, so that one vertex
+     * gives the same b bit for bit whatever the path to it: fitted
+     * quantiles of adjacent tau that share a vertex tie exactly) */
+    int *hs = W->ki;
+    for (int j = 0; j < p; j++) {
+      int k = j;
+      while (k > 0 && hs[k - 1] > h[j]) { hs[k] = hs[k - 1]; k--; }
+      hs[k] = h[j];
+    }
+    if (rq_factor(W, X, ldx, hs)) { status = -1; goto done; }
+    for (int j = 0; j < p; j++) b[j] = y[hs[j]];
     rq_solve(W, "N", b, 1);
     int agree = 1;
     const double ztol0 = 1e-12 * (1.0 + ymax);
