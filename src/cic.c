@@ -326,6 +326,11 @@ SEXP C_cic(SEXP y_, SEXP u_, SEXP off_, SEXP probs_, SEXP opts_, SEXP smem_, SEX
 }
 
 /* ---- covariates: qte's quantile-regression versions -------------------
+ * (in Fhat, values within 1e-10 (1 + |v|) of one another, or of v, are
+ * taken as equal: in QDiD the cohort's own fit passes through p of its
+ * observations at every tau, and with discrete covariates fitted quantiles
+ * of different tau coincide; qte leaves those ties to quantreg's rounding;
+ * see did_cic's help, "Covariates") 
  * In a cell, linear quantile regressions of the outcome on the covariates
  * (with an intercept) at every tau of a grid (taus, seq(0.01, 0.99, 0.01)
  * in did_cic) are fitted to the control group in the base period (00) and
@@ -358,11 +363,25 @@ static double cicx_qhat(const double *q, const double *taus, int nt, double r) {
 }
 
 static double cicx_fhat(const double *q, const double *taus, int nt, double v) {
-  int best = -1;
-  for (int k = 0; k < nt; k++)
-    if (q[k] <= v && (best < 0 || q[k] >= q[best])) best = k;
-  if (best <= 0) return taus[0];
-  return taus[best - 1];
+  /* values within tol of one another are taken as equal (rounding: fitted
+   * quantiles that are equal in exact arithmetic, because the fit passes
+   * through this observation or through one with its covariates, or two
+   * vertices of adjacent tau agree at these covariates); a fitted quantile
+   * within tol of v is v */
+  const double tol = 1e-10 * (1.0 + fabs(v));
+  double M = 0;
+  int any = 0;
+  for (int k = 0; k < nt; k++) {
+    const double qk = fabs(q[k] - v) <= tol ? v : q[k];
+    if (qk <= v && (!any || qk > M)) { M = qk; any = 1; }
+  }
+  if (!any) return taus[0];
+  int best = 0;
+  for (int k = 0; k < nt; k++) {
+    const double qk = fabs(q[k] - v) <= tol ? v : q[k];
+    if (qk <= v && qk >= M - tol) best = k;
+  }
+  return best == 0 ? taus[0] : taus[best - 1];
 }
 
 typedef struct {
