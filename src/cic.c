@@ -405,7 +405,8 @@ static void cicx_scratch_init(cicx_scratch *s, int nmax, int p, int nt) {
 /* One cell under the counts cnt. S: its four samples; Xs[q]: the rows of
  * sample q's covariates in X (leading dimension ldx). hb: the bases of the
  * fits (3 samples x nt x p); with warm = 0 they are computed from a fresh
- * start and stored; with warm = 1 each fit starts from them (unchanged).
+ * start and stored; with warm = 1 (a draw) the first tau starts from the
+ * stored basis of the first tau (they stay unchanged).
  * est and cf as cic_cell's. Returns 0, 1 when a sample has no weight or
  * the fitted rows of a sample have rank < p (est NA), 2 when a fit fails. */
 static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int p, const int *cnt,
@@ -424,7 +425,9 @@ static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int 
     if (dd_rq_start(&sc->W, Xs[q], ldx, sc->w, sc->h)) return 1;
     for (int k = 0; k < nt; k++) {
       int *hk = hb + ((size_t) q * nt + k) * p;
-      if (warm || k > 0) memcpy(sc->h, warm ? hk : hk - p, (size_t) p * sizeof(int));
+      /* the first tau from the point estimate's basis (a draw) or the
+       * fresh start; each next tau from the previous one's */
+      if (k == 0 && warm) memcpy(sc->h, hk, (size_t) p * sizeof(int));
       if (dd_rq_fit(&sc->W, Xs[q], ldx, s->y, sc->w, taus[k], sc->h, sc->coef + ((size_t) q * nt + k) * p) < 0)
         return 2;
       if (!warm) memcpy(hk, sc->h, (size_t) p * sizeof(int));
@@ -478,8 +481,9 @@ static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int 
  *   units). nboot 0: list(est, cf, status) (status per cell: 0, or 1 when
  *   a fitted sample's covariates have rank < p, 2 when a fit fails);
  *   > 0: the draws as C_cic's (NA where a draw leaves a sample empty or
- *   rank deficient). The draws run serially (LAPACK in every pivot), each
- *   fit starting from the point estimate's bases. */
+ *   rank deficient). The draws run serially (LAPACK in every pivot); in a
+ *   draw, each sample's fit at the first tau starts from the point
+ *   estimate's basis, each next tau from the previous tau's. */
 SEXP C_cic_rq(SEXP y_, SEXP u_, SEXP X_, SEXP off_, SEXP probs_, SEXP taus_, SEXP opts_, SEXP smem_, SEXP soff_,
               SEXP nboot_, SEXP seed_, SEXP first_) {
   const char *fn = "C_cic_rq";

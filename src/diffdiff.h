@@ -260,7 +260,7 @@ SEXP C_cic_rq(SEXP y, SEXP u, SEXP X, SEXP off, SEXP probs, SEXP taus, SEXP opts
 typedef struct {
   int n, p;
   double *r, *xd, *kt, *lu, *v, *a, *q, *dx, *yp;
-  int *ki, *deg, *inb, *ipiv;
+  int *ki, *fl, *deg, *inb, *ipiv;
 } dd_rq_work;
 void dd_rq_work_init(dd_rq_work *W, int n, int p);
 int dd_rq_start(dd_rq_work *W, const double *X, int ldx, const double *w, int *h);

@@ -41,6 +41,7 @@ void dd_rq_work_init(dd_rq_work *W, int n, int p) {
   W->yp = (double *) R_alloc((size_t) n, sizeof(double));
   W->kt = (double *) R_alloc((size_t) n, sizeof(double));
   W->ki = (int *) R_alloc((size_t) n, sizeof(int));
+  W->fl = (int *) R_alloc((size_t) n, sizeof(int));
   W->deg = (int *) R_alloc((size_t) n, sizeof(int));
   W->inb = (int *) R_alloc((size_t) n, sizeof(int));
   W->lu = (double *) R_alloc((size_t) p * p, sizeof(double));
@@ -100,6 +101,17 @@ int dd_rq_start(dd_rq_work *W, const double *X, int ldx, const double *w, int *h
   return 0;
 }
 
+/* out[i] = sum_k X[i, k] v[k], i < n (column by column: the same sums, in
+ * the same order, as row by row) */
+static void rq_xv(const double *X, int ldx, int n, int p, const double *v, double *out) {
+  memset(out, 0, (size_t) n * sizeof(double));
+  for (int k = 0; k < p; k++) {
+    const double vk = v[k], *xk = X + (size_t) ldx * k;
+    if (vk == 0) continue;
+    for (int i = 0; i < n; i++) out[i] += xk[i] * vk;
+  }
+}
+
 /* heap of breakpoints (time kt[.], observation ki[.]), smallest time on top */
 static void heap_down(double *t, int *id, int m, int i) {
   for (;;) {
@@ -129,20 +141,60 @@ static void rq_solve(dd_rq_work *W, const char *tr, double *rhs, int nrhs) {
   F77_CALL(dgetrs)(tr, &p, &nrhs, W->lu, &p, W->ipiv, rhs, &p, &info FCONE);
 }
 
+/* residuals of the perturbed outcomes at the basis h (factored in W->lu),
+ * b the vertex; the rate vector g (W->v) of the observations off the basis
+ * with a nonzero residual; those with a zero residual (|r| <= ztol) listed
+ * in W->deg. Returns their number. */
+static int rq_refresh(dd_rq_work *W, const double *X, int ldx, const double *yp, const double *w, double tau,
+                      const int *h, double *b, double ztol) {
+  const int n = W->n, p = W->p;
+  double *r = W->r, *g = W->v;
+  const int *inb = W->inb;
+  for (int j = 0; j < p; j++) b[j] = yp[h[j]];
+  rq_solve(W, "N", b, 1);
+  int ndeg = 0;
+  double *ps = W->xd;
+  rq_xv(X, ldx, n, p, b, r);
+  for (int i = 0; i < n; i++) {
+    ps[i] = 0;
+    if (inb[i] >= 0) { r[i] = 0; continue; }
+    const double ri = yp[i] - r[i];
+    if (fabs(ri) <= ztol) {
+      r[i] = 0;
+      if (w[i] > 0) W->deg[ndeg++] = i;
+      continue;
+    }
+    r[i] = ri;
+    if (w[i] > 0) ps[i] = w[i] * (ri > 0 ? tau : tau - 1.0);
+  }
+  for (int k = 0; k < p; k++) {
+    const double *xk = X + (size_t) ldx * k;
+    double s = 0;
+    for (int i = 0; i < n; i++) s += ps[i] * xk[i];
+    g[k] = s;
+  }
+  return ndeg;
+}
+
 /* Fit at tau from the basis h (updated in place); b (p) the coefficients.
  * Returns the number of pivots, or -1 (a singular basis: the rows of
- * positive weight do not have rank p; or no finite minimum). */
+ * positive weight do not have rank p; or no finite minimum). Between
+ * pivots the residuals and the rate vector are updated (the observations
+ * whose residual changed sign, the one leaving and the one entering the
+ * basis), and recomputed from the vertex every 50 pivots, whenever a
+ * residual off the basis reaches zero, and before optimality is accepted. */
 int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const double *w, double tau, int *h,
               double *b) {
   const int n = W->n, p = W->p;
-  double *r = W->r, *xd = W->xd, *a = W->a, *v = W->v, *yp = W->yp;
-  int *inb = W->inb, *deg = W->deg;
+  double *r = W->r, *xd = W->xd, *a = W->a, *g = W->v, *yp = W->yp, *dv = W->q;
+  int *inb = W->inb, *deg = W->deg, *fl = W->fl;
   double wsum = 0, ymax = 0;
   for (int i = 0; i < n; i++) {
     wsum += w[i];
     if (fabs(y[i]) > ymax) ymax = fabs(y[i]);
   }
   const double dtol = 1e-11 * (1.0 + wsum);       /* a negative rate */
+  const double ztol = 1e-14 * (1.0 + ymax);       /* a zero residual */
   const int maxit = 100 + 20 * (n + p);
   int it = 0, status = -1;
   double delta = 1e-7 * (1.0 + ymax);
@@ -150,34 +202,14 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
   for (int round = 0; round < 6; round++, delta *= 1e-3) {
     /* the perturbed outcomes: distinct offsets in (0, delta) */
     for (int i = 0; i < n; i++) {
-      const double fr = fmod((double) (i + 1) * 0.6180339887498949, 1.0);
-      yp[i] = y[i] + delta * (0.05 + 0.9 * fr);
+      const double z = (double) (i + 1) * 0.6180339887498949;
+      yp[i] = y[i] + delta * (0.05 + 0.9 * (z - floor(z)));
     }
-    const double ztol = 1e-14 * (1.0 + ymax);
     status = -1;
+    if (rq_factor(W, X, ldx, h)) goto done;
+    int ndeg = rq_refresh(W, X, ldx, yp, w, tau, h, b, ztol), fresh = 1, since = 0;
     for (;;) {
-      if (rq_factor(W, X, ldx, h)) goto done;
-      for (int j = 0; j < p; j++) b[j] = yp[h[j]];
-      rq_solve(W, "N", b, 1);
-      int ndeg = 0;
-      for (int k = 0; k < p; k++) v[k] = 0;
-      for (int i = 0; i < n; i++) {
-        if (inb[i] >= 0) { r[i] = 0; continue; }
-        double f = 0;
-        for (int k = 0; k < p; k++) f += X[i + (size_t) ldx * k] * b[k];
-        const double ri = yp[i] - f;
-        if (fabs(ri) <= ztol) {
-          r[i] = 0;
-          if (w[i] > 0) deg[ndeg++] = i;
-          continue;
-        }
-        r[i] = ri;
-        if (w[i] > 0) {
-          const double ps = w[i] * (ri > 0 ? tau : tau - 1.0);
-          for (int k = 0; k < p; k++) v[k] += ps * X[i + (size_t) ldx * k];
-        }
-      }
-      for (int k = 0; k < p; k++) a[k] = -v[k];
+      for (int k = 0; k < p; k++) a[k] = -g[k];
       rq_solve(W, "T", a, 1);
       double *dx = W->dx;
       if (ndeg) {
@@ -198,43 +230,70 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
           if (D < dbest) { dbest = D; jbest = j; sbest = s; }
         }
       }
-      if (jbest < 0) { status = it; break; }
+      if (jbest < 0) {
+        if (fresh) { status = it; break; }
+        ndeg = rq_refresh(W, X, ldx, yp, w, tau, h, b, ztol);
+        fresh = 1; since = 0;
+        continue;
+      }
       if (++it > maxit) goto done;
-      for (int k = 0; k < p; k++) v[k] = (k == jbest) ? (double) sbest : 0.0;
-      rq_solve(W, "N", v, 1);
+      /* the edge d = X_h^{-1} (s e_j) and the breakpoints along it */
+      for (int k = 0; k < p; k++) dv[k] = (k == jbest) ? (double) sbest : 0.0;
+      rq_solve(W, "N", dv, 1);
       int m = 0;
+      rq_xv(X, ldx, n, p, dv, xd);
       for (int i = 0; i < n; i++) {
-        if (inb[i] >= 0 || w[i] <= 0 || r[i] == 0) continue;
-        double f = 0;
-        for (int k = 0; k < p; k++) f += X[i + (size_t) ldx * k] * v[k];
-        xd[i] = f;
-        if (f == 0) continue;
+        const double f = xd[i];
+        if (inb[i] >= 0 || w[i] <= 0 || r[i] == 0 || f == 0) continue;
         const double t = r[i] / f;
         if (t > 0) { W->kt[m] = t; W->ki[m] = i; m++; }
       }
       for (int q = m / 2 - 1; q >= 0; q--) heap_down(W->kt, W->ki, m, q);
-      double slope = dbest;
-      int enter = -1;
+      double slope = dbest, tstar = 0;
+      int enter = -1, nfl = 0;
       while (m > 0) {
         const int i = W->ki[0];
         slope += w[i] * fabs(xd[i]);
-        if (slope >= 0) { enter = i; break; }
+        if (slope >= 0) { enter = i; tstar = W->kt[0]; break; }
+        fl[nfl++] = i;                            /* passed: its residual changes sign */
         m--;
         W->kt[0] = W->kt[m]; W->ki[0] = W->ki[m];
         heap_down(W->kt, W->ki, m, 0);
       }
       if (enter < 0) goto done;                   /* unbounded: cannot happen with rank p */
-      inb[h[jbest]] = -1;
+      /* the rate vector: passed observations, the leaving and the entering one */
+      for (int q = 0; q < nfl; q++) {
+        const int i = fl[q];
+        const double c = r[i] > 0 ? -w[i] : w[i];  /* psi: tau <-> tau - 1 */
+        for (int k = 0; k < p; k++) g[k] += c * X[i + (size_t) ldx * k];
+      }
+      const int leave = h[jbest];
+      const double cl = w[leave] * (sbest > 0 ? tau - 1.0 : tau);
+      const double ce = -w[enter] * (r[enter] > 0 ? tau : tau - 1.0);
+      for (int k = 0; k < p; k++)
+        g[k] += cl * X[leave + (size_t) ldx * k] + ce * X[enter + (size_t) ldx * k];
+      int zero = 0;
+      for (int i = 0; i < n; i++) {
+        r[i] -= tstar * xd[i];
+        if (inb[i] < 0 && i != enter && w[i] > 0 && fabs(r[i]) <= ztol) zero = 1;
+      }
+      r[enter] = 0;
+      inb[leave] = -1;
       h[jbest] = enter;
       inb[enter] = jbest;
+      if (rq_factor(W, X, ldx, h)) goto done;
+      fresh = 0;
+      if (zero || ++since >= 50) {
+        ndeg = rq_refresh(W, X, ldx, yp, w, tau, h, b, ztol);
+        fresh = 1; since = 0;
+      } else ndeg = 0;
     }
     /* the vertex of the unperturbed outcomes at this basis; it is optimal
      * if every residual that is not zero has the sign it has under the
      * perturbation (the signs chosen for the zero residuals then certify
-     * it); otherwise the perturbation was too large: shrink it, go on */
-    /* (the basis in ascending order of observations, so that one vertex
-     * gives the same b bit for bit whatever the path to it: fitted
-     * quantiles of adjacent tau that share a vertex tie exactly) */
+     * it); otherwise the perturbation was too large: shrink it, go on.
+     * (The basis in ascending order of observations, so that one vertex
+     * gives the same b bit for bit whatever the path to it.) */
     int *hs = W->ki;
     for (int j = 0; j < p; j++) {
       int k = j;
@@ -246,11 +305,10 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
     rq_solve(W, "N", b, 1);
     int agree = 1;
     const double ztol0 = 1e-12 * (1.0 + ymax);
+    rq_xv(X, ldx, n, p, b, xd);
     for (int i = 0; i < n && agree; i++) {
       if (inb[i] >= 0 || w[i] <= 0) continue;
-      double f = 0;
-      for (int k = 0; k < p; k++) f += X[i + (size_t) ldx * k] * b[k];
-      const double r0 = y[i] - f;
+      const double r0 = y[i] - xd[i];
       if (fabs(r0) > ztol0 && ((r0 > 0) != (r[i] > 0) || r[i] == 0)) agree = 0;
     }
     if (agree) break;
