@@ -261,6 +261,7 @@ typedef struct {
   int n, p;
   double *r, *xd, *kt, *lu, *v, *a, *q, *dx, *yp;
   int *ki, *fl, *deg, *inb, *ipiv;
+  char *act;
 } dd_rq_work;
 void dd_rq_work_init(dd_rq_work *W, int n, int p);
 int dd_rq_start(dd_rq_work *W, const double *X, int ldx, const double *w, int *h);

@@ -42,6 +42,7 @@ void dd_rq_work_init(dd_rq_work *W, int n, int p) {
   W->kt = (double *) R_alloc((size_t) n, sizeof(double));
   W->ki = (int *) R_alloc((size_t) n, sizeof(int));
   W->fl = (int *) R_alloc((size_t) n, sizeof(int));
+  W->act = (char *) R_alloc((size_t) n, sizeof(char));
   W->deg = (int *) R_alloc((size_t) n, sizeof(int));
   W->inb = (int *) R_alloc((size_t) n, sizeof(int));
   W->lu = (double *) R_alloc((size_t) p * p, sizeof(double));
@@ -157,6 +158,7 @@ static int rq_refresh(dd_rq_work *W, const double *X, int ldx, const double *yp,
   rq_xv(X, ldx, n, p, b, r);
   for (int i = 0; i < n; i++) {
     ps[i] = 0;
+    W->act[i] = 0;
     if (inb[i] >= 0) { r[i] = 0; continue; }
     const double ri = yp[i] - r[i];
     if (fabs(ri) <= ztol) {
@@ -165,6 +167,7 @@ static int rq_refresh(dd_rq_work *W, const double *X, int ldx, const double *yp,
       continue;
     }
     r[i] = ri;
+    W->act[i] = (w[i] > 0);
     if (w[i] > 0) ps[i] = w[i] * (ri > 0 ? tau : tau - 1.0);
   }
   for (int k = 0; k < p; k++) {
@@ -242,23 +245,73 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
       rq_solve(W, "N", dv, 1);
       int m = 0;
       rq_xv(X, ldx, n, p, dv, xd);
+      /* breakpoints t = r / x'd > 0 of the active observations (positive
+       * weight, off the basis, nonzero residual), compacted without
+       * branches */
       for (int i = 0; i < n; i++) {
         const double f = xd[i];
-        if (inb[i] >= 0 || w[i] <= 0 || r[i] == 0 || f == 0) continue;
-        const double t = r[i] / f;
-        if (t > 0) { W->kt[m] = t; W->ki[m] = i; m++; }
+        const double t = (f != 0) ? r[i] / f : -1.0;
+        W->kt[m] = t; W->ki[m] = i;
+        m += (t > 0) & (W->act[i] != 0);
       }
-      for (int q = m / 2 - 1; q >= 0; q--) heap_down(W->kt, W->ki, m, q);
       double slope = dbest, tstar = 0;
       int enter = -1, nfl = 0;
-      while (m > 0) {
-        const int i = W->ki[0];
+      /* the K smallest first (a bounded max-heap: most breakpoints are
+       * rejected by one comparison); if the minimum lies beyond them, all
+       * breakpoints in a min-heap */
+      enum { KS = 48 };
+      double st[KS];
+      int si[KS], ns = 0;
+      for (int q = 0; q < m; q++) {
+        const double t = W->kt[q];
+        const int i = W->ki[q];
+        if (ns < KS) {
+          int c = ns++;
+          while (c > 0) {                          /* sift up (max-heap, ties: larger index on top) */
+            const int pa = (c - 1) / 2;
+            if (st[pa] > t || (st[pa] == t && si[pa] > i)) break;
+            st[c] = st[pa]; si[c] = si[pa]; c = pa;
+          }
+          st[c] = t; si[c] = i;
+        } else if (t < st[0] || (t == st[0] && i < si[0])) {
+          int c = 0;                               /* replace the top, sift down */
+          for (;;) {
+            const int l = 2 * c + 1;
+            if (l >= KS) break;
+            int b2 = l;
+            if (l + 1 < KS && (st[l + 1] > st[l] || (st[l + 1] == st[l] && si[l + 1] > si[l]))) b2 = l + 1;
+            if (st[b2] < t || (st[b2] == t && si[b2] < i)) break;
+            st[c] = st[b2]; si[c] = si[b2]; c = b2;
+          }
+          st[c] = t; si[c] = i;
+        }
+      }
+      /* the kept ones in ascending order (insertion sort of <= KS) */
+      for (int a1 = 1; a1 < ns; a1++) {
+        const double t = st[a1]; const int i = si[a1];
+        int c = a1;
+        while (c > 0 && (st[c - 1] > t || (st[c - 1] == t && si[c - 1] > i))) { st[c] = st[c - 1]; si[c] = si[c - 1]; c--; }
+        st[c] = t; si[c] = i;
+      }
+      for (int q = 0; q < ns; q++) {
+        const int i = si[q];
         slope += w[i] * fabs(xd[i]);
-        if (slope >= 0) { enter = i; tstar = W->kt[0]; break; }
+        if (slope >= 0) { enter = i; tstar = st[q]; break; }
         fl[nfl++] = i;                            /* passed: its residual changes sign */
-        m--;
-        W->kt[0] = W->kt[m]; W->ki[0] = W->ki[m];
-        heap_down(W->kt, W->ki, m, 0);
+      }
+      if (enter < 0 && ns == KS && m > KS) {
+        /* beyond the K smallest: start again over all, in a min-heap */
+        slope = dbest; nfl = 0;
+        for (int q = m / 2 - 1; q >= 0; q--) heap_down(W->kt, W->ki, m, q);
+        while (m > 0) {
+          const int i = W->ki[0];
+          slope += w[i] * fabs(xd[i]);
+          if (slope >= 0) { enter = i; tstar = W->kt[0]; break; }
+          fl[nfl++] = i;
+          m--;
+          W->kt[0] = W->kt[m]; W->ki[0] = W->ki[m];
+          heap_down(W->kt, W->ki, m, 0);
+        }
       }
       if (enter < 0) goto done;                   /* unbounded: cannot happen with rank p */
       /* the rate vector: passed observations, the leaving and the entering one */
@@ -281,6 +334,8 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
       inb[leave] = -1;
       h[jbest] = enter;
       inb[enter] = jbest;
+      W->act[enter] = 0;
+      W->act[leave] = (w[leave] > 0 && r[leave] != 0);
       if (rq_factor(W, X, ldx, h)) goto done;
       fresh = 0;
       if (zero || ++since >= 50) {
