@@ -411,7 +411,7 @@ static void cicx_scratch_init(cicx_scratch *s, int nmax, int p, int nt) {
  * the fitted rows of a sample have rank < p (est NA), 2 when a fit fails. */
 static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int p, const int *cnt,
                      const double *probs, int np, const double *taus, int nt, int method, int *hb, int warm,
-                     cicx_scratch *sc, double *est, double *cf) {
+                     cicx_scratch *sc, double *est, double *cf, double *t_last) {
   long double s11;
   int64_t Wq[4];
   for (int q = 0; q < 4; q++) Wq[q] = cic_total(S + q, cnt, q == 3 ? &s11 : NULL);
@@ -424,6 +424,7 @@ static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int 
     for (int i = 0; i < s->n; i++) sc->w[i] = (double) cnt[s->u[i]];
     if (dd_rq_start(&sc->W, Xs[q], ldx, sc->w, sc->h)) return 1;
     for (int k = 0; k < nt; k++) {
+      dd_check_interrupt(t_last);                 /* (the main thread: the draws run serially) */
       int *hk = hb + ((size_t) q * nt + k) * p;
       /* the first tau from the point estimate's basis (a draw) or the
        * fresh start; each next tau from the previous one's */
@@ -579,7 +580,8 @@ SEXP C_cic_rq(SEXP y_, SEXP u_, SEXP X_, SEXP off_, SEXP probs_, SEXP taus_, SEX
   for (int c = 0; c < ncell; c++) {
     dd_check_interrupt(&t_last);
     INTEGER(status)[c] = cicx_cell(S + 4 * c, Xs + 4 * c, ldx, p, ones, probs, np, taus, nt, method,
-                                   hb + (size_t) c * 3 * nt * p, 0, &sc, REAL(est) + (R_xlen_t) c * K, pc);
+                                   hb + (size_t) c * 3 * nt * p, 0, &sc, REAL(est) + (R_xlen_t) c * K, pc,
+                                   &t_last);
     pc += S[4 * c + 2].n;
   }
   if (B == 0) {
@@ -605,7 +607,7 @@ SEXP C_cic_rq(SEXP y_, SEXP u_, SEXP X_, SEXP off_, SEXP probs_, SEXP taus_, SEX
     cic_draw(&g, cnt, nunits, smem, soff, nstrata);
     for (int c = 0; c < ncell; c++) {
       cicx_cell(S + 4 * c, Xs + 4 * c, ldx, p, cnt, probs, np, taus, nt, method, hb + (size_t) c * 3 * nt * p, 1,
-                &sc, e, cfb);
+                &sc, e, cfb, &t_last);
       for (int k = 0; k < K; k++) po[b + (R_xlen_t) B * ((R_xlen_t) c * K + k)] = e[k];
     }
   }
