@@ -63,9 +63,46 @@
 #' one counter-based stream per draw: the numbers are the same under
 #' `set.seed()` whatever the number of threads.
 #'
-#' **Not supported.** Covariates (`xformla`): qte's covariate versions fit
-#' quantile regressions on a grid of quantiles in every cell; did_cic()
-#' refuses `xformla` with an error for now. Sampling weights.
+#' **Covariates** (`xformla`): qte's quantile-regression versions. In each
+#' cell, linear quantile regressions of the outcome on the covariates (with
+#' an intercept) are fitted at \eqn{\tau = 0.01, 0.02, \dots, 0.99}
+#' (`fit$taus`) to the control group in \eqn{b} and in \eqn{t} and, for
+#' QDiD, to the cohort in \eqn{b}; each sample with its own period's
+#' covariate values (in a panel, the cohort's counterfactual uses its
+#' covariates in the base period), as qte does. The regressions are solved
+#' in C (src/rq.c) at an exact vertex (\eqn{p} observations fitted
+#' exactly), the solution quantreg's `rq(method = "br")` returns when it is
+#' unique (it is, with continuous outcomes and covariates); where the
+#' minimiser is not unique (quantreg warns "Solution may be nonunique"),
+#' another optimal vertex may be returned. At the covariates \eqn{x} of a
+#' cohort member with base-period outcome \eqn{y}, the fitted quantiles
+#' \eqn{q_k = x'\hat\beta(\tau_k)} give the step functions of quantreg's
+#' `predict(..., stepfun = TRUE)` that qte evaluates (no rearrangement):
+#' \eqn{\hat Q(r) = q_k}, \eqn{k} the last \eqn{\tau_k \le r} (\eqn{q_1} if
+#' none), and \eqn{\hat F(y) = \tau_{k-1}} (\eqn{\tau_1} if \eqn{k = 1} or no
+#' \eqn{q_k \le y}), \eqn{k} the index of the largest \eqn{q_k \le y} (the
+#' last among equal ones; the shift by one grid point is quantreg's). CiC's
+#' counterfactual is \eqn{\hat Q_{01}(\hat F_{00}(y))}, QDiD's \eqn{y + \hat
+#' Q_{01}(r) - \hat Q_{00}(r)} with \eqn{r = \hat F_{10}(y)}; ATT(g,t) is the
+#' mean of \eqn{Y_{11}} minus the counterfactuals' mean, QTT(g,t; p) the
+#' quantile of \eqn{Y_{11}} (type 1 for CiC, type 7 for QDiD) minus the
+#' counterfactuals' type-1 quantile, as qte. One deliberate difference: in
+#' \eqn{\hat F}, fitted quantiles within \eqn{10^{-10}(1 + |y|)} of one
+#' another or of \eqn{y} are taken as equal. They are equal in exact
+#' arithmetic (QDiD's fit to the cohort passes through \eqn{p} of its own
+#' observations at every \eqn{\tau}; with discrete covariates the fits of
+#' different \eqn{\tau} coincide at some covariate values), and qte leaves
+#' the comparison to quantreg's rounding, about \eqn{10^{-12}}. CiC equals
+#' qte (1e-8 on the Lalonde panel and simulated panels); QDiD equals qte's
+#' algorithm with these ties made exact, and differs from qte's own numbers
+#' (on qte's Lalonde example, ATT 1834.42 against qte's 2033.09). A sample
+#' a cell fits must have at least as many observations as coefficients and
+#' covariates of full rank (an error names the cell); a bootstrap draw in
+#' which a fitted sample is rank deficient is left out, with a note. Each
+#' draw refits every regression (in C, serially, each fit starting from the
+#' previous level's solution).
+#'
+#' **Not supported.** Sampling weights.
 #'
 #' @param data A data frame (long: one row per unit and period, or per
 #'   observation with `panel = FALSE`).
@@ -73,7 +110,9 @@
 #' @param gname The first treated period of each unit (0, `Inf` or `NA`:
 #'   never treated; see "Cohort coding" in [diffdiff]: cohorts without a
 #'   period before their first treated period are skipped, with a note).
-#' @param xformla Covariates: not supported yet (an error unless `NULL`).
+#' @param xformla A one-sided formula of covariates (`~ x1 + x2`; factors,
+#'   `I()` terms as in [stats::model.matrix()]) for qte's
+#'   quantile-regression versions (see "Covariates"), or `NULL`.
 #' @param probs The quantile levels of the QTTs: increasing, strictly
 #'   between 0 and 1 (default `seq(0.05, 0.95, 0.05)`, as qte).
 #' @param method `"cic"` (default) or `"qdid"`.
@@ -95,7 +134,8 @@
 #'   \eqn{t}, `treated`, and their sorted counterfactual values,
 #'   `counterfactual`; the empirical distribution of each is [stats::ecdf()]
 #'   of it), `method`, `probs`, `control_group`, `panel`, `cluster`,
-#'   `nboot`.
+#'   `nboot`, and with covariates `xformla`, `covariates` (the columns of
+#'   the regressions besides the intercept) and `taus`.
 #' @references Athey, S. and Imbens, G. W. (2006). Identification and
 #'   inference in nonlinear difference-in-differences models.
 #'   Econometrica 74(2), 431-497.
@@ -113,6 +153,9 @@
 #' lines(stats::ecdf(cell$counterfactual), col = "red")
 #' # quantile DiD
 #' did_cic(d, "y", "id", "year", "first_treat", method = "qdid", probs = 0.5, nboot = 0)
+#' # with a covariate: quantile regressions in every cell
+#' d$x <- sin(d$id)
+#' did_cic(d, "y", "id", "year", "first_treat", xformla = ~ x, probs = 0.5, nboot = 0)
 #' @export
 did_cic <- function(data, yname, idname, tname, gname, xformla = NULL, probs = seq(0.05, 0.95, 0.05),
                     method = c("cic", "qdid"), control_group = c("nevertreated", "notyettreated"),
@@ -125,28 +168,40 @@ did_cic <- function(data, yname, idname, tname, gname, xformla = NULL, probs = s
   control_group <- dd_match_vocab(control_group[1], c("nevertreated", "notyettreated"), "control_group")
   panel <- dd_check_flag(panel, "panel")
   probs <- dd_cic_check_probs(probs)
-  if (!is.null(xformla)) {
-    xformla <- dd_check_xformla(xformla, data)
-    dd_stop("`xformla` = %s: did_cic() does not support covariates yet (qte's covariate versions fit quantile regressions in every cell); drop `xformla`.",
-            dd_show(xformla), .code = "UNSUPPORTED_ARGUMENT")
-  }
+  xformla <- dd_check_xformla(xformla, data)
   if (!is.null(cluster)) dd_check_string(cluster, "cluster")
-  pan <- dd_panel(data, yname, idname, tname, c(gname = gname), cluster = cluster, unique_rows = panel,
-                  na_ok = "yname", sorted = TRUE)
+  pan <- dd_panel(data, yname, idname, tname, c(gname = gname), xformla = xformla, cluster = cluster,
+                  unique_rows = panel, na_ok = "yname", sorted = TRUE)
   miss <- which(is.na(pan$y))
   if (length(miss))
     dd_stop("`yname` = \"%s\" has %d missing value(s) (first in row %d); did_cic() does not drop them silently: remove those rows (a unit then drops out of the cells whose periods it misses).",
             yname, length(miss), pan$rows[miss[1]], .code = "MISSING_OUTCOME")
-  L <- dd_cic_layout(pan, panel, gname, tname, control_group, cluster, method)
+  X <- if (is.null(xformla) || is.null(pan$X) || !ncol(pan$X)) NULL else cbind(`(Intercept)` = 1, as.matrix(pan$X))
+  if (!is.null(xformla) && is.null(X))
+    dd_stop("`xformla` = %s has no covariate terms; drop `xformla` (or use ~ x1 + x2).", dd_show(xformla))
+  L <- dd_cic_layout(pan, panel, gname, tname, control_group, cluster, method, X)
   pk <- dd_cic_pack(L$cells)
   opts <- c(if (method == "cic") 1L else 2L, L$nunits)
-  pt <- .Call(C_cic, pk$y, pk$u, pk$off, probs, opts, L$smem, L$soff, 0L, NULL, 0L)
+  if (is.null(X)) {
+    pt <- .Call(C_cic, pk$y, pk$u, pk$off, probs, opts, L$smem, L$soff, 0L, NULL, 0L)
+    kern <- function(B, seed, first) .Call(C_cic, pk$y, pk$u, pk$off, probs, opts, L$smem, L$soff, B, seed, first)
+  } else {
+    pt <- .Call(C_cic_rq, pk$y, pk$u, pk$X, pk$off, probs, dd_cic_taus, opts, L$smem, L$soff, 0L, NULL, 0L)
+    bad <- which(pt$status != 0L)
+    if (length(bad))
+      dd_stop("cell (cohort %s, period %s): a quantile regression failed (status %d); please report.",
+              format(L$cells[[bad[1]]]$g), format(L$cells[[bad[1]]]$t), pt$status[bad[1]], .code = "INTERNAL")
+    kern <- function(B, seed, first)
+      .Call(C_cic_rq, pk$y, pk$u, pk$X, pk$off, probs, dd_cic_taus, opts, L$smem, L$soff, B, seed, first)
+  }
   draws <- NULL
-  if (sp$nboot > 0L)
-    draws <- dd_boot_batches(sp$nboot, "changes-in-changes bootstrap", function(B, seed, first)
-      .Call(C_cic, pk$y, pk$u, pk$off, probs, opts, L$smem, L$soff, B, seed, first))
-  dd_cic_result(L, pk, pt, draws, probs, method, control_group, panel, cluster, sp, call, yname, tname)
+  if (sp$nboot > 0L) draws <- dd_boot_batches(sp$nboot, "changes-in-changes bootstrap", kern)
+  dd_cic_result(L, pk, pt, draws, probs, method, control_group, panel, cluster, sp, call, yname, tname, xformla,
+                if (is.null(X)) NULL else colnames(X)[-1L])
 }
+
+# the quantile levels of the quantile regressions with covariates, as qte's
+dd_cic_taus <- seq(0.01, 0.99, 0.01)
 
 # probs: numeric, no NA, strictly inside (0, 1), strictly increasing
 dd_cic_check_probs <- function(probs) {
@@ -166,19 +221,22 @@ dd_cic_check_probs <- function(probs) {
 # cohorts) or the clusters. Repeated cross-sections: the rows, in an order
 # that does not depend on the data's (cohort, period, identifier, outcome);
 # strata: cohort x period; or the clusters.
-dd_cic_layout <- function(pan, panel, gname, tname, control_group, cluster, method) {
+dd_cic_layout <- function(pan, panel, gname, tname, control_group, cluster, method, X = NULL) {
   tlev <- sort(unique(pan$tt))
   notes <- pan$notes
   if (panel) {
     first <- dd_first_rows(pan$idc)
     first <- first[order(pan$idc[first])]
     Y <- dd_panel_wide(pan, pan$y)
+    # covariates: each unit's values in each period (units x periods, per column)
+    XW <- if (is.null(X)) NULL else lapply(seq_len(ncol(X)), function(k) dd_panel_wide(pan, X[, k]))
     G <- as.double(pan$g[first])
     ids <- pan$id[first]
     rs <- seq_along(first) - 1L                      # resampling unit of each unit
   } else {
     o <- order(pan$g, pan$tt, pan$id, pan$y, method = "radix")
     G <- as.double(pan$g[o]); tt <- pan$tt[o]; yy <- pan$y[o]
+    XR <- if (is.null(X)) NULL else X[o, , drop = FALSE]
     rs <- seq_along(o) - 1L
   }
   cl <- NULL
@@ -214,12 +272,20 @@ dd_cic_layout <- function(pan, panel, gname, tname, control_group, cluster, meth
         i0 <- which(ctrl & ob); i1 <- which(tr & ob)
         smp <- list(s00 = list(y = Y[i0, jb], u = rs[i0]), s01 = list(y = Y[i0, jt], u = rs[i0]),
                     s10 = list(y = Y[i1, jb], u = rs[i1]), s11 = list(y = Y[i1, jt], u = rs[i1]))
+        if (!is.null(X)) {
+          xw <- function(i, j) matrix(vapply(XW, function(m) m[i, j], numeric(length(i))), length(i))
+          smp$s00$x <- xw(i0, jb); smp$s01$x <- xw(i0, jt); smp$s10$x <- xw(i1, jb); smp$s11$x <- xw(i1, jt)
+        }
         what <- "units observed in both periods"
       } else {
         r00 <- which(ctrl & tt == b); r01 <- which(ctrl & tt == t)
         r10 <- which(tr & tt == b); r11 <- which(tr & tt == t)
         smp <- list(s00 = list(y = yy[r00], u = rs[r00]), s01 = list(y = yy[r01], u = rs[r01]),
                     s10 = list(y = yy[r10], u = rs[r10]), s11 = list(y = yy[r11], u = rs[r11]))
+        if (!is.null(X)) {
+          smp$s00$x <- XR[r00, , drop = FALSE]; smp$s01$x <- XR[r01, , drop = FALSE]
+          smp$s10$x <- XR[r10, , drop = FALSE]; smp$s11$x <- XR[r11, , drop = FALSE]
+        }
         what <- "rows"
       }
       n <- vapply(smp, function(s) length(s$y), 0L)
@@ -235,14 +301,18 @@ dd_cic_layout <- function(pan, panel, gname, tname, control_group, cluster, meth
                 if (panel) sprintf(" and %s", format(if (per[[k]] == b) t else b)) else "",
                 .code = "EMPTY_CELL")
       }
-      if (method == "cic") {
+      if (!is.null(X)) dd_cic_check_rank(smp, method, g, t, b, colnames(X))
+      if (method == "cic" && is.null(X)) {
         r <- range(smp$s00$y)
         if (r[1] == r[2])
           dd_stop("cell (cohort %s, period %s): the control group's outcome in the base period %s is constant (%s for all %d); changes-in-changes maps the treated's ranks through that distribution, which is then uninformative. Use method = \"qdid\" or another comparison.",
                   format(g), format(t), format(b), format(r[1]), n[["s00"]], .code = "OUTCOME_CONSTANT")
       }
       # each sample sorted (ties by resampling unit: the order does not depend on the data's)
-      smp <- lapply(smp, function(s) { o <- order(s$y, s$u, method = "radix"); list(y = s$y[o], u = s$u[o]) })
+      smp <- lapply(smp, function(s) {
+        o <- order(s$y, s$u, method = "radix")
+        list(y = s$y[o], u = s$u[o], x = if (!is.null(s$x)) s$x[o, , drop = FALSE])
+      })
       cells[[length(cells) + 1L]] <- list(g = g, b = b, t = t, s = smp, n = n)
     }
   }
@@ -272,10 +342,35 @@ dd_cic_pack <- function(cells) {
   n <- vapply(s, function(x) length(x$y), 0L)
   list(y = as.double(unlist(lapply(s, `[[`, "y"), use.names = FALSE)),
        u = as.integer(unlist(lapply(s, `[[`, "u"), use.names = FALSE)),
+       X = if (!is.null(s[[1]]$x)) dd_double(do.call(rbind, lapply(s, `[[`, "x"))),
        off = as.integer(c(0L, cumsum(n))))
 }
 
-dd_cic_result <- function(L, pk, pt, draws, probs, method, control_group, panel, cluster, sp, call, yname, tname) {
+# the samples a cell's quantile regressions are fitted to (00 and 01; 10
+# too for QDiD) must have at least as many observations as coefficients and
+# covariates of full column rank
+dd_cic_check_rank <- function(smp, method, g, t, b, xnames) {
+  fit <- if (method == "cic") c("s00", "s01") else c("s00", "s01", "s10")
+  what <- c(s00 = "control group in the base period", s01 = "control group in period",
+            s10 = "cohort in the base period")
+  for (k in fit) {
+    x <- smp[[k]]$x
+    per <- if (k == "s01") t else b
+    lab <- sprintf("the %s %s", what[[k]], format(per))
+    if (nrow(x) < ncol(x))
+      dd_stop("cell (cohort %s, period %s): %s has %d observation(s), fewer than the %d coefficients of the quantile regressions on `xformla` (intercept and %s).",
+              format(g), format(t), lab, nrow(x), ncol(x), paste(xnames[-1L], collapse = ", "), .code = "CELL_TOO_SMALL")
+    q <- qr(x, tol = 1e-9)
+    if (q$rank < ncol(x)) {
+      al <- xnames[q$pivot[(q$rank + 1L):ncol(x)]]
+      dd_stop("cell (cohort %s, period %s): the covariates of `xformla` are collinear in %s (%s: rank %d of %d); the quantile regressions need full rank: drop %s.",
+              format(g), format(t), lab, paste(al, collapse = ", "), q$rank, ncol(x), dd_show(al), .code = "COLLINEAR")
+    }
+  }
+}
+
+dd_cic_result <- function(L, pk, pt, draws, probs, method, control_group, panel, cluster, sp, call, yname, tname,
+                          xformla = NULL, covariates = NULL) {
   cells <- L$cells
   nc <- length(cells); np <- length(probs); K <- 1L + np
   gg <- vapply(cells, `[[`, 0, "g"); tt <- vapply(cells, `[[`, 0, "t")
@@ -294,8 +389,9 @@ dd_cic_result <- function(L, pk, pt, draws, probs, method, control_group, panel,
   if (!is.null(draws)) {
     ok <- stats::complete.cases(draws)
     ndrop <- sum(!ok)
-    if (ndrop) notes <- c(notes, sprintf("%d of %d bootstrap draws left out: a cell had an empty group in them.",
-                                         ndrop, nrow(draws)))
+    if (ndrop) notes <- c(notes, sprintf("%d of %d bootstrap draws left out: a cell had an empty group%s in them.",
+                                         ndrop, nrow(draws),
+                                         if (is.null(covariates)) "" else " or collinear covariates"))
     if (sum(ok) >= 2L) V <- stats::cov(draws[ok, , drop = FALSE])
     else notes <- c(notes, "fewer than two complete bootstrap draws: no standard errors.")
   }
@@ -330,5 +426,6 @@ dd_cic_result <- function(L, pk, pt, draws, probs, method, control_group, panel,
                   notes = notes)
   new_dd_fit("did_cic", tab, stats::setNames(tab$estimate, tab$term), Vt, info, call,
              list(method = method, probs = probs, control_group = control_group, panel = panel, cells = ctab,
-                  distributions = dist, cluster = cluster, nboot = sp$nboot, tname = tname))
+                  distributions = dist, cluster = cluster, nboot = sp$nboot, tname = tname, xformla = xformla,
+                  covariates = covariates, taus = if (!is.null(covariates)) dd_cic_taus))
 }

@@ -75,7 +75,8 @@ dd_registry_entries <- list(
        check_rule = NA, peer = "did2s", parity_test = "test-parity-spillover.R"),
   # qte's legacy CiC() and QDiD() on each cohort-period 2x2 (qte in a private library: tools/install-qte.sh)
   list(name = "did_cic", class = "did_cic", treatment = "gname",
-       fields = c("method", "probs", "control_group", "panel", "cells", "distributions", "cluster", "tname"),
+       fields = c("method", "probs", "control_group", "panel", "cells", "distributions", "cluster", "tname",
+                  "xformla", "covariates", "taus"),
        check_rule = "absorbing", peer = "qte", parity_test = "test-parity-cic.R"),
   list(name = "did_etwfe", class = "did_etwfe", treatment = "gname",
        fields = c("family", "control_group", "fe", "tname", "etwfe", "ifs", "boot"),

@@ -324,3 +324,293 @@ SEXP C_cic(SEXP y_, SEXP u_, SEXP off_, SEXP probs_, SEXP opts_, SEXP smem_, SEX
   UNPROTECT(1);
   return out;
 }
+
+/* ---- covariates: qte's quantile-regression versions -------------------
+ * (in Fhat, values within 1e-10 (1 + |v|) of one another, or of v, are
+ * taken as equal: in QDiD the cohort's own fit passes through p of its
+ * observations at every tau, and with discrete covariates fitted quantiles
+ * of different tau coincide; qte leaves those ties to quantreg's rounding;
+ * see did_cic's help, "Covariates") 
+ * In a cell, linear quantile regressions of the outcome on the covariates
+ * (with an intercept) at every tau of a grid (taus, seq(0.01, 0.99, 0.01)
+ * in did_cic) are fitted to the control group in the base period (00) and
+ * in period t (01), and, for QDiD, to the cohort in the base period (10).
+ * At the covariates x of a cohort member observed in the base period with
+ * outcome v, the fitted quantiles q_k = x'b(tau_k), k = 1..K, give, as
+ * quantreg's predict(..., stepfun = TRUE) does (which qte calls):
+ *   Qhat(r) = q_1 for r < tau_1, else q_k with k the largest index with
+ *     tau_k <= r (no rearrangement: the q_k need not be monotone);
+ *   Fhat(v) = tau_1 when no q_k <= v; else, with k the index of the last
+ *     of the q_k <= v in the stable ascending order of the q_k (the largest
+ *     value, the last index among its ties), tau_{k-1} (tau_1 for k = 1):
+ *     the value is shifted one place along the grid, as in quantreg 6.1.
+ * CiC: the counterfactual of the member is Qhat_01(Fhat_00(v)); QDiD:
+ *   v + Qhat_01(r) - Qhat_00(r), r = Fhat_10(v). ATT = mean(11) - mean of
+ *   the counterfactuals; QTT(p) = Q_11(p) - Q1_cf(p), Q_11 of type 1 (CiC)
+ *   or 7 (QDiD), the counterfactuals' always of type 1, as qte. */
+
+typedef struct { double v; int u; } cicx_pair;
+
+static int cicx_cmp(const void *a, const void *b) {
+  const double x = ((const cicx_pair *) a)->v, y = ((const cicx_pair *) b)->v;
+  return (x > y) - (x < y);
+}
+
+static double cicx_qhat(const double *q, const double *taus, int nt, double r) {
+  int k = 0;
+  while (k < nt && taus[k] <= r) k++;
+  return q[k == 0 ? 0 : k - 1];
+}
+
+static double cicx_fhat(const double *q, const double *taus, int nt, double v) {
+  /* values within tol of one another are taken as equal (rounding: fitted
+   * quantiles that are equal in exact arithmetic, because the fit passes
+   * through this observation or through one with its covariates, or two
+   * vertices of adjacent tau agree at these covariates); a fitted quantile
+   * within tol of v is v */
+  const double tol = 1e-10 * (1.0 + fabs(v));
+  double M = 0;
+  int any = 0;
+  for (int k = 0; k < nt; k++) {
+    const double qk = fabs(q[k] - v) <= tol ? v : q[k];
+    if (qk <= v && (!any || qk > M)) { M = qk; any = 1; }
+  }
+  if (!any) return taus[0];
+  int best = 0;
+  for (int k = 0; k < nt; k++) {
+    const double qk = fabs(q[k] - v) <= tol ? v : q[k];
+    if (qk <= v && qk >= M - tol) best = k;
+  }
+  return best == 0 ? taus[0] : taus[best - 1];
+}
+
+typedef struct {
+  dd_rq_work W;
+  double *w, *coef, *pred, *ys;
+  int *h, *us;
+  cicx_pair *pr;
+} cicx_scratch;
+
+static void cicx_scratch_init(cicx_scratch *s, int nmax, int p, int nt) {
+  dd_rq_work_init(&s->W, nmax, p);
+  s->w = (double *) R_alloc((size_t) nmax, sizeof(double));
+  s->coef = (double *) R_alloc((size_t) 3 * p * nt, sizeof(double));
+  s->pred = (double *) R_alloc((size_t) 3 * nt, sizeof(double));
+  s->ys = (double *) R_alloc((size_t) nmax, sizeof(double));
+  s->h = (int *) R_alloc((size_t) p, sizeof(int));
+  s->us = (int *) R_alloc((size_t) nmax, sizeof(int));
+  s->pr = (cicx_pair *) R_alloc((size_t) nmax, sizeof(cicx_pair));
+}
+
+/* One cell under the counts cnt. S: its four samples; Xs[q]: the rows of
+ * sample q's covariates in X (leading dimension ldx). hb: the bases of the
+ * fits (3 samples x nt x p); with warm = 0 they are computed from a fresh
+ * start and stored; with warm = 1 (a draw) the first tau starts from the
+ * stored basis of the first tau (they stay unchanged).
+ * est and cf as cic_cell's. Returns 0, 1 when a sample has no weight or
+ * the fitted rows of a sample have rank < p (est NA), 2 when a fit fails. */
+static int cicx_cell(const cic_sample *S, const double *const *Xs, int ldx, int p, const int *cnt,
+                     const double *probs, int np, const double *taus, int nt, int method, int *hb, int warm,
+                     cicx_scratch *sc, double *est, double *cf, double *t_last) {
+  long double s11;
+  int64_t Wq[4];
+  for (int q = 0; q < 4; q++) Wq[q] = cic_total(S + q, cnt, q == 3 ? &s11 : NULL);
+  const int nfit = method == 1 ? 2 : 3;
+  for (int k = 0; k <= np; k++) est[k] = NA_REAL;
+  for (int q = 0; q < 4; q++) if (Wq[q] == 0) return 1;
+  for (int q = 0; q < nfit; q++) {
+    const cic_sample *s = S + q;
+    sc->W.n = s->n;
+    for (int i = 0; i < s->n; i++) sc->w[i] = (double) cnt[s->u[i]];
+    if (dd_rq_start(&sc->W, Xs[q], ldx, sc->w, sc->h)) return 1;
+    for (int k = 0; k < nt; k++) {
+      dd_check_interrupt(t_last);                 /* (the main thread: the draws run serially) */
+      int *hk = hb + ((size_t) q * nt + k) * p;
+      /* the first tau from the point estimate's basis (a draw) or the
+       * fresh start; each next tau from the previous one's */
+      if (k == 0 && warm) memcpy(sc->h, hk, (size_t) p * sizeof(int));
+      if (dd_rq_fit(&sc->W, Xs[q], ldx, s->y, sc->w, taus[k], sc->h, sc->coef + ((size_t) q * nt + k) * p) < 0)
+        return 2;
+      if (!warm) memcpy(hk, sc->h, (size_t) p * sizeof(int));
+    }
+  }
+  /* the counterfactuals of the cohort's base-period members */
+  const cic_sample *a = S + 2;
+  const double *Xa = Xs[2];
+  long double scf = 0.0L;
+  int m = 0;
+  for (int i = 0; i < a->n; i++) {
+    const int w = cnt[a->u[i]];
+    if (w == 0) continue;
+    for (int q = 0; q < nfit; q++)
+      for (int k = 0; k < nt; k++) {
+        const double *bq = sc->coef + ((size_t) q * nt + k) * p;
+        double f = 0;
+        for (int l = 0; l < p; l++) f += Xa[i + (size_t) ldx * l] * bq[l];
+        sc->pred[(size_t) q * nt + k] = f;
+      }
+    double c;
+    if (method == 1) {
+      const double F = cicx_fhat(sc->pred, taus, nt, a->y[i]);
+      c = cicx_qhat(sc->pred + nt, taus, nt, F);
+    } else {
+      const double r = cicx_fhat(sc->pred + 2 * (size_t) nt, taus, nt, a->y[i]);
+      c = (a->y[i] + cicx_qhat(sc->pred + nt, taus, nt, r)) - cicx_qhat(sc->pred, taus, nt, r);
+    }
+    cf[i] = c;
+    scf += (long double) w * c;
+    sc->pr[m].v = c; sc->pr[m].u = a->u[i]; m++;
+  }
+  const double m11 = (double) (s11 / (long double) Wq[3]);
+  est[0] = m11 - (double) (scf / (long double) Wq[2]);
+  qsort(sc->pr, (size_t) m, sizeof(cicx_pair), cicx_cmp);
+  for (int i = 0; i < m; i++) { sc->ys[i] = sc->pr[i].v; sc->us[i] = sc->pr[i].u; }
+  cic_cur c11, ccf;
+  cur_init(&c11, S[3].y, S[3].u, cnt, S[3].n);
+  cur_init(&ccf, sc->ys, sc->us, cnt, m);
+  for (int k = 0; k < np; k++) {
+    const double q11 = method == 1 ? cic_q1(&c11, Wq[3], probs[k]) : cic_q7(&c11, Wq[3], probs[k]);
+    est[1 + k] = q11 - cic_q1(&ccf, Wq[2], probs[k]);
+  }
+  return 0;
+}
+
+/* C_cic_rq(y, u, X, off, probs, taus, opts, smem, soff, nboot, seed, first)
+ *   as C_cic, with X the covariates (a length(y) x p matrix, its first
+ *   column the intercept), taus the grid of the quantile regressions
+ *   (strictly increasing in (0, 1)), opts c(method, number of resampling
+ *   units). nboot 0: list(est, cf, status) (status per cell: 0, or 1 when
+ *   a fitted sample's covariates have rank < p, 2 when a fit fails);
+ *   > 0: the draws as C_cic's (NA where a draw leaves a sample empty or
+ *   rank deficient). The draws run serially (LAPACK in every pivot); in a
+ *   draw, each sample's fit at the first tau starts from the point
+ *   estimate's basis, each next tau from the previous tau's. */
+SEXP C_cic_rq(SEXP y_, SEXP u_, SEXP X_, SEXP off_, SEXP probs_, SEXP taus_, SEXP opts_, SEXP smem_, SEXP soff_,
+              SEXP nboot_, SEXP seed_, SEXP first_) {
+  const char *fn = "C_cic_rq";
+  dd_chk_type(y_, REALSXP, 0, fn, "y");
+  dd_chk_finite(y_, 0, fn, "y");
+  const R_xlen_t ny = XLENGTH(y_);
+  if (ny > DD_INT_MAX) dd_bad(fn, "y", "too long");
+  dd_chk_vec(opts_, INTSXP, 2, 0, fn, "opts");
+  const int method = INTEGER(opts_)[0], nunits = INTEGER(opts_)[1];
+  if (method != 1 && method != 2) dd_bad(fn, "opts", "method must be 1 or 2");
+  if (nunits < 1 || nunits == NA_INTEGER) dd_bad(fn, "opts", "the number of units must be positive");
+  dd_chk_vec(u_, INTSXP, ny, 0, fn, "u");
+  dd_chk_range(u_, ny, 0, nunits - 1, fn, "u");
+  dd_chk_type(X_, REALSXP, 0, fn, "X");
+  SEXP dim = getAttrib(X_, R_DimSymbol);
+  if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || INTEGER(dim)[0] != (int) ny)
+    dd_bad(fn, "X", "must be a matrix with length(y) rows");
+  const int p = INTEGER(dim)[1];
+  if (p < 1) dd_bad(fn, "X", "must have a column");
+  dd_chk_finite(X_, 0, fn, "X");
+  dd_chk_type(off_, INTSXP, 0, fn, "off");
+  const R_xlen_t noff = XLENGTH(off_);
+  if (noff < 5 || (noff - 1) % 4 != 0) dd_bad(fn, "off", "must have 4 * cells + 1 entries");
+  const int ncell = (int) ((noff - 1) / 4);
+  const int *off = INTEGER(off_);
+  if (off[0] != 0 || off[noff - 1] != (int) ny) dd_bad(fn, "off", "must run from 0 to length(y)");
+  for (R_xlen_t k = 0; k + 1 < noff; k++)
+    if (off[k + 1] < off[k]) dd_bad(fn, "off", "must not decrease");
+  const double *y = REAL(y_);
+  for (int c = 0; c < ncell; c++)        /* the treated in t: sorted (their quantiles) */
+    for (int i = off[4 * c + 3] + 1; i < off[4 * c + 4]; i++)
+      if (y[i] < y[i - 1]) dd_bad(fn, "y", "each cell's sample 11 must be sorted ascending");
+  dd_chk_type(probs_, REALSXP, 0, fn, "probs");
+  dd_chk_finite(probs_, 0, fn, "probs");
+  const int np = (int) XLENGTH(probs_);
+  const double *probs = REAL(probs_);
+  for (int k = 0; k < np; k++) {
+    if (probs[k] < 0 || probs[k] > 1) dd_bad(fn, "probs", "must lie in [0, 1]");
+    if (k > 0 && probs[k] < probs[k - 1]) dd_bad(fn, "probs", "must not decrease");
+  }
+  dd_chk_type(taus_, REALSXP, 0, fn, "taus");
+  dd_chk_finite(taus_, 0, fn, "taus");
+  const int nt = (int) XLENGTH(taus_);
+  const double *taus = REAL(taus_);
+  if (nt < 1) dd_bad(fn, "taus", "must not be empty");
+  for (int k = 0; k < nt; k++) {
+    if (!(taus[k] > 0 && taus[k] < 1)) dd_bad(fn, "taus", "must lie strictly between 0 and 1");
+    if (k > 0 && taus[k] <= taus[k - 1]) dd_bad(fn, "taus", "must be strictly increasing");
+  }
+  dd_chk_type(smem_, INTSXP, 0, fn, "smem");
+  const R_xlen_t nm = XLENGTH(smem_);
+  dd_chk_range(smem_, nm, 0, nunits - 1, fn, "smem");
+  dd_chk_type(soff_, INTSXP, 0, fn, "soff");
+  const R_xlen_t ns1 = XLENGTH(soff_);
+  if (ns1 < 1) dd_bad(fn, "soff", "must have at least one entry");
+  const int *soff = INTEGER(soff_);
+  if (soff[0] != 0 || soff[ns1 - 1] != (int) nm) dd_bad(fn, "soff", "must run from 0 to length(smem)");
+  for (R_xlen_t k = 0; k + 1 < ns1; k++)
+    if (soff[k + 1] < soff[k]) dd_bad(fn, "soff", "must not decrease");
+  const int nstrata = (int) ns1 - 1;
+  const int B = dd_chk_int(nboot_, 0, DD_INT_MAX, fn, "nboot");
+  const int first = dd_chk_int(first_, 0, DD_INT_MAX, fn, "first");
+  const int *u = INTEGER(u_), *smem = INTEGER(smem_);
+  const int K = 1 + np;
+  if ((double) ncell * K > DD_INT_MAX) dd_bad(fn, "probs", "too many estimates");
+  if ((double) ncell * 3 * nt * p > DD_INT_MAX) dd_bad(fn, "taus", "too many fits");
+  const double *X = REAL(X_);
+  const int ldx = (int) ny;
+
+  cic_sample *S = (cic_sample *) R_alloc((size_t) ncell * 4, sizeof(cic_sample));
+  const double **Xs = (const double **) R_alloc((size_t) ncell * 4, sizeof(double *));
+  int nmax = 1;
+  for (int c = 0; c < ncell; c++)
+    for (int q = 0; q < 4; q++) {
+      const int k = 4 * c + q;
+      S[k].y = y + off[k]; S[k].u = u + off[k]; S[k].n = off[k + 1] - off[k];
+      Xs[k] = X + off[k];
+      if (S[k].n > nmax) nmax = S[k].n;
+    }
+  cicx_scratch sc;
+  cicx_scratch_init(&sc, nmax, p, nt);
+  int *hb = (int *) R_alloc((size_t) ncell * 3 * nt * p, sizeof(int));
+  int *ones = (int *) R_alloc((size_t) nunits, sizeof(int));
+  for (int i = 0; i < nunits; i++) ones[i] = 1;
+  R_xlen_t ncf = 0;
+  for (int c = 0; c < ncell; c++) ncf += S[4 * c + 2].n;
+  SEXP est = PROTECT(allocVector(REALSXP, (R_xlen_t) ncell * K));
+  SEXP cf = PROTECT(allocVector(REALSXP, ncf));
+  SEXP status = PROTECT(allocVector(INTSXP, ncell));
+  double *pc = REAL(cf);
+  for (R_xlen_t i = 0; i < ncf; i++) pc[i] = NA_REAL;
+  double t_last = -1.0;
+  for (int c = 0; c < ncell; c++) {
+    dd_check_interrupt(&t_last);
+    INTEGER(status)[c] = cicx_cell(S + 4 * c, Xs + 4 * c, ldx, p, ones, probs, np, taus, nt, method,
+                                   hb + (size_t) c * 3 * nt * p, 0, &sc, REAL(est) + (R_xlen_t) c * K, pc,
+                                   &t_last);
+    pc += S[4 * c + 2].n;
+  }
+  if (B == 0) {
+    const char *nms[3] = {"est", "cf", "status"};
+    SEXP vals[3] = {est, cf, status};
+    SEXP out = dd_named_list(3, nms, vals);
+    UNPROTECT(3);
+    return out;
+  }
+  for (int c = 0; c < ncell; c++)
+    if (INTEGER(status)[c] != 0) dd_bad(fn, "X", "a cell's point estimate failed: no bootstrap");
+  const uint64_t seed = dd_seed_arg(seed_, fn);
+  const int ncol = ncell * K;
+  SEXP out = PROTECT(allocMatrix(REALSXP, B, ncol));
+  double *po = REAL(out);
+  int *cnt = (int *) R_alloc((size_t) nunits, sizeof(int));
+  double *cfb = (double *) R_alloc((size_t) nmax, sizeof(double));
+  double *e = (double *) R_alloc((size_t) K, sizeof(double));
+  for (int b = 0; b < B; b++) {
+    dd_check_interrupt(&t_last);
+    dd_rng g;
+    dd_rng_init(&g, seed, (uint64_t) first + (uint64_t) b);
+    cic_draw(&g, cnt, nunits, smem, soff, nstrata);
+    for (int c = 0; c < ncell; c++) {
+      cicx_cell(S + 4 * c, Xs + 4 * c, ldx, p, cnt, probs, np, taus, nt, method, hb + (size_t) c * 3 * nt * p, 1,
+                &sc, e, cfb, &t_last);
+      for (int k = 0; k < K; k++) po[b + (R_xlen_t) B * ((R_xlen_t) c * K + k)] = e[k];
+    }
+  }
+  UNPROTECT(4);
+  return out;
+}

@@ -253,5 +253,20 @@ SEXP C_stute_boot(SEXP e, SEXP pos, SEXP q, SEXP n, SEXP p, SEXP nG, SEXP B, SEX
 /* cic.c: changes-in-changes and quantile DiD cells (did_cic), point estimates and the resampling bootstrap */
 SEXP C_cic(SEXP y, SEXP u, SEXP off, SEXP probs, SEXP opts, SEXP smem, SEXP soff, SEXP nboot, SEXP seed,
            SEXP first);
+SEXP C_cic_rq(SEXP y, SEXP u, SEXP X, SEXP off, SEXP probs, SEXP taus, SEXP opts, SEXP smem, SEXP soff,
+              SEXP nboot, SEXP seed, SEXP first);
+
+/* rq.c: linear quantile regression (an exact vertex, as quantreg's rq(method = "br")) */
+typedef struct {
+  int n, p;
+  double *r, *xd, *kt, *lu, *v, *a, *q, *dx, *yp;
+  int *ki, *fl, *deg, *inb, *ipiv;
+  char *act;
+} dd_rq_work;
+void dd_rq_work_init(dd_rq_work *W, int n, int p);
+int dd_rq_start(dd_rq_work *W, const double *X, int ldx, const double *w, int *h);
+int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const double *w, double tau, int *h,
+              double *b);
+SEXP C_rq(SEXP X, SEXP y, SEXP w, SEXP taus);
 
 #endif

@@ -80,6 +80,8 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(trop_fit, 8),
   CALLDEF(stute_boot, 8),
   CALLDEF(cic, 10),
+  CALLDEF(cic_rq, 12),
+  CALLDEF(rq, 4),
   {NULL, NULL, 0}
 };
 

@@ -165,6 +165,9 @@ fuzz_workload <- quote({
   quiet(did_edid(sg, "y", "id", "time", "first_treat", cluster = "cl", nboot = 19))
   quiet(did_cic(sg, "y", "id", "time", "first_treat", probs = c(0.25, 0.5), nboot = 19))
   quiet(did_cic(sg, "y", "id", "time", "first_treat", method = "qdid", cluster = "cl", nboot = 9))
+  sg$xc <- sin(sg$id) + (sg$first_treat > 0) / 3
+  quiet(did_cic(sg, "y", "id", "time", "first_treat", xformla = ~ xc, probs = c(0.25, 0.5), nboot = 5))
+  quiet(did_cic(sg, "y", "id", "time", "first_treat", xformla = ~ xc, method = "qdid", panel = FALSE, nboot = 3))
   rg <- matrix(runif(60 * 6, 0.5, 1.5), 60, 6)[sg$id, ]
   sgr <- cbind(sg, as.data.frame(rg))
   sdr <- quiet(survey_design(sgr, weights = "w", repweights = paste0("V", 1:6), type = "JK1", scale = 5 / 6))
@@ -203,6 +206,8 @@ fuzz_workload <- quote({
   # the routines that only the tests call
   quiet(.Call(C_boot_weights, 25L, 9L, 1L))
   quiet(.Call(C_tn_quantile, c(0.1, 0.5, 0.9), c(-1, -Inf, 0), c(1, 2, Inf)))
+  quiet(.Call(C_rq, cbind(1, c(0.3, 1.2, 2.5, 0.1, 4, 3.3, 2.2)), c(1, 3, 2, 0, 5, 4, 2.5), c(1, 2, 0, 1, 1, 3, 1),
+              c(0.1, 0.5, 0.9)))
   quiet(.Call(C_synth_vloss, matrix(c(1, 2, 3, 0.5, 1, 2), 2), c(4, 1), matrix(c(1, 2, 2, 3, 4, 1), 2), c(3, 2),
               c(0.6, 0.4), 0:1))
   NULL

@@ -251,4 +251,32 @@ for (n in c(60, 2100)) {
     check(sprintf("did_cic n=%d %s panel=%s", n, m, pn), !inherits(f, "error") && fin(coef(f)))
   }
 }
+## did_cic's quantile regressions (rq.c) and covariate cells (cic.c,
+## C_cic_rq): the smallest designs (n = p), zero weights, an outcome with
+## many ties (degenerate vertices), intercept only; did_cic with covariates,
+## panel and repeated cross-sections, with draws in which a binary
+## covariate's rare value is missing (rank-deficient draws left out)
+set.seed(11)
+for (n in c(2L, 5L, 40L)) for (p in 1:2) {
+  if (n < p) next
+  X <- cbind(1, rnorm(n))[, seq_len(p), drop = FALSE]
+  for (y in list(rnorm(n), round(rnorm(n)), rep(0, n))) for (w in list(rep(1, n), c(0, rep(2, n - 1L)))) {
+    r <- tryCatch(.Call(ns$C_rq, X, as.double(y), as.double(w), c(0.01, 0.3, 0.5, 0.99)), error = function(e) e)
+    check(sprintf("C_rq n=%d p=%d", n, p), (is.matrix(r) && fin(r)) || grepl("rank below", conditionMessage(r)))
+  }
+}
+check("C_rq refuses a negative weight", refused(.Call(ns$C_rq, matrix(1, 3, 1), c(1, 2, 3), c(1, -1, 1), 0.5)))
+check("C_rq refuses taus out of (0, 1)", refused(.Call(ns$C_rq, matrix(1, 3, 1), c(1, 2, 3), c(1, 1, 1), c(0.5, 1))))
+check("C_rq refuses NaN in X", refused(.Call(ns$C_rq, matrix(c(1, NaN, 1), 3, 1), c(1, 2, 3), c(1, 1, 1), 0.5)))
+cp <- dd_sim_staggered(n_units = 60, n_periods = 4)
+cp$xc <- sin(cp$id); cp$rare <- as.numeric(cp$id %% 17 == 0)
+for (m in c("cic", "qdid")) for (pn in c(TRUE, FALSE)) {
+  dx <- cp; if (!pn) dx$id <- seq_len(nrow(dx))
+  f <- q(tryCatch(did_cic(dx, "y", "id", "time", "first_treat", xformla = ~ xc + rare, method = m, panel = pn,
+                          probs = c(0.2, 0.8), nboot = 4), error = function(e) e))
+  check(sprintf("did_cic xformla method=%s panel=%s", m, pn), inherits(f, "error") || fin(coef(f)))
+}
+check("C_cic_rq refuses a matrix of the wrong height",
+      refused(.Call(ns$C_cic_rq, c(1, 2, 3, 4), 0:3, matrix(1, 3, 1), 0:4, 0.5, 0.5, c(1L, 4L), 0:3, c(0L, 4L), 0L,
+                    NULL, 0L)))
 cat(sprintf("%d passed, %d failed\n", passed, failed))

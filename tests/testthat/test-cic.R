@@ -258,10 +258,9 @@ test_that("bad input: probs, method, control group, missing outcomes, empty cell
   # a constant outcome (the shared check)
   dk$y <- 2
   expect_error(did_cic(dk, "y", "id", "t", "g", nboot = 0), "`yname` = \"y\" is constant")
-  # covariates: not supported yet, said so
-  expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ cl, nboot = 0),
-               "`xformla` = ~cl: did_cic() does not support covariates yet", fixed = TRUE)
+  # covariates: a formula of columns
   expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ nothere), "`xformla` uses \"nothere\", which is not a column")
+  expect_error(did_cic(d, "y", "id", "t", "g", xformla = "cl"), "`xformla` must be a one-sided formula")
   # cohorts without a base period are skipped with a note
   d1 <- d; d1$g[d1$g == 3] <- 1
   f <- did_cic(d1, "y", "id", "t", "g", nboot = 0, probs = 0.5)
@@ -278,4 +277,130 @@ test_that("did's and qte's spellings: alp and biters", {
   expect_identical(a$coeftable, b$coeftable)
   expect_identical(a$nboot, 30L)
   expect_identical(a$alpha, 0.1)
+})
+
+
+# ---- covariates (xformla) -------------------------------------------------
+
+# a two-period panel with a binary covariate z: controls 41 with z = 0 and
+# 37 with z = 1, treated 23 and 29 (no group size times a tau of the grid
+# 0.01, ..., 0.99 is a whole number, so every quantile regression has one
+# solution), continuous outcomes
+cic_zpanel <- function(seed = 3) {
+  set.seed(seed)
+  z <- c(rep(0:1, c(41, 37)), rep(0:1, c(23, 29)))
+  g <- rep(c(0, 2), c(78, 52))
+  n <- length(z)
+  a <- stats::rnorm(n)
+  d <- data.frame(id = rep(seq_len(n), each = 2), t = rep(1:2, n), g = rep(g, each = 2), z = rep(z, each = 2))
+  d$y <- exp(0.5 * a[d$id] + stats::rnorm(nrow(d), sd = 0.5)) + d$z * (1 + d$t) +
+    (d$g == 2 & d$t == 2) * (1 + d$z)
+  d
+}
+
+test_that("a binary covariate: the quantile regressions are the groups' quantiles; the counterfactuals by hand", {
+  # With x = (1, z) the fitted tau-quantile at z is the type-1 tau-quantile
+  # of the sample's outcomes in group z (unique here). qte's step functions
+  # on the grid u = 0.01, ..., 0.99, written here from their definition:
+  #   Qhat(r) = q(u_k), k the last grid point <= r (the first if none);
+  #   Fhat(v) = u_{k-1} (u_1 when k = 1 or no q <= v), k the index of the
+  #     largest fitted quantile <= v, the last one among equal values.
+  d <- cic_zpanel()
+  u <- seq(0.01, 0.99, 0.01)
+  probs <- c(0.1, 0.25, 0.5, 0.75, 0.9)
+  Qhat <- function(q, r) q[max(1L, sum(u <= r))]
+  Fhat <- function(q, v) {
+    ok <- which(q <= v)
+    if (!length(ok)) return(u[1])
+    k <- max(ok[q[ok] == max(q[ok])])
+    if (k == 1L) u[1] else u[k - 1L]
+  }
+  s <- function(t, g) d[d$t == t & d$g == g, ]
+  s00 <- s(1, 0); s01 <- s(2, 0); s10 <- s(1, 2); s11 <- s(2, 2)
+  gq <- function(smp, z) stats::quantile(smp$y[smp$z == z], u, type = 1, names = FALSE)
+  for (m in c("cic", "qdid")) {
+    cf <- vapply(seq_len(nrow(s10)), function(i) {
+      z <- s10$z[i]; v <- s10$y[i]
+      if (m == "cic") Qhat(gq(s01, z), Fhat(gq(s00, z), v))
+      else {
+        r <- Fhat(gq(s10, z), v)
+        v + Qhat(gq(s01, z), r) - Qhat(gq(s00, z), r)
+      }
+    }, 0)
+    q11 <- stats::quantile(s11$y, probs, type = if (m == "cic") 1 else 7, names = FALSE)
+    want <- c(mean(s11$y) - mean(cf), q11 - stats::quantile(cf, probs, type = 1, names = FALSE))
+    f <- did_cic(d, "y", "id", "t", "g", xformla = ~ z, method = m, probs = probs, nboot = 0)
+    expect_equal(unname(coef(f)[-1]), want, tolerance = 1e-10)
+    expect_equal(f$distributions[[1]]$counterfactual, sort(cf), tolerance = 1e-10)
+    expect_identical(f$covariates, "z")
+    expect_identical(f$xformla, ~ z)
+    expect_identical(f$taus, u)
+  }
+  # and the quantile regression itself: the groups' quantiles
+  X <- cbind(1, s00$z)
+  b <- .Call(diffdiff:::C_rq, X, s00$y, rep(1, nrow(X)), u)
+  expect_equal(b[1, ], gq(s00, 0), tolerance = 1e-12)
+  expect_equal(b[1, ] + b[2, ], gq(s00, 1), tolerance = 1e-12)
+})
+
+test_that("covariates: row order, relabelled units, repeated cross-sections, the bootstrap", {
+  d <- cic_panel(n = 160)
+  set.seed(2)
+  d$x <- stats::rnorm(160)[d$id] + 0.3 * (d$g > 0)
+  d$y <- d$y + d$x * d$t
+  f <- did_cic(d, "y", "id", "t", "g", xformla = ~ x, probs = c(0.25, 0.5, 0.75), nboot = 0)
+  expect_identical(nrow(f$cells), 5L)
+  set.seed(3)
+  ds <- d[sample(nrow(d)), ]
+  expect_identical(coef(did_cic(ds, "y", "id", "t", "g", xformla = ~ x, probs = c(0.25, 0.5, 0.75), nboot = 0)), coef(f))
+  # without covariates the estimates differ (the covariate matters here)
+  f0 <- did_cic(d, "y", "id", "t", "g", probs = c(0.25, 0.5, 0.75), nboot = 0)
+  expect_gt(max(abs(coef(f) - coef(f0))), 0.05)
+  # a covariate that does not vary within samples beyond the intercept's
+  # role is refused; a constant shift of x changes nothing but the intercept
+  d2 <- d; d2$x <- d2$x + 100
+  expect_equal(coef(did_cic(d2, "y", "id", "t", "g", xformla = ~ x, probs = c(0.25, 0.5, 0.75), nboot = 0)), coef(f),
+               tolerance = 1e-8)
+  # repeated cross-sections run the same quantile regressions per period
+  dr <- d; dr$id <- seq_len(nrow(dr))
+  fr <- did_cic(dr, "y", "id", "t", "g", xformla = ~ x, probs = c(0.25, 0.5, 0.75), nboot = 0, panel = FALSE)
+  expect_equal(coef(fr), coef(f), tolerance = 1e-10)
+  # the bootstrap refits every draw: reproducible, positive standard errors
+  set.seed(5); b1 <- did_cic(d, "y", "id", "t", "g", xformla = ~ x, probs = 0.5, nboot = 20, method = "qdid")
+  set.seed(5); b2 <- did_cic(d, "y", "id", "t", "g", xformla = ~ x, probs = 0.5, nboot = 20, method = "qdid")
+  expect_identical(b1$coeftable, b2$coeftable)
+  expect_true(all(b1$coeftable$std.error > 0))
+  expect_identical(coef(b1), coef(did_cic(d, "y", "id", "t", "g", xformla = ~ x, probs = 0.5, nboot = 0, method = "qdid")))
+})
+
+test_that("covariates: bad input (collinear, too few observations in a cell, no terms)", {
+  d <- cic_panel(n = 120)
+  set.seed(4)
+  d$x <- stats::rnorm(120)[d$id]
+  d$x2 <- 2 * d$x
+  expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ x + x2, nboot = 0),
+               "cell (cohort 3, period 3): the covariates of `xformla` are collinear in the control group in the base period 2 (x2: rank 2 of 3)",
+               fixed = TRUE)
+  # a covariate constant among the controls: collinear with the intercept
+  d$k <- ifelse(d$g == 0, 1, d$x)
+  expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ k, nboot = 0), "are collinear in the control group in the base period 2")
+  # QDiD also fits the cohort in the base period
+  d$k2 <- ifelse(d$g == 3, 1, d$x)
+  expect_silent(did_cic(d, "y", "id", "t", "g", xformla = ~ k2, nboot = 0, probs = 0.5))
+  expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ k2, nboot = 0, method = "qdid"),
+               "cell (cohort 3, period 3): the covariates of `xformla` are collinear in the cohort in the base period 2", fixed = TRUE)
+  # fewer observations than coefficients
+  tiny <- cic_tiny(); tiny$a <- c(1, 1, 2, 2, 3, 3, 5, 5, 1, 1, 2, 2); tiny$b <- tiny$a^2
+  expect_error(did_cic(tiny, "y", "id", "t", "g", xformla = ~ a + b, nboot = 0, method = "qdid"),
+               "cell (cohort 2, period 2): the cohort in the base period 1 has 2 observation(s), fewer than the 3 coefficients of the quantile regressions on `xformla` (intercept and a, b)",
+               fixed = TRUE)
+  expect_error(did_cic(d, "y", "id", "t", "g", xformla = ~ 1, nboot = 0), "has no covariate terms")
+  # missing covariate values: the shared rule drops the row, with a message
+  # (the unit then leaves the cells of that period)
+  i0 <- min(d$id[d$g == 0])                                # a control unit
+  dm <- d; dm$x[dm$id == i0 & dm$t == 2] <- NA
+  expect_message(fm <- did_cic(dm, "y", "id", "t", "g", xformla = ~ x, nboot = 0, probs = 0.5),
+                 "1 observation removed because of NA/NaN/Inf values (1 in `xformla`)", fixed = TRUE)
+  full <- did_cic(d, "y", "id", "t", "g", xformla = ~ x, nboot = 0, probs = 0.5)
+  expect_identical(fm$cells$n_control_base[fm$cells$base == 2], full$cells$n_control_base[full$cells$base == 2] - 1L)
 })
