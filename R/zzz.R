@@ -30,7 +30,8 @@
 #'     effect and the effects on untreated units by distance ring, Gardner's
 #'     two stages on the far-away controls, as did2s) and
 #'     [did_cic()] (Athey and Imbens' changes-in-changes and quantile DiD:
-#'     average and quantile effects per cohort and period, as qte's `CiC()`
+#'     average and quantile effects per cohort and period, covariates by
+#'     quantile regressions, as qte's `CiC()`
 #'     and `QDiD()`).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
