@@ -152,7 +152,10 @@ did_spillover <- function(data, yname, idname, tname, gname, xformla = NULL, coo
   ok <- !is.na(fs$adj)
   if (!all(ok) && all(nc > 0L))
     message(sprintf(paste0("diffdiff: %d treated or exposed observation(s) removed: their unit has no ",
-                           "clean (untreated and unexposed) observation to impute from."), sum(!ok)))
+                           "clean (untreated and unexposed) observation to impute from%s."), sum(!ok),
+                    if (fs$n_sets > 1L) sprintf(paste0(", or (the clean observations link units and periods in %d ",
+                                                       "separate sets) their unit and period lie in different sets"),
+                                                fs$n_sets) else ""))
   if (!any(ok & D)) dd_stop("no treated observation can be imputed: no period of a treated row has a clean control row, or no treated unit has a clean row.")
   tr <- which(!clean & ok)
   u <- fs$untreated

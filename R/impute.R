@@ -18,7 +18,10 @@ dd_impute_setup <- function(data, yname, idname, tname, gname, xformla, weightsn
   ok <- !is.na(fs$adj)
   if (!all(ok)) {
     message(sprintf(paste0("diffdiff: %d treated observation(s) removed: their unit or period has no ",
-                           "untreated observation to impute from."), sum(!ok)))
+                           "untreated observation to impute from%s."), sum(!ok),
+                    if (fs$n_sets > 1L) sprintf(paste0(", or (the untreated observations link units and periods in %d ",
+                                                       "separate sets) their unit and period lie in different sets"),
+                                                fs$n_sets) else ""))
     if (!any(ok & st$D)) dd_stop("no treated observation can be imputed.")
   }
   tr <- which(st$D & ok)
@@ -112,6 +115,19 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   lam[tu + 1L] <- c(0, theta[pnames])
   # a period whose indicator was dropped (collinear) cannot be imputed
   lost <- pnames[!reg$keep[match(pnames, names(reg$coef))]]
+  # the untreated rows' units and periods may fall into several connected
+  # sets: the unit and period effects are then identified within each set
+  # only, and each set past the first loses one period indicator to the unit
+  # effects (its normalisation, effect 0); a row whose unit and period lie
+  # in different sets cannot be imputed
+  cs <- dd_impute_components(idc[u], tc[u], attr(idc, "nlev"), attr(tc, "nlev"))
+  if (length(lost) && cs$n > 1L) {
+    lp <- tu[match(lost, pnames) + 1L]
+    ref_set <- cs$period[tu[1] + 1L]
+    norm <- cs$period[lp + 1L] != ref_set & !duplicated(cs$period[lp + 1L])
+    lam[lp[norm] + 1L] <- 0
+    lost <- lost[!norm]
+  }
   if (length(lost)) lam[tu[match(lost, pnames) + 1L] + 1L] <- NA_real_
   xb <- if (k) drop(X %*% beta) else 0
   r0 <- y[u] - (if (k) xb[u] else 0) - lam[tcu + 1L]
@@ -122,6 +138,7 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   alpha <- rep(NA_real_, attr(idc, "nlev"))
   alpha[idc[u][fr] + 1L] <- alpha_u
   adj <- y - (alpha[idc + 1L] + lam[tc + 1L] + xb)
+  if (cs$n > 1L) adj[!is.na(adj) & cs$unit[idc + 1L] != cs$period[tc + 1L]] <- NA_real_
   # unit means of the kept regressors over the untreated rows (raw - demeaned
   # at each unit's first row), in the order of the bread: dense, then cells
   kept <- names(reg$coef)[reg$keep]
@@ -134,7 +151,31 @@ dd_impute_fit <- function(y, X, idc, tc, D, w, opts) {
   }
   list(adj = adj, resid = adj[u], untreated = u, uc = uc, Wi = Wi, reg = reg, k = k, tu = tu, pnames = pnames,
        Rbar = Rbar, uid = idc[u][fr], wu = wu, coef = reg$coef, dropped = reg$dropped, lam = lam, alpha = alpha,
-       beta = beta, path = if (is.null(cells)) "dense" else "cells")
+       beta = beta, path = if (is.null(cells)) "dense" else "cells", n_sets = cs$n)
+}
+
+# The connected sets of the bipartite graph of units and periods linked by
+# the rows (unit codes uc, period codes tc, 0-based; nu, nt levels): the set
+# of each unit and each period (NA: no row), and their number n. Labels
+# propagate (the smallest period code of the set) until nothing changes.
+dd_impute_components <- function(uc, tc, nu, nt) {
+  lp <- rep(NA_integer_, nt); lu <- rep(NA_integer_, nu)
+  lp[unique(tc) + 1L] <- unique(tc)
+  repeat {
+    m <- lp[tc + 1L]
+    lu2 <- rep(NA_integer_, nu)
+    o <- order(m)
+    f <- !duplicated(uc[o])
+    lu2[uc[o][f] + 1L] <- m[o][f]
+    m2 <- lu2[uc + 1L]
+    o <- order(m2)
+    f <- !duplicated(tc[o])
+    lp2 <- lp
+    lp2[tc[o][f] + 1L] <- m2[o][f]
+    if (identical(lp2, lp) && identical(lu2, lu)) break
+    lp <- lp2; lu <- lu2
+  }
+  list(unit = lu, period = lp, n = length(unique(lp[!is.na(lp)])))
 }
 
 # Indicators of the periods `levels[-1]` (the first is the reference) for
