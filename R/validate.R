@@ -221,12 +221,12 @@ dd_check_numeric_col <- function(x, arg, col, convert = TRUE) {
   if (convert || !(is.integer(x) || is.double(x))) as.double(x) else x
 }
 
-dd_check_weights <- function(w, col) {
-  w <- dd_check_numeric_col(w, "weightsname", col)
+dd_check_weights <- function(w, col, arg = "weightsname") {
+  w <- dd_check_numeric_col(w, arg, col)
   neg <- which(!is.na(w) & w < 0)
   if (length(neg))
-    dd_stop("`weightsname` = \"%s\" has negative values (row %d has %s); weights must be >= 0.",
-            col, neg[1], format(w[neg[1]]))
+    dd_stop("`%s` = \"%s\" has negative values (row %d has %s); weights must be >= 0.",
+            arg, col, neg[1], format(w[neg[1]]))
   w
 }
 
