@@ -16,7 +16,8 @@
 #   treatment    the argument that carries the treatment: "gname" (first
 #                treated period), "dname" (a 0/1 treatment column), "dose" (a
 #                continuous dose: did_dose's `dose`, did_had's `dname`),
-#                "treatname" (did_2x2: a treated-group indicator with `postname`)
+#                "treatname" (did_2x2: a treated-group indicator with `postname`),
+#                "running" (rd_robust: a running variable `xname` and a cutoff)
 #   fields       the fields its results may carry besides the required ones
 #                (dd_fit_required) and the shared ones (dd_fit_fields$common,
 #                $mboot); new_dd_fit() rejects any other
@@ -122,7 +123,12 @@ dd_registry_entries <- list(
        check_rule = "dose", peer = "DIDHAD", parity_test = "test-parity-had.R"),
   list(name = "did_dcdh", class = "did_dcdh", treatment = "dname",
        fields = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
-       check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R")
+       check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R"),
+  # regression discontinuity: a running variable and a cutoff, not a panel
+  list(name = "rd_robust", class = "rd_robust", treatment = "running",
+       fields = c("inf", "xname", "cutoff", "fuzzy", "bandwidths", "c_bw", "bwselect", "counts", "sides", "coef_covs",
+                  "covariates", "settings", "first_stage", "reduced_form"),
+       check_rule = NA, peer = "rdrobust", parity_test = "test-parity-rd.R")
 )
 
 # The fields of the results aggregate() returns (the `aggregate` classes above)
@@ -145,7 +151,7 @@ dd_registry_build <- function(entries) {
   for (k in c("check_rule", "peer", "parity_test")) reg[[k]] <- chr(k)
   reg <- reg[cols]
   stopifnot(!anyNA(reg$name), !anyDuplicated(reg$name), !anyNA(reg$class), !anyDuplicated(reg$class),
-            reg$treatment %in% c("gname", "dname", "dose", "treatname"),
+            reg$treatment %in% c("gname", "dname", "dose", "treatname", "running"),
             reg$aggregate[!is.na(reg$aggregate)] %in% names(dd_aggregate_fields))
   reg
 }
@@ -166,9 +172,10 @@ dd_registry <- dd_registry_build(dd_registry_entries)
 #'     `dd_fit`.}
 #'   \item{`treatment`}{the argument that carries the treatment: `"gname"`
 #'     (first treated period), `"dname"` (a 0/1 treatment column), `"dose"`
-#'     (a continuous dose: `dose` in `did_dose()`, `dname` in `did_had()`) or
+#'     (a continuous dose: `dose` in `did_dose()`, `dname` in `did_had()`),
 #'     `"treatname"` (`did_2x2()`: a treated-group indicator, with
-#'     `postname`).}
+#'     `postname`) or `"running"` (`rd_robust()`: a running variable and a
+#'     cutoff).}
 #'   \item{`fields`}{a list: the fields a result may carry besides those of
 #'     every fit (`coeftable`, `coefficients`, `vcov`, `call`, `estimator`,
 #'     `title`, `yname`, `nobs`, `n_units`, `n_periods`, `n_clusters`,

@@ -143,6 +143,12 @@ SEXP C_dcdh_horizon(SEXP dy, SEXP dist, SEXP never, SEXP N, SEXP kv, SEXP Fg, SE
 SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c, SEXP kernel, SEXP matches, SEXP h, SEXP cbw,
               SEXP bwmin, SEXP bwmax, SEXP range, SEXP stop);
 SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
+double lp_K(double u, int kern);
+int lp_inv(int k, double *G, double *work);
+void lp_nnres(const double *x, const double *y, const int *dups, const int *dupsid, const int *idx, int n,
+              int matches, double tolf, double *res);
+/* rd.c */
+SEXP C_rd_lp(SEXP d, SEXP D, SEXP fw, SEXP h, SEXP b, SEXP ord, SEXP kern, SEXP s, SEXP vce, SEXP matches);
 
 /* synth.c */
 SEXP C_synth_w(SEXP A, SEXP B);

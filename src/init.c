@@ -63,6 +63,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(dcdh_horizon, 18),
   CALLDEF(lp_fit, 13),
   CALLDEF(lp_poly, 6),
+  CALLDEF(rd_lp, 10),
   CALLDEF(svy_onestage, 11),
   CALLDEF(svy_domain, 10),
   CALLDEF(svy_rep_crossprod, 5),

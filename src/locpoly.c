@@ -8,8 +8,9 @@
  * within it). Nothing here knows R except C_lp_fit at the bottom. */
 #include "diffdiff.h"
 
-/* kernels: 0 Epanechnikov, 1 triangular, 2 uniform, 3 Gaussian */
-static double lp_K(double u, int kern) {
+/* kernels: 0 Epanechnikov, 1 triangular, 2 uniform, 3 Gaussian (shared
+ * with rd.c) */
+double lp_K(double u, int kern) {
   double a = fabs(u);
   switch (kern) {
   case 0: return a <= 1 ? 0.75 * (1 - u * u) : 0;
@@ -21,7 +22,7 @@ static double lp_K(double u, int kern) {
 
 /* G <- G^{-1} (k x k, symmetric positive definite) through its Cholesky
  * factor; work: k * k + k doubles. Returns 0 if G is not positive definite. */
-static int lp_inv(int k, double *G, double *work) {
+int lp_inv(int k, double *G, double *work) {
   double *L = work, *e = work + k * k;
   memcpy(L, G, sizeof(double) * k * k);
   if (!dd_chol_lower(k, L)) return 0;
@@ -36,9 +37,11 @@ static int lp_inv(int k, double *G, double *work) {
 /* nearest-neighbour residuals over the window idx[0..n-1] (increasing
  * positions in the sorted sample): each point against the mean of its
  * `matches` nearest neighbours, whole tie runs included, scaled by
- * sqrt(J / (J + 1)) */
-static void lp_nnres(const double *x, const double *y, const int *dups, const int *dupsid, const int *idx, int n,
-                     int matches, double *res) {
+ * sqrt(J / (J + 1)). tolf: distances to the next run on the left and on the
+ * right within tolf * (the larger) count as equal (both runs join): 0 for
+ * nprobust's rule, sqrt(DBL_EPSILON) for rdrobust 4.1's (shared with rd.c) */
+void lp_nnres(const double *x, const double *y, const int *dups, const int *dupsid, const int *idx, int n,
+              int matches, double tolf, double *res) {
   for (int pos = 1; pos <= n; pos++) {          /* 1-based, as the rule is stated */
 #define X_(p) x[idx[(p) - 1]]
 #define D_(p) dups[idx[(p) - 1]]
@@ -49,8 +52,9 @@ static void lp_nnres(const double *x, const double *y, const int *dups, const in
       else if (pos + rpos + 1 > n) lpos += D_(pos - lpos - 1);
       else {
         double dl = X_(pos) - X_(pos - lpos - 1), dr = X_(pos + rpos + 1) - X_(pos);
-        if (dl > dr) rpos += D_(pos + rpos + 1);
-        else if (dl < dr) lpos += D_(pos - lpos - 1);
+        double tol = (dl > dr ? dl : dr) * tolf;
+        if (dl - dr > tol) rpos += D_(pos + rpos + 1);
+        else if (dr - dl > tol) lpos += D_(pos - lpos - 1);
         else { rpos += D_(pos + rpos + 1); lpos += D_(pos - lpos - 1); }
       }
     }
@@ -141,7 +145,7 @@ static int lp_bw_step(lp_data *d, int o, int nu, int oB, double hV, double hB1, 
   int k = o + 1;
   lp_gram(d, n, o, hV, 1, G);
   if (!lp_inv(k, G, W)) return 0;
-  lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n, d->matches, d->res);
+  lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n, d->matches, 0, d->res);
   double VV = lp_sandwich(d, n, o, hV, 1, G, nu);
   double v1[16];
   for (int a = 0; a < k; a++) v1[a] = 0;
@@ -163,7 +167,7 @@ static int lp_bw_step(lp_data *d, int o, int nu, int oB, double hV, double hB1, 
   lp_beta(d, n1, oB, hB1, 0, G, b1);
   double Reg = 0;
   if (scale > 0) {
-    lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n1, d->matches, d->res);
+    lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n1, d->matches, 0, d->res);
     double VB = lp_sandwich(d, n1, oB, hB1, 0, G, o + 1);
     Reg = 3 * bc1 * bc1 * VB;
   }
@@ -214,7 +218,7 @@ static int lp_final(lp_data *d, double h, double *out, double *psi) {
     double z = d->x[i] - d->c, u = z / h, w = lp_K(u, d->kern) / h, up = u * u;
     L[0] += w * up; L[1] += w * z * up;
   }
-  lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n, d->matches, d->res);
+  lp_nnres(d->x, d->y, d->dups, d->dupsid, d->idx, n, d->matches, 0, d->res);
   double tp[2] = {0, 0}, tb[2] = {0, 0}, Mp[4] = {0, 0, 0, 0}, Mb[4] = {0, 0, 0, 0};
   double hp = pow(h, p + 1);
   if (psi) for (int i = 0; i < d->N; i++) psi[i] = 0;

@@ -1,0 +1,147 @@
+# rd_robust()'s estimation at given bandwidths (rdrobust 4.1's, after the
+# selection) and its result. Each side is fitted by C_rd_lp (src/rd.c);
+# the standard errors come from the observations' influence on the
+# estimates through the influence-function layer (dd_if_result).
+
+dd_rd_estimate <- function(x, y, T, Z, fw, cl, c, h, b, st) {
+  l <- x < c
+  D <- cbind(y, T, Z)
+  mk <- function(i) dd_rd_side(x[i], c, D[i, , drop = FALSE], fw[i], cl[i])
+  sides <- list(left = mk(l), right = mk(!l))
+  p <- st$p; q <- st$q; nu <- st$deriv; dT <- st$dT; m <- ncol(D)
+  fits <- list()
+  for (k in 1:2) {
+    f <- dd_rd_lp(sides[[k]], h[k], b[k], p, q, nu, NULL, st)
+    if (f$counts[1] == 0L)
+      dd_stop("no observation within the bandwidth h = %s on the %s of the cutoff; increase `h`.", format(h[k]),
+              names(sides)[k])
+    if (!f$ok)
+      dd_stop("too few distinct values of the running variable with positive weight on the %s of the cutoff (%d within h = %s, %d within b = %s) to fit polynomials of orders p = %d and q = %d; increase `h` and `b`.",
+              names(sides)[k], f$counts[3], format(h[k]), f$counts[4], format(b[k]), p, q)
+    fits[[k]] <- f
+  }
+  fac <- factorial(nu)
+  jump <- function(what) fits[[2]][[what]][nu + 1, ] - fits[[1]][[what]][nu + 1, ]
+  jp <- jump("beta_p"); jb <- jump("beta_bc")
+  gam <- NULL
+  z <- if (st$dZ) (2 + dT):m else integer()
+  if (st$dZ) {
+    A <- Reduce(`+`, lapply(fits, function(f) f$DWD - crossprod(f$U, f$beta_p)))
+    gam <- dd_rd_gamma(A[z, z, drop = FALSE], A[z, seq_len(1 + dT), drop = FALSE], st)
+    dimnames(gam) <- list(colnames(Z), c("y", if (dT) "fuzzy"))
+  }
+  # the combination of the columns (y[, T], Z) that is the outcome's jump
+  # (sY), the treatment's (sT) and their ratio's linearisation (s)
+  sY <- numeric(m); sY[1] <- 1; if (st$dZ) sY[z] <- -gam[, 1]
+  sT <- NULL
+  if (dT) { sT <- numeric(m); sT[2] <- 1; if (st$dZ) sT[z] <- -gam[, 2] }
+  side_tau <- function(s, what) fac * vapply(fits, function(f) sum(s * f[[what]][nu + 1, ]), 0)
+  tY <- c(cl = fac * sum(sY * jp), bc = fac * sum(sY * jb))
+  s <- sY
+  if (dT) {
+    tT <- c(cl = fac * sum(sT * jp), bc = fac * sum(sT * jb))
+    tau_cl <- tY[["cl"]] / tT[["cl"]]
+    sl <- c(1 / tT[["cl"]], -tY[["cl"]] / tT[["cl"]]^2)
+    tau_bc <- tau_cl - sum(sl * c(tY[["cl"]] - tY[["bc"]], tT[["cl"]] - tT[["bc"]]))
+    s <- sl[1] * sY + sl[2] * sT
+    bias <- sl[1] * (side_tau(sY, "beta_p") - side_tau(sY, "beta_bc")) +
+            sl[2] * (side_tau(sT, "beta_p") - side_tau(sT, "beta_bc"))
+  } else {
+    tau_cl <- tY[["cl"]]; tau_bc <- tY[["bc"]]
+    bias <- side_tau(sY, "beta_p") - side_tau(sY, "beta_bc")
+  }
+  infl <- function(s) dd_rd_influence(sides, fits, s, h, b, st, fac, length(x), l)
+  out <- list(tau = c(tau_cl, tau_bc), U = infl(s), gamma = gam, fits = fits, sides = sides,
+              side_cl = side_tau(sY, "beta_p"), side_bc = side_tau(sY, "beta_bc"), bias = bias)
+  if (dT) {
+    out$first <- list(tau = tT, U = infl(sT))
+    out$reduced <- list(tau = tY, U = infl(sY))
+  }
+  out
+}
+
+# The observations' influence on the conventional and robust estimates of
+# the combination s (N x 2, sorted order): the nu-th coefficient's terms of
+# each side's sandwich, times nu!, with CR1's factor folded in when clustered
+# (the robust part from the order-q fit itself when h = b on both sides, as
+# rdrobust)
+dd_rd_influence <- function(sides, fits, s, h, b, st, fac, N, l) {
+  U <- matrix(0, N, 2, dimnames = list(NULL, c("conventional", "robust")))
+  hb <- all(h == b)
+  pos <- list(which(l), which(!l))
+  for (k in 1:2) {
+    sd <- sides[[k]]
+    g <- dd_rd_lp(sd, h[k], b[k], st$p, st$q, st$deriv, s, st)
+    pc <- g$psi_cl; pr <- g$psi_rb; kr <- st$q + 1; idr <- g$idx
+    if (st$cluster && hb) {
+      g2 <- dd_rd_lp(sd, h[k], h[k], st$q, -1L, st$deriv, s, st)
+      pr <- g2$psi_cl; idr <- g2$idx
+    }
+    if (st$cluster) {
+      cw <- sd$cl[g$idx]
+      G <- length(unique(cw)); n <- length(cw)
+      if (G < 2L)
+        dd_stop("`cluster` has a single cluster within the bandwidth on the %s of the cutoff; clustered standard errors need at least two on each side.",
+                names(sides)[k], .code = "ONE_CLUSTER")
+      pc <- pc * sqrt((n - 1) / (n - st$p - 1) * G / (G - 1))
+      pr <- pr * sqrt((n - 1) / (n - kr) * G / (G - 1))
+    }
+    U[pos[[k]][g$idx], 1] <- fac * pc
+    U[pos[[k]][idr], 2] <- fac * pr
+  }
+  U
+}
+
+# The fit: the three rows (conventional, bias-corrected, robust) through
+# the influence-function layer, with clusters counted per side
+dd_rd_table <- function(tau, U, cid, st) {
+  U3 <- cbind(conventional = U[, 1], `bias-corrected` = U[, 1], robust = U[, 2])
+  sp <- dd_spec(alpha = st$alpha)
+  r <- dd_if_result(stats::setNames(c(tau[1], tau[2], tau[2]), colnames(U3)), U3, 1, sp, integer(), "local-polynomial influence functions", NULL,
+                    cluster = cid)
+  r
+}
+
+dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, cnt, dat, Z, o) {
+  l <- dat$xname[o] < c
+  cid <- NULL
+  if (st$cluster) {
+    cs <- dat$cluster[o]
+    u <- match(cs, unique(cs))
+    cid <- ifelse(l, u, u + length(unique(cs)))
+  }
+  main <- dd_rd_table(fit$tau, fit$U, cid, st)
+  terms <- c("conventional", "bias-corrected", "robust")
+  tab <- main$tab
+  tab$term <- terms
+  sub_tab <- function(z) { r <- dd_rd_table(z$tau, z$U, cid, st)$tab; r$term <- terms; r }
+  inf <- matrix(0, length(o), 3, dimnames = list(NULL, terms))
+  inf[o, ] <- cbind(fit$U[, 1], fit$U[, 1], fit$U[, 2])
+  counts <- data.frame(side = c("left", "right"), n = unname(cnt[c("N_l", "N_r")]),
+                       n_h = vapply(fit$fits, function(f) f$counts[1], 0L),
+                       n_b = vapply(fit$fits, function(f) f$counts[2], 0L),
+                       distinct = unname(cnt[c("M_l", "M_r")]))
+  bands <- data.frame(side = c("left", "right"), h = bw$h, b = bw$b)
+  sides <- data.frame(side = c("left", "right"), conventional = fit$side_cl, bias_corrected = fit$side_bc,
+                      bias = as.vector(fit$bias))
+  design <- if (is.null(fuzzy)) "sharp" else "fuzzy"
+  title <- sprintf("Regression discontinuity (%s%s): local polynomial of order %d, robust bias-corrected inference",
+                   design, if (st$deriv > 0) sprintf(", derivative %d", st$deriv) else "", st$p)
+  vlab <- if (st$cluster) "CR1 clustered by side" else switch(st$vce, nn = sprintf("nearest neighbours (%d)", st$nnmatch),
+                                                               toupper(st$vce))
+  info <- dd_info("rd_robust", title, yname, length(o), if (st$cluster) "CR1" else st$vce, vlab, Inf, st$alpha,
+                  terms, n_clusters = if (st$cluster) st$n_clusters_sides,
+                  dropped = if (dat$n_dropped) sprintf("%d rows with missing values", dat$n_dropped) else character())
+  extra <- list(inf = inf, xname = xname, cutoff = c, fuzzy = fuzzy, bandwidths = bands, c_bw = c_bw,
+                bwselect = sel, counts = counts, sides = sides, coef_covs = fit$gamma,
+                covariates = if (is.null(Z)) NULL else colnames(Z),
+                settings = st[c("p", "q", "deriv", "kernel", "vce", "nnmatch", "masspoints", "bwcheck", "bwrestrict",
+                                "stdvars", "scaleregul")])
+  if (!is.null(fit$first)) {
+    extra$first_stage <- sub_tab(fit$first)
+    extra$reduced_form <- sub_tab(fit$reduced)
+  }
+  V <- main$V
+  dimnames(V) <- list(terms, terms)
+  new_dd_fit("rd_robust", tab, stats::setNames(tab$estimate, terms), V, info, call, extra)
+}
