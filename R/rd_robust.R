@@ -43,7 +43,8 @@
 #' @param covs `NULL`, a one-sided formula (`~ z1 + z2`) or column names:
 #'   covariates entering linearly with a common coefficient on both sides.
 #'   Collinear covariates are dropped with a message.
-#' @param p The order of the local polynomial (default 1: local linear).
+#' @param p The order of the local polynomial (default 1: local linear;
+#'   `deriv + 1` when only `deriv` is given, as rdrobust).
 #' @param q The order of the bias-correction polynomial (default `p + 1`).
 #' @param deriv The derivative estimated (default 0: the jump; 1: a kink).
 #' @param kernel `"triangular"` (default), `"epanechnikov"` or `"uniform"`
@@ -121,6 +122,8 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
                       h = NULL, b = NULL, rho = NULL, alpha = 0.05, nnmatch = 3L, masspoints = "adjust",
                       bwcheck = NULL, bwrestrict = TRUE, stdvars = TRUE, scaleregul = 1) {
   call <- match.call()
+  # as rdrobust: a derivative without an order gets the next order up
+  if (missing(p) && is.numeric(deriv) && length(deriv) == 1L && !is.na(deriv) && deriv > 0) p <- deriv + 1L
   st <- dd_rd_settings(p, q, deriv, kernel, bwselect, vce, alpha, nnmatch, masspoints, bwcheck, bwrestrict,
                        stdvars, scaleregul, cluster)
   c <- dd_rd_cutoff(c)
