@@ -278,6 +278,8 @@ dd_comparison_text <- function(x) {
          did_trop = "untreated cells (weighted)",
          did_had = "quasi-untreated units (doses near 0)",
          did_dcdh = "units whose treatment has not changed yet",
+         rd_robust = sprintf("observations just below the cutoff (%s < %s), one local polynomial on each side",
+                             x$xname, format(x$cutoff)),
          did_ddd = paste(cg_text(cg %||% "nevertreated"), "(and the ineligible units)"),
          cg_text(cg))
 }

@@ -64,10 +64,12 @@ dd_rd_bwstep <- function(sd, o, nu, oB, hV, hB, scale, st, cache) {
   key <- paste(o, nu)
   pc <- cache[[key]]
   if (is.null(pc)) {
-    f <- dd_rd_lp(sd, hV, hV, o, -1L, nu, NULL, st)
+    # one fit when the outcome is one column (s = 1), else a second with s
+    one <- ncol(sd$D) == 1L
+    f <- dd_rd_lp(sd, hV, hV, o, -1L, nu, if (one) 1, st)
     if (!f$ok) { assign(key, list(VV = NaN), envir = cache); return(nan) }
     s <- dd_rd_s_pilot(f, st, nu)
-    f2 <- dd_rd_lp(sd, hV, hV, o, -1L, nu, s, st)
+    f2 <- if (one) f else dd_rd_lp(sd, hV, hV, o, -1L, nu, s, st)
     pc <- list(VV = dd_rd_var(f2$psi_cl, f2, sd, o + 1), BC = hV^nu * f$GinvL[nu + 1], s = s)
     assign(key, pc, envir = cache)
   }

@@ -88,17 +88,24 @@ dd_rd_data <- function(data, cols, covs = NULL, c = 0) {
 # The running variable against the cutoff: a constant running variable, a
 # cutoff outside its range and a side with too few distinct values (need:
 # distinct values each side must have) are errors naming the numbers. Values
-# equal to the cutoff count on the right.
-dd_rd_sides <- function(x, c, xname, need = 1L) {
-  r <- range(x)
+# equal to the cutoff count on the right. sorted: x is in increasing order
+# (the counts then come from its runs).
+dd_rd_sides <- function(x, c, xname, need = 1L, sorted = FALSE) {
+  r <- if (sorted) x[c(1L, length(x))] else range(x)
   if (r[1] == r[2])
     dd_stop("`xname` = \"%s\" is constant (%s in every usable row); a regression discontinuity needs a running variable on both sides of the cutoff.",
             xname, format(r[1]))
-  nl <- sum(x < c); nr <- length(x) - nl
+  nl <- if (sorted) findInterval(c, x, left.open = TRUE) else sum(x < c)
+  nr <- length(x) - nl
   if (nl == 0L || nr == 0L || c <= r[1])
     dd_stop("the cutoff `c` = %s is not inside the range of `xname` = \"%s\" ([%s, %s]): %s observations below it and %s at or above it.",
             format(c), xname, format(r[1]), format(r[2]), dd_fmt_int(nl), dd_fmt_int(nr))
-  ul <- length(unique(x[x < c])); ur <- length(unique(x[x >= c]))
+  if (sorted) {
+    new <- c(TRUE, x[-1L] != x[-length(x)])
+    ul <- sum(new[seq_len(nl)]); ur <- sum(new[-seq_len(nl)])   # x[nl] < c <= x[nl + 1]: a new run
+  } else {
+    ul <- length(unique(x[x < c])); ur <- length(unique(x[x >= c]))
+  }
   if (min(ul, ur) < need)
     dd_stop("`xname` = \"%s\" has %d distinct value%s below the cutoff and %d at or above it; each side needs at least %d.",
             xname, ul, if (ul == 1L) "" else "s", ur, need)

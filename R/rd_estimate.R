@@ -11,7 +11,8 @@ dd_rd_estimate <- function(x, y, T, Z, fw, cl, c, h, b, st) {
   p <- st$p; q <- st$q; nu <- st$deriv; dT <- st$dT; m <- ncol(D)
   fits <- list()
   for (k in 1:2) {
-    f <- dd_rd_lp(sides[[k]], h[k], b[k], p, q, nu, NULL, st)
+    # with one column (sharp, no covariates) the variance terms come with the fit
+    f <- dd_rd_lp(sides[[k]], h[k], b[k], p, q, nu, if (m == 1L) 1, st)
     if (f$counts[1] == 0L)
       dd_stop("no observation within the bandwidth h = %s on the %s of the cutoff; increase `h`.", format(h[k]),
               names(sides)[k])
@@ -71,7 +72,8 @@ dd_rd_influence <- function(sides, fits, s, h, b, st, fac, N, l) {
   pos <- list(which(l), which(!l))
   for (k in 1:2) {
     sd <- sides[[k]]
-    g <- dd_rd_lp(sd, h[k], b[k], st$p, st$q, st$deriv, s, st)
+    g <- if (!is.null(fits[[k]]$psi_cl) && identical(s, 1)) fits[[k]]
+         else dd_rd_lp(sd, h[k], b[k], st$p, st$q, st$deriv, s, st)
     pc <- g$psi_cl; pr <- g$psi_rb; kr <- st$q + 1; idr <- g$idx
     if (st$cluster && hb) {
       g2 <- dd_rd_lp(sd, h[k], h[k], st$q, -1L, st$deriv, s, st)
@@ -131,7 +133,8 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
                                                                toupper(st$vce))
   info <- dd_info("rd_robust", title, yname, length(o), if (st$cluster) "CR1" else st$vce, vlab, Inf, st$alpha,
                   terms, n_clusters = if (st$cluster) st$n_clusters_sides,
-                  dropped = if (dat$n_dropped) sprintf("%d rows with missing values", dat$n_dropped) else character())
+                  notes = if (dat$n_dropped) sprintf("%s rows with missing values were dropped.",
+                                                     dd_fmt_int(dat$n_dropped)) else character())
   extra <- list(inf = inf, xname = xname, cutoff = c, fuzzy = fuzzy, bandwidths = bands, c_bw = c_bw,
                 bwselect = sel, counts = counts, sides = sides, coef_covs = fit$gamma,
                 covariates = if (is.null(Z)) NULL else colnames(Z),
@@ -144,4 +147,28 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
   V <- main$V
   dimnames(V) <- list(terms, terms)
   new_dd_fit("rd_robust", tab, stats::setNames(tab$estimate, terms), V, info, call, extra)
+}
+
+# After the table: the bandwidths, the observations on each side and in
+# the windows, the fuzzy design's first stage
+dd_footer.rd_robust <- function(x) {
+  st <- x$settings
+  bw <- x$bandwidths
+  two <- function(v) if (v[1] == v[2]) format(v[1], digits = 4) else
+    sprintf("%s (left), %s (right)", format(v[1], digits = 4), format(v[2], digits = 4))
+  cat(sprintf("Cutoff: %s = %s; kernel %s; p = %d, q = %d; bandwidth %s\n", x$xname, format(x$cutoff), st$kernel,
+              st$p, st$q, if (x$bwselect == "manual") "given" else sprintf("selected by %s", x$bwselect)))
+  cat(sprintf("h = %s; b = %s\n", two(bw$h), two(bw$b)))
+  n <- x$counts
+  cat(sprintf("Observations left / right: %s / %s; within h: %s / %s\n", dd_fmt_int(n$n[1]), dd_fmt_int(n$n[2]),
+              dd_fmt_int(n$n_h[1]), dd_fmt_int(n$n_h[2])))
+  if (!is.null(x$first_stage)) {
+    fs <- x$first_stage
+    cat(sprintf("First stage (jump in %s): %s (robust SE %s); reduced form: %s (robust SE %s)\n", x$fuzzy,
+                format(fs$estimate[1], digits = 4), format(fs$std.error[3], digits = 3),
+                format(x$reduced_form$estimate[1], digits = 4), format(x$reduced_form$std.error[3], digits = 3)))
+  }
+  if (length(x$covariates))
+    cat(sprintf("Covariates: %s\n", paste(x$covariates, collapse = ", ")))
+  invisible(x)
 }

@@ -131,19 +131,18 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
                                weightsname = weightsname), covs = covs, c = c)
   x <- dat$xname; y <- dat$yname
   dd_check_outcome(y, yname)
-  cnt <- dd_rd_sides(x, c, xname, need = 1L)
+  # sort by the running variable (stable: ties keep their order)
+  o <- order(x, method = "radix")
+  x <- x[o]; y <- y[o]
+  cnt <- dd_rd_sides(x, c, xname, need = 1L, sorted = TRUE)
   Z <- dd_rd_drop_collinear(dat$Z)
-  T <- dat$fuzzy
+  T <- if (is.null(dat$fuzzy)) NULL else dat$fuzzy[o]
   if (!is.null(T)) {
     l <- x < c
     if (stats::var(T[l]) %in% c(0, NA) && stats::var(T[!l]) %in% c(0, NA) && abs(mean(T[l]) - mean(T[!l])) < sqrt(.Machine$double.eps))
       dd_stop("`fuzzy` = \"%s\" does not vary and does not jump at the cutoff: the fuzzy design is not identified.", fuzzy)
   }
   bw <- dd_rd_check_bw(h, b, rho)
-  # sort by the running variable (stable: ties keep their order)
-  o <- order(x, method = "radix")
-  x <- x[o]; y <- y[o]
-  if (!is.null(T)) T <- T[o]
   if (!is.null(Z)) Z <- Z[o, , drop = FALSE]
   fw <- if (is.null(dat$weightsname)) NULL else dat$weightsname[o]
   cl <- if (is.null(dat$cluster)) NULL else dat$cluster[o]
@@ -172,7 +171,7 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
     xs <- x / x_sd; cs <- c / x_sd
     side <- function(i) {
       D <- cbind(y[i] / y_sd, T[i], Z[i, , drop = FALSE])
-      dd_rd_side(xs[i], cs, D, fw[i], cl[i])
+      dd_rd_side(xs[i], cs, D, fw[i], cl[i], uniq = TRUE)
     }
     s <- dd_rd_bwselect(side(l), side(!l), st, st$bwselect, x_sd)
     bw$h <- s$bw[1:2]
@@ -187,11 +186,14 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
 # The side data for C_rd_lp: d = x - c (sorted), D = (y[, T], Z), weights,
 # clusters, sizes, the range and the distinct distances to the cutoff in
 # increasing order
-dd_rd_side <- function(x, c, D, fw, cl) {
+dd_rd_side <- function(x, c, D, fw, cl, uniq = FALSE) {
   d <- x - c
-  u <- unique(abs(d))
+  # d is sorted: its distinct values' distances to the cutoff, nearest first
+  # (decreasing d on the left, increasing on the right)
+  u <- if (!uniq) NULL else if (d[length(d)] < 0) rev(-d[c(TRUE, d[-1L] != d[-length(d)])])
+       else d[c(TRUE, d[-1L] != d[-length(d)])]
   list(d = d, D = dd_double(as.matrix(D)), fw = if (is.null(fw)) NULL else as.double(fw), cl = cl, N = length(d),
-       M = length(u), range = max(abs(range(d))), uniq = sort(u))
+       M = length(u), range = max(abs(d[c(1L, length(d))])), uniq = u)
 }
 
 dd_rd_settings <- function(p, q, deriv, kernel, bwselect, vce, alpha, nnmatch, masspoints, bwcheck, bwrestrict,

@@ -103,11 +103,17 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   const double *fw = isNull(fw_) ? NULL : REAL(fw_);
 
   /* the window */
-  int *idx = (int *) R_alloc(N > 0 ? N : 1, sizeof(int)), n = 0;
   const double hw = h > b ? h : b;
   int cnt[4] = {0, 0, 0, 0};
   double lasth = R_NegInf, lastb = R_NegInf;
-  for (int i = 0; i < N; i++) {
+  /* the rows with |d| <= max(h, b), by bisection (d is sorted), with a
+   * margin for d / h rounding to 1: weights outside are 0 */
+  const double hb = hw * (1 + 1e-12);
+  int lo = 0, hi = N, n = 0;
+  { int a = 0, z = N; while (a < z) { int mid = a + (z - a) / 2; if (d[mid] < -hb) a = mid + 1; else z = mid; } lo = a; }
+  { int a = lo, z = N; while (a < z) { int mid = a + (z - a) / 2; if (d[mid] <= hb) a = mid + 1; else z = mid; } hi = a; }
+  int *idx = (int *) R_alloc(hi - lo > 0 ? hi - lo : 1, sizeof(int));
+  for (int i = lo; i < hi; i++) {
     double fwi = fw ? fw[i] : 1;
     double wh = lp_K(d[i] / h, kern) * fwi, wb = lp_K(d[i] / b, kern) * fwi;
     if (wh > 0) { cnt[0]++; if (d[i] != lasth) { cnt[2]++; lasth = d[i]; } }
