@@ -126,7 +126,7 @@ dd_registry_entries <- list(
        check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R"),
   # regression discontinuity: a running variable and a cutoff, not a panel
   list(name = "rd_robust", class = "rd_robust", treatment = "running",
-       fields = c("inf", "xname", "cutoff", "fuzzy", "bandwidths", "c_bw", "bwselect", "counts", "sides", "coef_covs",
+       fields = c("inf", "curve", "bins", "xname", "cutoff", "fuzzy", "bandwidths", "c_bw", "bwselect", "counts", "sides", "coef_covs",
                   "covariates", "settings", "first_stage", "reduced_form"),
        check_rule = NA, peer = "rdrobust", parity_test = "test-parity-rd.R")
 )

@@ -52,7 +52,22 @@ dd_rd_estimate <- function(x, y, T, Z, fw, cl, c, h, b, st) {
     bias <- side_tau(sY, "beta_p") - side_tau(sY, "beta_bc")
   }
   infl <- function(s) dd_rd_influence(sides, fits, s, h, b, st, fac, length(x), l)
-  out <- list(tau = c(tau_cl, tau_bc), U = infl(s), gamma = gam, fits = fits, sides = sides,
+  # the fitted local polynomial of the (covariate-adjusted) outcome on
+  # each side, and 20 equal-width bins of it within h on each side (plots)
+  curve <- lapply(fits, function(f) drop(f$beta_p %*% sY))
+  bins <- do.call(rbind, lapply(1:2, function(k) {
+    sd <- sides[[k]]
+    lim <- if (k == 1L) c(-h[1], 0) else c(0, h[2])
+    inw <- sd$d >= lim[1] & sd$d <= lim[2]
+    yy <- drop(sd$D[inw, , drop = FALSE] %*% sY)
+    br <- seq(lim[1], lim[2], length.out = 21L)
+    j <- findInterval(sd$d[inw], br, rightmost.closed = TRUE, all.inside = TRUE)
+    n <- tabulate(j, 20L)
+    u <- sort(unique(j))
+    data.frame(side = names(sides)[k], x = c + (br[u] + br[u + 1L]) / 2, y = rowsum(yy, j)[, 1] / n[u], n = n[u])
+  }))
+  out <- list(tau = c(tau_cl, tau_bc), U = infl(s), gamma = gam, fits = fits, sides = sides, curve = curve,
+              bins = bins,
               side_cl = side_tau(sY, "beta_p"), side_bc = side_tau(sY, "beta_bc"), bias = bias)
   if (dT) {
     out$first <- list(tau = tT, U = infl(sT))
@@ -83,8 +98,8 @@ dd_rd_influence <- function(sides, fits, s, h, b, st, fac, N, l) {
       cw <- sd$cl[g$idx]
       G <- length(unique(cw)); n <- length(cw)
       if (G < 2L)
-        dd_stop("`cluster` has a single cluster within the bandwidth on the %s of the cutoff; clustered standard errors need at least two on each side.",
-                names(sides)[k], .code = "ONE_CLUSTER")
+        dd_stop("`cluster` = \"%s\" has a single cluster within the bandwidth on the %s of the cutoff; clustered standard errors need at least two on each side.",
+                st$cluster_name, names(sides)[k], .code = "ONE_CLUSTER")
       pc <- pc * sqrt((n - 1) / (n - st$p - 1) * G / (G - 1))
       pr <- pr * sqrt((n - 1) / (n - kr) * G / (G - 1))
     }
@@ -135,7 +150,7 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
                   terms, n_clusters = if (st$cluster) st$n_clusters_sides,
                   notes = if (dat$n_dropped) sprintf("%s rows with missing values were dropped.",
                                                      dd_fmt_int(dat$n_dropped)) else character())
-  extra <- list(inf = inf, xname = xname, cutoff = c, fuzzy = fuzzy, bandwidths = bands, c_bw = c_bw,
+  extra <- list(inf = inf, curve = fit$curve, bins = fit$bins, xname = xname, cutoff = c, fuzzy = fuzzy, bandwidths = bands, c_bw = c_bw,
                 bwselect = sel, counts = counts, sides = sides, coef_covs = fit$gamma,
                 covariates = if (is.null(Z)) NULL else colnames(Z),
                 settings = st[c("p", "q", "deriv", "kernel", "vce", "nnmatch", "masspoints", "bwcheck", "bwrestrict",
@@ -171,4 +186,86 @@ dd_footer.rd_robust <- function(x) {
   if (length(x$covariates))
     cat(sprintf("Covariates: %s\n", paste(x$covariates, collapse = ", ")))
   invisible(x)
+}
+
+# the local polynomials over their windows, for the plots: x and the fit on each side
+dd_rd_curve <- function(x, n = 200L) {
+  out <- lapply(1:2, function(k) {
+    h <- x$bandwidths$h[k]
+    d <- if (k == 1L) seq(-h, 0, length.out = n) else seq(0, h, length.out = n)
+    b <- x$curve[[k]]
+    data.frame(side = c("left", "right")[k], x = x$cutoff + d, fit = drop(outer(d, seq_along(b) - 1L, `^`) %*% b))
+  })
+  do.call(rbind, out)
+}
+
+dd_rd_plot_text <- function(x) {
+  r <- x$coeftable[3, ]
+  list(main = sprintf("Regression discontinuity in %s at %s = %s", x$yname, x$xname, format(x$cutoff)),
+       sub = sprintf("Jump %s (bias-corrected %s; robust %g%% CI %s to %s); h = %s", format(x$coeftable$estimate[1], digits = 3),
+                     format(r$estimate, digits = 3), 100 * (1 - x$alpha), format(r$conf.low, digits = 3),
+                     format(r$conf.high, digits = 3), paste(format(unique(x$bandwidths$h), digits = 3), collapse = "/")),
+       ylab = if (length(x$covariates)) paste(x$yname, "(adjusted for covariates)") else x$yname)
+}
+
+#' Plot a regression-discontinuity fit
+#'
+#' `type = "fit"` (default) draws the outcome's means in 20 equal-width bins
+#' within the bandwidth on each side of the cutoff, the local polynomial
+#' fitted on each side, and the cutoff; the jump and its robust interval
+#' are in the subtitle (with covariates, the outcome net of their common
+#' coefficients). `type = "coef"` draws the three estimates with their
+#' intervals, as for other fits. For binned scatter plots of the whole
+#' sample, see `rd_plot()`.
+#' @param x,object An [rd_robust()] fit.
+#' @param type `"fit"` or `"coef"`.
+#' @param main,xlab,ylab Titles (defaults describe the fit).
+#' @param col Colours of the left and right sides.
+#' @param ... Passed to the base plot (`plot()`); not used by `autoplot()`.
+#' @return `plot()`: `x`, invisibly; `autoplot()`: a ggplot.
+#' @examples
+#' set.seed(1)
+#' d <- data.frame(x = runif(1000, -1, 1))
+#' d$y <- d$x + 0.5 * (d$x >= 0) + rnorm(1000, sd = 0.3)
+#' fit <- rd_robust(d, "y", "x")
+#' plot(fit)
+#' plot(fit, type = "coef")
+#' @export
+plot.rd_robust <- function(x, type = c("fit", "coef"), main = NULL, xlab = NULL, ylab = NULL,
+                           col = c("#1B6CA8", "#C0392B"), ...) {
+  type <- dd_match_arg(type[1], c("fit", "coef"), "type")
+  if (type == "coef") return(plot.dd_fit(x, main = main, xlab = xlab, ylab = ylab, col = col, ...))
+  tx <- dd_rd_plot_text(x)
+  cv <- dd_rd_curve(x)
+  bn <- x$bins
+  op <- graphics::par(mar = c(4.2, 4.2, 4, 1), las = 1)
+  on.exit(graphics::par(op))
+  graphics::plot.default(range(c(bn$x, cv$x)), range(c(bn$y, cv$fit)), type = "n", main = main %||% tx$main,
+                         xlab = xlab %||% x$xname, ylab = ylab %||% tx$ylab, ...)
+  graphics::mtext(tx$sub, side = 3, line = 0.4, cex = 0.85)
+  graphics::abline(v = x$cutoff, lty = 2, col = "grey50")
+  for (k in 1:2) {
+    sd <- c("left", "right")[k]
+    graphics::points(bn$x[bn$side == sd], bn$y[bn$side == sd], pch = 19, col = grDevices::adjustcolor(col[k], 0.7))
+    graphics::lines(cv$x[cv$side == sd], cv$fit[cv$side == sd], col = col[k], lwd = 2)
+  }
+  invisible(x)
+}
+
+#' @rdname plot.rd_robust
+#' @exportS3Method ggplot2::autoplot
+autoplot.rd_robust <- function(object, type = c("fit", "coef"), ...) {
+  type <- dd_match_arg(type[1], c("fit", "coef"), "type")
+  if (type == "coef") return(autoplot.dd_fit(object, ...))
+  dd_check_dots(list(...), "autoplot()")
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  tx <- dd_rd_plot_text(object)
+  col <- c(left = "#1B6CA8", right = "#C0392B")
+  gg$ggplot(object$bins, gg$aes(x = .data$x, y = .data$y, colour = .data$side)) +
+    gg$geom_vline(xintercept = object$cutoff, linetype = 2, colour = "grey50") +
+    gg$geom_point(alpha = 0.7) +
+    gg$geom_line(data = dd_rd_curve(object), gg$aes(y = .data$fit), linewidth = 1) +
+    gg$scale_colour_manual(values = col, guide = "none") +
+    gg$labs(x = object$xname, y = tx$ylab, title = tx$main, subtitle = tx$sub)
 }

@@ -216,7 +216,7 @@ dd_rd_settings <- function(p, q, deriv, kernel, bwselect, vce, alpha, nnmatch, m
        alpha = dd_check_alpha(alpha), nnmatch = dd_rd_whole(nnmatch, "nnmatch", 1, 1e6),
        masspoints = dd_match_arg(masspoints, c("adjust", "check", "off"), "masspoints"), bwcheck = bwcheck,
        bwrestrict = dd_check_flag(bwrestrict, "bwrestrict"), stdvars = dd_check_flag(stdvars, "stdvars"),
-       scaleregul = scaleregul, cluster = !is.null(cluster))
+       scaleregul = scaleregul, cluster = !is.null(cluster), cluster_name = cluster)
 }
 
 dd_rd_whole <- function(x, arg, lo, hi) {

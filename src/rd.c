@@ -12,6 +12,8 @@
 #include <Rmath.h>
 
 #define RD_MAXK 12            /* orders up to 10, plus one for the bias term */
+/* Ctrl-C between chunks of 2^20 rows (main thread: nothing here is parallel) */
+#define RD_INTERRUPT(t) if ((((t) + 1) & 0xFFFFF) == 0) R_CheckUserInterrupt()
 
 typedef struct {
   int n, m;                   /* window size, columns of D */
@@ -32,6 +34,7 @@ static void rd_gram(const rd_side *S, int o, double h, double *G, double *U) {
   for (int a = 0; a < k * S->m; a++) U[a] = 0;
   double r[RD_MAXK];
   for (int t = 0; t < S->n; t++) {
+    RD_INTERRUPT(t);
     int i = S->idx[t];
     double w = rd_w(S, i, h);
     if (w == 0) continue;
@@ -114,6 +117,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   { int a = lo, z = N; while (a < z) { int mid = a + (z - a) / 2; if (d[mid] <= hb) a = mid + 1; else z = mid; } hi = a; }
   int *idx = (int *) R_alloc(hi - lo > 0 ? hi - lo : 1, sizeof(int));
   for (int i = lo; i < hi; i++) {
+    RD_INTERRUPT(i);
     double fwi = fw ? fw[i] : 1;
     double wh = lp_K(d[i] / h, kern) * fwi, wb = lp_K(d[i] / b, kern) * fwi;
     if (wh > 0) { cnt[0]++; if (d[i] != lasth) { cnt[2]++; lasth = d[i]; } }
@@ -229,6 +233,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
     if (q >= 0) for (int a = 0; a < kq; a++) gq[a] = Gq[p + 1 + a * kq];
     double gl_nu = GL[nu];
     for (int t = 0; t < n; t++) {
+      RD_INTERRUPT(t);
       int i = idx[t];
       double wh = rd_w(&S, i, h), pa = 1, gr = 0;
       int kk = q >= 0 ? kq : kp;
