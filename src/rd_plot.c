@@ -18,7 +18,7 @@
  *   side's variance of y), xbar_i the midpoints of consecutive sorted x.
  * rp_bins(): the count, means of x and y and the sd of y of each run of
  *   equal bin codes (the data being sorted, a bin is one run).
- * Sums are accumulated in long double. Nothing here knows R except the C_*
+ * Sums are accumulated in double within blocks and in long double across them. Nothing here knows R except the C_*
  * entry points at the bottom. */
 #include "diffdiff.h"
 
@@ -36,37 +36,49 @@ static double rp_K(double v, int kern) {
 
 #define RP_NS(p) (3 * (p) + 24)
 
+/* sums in double over blocks of RP_BLOCK observations, the blocks added in
+ * long double (as accurate as long double throughout here, and faster) */
+#define RP_BLOCK 512
+#define RP_NA 84               /* 3p + 23 sums for p <= 20 */
+
 static void rp_sums(const double *x, const double *y, const double *fw, R_xlen_t n, double a, double s,
                     double c, double h, int kern, int p, double *out) {
-  long double S[9] = {0}, T1[5] = {0}, T2[5] = {0}, G[41] = {0}, g[21] = {0}, dxy = 0, dyy = 0;
+  /* acc: S[0..8], T1[9..13], T2[14..18], G[19..19+2p], g[20+2p..20+3p], dxy, dyy */
+  long double tot[RP_NA] = {0};
+  double acc[RP_NA];
+  const int iG = 19, ig = 20 + 2 * p, ix = 21 + 3 * p, na = 23 + 3 * p;
   R_xlen_t nh = 0;
-  for (R_xlen_t i = 0; i < n; i++) {
-    const double yi = y[i], u = (x[i] - a) / s;
-    double pw = 1.0;
-    for (int j = 0; j <= 8; j++) {
-      S[j] += pw;
-      if (j <= 4) { T1[j] += pw * yi; T2[j] += pw * yi * yi; }
-      pw *= u;
-    }
-    const double v = (x[i] - c) / h, k = rp_K(v, kern);
-    if (k > 0) {
-      nh++;
-      const double w = fw ? k * fw[i] : k;
-      if (w != 0) {
-        double q = w;
-        for (int j = 0; j <= 2 * p; j++) {
-          G[j] += q;
-          if (j <= p) g[j] += q * yi;
-          q *= v;
+  for (R_xlen_t i0 = 0; i0 < n; i0 += RP_BLOCK) {
+    const R_xlen_t i1 = i0 + RP_BLOCK < n ? i0 + RP_BLOCK : n;
+    memset(acc, 0, sizeof acc);
+    for (R_xlen_t i = i0; i < i1; i++) {
+      const double yi = y[i], y2 = yi * yi, u = (x[i] - a) / s;
+      double pw = 1.0;
+      for (int j = 0; j <= 4; j++) { acc[j] += pw; acc[9 + j] += pw * yi; acc[14 + j] += pw * y2; pw *= u; }
+      for (int j = 5; j <= 8; j++) { acc[j] += pw; pw *= u; }
+      const double v = (x[i] - c) / h, k = rp_K(v, kern);
+      if (k > 0) {
+        nh++;
+        const double w = fw ? k * fw[i] : k;
+        if (w != 0) {
+          double q = w;
+          for (int j = 0; j <= 2 * p; j++) {
+            acc[iG + j] += q;
+            if (j <= p) acc[ig + j] += q * yi;
+            q *= v;
+          }
         }
       }
+      if (i + 1 < n) {
+        const double dx = x[i + 1] - x[i], dy = y[i + 1] - yi;
+        acc[ix] += dx * dy * dy;
+        acc[ix + 1] += dy * dy;
+      }
     }
-    if (i + 1 < n) {
-      const double dx = x[i + 1] - x[i], dy = y[i + 1] - yi;
-      dxy += dx * dy * dy;
-      dyy += dy * dy;
-    }
+    for (int j = 0; j < na; j++) tot[j] += acc[j];
   }
+  long double *S = tot, *T1 = tot + 9, *T2 = tot + 14, *G = tot + iG, *g = tot + ig, dxy = tot[ix],
+              dyy = tot[ix + 1];
   double *o = out;
   for (int j = 0; j <= 8; j++) *o++ = (double) S[j];
   for (int j = 0; j <= 4; j++) *o++ = (double) T1[j];
