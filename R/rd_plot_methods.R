@@ -90,7 +90,7 @@ plot.rd_plot <- function(x, ci = !is.null(x$ci), shade = x$shade, main = "RD plo
     i <- x$poly$side == s
     graphics::lines(x$poly$x[i], x$poly$fit[i], col = col[2], lwd = 2)
   }
-  graphics::points(bx, b$y_mean, pch = 16, col = col[1], cex = 0.8)
+  graphics::points(bx, b$y_mean, pch = 16, col = col[1], cex = 1)
   invisible(x)
 }
 
