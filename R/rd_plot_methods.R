@@ -56,8 +56,8 @@ print.rd_plot <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }, 0)
   out <- format(tab[1:4, ], digits = digits)
   out <- rbind(out, data.frame(row.names = rownames(tab)[5:6],
-                               left = format(c(x$rscale[1], len[1]), digits = digits),
-                               right = format(c(x$rscale[2], len[2]), digits = digits)))
+                               left = vapply(c(x$rscale[1], len[1]), format, "", digits = digits),
+                               right = vapply(c(x$rscale[2], len[2]), format, "", digits = digits)))
   print(out, quote = FALSE)
   cat(sprintf("Global polynomial of order %d on each side, %s kernel, h = %s (left), %s (right)\n", x$p,
               x$kernel, format(x$h[1], digits = digits), format(x$h[2], digits = digits)))
