@@ -53,15 +53,20 @@ rp_describe <- c(es = "IMSE-optimal evenly spaced bins, spacings estimators",
 #'   spread, such as calendar years), rdplot falls back to a pseudo-inverse
 #'   and its numbers of bins follow rounding error; rd_plot's do not, and
 #'   can differ there.
-#' * With evenly spaced bins, R's `seq(by =)` can leave out the last edge
-#'   through rounding; rdplot then reports `NA` for that bin's midpoint and
-#'   right edge, rd_plot the side's end. The bins themselves (which
-#'   observations fall in which bin) are the same.
 #' * `scale` times the selected number of bins is rounded up to a whole
 #'   number (rdplot uses the fraction, which gives bins that do not cover
 #'   the side); a whole product is used as it is.
 #' * Not available: rdplot's `covs`, `covs_eval`, `subset` and a
 #'   two-sided `scale` (rdplot itself fails on a two-sided `scale`).
+#'
+#' Kept from rdplot: with evenly spaced bins R's `seq(by =)` can end a
+#' rounding error short of the side's end; rdplot then puts the largest
+#' observation alone in a bin `J + 1` with `NA` edges and midpoint, and so
+#' does rd_plot (its plots draw such a bin at its mean of `x`). Tied values
+#' of the running variable keep their row order when sorted, so the
+#' spacings estimators (`"es"`, `"esmv"`, `"qs"`, `"qsmv"` with
+#' `masspoints = "off"` or `"check"`) can depend on the order of tied rows,
+#' in rdplot and rd_plot alike.
 #' @param data A data.frame, data.table or tibble.
 #' @param yname Name of the outcome column.
 #' @param xname Name of the running-variable column.
@@ -295,14 +300,19 @@ rp_compute <- function(x, y, w, c, p, nbins, binselect, scale, kernel, h, suppor
   B <- .Call(C_rd_plot_bins, xs, ys, as.integer(code))
   left <- B$bin < 1L
   pos <- ifelse(left, B$bin + J[1] + 1, B$bin)
-  e_end <- c(c, x_max)                           # the side's end, where seq(by =) dropped it
+  # edges as rdplot: NA for a bin past the last edge (R's seq(by =) can end
+  # a rounding error short of the side's end, leaving the extreme
+  # observation in bin J + 1) or when seq() left out the last edge
   edge <- function(i, s) {
     e <- edges[[s]]
-    if (!qs && length(e) == J[s]) e <- c(e, e_end[s])
-    ifelse(i >= 1 & i <= length(e), e[pmax(1, pmin(i, length(e)))], NA_real_)
+    ifelse(i >= 1 & i <= J[s], e[pmax(1, pmin(i, length(e)))], NA_real_)
+  }
+  edge_hi <- function(i, s) {
+    e <- edges[[s]]
+    ifelse(i >= 1 & i <= J[s] & i + 1 <= length(e), e[pmax(1, pmin(i + 1, length(e)))], NA_real_)
   }
   lo <- ifelse(left, edge(pos, 1L), edge(pos, 2L))
-  hi <- ifelse(left, edge(pos + 1, 1L), edge(pos + 1, 2L))
+  hi <- ifelse(left, edge_hi(pos, 1L), edge_hi(pos, 2L))
   se <- B$sd_y / sqrt(B$n)
   level <- if (is.null(ci)) 95 else ci
   q <- -stats::qt((1 - level / 100) / 2, pmax(B$n - 1, 1))

@@ -3,7 +3,7 @@
 # points and ties; a cutoff of 5; 15 observations on the left), for every
 # binselect: the numbers of bins J, J_IMSE and J_MV and the bin counts
 # exactly, the bin means, edges, midpoints and interval bounds to 1e-8
-# (absolute; measured at most 2e-15), the polynomial's coefficients to 1e-8
+# (absolute; measured at most 1.5e-14), the polynomial's coefficients to 1e-8
 # relative (measured at most 1.2e-9: rdplot solves the normal equations on
 # raw powers, rd_plot in scaled coordinates; the gap is rdplot's rounding)
 # and the plotted polynomial to 1e-8 (measured 8e-10).
@@ -41,7 +41,11 @@ rp_parity <- function(d, y, x, ..., peer = list(...)) {
   expect_equal(a$bins$n, vb$rdplot_N, tolerance = 0)
   expect_lt(max(abs(a$bins$y_mean - vb$rdplot_mean_y)), 1e-8)
   expect_lt(max(abs(a$bins$x_mean - vb$rdplot_mean_x)), 1e-8)
-  ok <- !is.na(vb$rdplot_mean_bin)                       # rdplot's NA where seq(by =) dropped an edge
+  # NA edges where seq(by =) ends short of the side's end (bin J + 1), as rdplot
+  expect_identical(is.na(a$bins$x_mid), is.na(vb$rdplot_mean_bin))
+  expect_identical(is.na(a$bins$x_left), is.na(vb$rdplot_min_bin))
+  expect_identical(is.na(a$bins$x_right), is.na(vb$rdplot_max_bin))
+  ok <- !is.na(vb$rdplot_mean_bin)
   expect_lt(max(abs(a$bins$x_mid - vb$rdplot_mean_bin)[ok]), 1e-8)
   expect_lt(max(abs(a$bins$x_left - vb$rdplot_min_bin)[ok]), 1e-8)
   expect_lt(max(abs(a$bins$x_right - vb$rdplot_max_bin)[ok]), 1e-8)
@@ -114,6 +118,22 @@ test_that("p, nbins, scale, kernel, h, weights, support and ci equal rdplot's", 
   rp_parity(d, "y", "x", c = 5, support = c(-1, 12), binselect = "es")
   rp_parity(d, "y", "x", c = 5, ci = 90)
   rp_parity(des$few$d, "y", "x", p = 2, nbins = 3)
+})
+
+test_that("an evenly spaced side whose last edge falls short of its end keeps rdplot's bin J + 1", {
+  need_peer("rdrobust")
+  # seq(0, b, by = b / 45) ends 8.9e-16 below b = 7.459836 (found by search with set.seed(44))
+  set.seed(44); b <- runif(1, 0.1, 10)
+  set.seed(7); x <- c(runif(300, -1, 0), runif(299, 0, b), b)
+  d <- data.frame(x = x, y = x + rnorm(600))
+  r <- rp_parity(d, "y", "x", nbins = 45)$a
+  last <- r$bins[nrow(r$bins), ]
+  expect_identical(last$bin, 46L)
+  expect_identical(last$n, 1L)
+  expect_true(is.na(last$x_mid))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_identical(plot(r), r)
 })
 
 test_that("the bins do not depend on the row order, except through tied values as in rdplot", {
