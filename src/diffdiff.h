@@ -275,4 +275,9 @@ int dd_rq_fit(dd_rq_work *W, const double *X, int ldx, const double *y, const do
               double *b);
 SEXP C_rq(SEXP X, SEXP y, SEXP w, SEXP taus);
 
+/* rd_plot.c: the passes of rd_plot() over the sorted running variable (fit moments, spacings, bins) */
+SEXP C_rd_plot_sums(SEXP x, SEXP y, SEXP fw, SEXP nl, SEXP par, SEXP kernel, SEXP p);
+SEXP C_rd_plot_spread(SEXP x, SEXP nl, SEXP fits);
+SEXP C_rd_plot_bins(SEXP x, SEXP y, SEXP bin);
+
 #endif

@@ -83,6 +83,9 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(cic, 10),
   CALLDEF(cic_rq, 12),
   CALLDEF(rq, 4),
+  CALLDEF(rd_plot_sums, 7),
+  CALLDEF(rd_plot_spread, 3),
+  CALLDEF(rd_plot_bins, 3),
   {NULL, NULL, 0}
 };
 

@@ -203,6 +203,10 @@ fuzz_workload <- quote({
     quiet(honest_did(es, type = "SD", M = 0.02, method = "C-F"))
     quiet(equivalence_test(es, margin = 0.5))
   }
+  rdd <- data.frame(x = runif(300, -1, 1), w = runif(300))
+  rdd$y <- rdd$x + 0.5 * (rdd$x >= 0) + rnorm(300)
+  quiet(rd_plot(rdd, "y", "x", weightsname = "w", kernel = "tri", plot = FALSE))
+  quiet(rd_plot(rdd, "y", "x", binselect = "qs", p = 2, plot = FALSE))
   # the routines that only the tests call
   quiet(.Call(C_boot_weights, 25L, 9L, 1L))
   quiet(.Call(C_tn_quantile, c(0.1, 0.5, 0.9), c(-1, -Inf, 0), c(1, 2, Inf)))

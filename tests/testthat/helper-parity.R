@@ -11,7 +11,7 @@
 # implementations); tools/sanitize.sh and tools/valgrind.sh read this list
 dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", "TwoWayFEWeights", "clubSandwich",
                       "survey", "mvtnorm", "MASS", "nprobust", "YatchewTest", "StuteTest", "DIDHAD", "contdid",
-                      "triplediff", "staggered", "etwfe", "Synth", "kernlab",
+                      "triplediff", "staggered", "etwfe", "Synth", "kernlab", "rdrobust",
                       # the database back end's engines and interfaces (the
                       # reference is the in-memory fit; RSQLite from Debian)
                       "DBI", "dbplyr", "RSQLite")
