@@ -149,7 +149,12 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
   st$dT <- as.integer(!is.null(T)); st$dZ <- if (is.null(Z)) 0L else ncol(Z)
   N <- length(x)
   l <- x < c
-  if (!is.null(cl)) st$n_clusters_sides <- c(length(unique(cl[l])), length(unique(cl[!l])))
+  if (!is.null(cl)) {
+    st$n_clusters_sides <- c(length(unique(cl[l])), length(unique(cl[!l])))
+    if (min(st$n_clusters_sides) < 2L)
+      dd_stop("`cluster` = \"%s\" has a single cluster on the %s of the cutoff; clustered standard errors need at least two on each side (the sides are separate samples).",
+              cluster, c("left", "right")[which.min(st$n_clusters_sides)], .code = "ONE_CLUSTER")
+  }
   mass <- 1 - cnt[c("M_l", "M_r")] / cnt[c("N_l", "N_r")]
   if (st$masspoints != "off" && any(mass >= 0.2)) {
     warning(sprintf("Mass points in `xname` = \"%s\": %.0f%% and %.0f%% of the observations left and right of the cutoff repeat a value.%s",
@@ -239,10 +244,11 @@ dd_rd_check_bw <- function(h, b, rho) {
       dd_stop("`%s` must be one positive number or two (left, right); got %s.", arg, dd_show(v))
     rep(as.double(v), length.out = 2L)
   }
+  if (!is.null(b) && is.null(h))
+    dd_stop("`b` = %s is given without `h`: give both, or neither (rdrobust ignores `b` then).", dd_show(b))
   h <- chk(h, "h"); b <- chk(b, "b")
   if (!is.null(rho) && (!is.numeric(rho) || length(rho) != 1L || !is.finite(rho) || rho <= 0))
     dd_stop("`rho` must be one positive number; got %s.", dd_show(rho))
-  if (!is.null(b) && is.null(h)) dd_stop("`b` = %s is given without `h`: give both, or neither.", dd_show(b))
   if (!is.null(h) && is.null(b)) b <- if (is.null(rho)) h else h / rho
   if (!is.null(h) && !is.null(rho) && !is.null(b)) b <- h / rho
   list(h = h, b = b)

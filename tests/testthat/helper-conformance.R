@@ -14,7 +14,8 @@
 # every design: a 0/1 indicator `d`, a 2x2 `treated`/`post`, a partition `q`
 # (did_ddd), a unit dose `dose` (did_dose), a heterogeneous-adoption dose `hd`
 # (0 before period 4, >= 0 from 4 on: did_had), a reversible treatment `drev`
-# (did_dcdh), weights, a covariate and coordinates `lat`, `lon` (did_spillover).
+# (did_dcdh), weights, a covariate, coordinates `lat`, `lon` (did_spillover)
+# and a running variable `rv` (rd_robust).
 cf_panel <- function(n = 90, T = 6, seed = 29, cohorts = c(3, 5)) {
   set.seed(seed)
   d <- expand.grid(t = seq_len(T), id = seq_len(n))[, c("id", "t")]
@@ -40,6 +41,8 @@ cf_panel <- function(n = 90, T = 6, seed = 29, cohorts = c(3, 5)) {
   # treated 500 km away (no random draw, so the columns above are unchanged)
   d$lat <- ifelse(d$g == 0, 45, 40) + (d$id %% 10) * 0.05
   d$lon <- -90 + (d$id %/% 10) * 0.05
+  # a running variable (rd_robust): 100 values in [-1, 1) with ties, no draw
+  d$rv <- ((d$id * 37 + d$t * 11) %% 100) / 50 - 1
   rownames(d) <- NULL
   d
 }
@@ -193,6 +196,12 @@ cf_estimators <- list(
     },
     skip = c(cluster = "no cluster argument (in-space placebos over donors)"),
     long = 'd <- cf_big(400, 30); d$d <- as.integer(d$id <= 3 & d$t > 20); d$z <- rnorm(nrow(d)); did_synth(d, "y", "id", "t", "d", predictors = c("x", "z"), special_predictors = list(list("y", 1:10, "mean"), list("y", 11:20, "mean")))'),
+  rd_robust = list(
+    fit = function(d, a) rd_robust(d, cf_a(a, "yname", "y"), "rv", cluster = a$cluster),
+    skip = c(dups = "a cross-section of observations: no unit-period key"),
+    roles = list(yname = "rv"),
+    expect = list(roles = list(rx = '`yname` and `xname` both name the column "rv"', code = "ROLE_CONFLICT")),
+    long = 'd <- data.frame(x = runif(3e6, -1, 1)); d$y <- d$x + (d$x >= 0) + rnorm(3e6); for (i in 1:100) rd_robust(d, "y", "x")'),
   bacon_decomp = list(
     fit = function(d, a) bacon_decomp(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
     skip = c(cluster = "a decomposition: no standard errors"),

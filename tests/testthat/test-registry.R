@@ -33,10 +33,11 @@ test_that("dd_estimators() has the documented columns, one row per estimator", {
   expect_false(anyDuplicated(reg$name) > 0)
   expect_type(reg$fields, "list")
   expect_type(reg$placebo, "logical")
-  expect_true(all(reg$treatment %in% c("gname", "dname", "dose", "treatname")))
-  # the role names an argument of the function (did_had's dose is its `dname`)
+  expect_true(all(reg$treatment %in% c("gname", "dname", "dose", "treatname", "running")))
+  # the role names an argument of the function (did_had's dose is its
+  # `dname`, rd_robust's running variable its `xname`)
   for (i in seq_len(nrow(reg))) {
-    arg <- switch(reg$treatment[i], dose = c("dose", "dname"), reg$treatment[i])
+    arg <- switch(reg$treatment[i], dose = c("dose", "dname"), running = "xname", reg$treatment[i])
     expect_true(any(arg %in% names(formals(getExportedValue("diffdiff", reg$name[i])))),
                 label = sprintf("%s takes its treatment as `%s`", reg$name[i], reg$treatment[i]))
   }
