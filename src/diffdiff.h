@@ -144,6 +144,11 @@ SEXP C_lp_fit(SEXP x, SEXP y, SEXP dups, SEXP dupsid, SEXP c, SEXP kernel, SEXP 
               SEXP bwmin, SEXP bwmax, SEXP range, SEXP stop);
 SEXP C_lp_poly(SEXP x, SEXP y, SEXP c, SEXP kernel, SEXP h, SEXP order);
 
+/* rd_density.c */
+SEXP C_rd_density_fit(SEXP x, SEXP y, SEXP win, SEXP h, SEXP t, SEXP spec, SEXP N);
+SEXP C_rd_density_below(SEXP v, SEXP t, SEXP or_equal);
+SEXP C_rd_density_cdf(SEXP xs, SEXP mass, SEXP c);
+
 /* synth.c */
 SEXP C_synth_w(SEXP A, SEXP B);
 SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);
