@@ -150,6 +150,11 @@ void lp_nnres(const double *x, const double *y, const int *dups, const int *dups
 /* rd.c */
 SEXP C_rd_lp(SEXP d, SEXP D, SEXP fw, SEXP h, SEXP b, SEXP ord, SEXP kern, SEXP s, SEXP vce, SEXP matches);
 
+/* rd_density.c */
+SEXP C_rd_density_fit(SEXP x, SEXP y, SEXP win, SEXP h, SEXP t, SEXP spec, SEXP N);
+SEXP C_rd_density_below(SEXP v, SEXP t, SEXP or_equal);
+SEXP C_rd_density_cdf(SEXP xs, SEXP mass, SEXP c);
+
 /* synth.c */
 SEXP C_synth_w(SEXP A, SEXP B);
 SEXP C_synth_vloss(SEXP X0, SEXP X1, SEXP Z0, SEXP Z1, SEXP v, SEXP init);

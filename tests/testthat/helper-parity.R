@@ -14,7 +14,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       "triplediff", "staggered", "etwfe", "Synth", "kernlab", "rdrobust",
                       # the database back end's engines and interfaces (the
                       # reference is the in-memory fit; RSQLite from Debian)
-                      "DBI", "dbplyr", "RSQLite")
+                      "DBI", "dbplyr", "RSQLite",
+                      # regression discontinuity: rd_density() against rddensity
+                      "rddensity")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
