@@ -207,6 +207,12 @@ fuzz_workload <- quote({
   rdd$y <- rdd$x + 0.5 * (rdd$x >= 0) + rnorm(300)
   quiet(rd_plot(rdd, "y", "x", weightsname = "w", kernel = "tri", plot = FALSE))
   quiet(rd_plot(rdd, "y", "x", binselect = "qs", p = 2, plot = FALSE))
+  rdd$t <- as.numeric(runif(300) < 0.3 + 0.4 * (rdd$x >= 0)); rdd$g <- sample(1:20, 300, replace = TRUE)
+  quiet(rd_robust(rdd, "y", "x"))
+  quiet(rd_robust(rdd, "y", "x", fuzzy = "t", covs = ~ w, cluster = "g", vce = "hc1", bwselect = "msecomb2"))
+  quiet(rd_robust(rdd, "y", "x", vce = "hc3", weightsname = "w", p = 2, h = 0.6, b = 0.9))
+  quiet(rd_density(rdd, "x"))
+  quiet(rd_density(rdd, "x", fitselect = "restricted", vce = "plugin", p = 1))
   # the routines that only the tests call
   quiet(.Call(C_boot_weights, 25L, 9L, 1L))
   quiet(.Call(C_tn_quantile, c(0.1, 0.5, 0.9), c(-1, -Inf, 0), c(1, 2, Inf)))
