@@ -91,9 +91,8 @@ dd_rd_bwselect <- function(L, R, st, bwselect, x_sd) {
   p <- st$p; q <- st$q; nu <- st$deriv; sr <- st$scaleregul
   eps <- sqrt(.Machine$double.eps)
   N <- L$N + R$N
-  xs <- c(L$d, R$d)
-  iq <- stats::quantile(xs, 0.75, type = 2, names = FALSE) - stats::quantile(xs, 0.25, type = 2, names = FALSE)
-  BWp <- min(stats::sd(xs), iq / 1.349)
+  xs <- c(L$d, R$d)                       # sorted
+  BWp <- min(dd_rd_sd(xs), (dd_rd_q2(xs, 0.75) - dd_rd_q2(xs, 0.25)) / 1.349)
   Cc <- c(triangular = 2.576, epanechnikov = 2.34, uniform = 1.843)[[st$kernel]]
   c_bw <- Cc * BWp * (if (st$masspoints == "adjust") L$M + R$M else N)^(-1 / 5)
   mx <- c(L$range, R$range)

@@ -112,11 +112,15 @@ dd_rd_influence <- function(sides, fits, s, h, b, st, fac, N, l) {
 # The fit: the three rows (conventional, bias-corrected, robust) through
 # the influence-function layer, with clusters counted per side
 dd_rd_table <- function(tau, U, cid, st) {
-  U3 <- cbind(conventional = U[, 1], `bias-corrected` = U[, 1], robust = U[, 2])
-  sp <- dd_spec(alpha = st$alpha)
-  r <- dd_if_result(stats::setNames(c(tau[1], tau[2], tau[2]), colnames(U3)), U3, 1, sp, integer(), "local-polynomial influence functions", NULL,
-                    cluster = cid)
-  r
+  # the conventional and the robust influence functions; the bias-corrected
+  # row has the conventional one (rdrobust's rows)
+  r <- dd_if_result(stats::setNames(tau, colnames(U)), U, 1, dd_spec(alpha = st$alpha), integer(),
+                    "local-polynomial influence functions", NULL, cluster = cid)
+  terms <- c("conventional", "bias-corrected", "robust")
+  k <- c(1L, 1L, 2L)
+  V <- r$V[k, k]
+  dimnames(V) <- list(terms, terms)
+  list(tab = dd_if_table(terms, c(tau[1], tau[2], tau[2]), sqrt(diag(V)), st$alpha), V = V)
 }
 
 dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, cnt, dat, Z, o) {
@@ -130,10 +134,10 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
   main <- dd_rd_table(fit$tau, fit$U, cid, st)
   terms <- c("conventional", "bias-corrected", "robust")
   tab <- main$tab
-  tab$term <- terms
-  sub_tab <- function(z) { r <- dd_rd_table(z$tau, z$U, cid, st)$tab; r$term <- terms; r }
-  inf <- matrix(0, length(o), 3, dimnames = list(NULL, terms))
-  inf[o, ] <- cbind(fit$U[, 1], fit$U[, 1], fit$U[, 2])
+  sub_tab <- function(z) dd_rd_table(z$tau, z$U, cid, st)$tab
+  # the influence functions in the data's row order (rows used)
+  inf <- fit$U[order(o), c(1L, 1L, 2L)]
+  dimnames(inf) <- list(NULL, terms)
   counts <- data.frame(side = c("left", "right"), n = unname(cnt[c("N_l", "N_r")]),
                        n_h = vapply(fit$fits, function(f) f$counts[1], 0L),
                        n_b = vapply(fit$fits, function(f) f$counts[2], 0L),
@@ -159,9 +163,7 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
     extra$first_stage <- sub_tab(fit$first)
     extra$reduced_form <- sub_tab(fit$reduced)
   }
-  V <- main$V
-  dimnames(V) <- list(terms, terms)
-  new_dd_fit("rd_robust", tab, stats::setNames(tab$estimate, terms), V, info, call, extra)
+  new_dd_fit("rd_robust", tab, stats::setNames(tab$estimate, terms), main$V, info, call, extra)
 }
 
 # After the table: the bandwidths, the observations on each side and in

@@ -171,8 +171,8 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
     bw$b <- if (is.null(rho)) bw$h else bw$h / rho
   } else if (is.null(bw$h)) {
     std <- st$stdvars
-    x_sd <- if (std) stats::sd(x) else 1
-    y_sd <- if (std) stats::sd(y) else 1
+    x_sd <- if (std) dd_rd_sd(x) else 1
+    y_sd <- if (std) dd_rd_sd(y) else 1
     xs <- x / x_sd; cs <- c / x_sd
     side <- function(i) {
       D <- cbind(y[i] / y_sd, T[i], Z[i, , drop = FALSE])
@@ -265,4 +265,13 @@ dd_rd_drop_collinear <- function(Z) {
   message(sprintf("Dropped collinear covariate%s %s.", if (ncol(Z) - r$rank > 1L) "s" else "",
                   paste(colnames(Z)[-keep], collapse = ", ")))
   Z[, keep, drop = FALSE]
+}
+
+# sd() of a complete vector, without var()'s machinery (two passes, as var)
+dd_rd_sd <- function(x) sqrt(sum((x - mean(x))^2) / (length(x) - 1L))
+
+# quantile(x, prob, type = 2) of a sorted complete vector
+dd_rd_q2 <- function(x, prob) {
+  n <- length(x); j <- floor(n * prob); g <- n * prob - j
+  if (g > 0) x[j + 1] else (x[max(j, 1)] + x[min(j + 1, n)]) / 2
 }

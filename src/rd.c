@@ -20,6 +20,7 @@ typedef struct {
   const double *d, *D, *fw;   /* the side's data (N rows) */
   int N, kern;
   const int *idx;             /* the window: positions in 0..N-1 */
+  double *wh, *wb;            /* the weights at h and at b over the window */
 } rd_side;
 
 static double rd_w(const rd_side *S, int i, double h) {
@@ -27,8 +28,9 @@ static double rd_w(const rd_side *S, int i, double h) {
   return S->fw ? w * S->fw[i] : w;
 }
 
-/* G = sum w r r' and U = sum w r D' (k x m) over the window, at h, order o */
-static void rd_gram(const rd_side *S, int o, double h, double *G, double *U) {
+/* G = sum w r r' and U = sum w r D' (k x m) over the window, with the
+ * window's weights W, order o */
+static void rd_gram(const rd_side *S, int o, const double *W, double *G, double *U) {
   int k = o + 1;
   for (int a = 0; a < k * k; a++) G[a] = 0;
   for (int a = 0; a < k * S->m; a++) U[a] = 0;
@@ -36,7 +38,7 @@ static void rd_gram(const rd_side *S, int o, double h, double *G, double *U) {
   for (int t = 0; t < S->n; t++) {
     RD_INTERRUPT(t);
     int i = S->idx[t];
-    double w = rd_w(S, i, h);
+    double w = W[t];
     if (w == 0) continue;
     r[0] = 1;
     for (int a = 1; a < k; a++) r[a] = r[a - 1] * S->d[i];
@@ -124,7 +126,9 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
     if (wb > 0) { cnt[1]++; if (d[i] != lastb) { cnt[3]++; lastb = d[i]; } }
     if ((hw == h ? wh : wb) > 0) idx[n++] = i;
   }
-  rd_side S = { n, m, d, REAL(D_), fw, N, kern, idx };
+  double *wh = (double *) R_alloc(n > 0 ? n : 1, sizeof(double)), *wb = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
+  rd_side S = { n, m, d, REAL(D_), fw, N, kern, idx, wh, wb };
+  for (int t = 0; t < n; t++) { wh[t] = rd_w(&S, idx[t], h); wb[t] = rd_w(&S, idx[t], b); }
   const int kp = p + 1, kq = q + 1, want = !isNull(s_);
   const char *nm[] = {"ok", "idx", "counts", "beta_p", "beta_q", "beta_bc", "GinvL", "U", "DWD", "psi_cl", "psi_rb",
                       ""};
@@ -139,10 +143,10 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   double *work = (double *) R_alloc(RD_MAXK * RD_MAXK + RD_MAXK, sizeof(double));
   double *Gp = (double *) R_alloc(RD_MAXK * RD_MAXK, sizeof(double)), *Gq = (double *) R_alloc(RD_MAXK * RD_MAXK, sizeof(double));
   double *Up = (double *) R_alloc((size_t) RD_MAXK * m, sizeof(double)), *Uq = (double *) R_alloc((size_t) RD_MAXK * m, sizeof(double));
-  rd_gram(&S, p, h, Gp, Up);
+  rd_gram(&S, p, wh, Gp, Up);
   if (!lp_inv(kp, Gp, work)) { UNPROTECT(nprot); return ans; }
   if (q >= 0) {
-    rd_gram(&S, q, b, Gq, Uq);
+    rd_gram(&S, q, wb, Gq, Uq);
     if (!lp_inv(kq, Gq, work)) { UNPROTECT(nprot); return ans; }
   }
   SEXP bp = PROTECT(allocMatrix(REALSXP, kp, m)), bq = PROTECT(allocMatrix(REALSXP, q >= 0 ? kq : 0, m)),
@@ -158,7 +162,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   for (int a = 0; a < m * m; a++) dwd[a] = 0;
   for (int t = 0; t < n; t++) {
     int i = idx[t];
-    double w = rd_w(&S, i, h);
+    double w = wh[t];
     if (w == 0) continue;
     double up = R_pow_di(d[i] / h, p + 1), pa = 1;
     for (int a = 0; a < kp; a++, pa *= d[i]) l[a] += w * pa * up;
@@ -217,7 +221,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
         if (q >= 0) for (int a = 0; a < kq; a++) fq += r[a] * bqs[a];
         double e1 = ys[t] - fp, e2 = ys[t] - fq;
         if (vce >= 3) {
-          double lh = rd_w(&S, i, h) * rd_quad(kp, Gp, r), lb = q >= 0 ? rd_w(&S, i, b) * rd_quad(kq, Gq, r) : 0;
+          double lh = wh[t] * rd_quad(kp, Gp, r), lb = q >= 0 ? wb[t] * rd_quad(kq, Gq, r) : 0;
           double ah = 1 - lh, ab = 1 - lb;
           ah = ah > 1e-8 ? ah : 1e-8; ab = ab > 1e-8 ? ab : 1e-8;
           e1 = vce == 3 ? e1 / sqrt(ah) : e1 / ah;
@@ -235,18 +239,18 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
     for (int t = 0; t < n; t++) {
       RD_INTERRUPT(t);
       int i = idx[t];
-      double wh = rd_w(&S, i, h), pa = 1, gr = 0;
+      double whi = wh[t], gr = 0;
       int kk = q >= 0 ? kq : kp;
       r[0] = 1;
       for (int a = 1; a < kk; a++) r[a] = r[a - 1] * d[i];
-      for (int a = 0; a < kp; a++, pa *= d[i]) gr += g[a] * r[a];
-      REAL(pc)[t] = gr * wh * eh[t];
+      for (int a = 0; a < kp; a++) gr += g[a] * r[a];
+      REAL(pc)[t] = gr * whi * eh[t];
       if (q >= 0) {
         /* Q_i = w_h r_p - h^(p+1) l [Gamma_q^{-1} r_q]_{p+1} w_b: its nu-th
          * element after Gamma_p^{-1} is gr w_h - h^(p+1) GinvL_nu (gq' r) w_b */
-        double wb = rd_w(&S, i, b), e = 0;
+        double wbi = wb[t], e = 0;
         for (int a = 0; a < kq; a++) e += gq[a] * r[a];
-        REAL(pr)[t] = (gr * wh - hp1 * gl_nu * e * wb) * eb[t];
+        REAL(pr)[t] = (gr * whi - hp1 * gl_nu * e * wbi) * eb[t];
       }
     }
     SET_VECTOR_ELT(ans, 9, pc); SET_VECTOR_ELT(ans, 10, pr);
