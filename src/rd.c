@@ -103,8 +103,10 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   const int vce = dd_chk_int(vce_, 0, 4, fn, "vce");
   const int matches = dd_chk_int(matches_, 1, DD_INT_MAX, fn, "matches");
   const double *d = REAL(d_);
-  for (int i = 1; i < N; i++)
+  for (int i = 1; i < N; i++) {
+    RD_INTERRUPT(i);
     if (!(d[i] >= d[i - 1])) error("internal error in %s: `d` is not sorted at position %d; please report", fn, i + 1);
+  }
   const double *fw = isNull(fw_) ? NULL : REAL(fw_);
 
   /* the window */
@@ -128,7 +130,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   }
   double *wh = (double *) R_alloc(n > 0 ? n : 1, sizeof(double)), *wb = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
   rd_side S = { n, m, d, REAL(D_), fw, N, kern, idx, wh, wb };
-  for (int t = 0; t < n; t++) { wh[t] = rd_w(&S, idx[t], h); wb[t] = rd_w(&S, idx[t], b); }
+  for (int t = 0; t < n; t++) { RD_INTERRUPT(t); wh[t] = rd_w(&S, idx[t], h); wb[t] = rd_w(&S, idx[t], b); }
   const int kp = p + 1, kq = q + 1, want = !isNull(s_);
   const char *nm[] = {"ok", "idx", "counts", "beta_p", "beta_q", "beta_bc", "GinvL", "U", "DWD", "psi_cl", "psi_rb",
                       ""};
@@ -161,6 +163,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
   double *dwd = REAL(DWD);
   for (int a = 0; a < m * m; a++) dwd[a] = 0;
   for (int t = 0; t < n; t++) {
+    RD_INTERRUPT(t);
     int i = idx[t];
     double w = wh[t];
     if (w == 0) continue;
@@ -193,6 +196,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
     double *ys = (double *) R_alloc(n > 0 ? n : 1, sizeof(double)), *eh = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
     double *eb = (double *) R_alloc(n > 0 ? n : 1, sizeof(double));
     for (int t = 0; t < n; t++) {
+      RD_INTERRUPT(t);
       double v = 0;
       for (int j = 0; j < m; j++) v += S.D[idx[t] + (R_xlen_t) j * N] * s[j];
       ys[t] = v;
@@ -212,6 +216,7 @@ SEXP C_rd_lp(SEXP d_, SEXP D_, SEXP fw_, SEXP h_, SEXP b_, SEXP ord_, SEXP kern_
     } else {
       double fh = vce == 2 ? sqrt((double) n / (n - kp)) : 1, fb = vce == 2 ? sqrt((double) n / (n - kq)) : 1;
       for (int t = 0; t < n; t++) {
+        RD_INTERRUPT(t);
         int i = idx[t];
         r[0] = 1;
         int kk = q >= 0 ? kq : kp;

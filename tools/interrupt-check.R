@@ -103,6 +103,14 @@ run <- switch(case,
     d$g <- ifelse(d$id %% 3 == 0, 2, 0); d$y <- rnorm(nrow(d))
     function() did_spillover(d, "y", "id", "t", "g", rings = c(0, 300, 600))
   },
+  rd = {
+    # rd_robust's one-sided local polynomials (rd.c, C_rd_lp): 3e7 observations
+    # a side, bandwidths covering them all, an order-8 fit with HC3 leverages
+    x <- sort(runif(3e7))
+    D <- matrix(x + rnorm(3e7), ncol = 1)
+    st <- list(kern = 1L, vce_code = 4L, nnmatch = 3L)
+    function() for (i in 1:20) diffdiff:::dd_rd_lp(list(d = x, D = D, fw = NULL), 2, 2, 8L, 9L, 0L, 1, st)
+  },
   stop("unknown case ", case))
 
 cat("START", format(as.numeric(Sys.time()), nsmall = 3), "\n")

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 LIB="${1:-}"
 DELAY="${DELAY:-3}"
 LIMIT="${LIMIT:-1}"
-CASES="${CASES:-sdid_placebo cs_bootstrap cs_cells wild_bootstrap demean_pcg survey_domains survey_replicates honest_grid had_stute conley spillover}"
+CASES="${CASES:-sdid_placebo cs_bootstrap cs_cells wild_bootstrap demean_pcg survey_domains survey_replicates honest_grid had_stute conley spillover rd}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0

@@ -100,7 +100,7 @@ cf_method <- function(k, x) tryCatch({
 }, error = function(err) conditionMessage(err))
 
 # the entries that are not estimators (not registry rows): diagnostics and reports
-cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check")
+cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check", "rd_plot", "rd_density")
 
 # the entries the checks run over: the registry's rows, then the diagnostics
 # (a row without an entry fails its checks: its entry has no `fit`)
@@ -220,6 +220,19 @@ cf_estimators <- list(
     fit = function(d, a) honest_did(did_event(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
                                     type = "RM", Mbar = c(0.5, 1), grid_points = 200),
     long = 'b <- c(rnorm(6, sd = 0.05), 0.5, 0.6, 0.7, 0.8, 0.9); honest_did(betahat = b, sigma = diag(0.01, 11), num_pre = 6, type = "RM", Mbar = seq(0.25, 5, by = 0.25), grid_points = 2e5, breakdown = FALSE)'),
+  rd_plot = list(
+    fit = function(d, a) rd_plot(d, cf_a(a, "yname", "y"), "rv", plot = FALSE),
+    skip = c(cluster = "no cluster argument (a plot)", dups = "a cross-section of observations: no unit-period key",
+             constant = "a plot of the data: a constant outcome is drawn as it is (one bin a side), nothing is estimated"),
+    roles = list(yname = "rv"),
+    expect = list(roles = list(rx = '`yname` and `xname` both name the column "rv"', code = "ROLE_CONFLICT")),
+    long = 'd <- data.frame(x = runif(3e6, -1, 1)); d$y <- d$x + (d$x >= 0) + rnorm(3e6); for (i in 1:100) rd_plot(d, "y", "x", plot = FALSE)'),
+  rd_density = list(
+    fit = function(d, a) rd_density(d, "rv"),
+    skip = c(cluster = "no cluster argument", dups = "a cross-section of observations: no unit-period key",
+             constant = "no outcome (the density of the running variable)",
+             roles = "one column (the running variable)"),
+    long = 'd <- data.frame(x = runif(3e6, -1, 1)); for (i in 1:100) rd_density(d, "x")'),
   did_check = list(
     fit = function(d, a) did_check(d, cf_a(a, "yname", "y"), "id", "t", gname = "g"),
     skip = c(cluster = "no cluster argument", summary = "a report", tidy = "a report", glance = "a report",
