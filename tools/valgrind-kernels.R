@@ -279,4 +279,33 @@ for (m in c("cic", "qdid")) for (pn in c(TRUE, FALSE)) {
 check("C_cic_rq refuses a matrix of the wrong height",
       refused(.Call(ns$C_cic_rq, c(1, 2, 3, 4), 0:3, matrix(1, 3, 1), 0:4, 0.5, 0.5, c(1L, 4L), 0:3, c(0L, 4L), 0L,
                     NULL, 0L)))
+## regression discontinuity (rd.c, C_rd_lp; rd_density.c; rd_plot.c): the
+## smallest windows (p + 1 distinct values), ties, zero weights, every vce,
+## orders up to 10, several outcome columns with and without s, and the
+## full front ends (selectors, clusters, covariates, fuzzy)
+set.seed(13)
+
+for (n in c(2L, 3L, 7L, 60L)) for (vce in 0:4) for (ord in list(c(1L, 2L, 0L), c(0L, -1L, 0L), c(3L, 5L, 2L), c(9L, 10L, 1L))) {
+  x <- sort(round(runif(n), 1)); D <- cbind(rnorm(n), rnorm(n))
+  for (fw in list(NULL, c(0, rep(1, n - 1L)))) for (s in list(NULL, c(1, -0.5))) {
+    r <- .Call(ns$C_rd_lp, x, D, fw, 0.7, 1.1, ord, 1L, s, vce, 3L)
+    check(sprintf("C_rd_lp n=%d vce=%d ord=%s", n, vce, paste(ord, collapse = "/")),
+          is.list(r) && (!r$ok || fin(r$beta_p)))
+  }
+}
+check("C_rd_lp refuses unsorted d", refused(.Call(ns$C_rd_lp, c(2, 1), matrix(1, 2, 1), NULL, 1, 1, c(0L, 1L, 0L), 1L,
+                                                  NULL, 0L, 3L)))
+check("C_rd_lp refuses q <= p", refused(.Call(ns$C_rd_lp, c(1, 2), matrix(1, 2, 1), NULL, 1, 1, c(2L, 2L, 0L), 1L,
+                                              NULL, 0L, 3L)))
+rdd <- data.frame(x = round(runif(300, -1, 1), 2), z = rnorm(300), g = sample(1:12, 300, TRUE), w = runif(300))
+rdd$t <- as.numeric(runif(300) < 0.3 + 0.4 * (rdd$x >= 0)); rdd$y <- rdd$x + 0.5 * (rdd$x >= 0) + rnorm(300)
+for (a in list(list(), list(vce = "hc3", p = 2), list(fuzzy = "t", covs = ~ z, cluster = "g"),
+               list(bwselect = "msecomb2", weightsname = "w"), list(h = 0.3, b = 0.5, vce = "hc1", kernel = "uni"))) {
+  f <- q(tryCatch(do.call(rd_robust, c(list(rdd, "y", "x"), a)), error = function(e) e))
+  check(sprintf("rd_robust %s", paste(names(a), collapse = ",")), inherits(f, "error") || fin(coef(f)))
+}
+f <- q(tryCatch(rd_density(rdd, "x"), error = function(e) e))
+check("rd_density", inherits(f, "error") || is.list(f))
+f <- q(tryCatch(rd_plot(rdd, "y", "x", plot = FALSE), error = function(e) e))
+check("rd_plot", inherits(f, "error") || is.list(f))
 cat(sprintf("%d passed, %d failed\n", passed, failed))
