@@ -218,7 +218,7 @@ dd_rd_plot_text <- function(x) {
 #' are in the subtitle (with covariates, the outcome net of their common
 #' coefficients). `type = "coef"` draws the three estimates with their
 #' intervals, as for other fits. For binned scatter plots of the whole
-#' sample, see `rd_plot()`.
+#' sample, see [rd_plot()].
 #' @param x,object An [rd_robust()] fit.
 #' @param type `"fit"` or `"coef"`.
 #' @param main,xlab,ylab Titles (defaults describe the fit).

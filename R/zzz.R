@@ -44,6 +44,11 @@
 #'     local-linear boundary regressions, as DIDHAD) and [did_dcdh()] (de
 #'     Chaisemartin and D'Haultfoeuille's event study for treatments that
 #'     switch on and off or change in intensity, as DIDmultiplegtDYN).}
+#'   \item{Regression discontinuity}{[rd_robust()] (sharp and fuzzy RD
+#'     with robust bias-corrected inference, data-driven bandwidths and
+#'     covariates, as rdrobust), [rd_plot()] (binned scatter plots with
+#'     data-driven bins, as rdplot) and [rd_density()] (the manipulation test
+#'     of Cattaneo, Jansson and Ma, as rddensity).}
 #'   \item{Before estimation}{[did_check()] (what the panel supports, with
 #'     a treatment-status plot), [dd_balance()], [dd_gname()],
 #'     [dd_event_time()] and [dd_wide_to_long()] (data preparation).}
