@@ -160,12 +160,13 @@ rd_plot <- function(data, yname, xname, c = 0, p = 4, nbins = NULL,
   d <- dd_rd_data(data, list(yname = yname, xname = xname, weightsname = weightsname), c = c)
   x <- d$xname; y <- d$yname
   dd_check_scale(y, sprintf("`yname` = \"%s\"", yname))
-  sides <- dd_rd_sides(x, c, xname, need = max(5L, p + 1L))
+  o <- order(x, method = "radix")              # stable: ties keep their row order
+  sides <- dd_rd_sides(x[o], c, xname, need = max(5L, p + 1L), sorted = TRUE)
   if (length(x) < 20L)
     dd_stop("rd_plot() needs at least 20 observations to choose the bins (as rdplot); `data` has %d usable rows.",
             length(x))
   out <- rp_compute(x, y, d$weightsname, c, p, nbins, binselect, scale, kernel, h, support, masspoints, ci,
-                    sides, xname)
+                    sides, xname, o)
   out <- c(out, list(c = c, p = p, kernel = kernel, ci = ci, shade = shade, yname = yname, xname = xname,
                      n_dropped = d$n_dropped, call = cl))
   class(out) <- "rd_plot"
@@ -201,9 +202,9 @@ rp_horner <- function(b, t) {
   f
 }
 
+# o: the order of x (stable)
 rp_compute <- function(x, y, w, c, p, nbins, binselect, scale, kernel, h, support, masspoints, ci, sides,
-                       xname) {
-  o <- order(x, method = "radix")              # stable: ties keep their row order
+                       xname, o) {
   xs <- x[o]; ys <- y[o]
   ws <- if (is.null(w)) NULL else w[o]
   n <- length(xs); nl <- sides[["N_l"]]; nr <- sides[["N_r"]]
