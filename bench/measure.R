@@ -36,3 +36,11 @@ bench_in_process <- function(expr) {
   val <- force(expr)
   list(value = val, seconds = proc.time()[["elapsed"]] - t0, mb = sum(gc()[, 6]) - base)
 }
+
+# bench_in_process() of fun(), with the time the median of `reps` calls
+# (the first included)
+bench_in_process_median <- function(fun, reps = 3L) {
+  m <- bench_in_process(fun())
+  m$seconds <- stats::median(c(m$seconds, replicate(reps - 1L, system.time(fun())[["elapsed"]])))
+  m
+}

@@ -19,11 +19,7 @@ d$y <- 0.5 + 0.8 * d$x - 0.3 * d$x^2 + 0.4 * (d$x >= 0) + 0.2 * d$z + stats::rno
 d$y2 <- 0.5 + 0.8 * d$x + 0.6 * d$t + 0.2 * d$z + stats::rnorm(n, sd = 0.3)
 
 source(file.path("bench", "measure.R"))
-measure <- function(expr_fun) {
-  m <- bench_in_process(expr_fun())
-  m$seconds <- stats::median(c(m$seconds, replicate(2, system.time(expr_fun())[["elapsed"]])))
-  m
-}
+measure <- bench_in_process_median
 nums <- function(f) c(f$coeftable$estimate[1:2], f$coeftable$std.error[c(1, 3)], f$bandwidths$h, f$bandwidths$b)
 pnums <- function(r) c(r$Estimate[1, c("tau.us", "tau.bc", "se.us", "se.rb")], r$bws["h", ], r$bws["b", ])
 cases <- list(

@@ -19,11 +19,7 @@ d <- data.frame(x = stats::runif(n, -1, 1))
 d$y <- 0.5 + d$x + 0.3 * d$x^2 + 0.4 * (d$x >= 0) + stats::rnorm(n, sd = 0.3)
 
 source(file.path("bench", "measure.R"))
-measure <- function(expr_fun) {
-  m <- bench_in_process(expr_fun())
-  m$seconds <- stats::median(c(m$seconds, replicate(2, system.time(expr_fun())[["elapsed"]])))
-  m
-}
+measure <- bench_in_process_median
 peer <- measure(function() rdplot(d$y, d$x, hide = TRUE))
 ours <- measure(function() rd_plot(d, "y", "x", plot = FALSE))
 b <- peer$value; r <- ours$value; vb <- b$vars_bins
