@@ -17,7 +17,9 @@
 #' leading bias estimated by an order-`q` fit at bandwidth `b`; the robust
 #' standard error accounts for the variability of that correction. A fuzzy
 #' design divides the outcome's jump by the treatment's (`fuzzy`), and the
-#' fit reports both (`first_stage`, `reduced_form`).
+#' fit reports both (`first_stage`, `reduced_form`). When the treatment is
+#' constant on one side of the cutoff (one-sided non-compliance), the
+#' bandwidths are selected as for a sharp design, as rdrobust does.
 #'
 #' @section Variance: `vce = "nn"` (the default, as rdrobust) uses
 #'   nearest-neighbour residuals (`nnmatch` neighbours, ties included);
@@ -137,10 +139,16 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
   cnt <- dd_rd_sides(x, c, xname, need = 1L, sorted = TRUE)
   Z <- dd_rd_drop_collinear(dat$Z)
   T <- if (is.null(dat$fuzzy)) NULL else dat$fuzzy[o]
+  onesided <- FALSE
   if (!is.null(T)) {
     l <- x < c
-    if (stats::var(T[l]) %in% c(0, NA) && stats::var(T[!l]) %in% c(0, NA) && abs(mean(T[l]) - mean(T[!l])) < sqrt(.Machine$double.eps))
+    var0 <- function(v) if (length(v) < 2L) 0 else stats::var(v)
+    vT <- c(var0(T[l]), var0(T[!l]))
+    if (all(vT == 0) && abs(mean(T[l]) - mean(T[!l])) < sqrt(.Machine$double.eps))
       dd_stop("`fuzzy` = \"%s\" does not vary and does not jump at the cutoff: the fuzzy design is not identified.", fuzzy)
+    # compliance perfect on one side: the bandwidths are selected as for a
+    # sharp design (rdrobust's rule)
+    onesided <- any(vT == 0)
   }
   bw <- dd_rd_check_bw(h, b, rho)
   if (!is.null(Z)) Z <- Z[o, , drop = FALSE]
@@ -174,11 +182,14 @@ rd_robust <- function(data, yname, xname, c = 0, fuzzy = NULL, covs = NULL, p = 
     x_sd <- if (std) dd_rd_sd(x) else 1
     y_sd <- if (std) dd_rd_sd(y) else 1
     xs <- x / x_sd; cs <- c / x_sd
+    Ts <- if (onesided) NULL else T
     side <- function(i) {
-      D <- cbind(y[i] / y_sd, T[i], Z[i, , drop = FALSE])
+      D <- cbind(y[i] / y_sd, Ts[i], Z[i, , drop = FALSE])
       dd_rd_side(xs[i], cs, D, fw[i], cl[i], uniq = TRUE)
     }
-    s <- dd_rd_bwselect(side(l), side(!l), st, st$bwselect, x_sd)
+    sts <- st
+    if (onesided) sts$dT <- 0L
+    s <- dd_rd_bwselect(side(l), side(!l), sts, st$bwselect, x_sd)
     bw$h <- s$bw[1:2]
     bw$b <- if (is.null(rho)) s$bw[3:4] else bw$h / rho
     c_bw <- s$c_bw

@@ -141,7 +141,7 @@ rd_sim <- function(design, n = 2500, seed = 11) {
   g <- sample(1:60, n, replace = TRUE)
   t <- as.numeric(runif(n) < 0.15 + 0.55 * (x >= 0) + 0.05 * x)
   y <- 0.4 * x + 0.9 * t + 0.5 * z + rnorm(60)[g] * 0.3 + rnorm(n, sd = 0.4)
-  data.frame(x = x, y = y, t = t, z = z, g = g, w = runif(n, 0.5, 2))
+  data.frame(x = x, y = y, t = t, t1 = t * (x >= 0), z = z, g = g, w = runif(n, 0.5, 2))
 }
 
 test_that("rd_robust equals rdrobust on three simulated designs", {
@@ -158,7 +158,10 @@ test_that("rd_robust equals rdrobust on three simulated designs", {
     list(d3, list(covs = ~ z, cluster = "g", weightsname = "w", bwselect = "certwo"),
          list(covs = d3$z, cluster = d3$g, weights = d3$w, bwselect = "certwo")),
     list(d3, list(fuzzy = "t", weightsname = "w", vce = "hc2", bwselect = "msecomb2"),
-         list(fuzzy = d3$t, weights = d3$w, vce = "hc2", bwselect = "msecomb2")))
+         list(fuzzy = d3$t, weights = d3$w, vce = "hc2", bwselect = "msecomb2")),
+    # one-sided non-compliance (no treatment below the cutoff): selected as sharp
+    list(d3, list(fuzzy = "t1"), list(fuzzy = d3$t1)),
+    list(d3, list(fuzzy = "t1", covs = ~ z, bwselect = "certwo"), list(fuzzy = d3$t1, covs = d3$z, bwselect = "certwo")))
   for (i in seq_along(runs)) {
     z <- runs[[i]]
     fit <- rd_quiet(do.call(rd_robust, c(list(z[[1]], "y", "x"), z[[2]])))
