@@ -111,7 +111,11 @@ dd_rd_influence <- function(sides, fits, s, h, b, st, fac, N, l) {
 
 # The fit: the three rows (conventional, bias-corrected, robust) through
 # the influence-function layer, with clusters counted per side
-dd_rd_table <- function(tau, U, cid, st) {
+# scale: the outcome's standard deviation (over the first stage's jump for
+# a fuzzy ratio): a standard error below 1e-10 of it is rounding error (an
+# outcome that is an exact polynomial of the running variable near the
+# cutoff), reported as NA rather than as a confident interval
+dd_rd_table <- function(tau, U, cid, st, scale) {
   # the conventional and the robust influence functions; the bias-corrected
   # row has the conventional one (rdrobust's rows)
   r <- dd_if_result(stats::setNames(tau, colnames(U)), U, 1, dd_spec(alpha = st$alpha), integer(),
@@ -120,7 +124,10 @@ dd_rd_table <- function(tau, U, cid, st) {
   k <- c(1L, 1L, 2L)
   V <- r$V[k, k]
   dimnames(V) <- list(terms, terms)
-  list(tab = dd_if_table(terms, c(tau[1], tau[2], tau[2]), sqrt(diag(V)), st$alpha), V = V)
+  se <- sqrt(diag(V))
+  zero <- !is.finite(se) | se <= 1e-10 * scale
+  se[zero] <- NA_real_
+  list(tab = dd_if_table(terms, c(tau[1], tau[2], tau[2]), se, st$alpha), V = V, zero = any(zero))
 }
 
 dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, cnt, dat, Z, o) {
@@ -131,10 +138,12 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
     u <- match(cs, unique(cs))
     cid <- ifelse(l, u, u + length(unique(cs)))
   }
-  main <- dd_rd_table(fit$tau, fit$U, cid, st)
+  sdy <- dd_rd_sd(dat$yname)
+  main <- dd_rd_table(fit$tau, fit$U, cid, st,
+                      if (is.null(fit$first)) sdy else sdy / max(abs(fit$first$tau[["cl"]]), 1e-300))
   terms <- c("conventional", "bias-corrected", "robust")
   tab <- main$tab
-  sub_tab <- function(z) dd_rd_table(z$tau, z$U, cid, st)$tab
+  sub_tab <- function(z, scale) dd_rd_table(z$tau, z$U, cid, st, scale)$tab
   # the influence functions in the data's row order (rows used)
   inf <- fit$U[order(o), c(1L, 1L, 2L)]
   dimnames(inf) <- list(NULL, terms)
@@ -152,16 +161,17 @@ dd_rd_result <- function(fit, st, call, yname, xname, fuzzy, c, bw, c_bw, sel, c
                                                                toupper(st$vce))
   info <- dd_info("rd_robust", title, yname, length(o), if (st$cluster) "CR1" else st$vce, vlab, Inf, st$alpha,
                   terms, n_clusters = if (st$cluster) st$n_clusters_sides,
-                  notes = if (dat$n_dropped) sprintf("%s rows with missing values were dropped.",
-                                                     dd_fmt_int(dat$n_dropped)) else character())
+                  notes = as.character(c(if (dat$n_dropped) sprintf("%s rows with missing values were dropped.",
+                                                       dd_fmt_int(dat$n_dropped)),
+                            if (main$zero) "Standard errors are zero up to rounding (the outcome is an exact polynomial of the running variable near the cutoff): reported as NA.")))
   extra <- list(inf = inf, curve = fit$curve, bins = fit$bins, xname = xname, cutoff = c, fuzzy = fuzzy, bandwidths = bands, c_bw = c_bw,
                 bwselect = sel, counts = counts, sides = sides, coef_covs = fit$gamma,
                 covariates = if (is.null(Z)) NULL else colnames(Z),
                 settings = st[c("p", "q", "deriv", "kernel", "vce", "nnmatch", "masspoints", "bwcheck", "bwrestrict",
                                 "stdvars", "scaleregul")])
   if (!is.null(fit$first)) {
-    extra$first_stage <- sub_tab(fit$first)
-    extra$reduced_form <- sub_tab(fit$reduced)
+    extra$first_stage <- sub_tab(fit$first, dd_rd_sd(dat$fuzzy))
+    extra$reduced_form <- sub_tab(fit$reduced, sdy)
   }
   new_dd_fit("rd_robust", tab, stats::setNames(tab$estimate, terms), main$V, info, call, extra)
 }

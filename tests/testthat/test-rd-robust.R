@@ -168,6 +168,20 @@ test_that("bad input: errors naming the argument and value", {
   expect_warning(f <- rd_robust(d[c(1:8, which(d$x >= 0)[1:8]), ], "y", "x", p = 1), "too few to select")
 })
 
+test_that("an outcome that is exactly linear near the cutoff gets NA standard errors, not zero", {
+  set.seed(1)
+  d <- data.frame(x = runif(500, -1, 1))
+  d$y <- 1 + (d$x >= 0) + d$x
+  f <- rd_robust(d, "y", "x", h = 0.5, vce = "hc1")
+  expect_equal(f$coeftable$estimate, rep(1, 3), tolerance = 1e-10)
+  expect_true(all(is.na(f$coeftable$std.error)))
+  expect_true(all(is.na(f$coeftable$p.value)))
+  expect_match(f$notes, "zero up to rounding")
+  # noise restores them
+  d$y <- d$y + rnorm(500, sd = 0.1)
+  expect_false(anyNA(rd_robust(d, "y", "x", h = 0.5, vce = "hc1")$coeftable$std.error))
+})
+
 test_that("the caller's data is not modified; data.table and tibble give the same numbers", {
   d <- rd_dgp()
   before <- data.table::copy(d)
