@@ -28,6 +28,10 @@
 #   linear combinations of others, and only the numerically null directions
 #   of those are dropped (with a warning); the covariate sieve fits use a
 #   pivoted QR and stop when it is rank deficient.
+# * rd_robust's covariate coefficients: dd_pinv() with tol = 1e-15 (rdrobust
+#   inverts the partialled covariate cross-products with MASS::ginv at
+#   ginv.tol = 1e-15); collinear covariates are dropped first by qr() with
+#   tol = 1e-7 (rdrobust's covs_drop).
 # * did_had's Stute test: qr() with its default tolerance (as lm()).
 # * Replicate survey designs: the rank of the replicate weights from
 #   qr(tol = 1e-5), as survey::svrepdesign's degrees of freedom.

@@ -38,7 +38,7 @@ dd_rd_s_pilot <- function(f, st, nu) {
   }
   A <- f$DWD - crossprod(f$U, f$beta_p)
   z <- (2 + dT):m
-  gam <- dd_rd_gamma(A[z, z, drop = FALSE], A[z, seq_len(1 + dT), drop = FALSE], st)
+  gam <- dd_rd_gamma(A[z, z, drop = FALSE], A[z, seq_len(1 + dT), drop = FALSE])
   if (dT == 0L) return(c(1, -gam[, 1]))
   sY <- c(1, -gam[, 1]); sT <- c(1, -gam[, 2])
   tY <- fac * sum(sY * f$beta_p[nu + 1, c(1, z)])
@@ -48,13 +48,7 @@ dd_rd_s_pilot <- function(f, st, nu) {
 
 # gamma = A_ZZ^{-1} A_ZY: rdrobust's Moore-Penrose inverse (relative
 # tolerance 1e-15) after dropping collinear covariates
-dd_rd_gamma <- function(AZZ, AZY, st) {
-  e <- svd(AZZ)
-  keep <- e$d > max(1e-15 * e$d[1], 0)
-  inv <- if (!any(keep)) array(0, dim(AZZ))
-         else e$v[, keep, drop = FALSE] %*% ((1 / e$d[keep]) * t(e$u[, keep, drop = FALSE]))
-  inv %*% AZY
-}
+dd_rd_gamma <- function(AZZ, AZY) dd_pinv(AZZ, tol = 1e-15, rhs = AZY)
 
 # rdrobust_bw: the variance, bias and regularisation constants of an
 # order-o fit for derivative nu at the pilot bandwidth hV, the bias from an

@@ -28,7 +28,7 @@ dd_rd_estimate <- function(x, y, T, Z, fw, cl, c, h, b, st) {
   z <- if (st$dZ) (2 + dT):m else integer()
   if (st$dZ) {
     A <- Reduce(`+`, lapply(fits, function(f) f$DWD - crossprod(f$U, f$beta_p)))
-    gam <- dd_rd_gamma(A[z, z, drop = FALSE], A[z, seq_len(1 + dT), drop = FALSE], st)
+    gam <- dd_rd_gamma(A[z, z, drop = FALSE], A[z, seq_len(1 + dT), drop = FALSE])
     dimnames(gam) <- list(colnames(Z), c("y", if (dT) "fuzzy"))
   }
   # the combination of the columns (y[, T], Z) that is the outcome's jump

@@ -123,7 +123,8 @@ test_that("ties at the cutoff: observations at x = c are on the right", {
   expect_identical(f$counts$n, c(sum(d$x < 0), sum(d$x >= 0)))
   # a right side made only of the cutoff cannot be fitted
   d2 <- d[d$x <= 0, ]
-  expect_error(rd_robust(d2, "y", "x", h = 0.5), "distinct value|too few distinct")
+  expect_error(suppressWarnings(rd_robust(d2, "y", "x", h = 0.5)), "distinct value|too few distinct")
+  expect_warning(try(rd_robust(d2, "y", "x", h = 0.5), silent = TRUE), "Mass points")
 })
 
 test_that("bad input: errors naming the argument and value", {
@@ -165,7 +166,8 @@ test_that("bad input: errors naming the argument and value", {
   di <- d; di$x[2] <- Inf
   expect_error(rd_robust(di, "y", "x"), "`xname` = \"x\" has a non-finite value")
   # too few observations to select: a warning and the widest bandwidth
-  expect_warning(f <- rd_robust(d[c(1:8, which(d$x >= 0)[1:8]), ], "y", "x", p = 1), "too few to select")
+  expect_warning(f <- rd_robust(d[c(which(d$x < 0)[1:8], which(d$x >= 0)[1:8]), ], "y", "x", p = 1), "too few to select")
+  expect_identical(f$bwselect, "manual")
 })
 
 test_that("an outcome that is exactly linear near the cutoff gets NA standard errors, not zero", {
