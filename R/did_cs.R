@@ -254,7 +254,8 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
 # band), the pre-test, the table and the did_cs object. `prep`: the units'
 # fields (n, nobs, tlist, unit_cluster, unit_group, unit_weight, units,
 # notes, panel, and cohort_n for fits whose units are not in memory); `s`:
-# the settings. Shared by the in-memory and the database fits.
+# the settings (and for did_dml: subclass, title and more fields). Shared by
+# the in-memory and the database fits and by did_dml().
 dd_cs_finish <- function(r, inf, cells, prep, design, yname, call, s) {
   nboot <- s$nboot; boot_weights <- s$boot_weights; cband <- s$cband; cband_method <- s$cband_method
   alpha <- s$alpha; cluster <- s$cluster; allow_unbalanced_panel <- s$allow_unbalanced_panel
@@ -296,7 +297,9 @@ dd_cs_finish <- function(r, inf, cells, prep, design, yname, call, s) {
                      data.frame(group = cells$g, time = cells$t, event = cells$t - cells$g))
   svy_label <- dd_svy_label(design)
   label <- paste0(dd_cs_vcov_label(nboot, boot_weights, cluster, bootstrap_t), svy_label)
-  info <- dd_info("did_cs", "Callaway-Sant'Anna group-time ATT (did_cs)", yname, prep$nobs,
+  # did_dml() shares this: its class, title and fields come in s
+  subclass <- s$subclass %||% "did_cs"
+  info <- dd_info(subclass[1], s$title %||% "Callaway-Sant'Anna group-time ATT (did_cs)", yname, prep$nobs,
                   if (nboot > 0 && !bootstrap_t) "bootstrap" else "analytic", label, Inf, alpha, terms,
                   n_units = if (prep$panel || allow_unbalanced_panel) n else NULL, n_periods = length(prep$tlist),
                   n_clusters = if (!is.null(prep$n_clusters)) prep$n_clusters
@@ -310,8 +313,9 @@ dd_cs_finish <- function(r, inf, cells, prep, design, yname, call, s) {
                 base_period = s$base_period, tname = s$tname,
                 est_method = s$est_method, cluster = cluster, n_cell = r$n_cell, cell_status = r$status,
                 cohort_n = prep$cohort_n, db = prep$db)
+  extra <- c(extra, s$more)
   # the K x K variance is formed on demand by vcov() (it is n K^2 work)
-  new_dd_fit("did_cs", tab, stats::setNames(r$att, terms), NULL, info, call, extra)
+  new_dd_fit(subclass, tab, stats::setNames(r$att, terms), NULL, info, call, extra)
 }
 
 dd_cs_vcov_label <- function(nboot, boot_weights, cluster, bootstrap_t = FALSE) {

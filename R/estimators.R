@@ -48,6 +48,14 @@ dd_registry_entries <- list(
                   "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n"),
        aggregate = "did_cs_agg", placebo_statistic = "ATT (simple aggregate)", check_rule = "absorbing",
        peer = "did", parity_test = "test-parity-cs.R"),
+  # did_cs's cells with cross-fitted nuisances; with folds = 1 and the linear
+  # learners it is did_cs(est_method = "dr"), compared with did::att_gt
+  list(name = "did_dml", class = "did_dml", treatment = "gname",
+       fields = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
+                  "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
+                  "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n",
+                  "learners", "folds", "normalize", "trim", "seed"),
+       aggregate = "did_cs_agg", check_rule = "absorbing", peer = "did", parity_test = "test-parity-dml.R"),
   list(name = "did_sa", class = "did_sa", treatment = "gname",
        fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref", "control_group"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-sa.R"),

@@ -1,0 +1,128 @@
+#' Double/debiased machine-learning DiD
+#'
+#' Group-time average treatment effects on the treated, ATT(g,t), as
+#' [did_cs()] defines them (the same cells, comparison groups, base periods
+#' and aggregations), each estimated by the doubly robust (Neyman
+#' orthogonal) score of Chang (2020) with the nuisance functions -- the
+#' propensity score and the comparison units' outcome change given the
+#' covariates -- fitted by a learner on other folds of the units
+#' (cross-fitting, Chernozhukov et al. 2018).
+#'
+#' In each cell the units of cohort g (D = 1) and of the comparison group
+#' (D = 0) are split into `folds` folds (stratified by cohort, the same
+#' folds in every cell). For each fold the propensity score p(X) is fitted
+#' on the other folds' units and the comparison units' outcome change
+#' m(X) = E(Y_t - Y_base | X, D = 0) on the other folds' comparison units;
+#' both are predicted for the fold. The estimate is
+#' mean_D(dY - m) - sum_{D=0} r (dY - m) / sum_{D=0} r with the odds
+#' r = p / (1 - p) (`normalize = "hajek"`, the default; `"ht"` divides the
+#' comparison term by the treated share instead, Chang's published form).
+#' As DRDID, propensities are capped at 1 - 1e-6 and comparison units with
+#' p >= `trim` get weight zero. Standard errors come from the score's
+#' influence functions through the same layer as [did_cs()] (clusters,
+#' multiplier bootstrap, uniform bands, [aggregate()]).
+#'
+#' With `folds = 1` (no cross-fitting) and `learner = "linear"` (least
+#' squares for m, logit for p) the estimator is Sant'Anna and Zhao's
+#' doubly robust DiD: the influence functions then include the estimation
+#' effect of the two parametric fits, and the fit equals
+#' `did_cs(est_method = "dr")` (checked in the tests).
+#'
+#' @inheritParams did_cs
+#' @param learner The nuisance learner: `"linear"` (least squares for the
+#'   outcome, logit for the propensity), `"lasso"` (glmnet's
+#'   cross-validated lasso, `lambda.min`), `"forest"` (ranger's random
+#'   forest, 500 trees), or a function `function(x, y, w, x_new, type)`
+#'   returning predictions at `x_new` (`type` is `"regression"` or
+#'   `"classification"`: then probabilities). A list with elements
+#'   `outcome` and `propensity` gives each nuisance its own.
+#' @param folds The number of cross-fitting folds (default 5; 1: no
+#'   cross-fitting).
+#' @param normalize `"hajek"` (default) or `"ht"`: how the comparison term
+#'   is normalised (see Details).
+#' @param trim Comparison units with propensity at or above `trim` get
+#'   weight zero (default 0.995, as DRDID).
+#' @param seed `NULL` (the session's random-number stream) or a number: the
+#'   folds (and the learners' own random draws) are drawn under
+#'   `set.seed(seed)`, and the session's stream is left as it was.
+#' @return An object of class `c("did_dml", "did_cs", "dd_fit")`: a
+#'   [did_cs()] fit (same table, methods and [aggregate()]) with the
+#'   learners, the folds and the normalisation recorded (`learners`,
+#'   `folds`, `normalize`, `trim`, `seed`).
+#' @references Chang, N.-C. (2020). Double/debiased machine learning for
+#'   difference-in-differences models. Econometrics Journal 23(2), 177-191.
+#'
+#'   Chernozhukov, V., Chetverikov, D., Demirer, M., Duflo, E., Hansen, C.,
+#'   Newey, W. and Robins, J. (2018). Double/debiased machine learning for
+#'   treatment and structural parameters. Econometrics Journal 21(1), C1-C68.
+#'
+#'   Sant'Anna, P. H. C. and Zhao, J. (2020). Doubly robust
+#'   difference-in-differences estimators. Journal of Econometrics 219(1),
+#'   101-122.
+#' @examples
+#' set.seed(2)
+#' d <- dd_sim_staggered(n_units = 300, n_periods = 4)
+#' d$x1 <- rnorm(300)[d$id]
+#' fit <- did_dml(d, "y", "id", "time", "first_treat", ~ x1, nboot = 0, seed = 1)
+#' fit
+#' aggregate(fit, "simple")
+#' @export
+did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner = "linear", folds = 5L,
+                    normalize = c("hajek", "ht"), control_group = c("nevertreated", "notyettreated"),
+                    anticipation = 0, base_period = c("varying", "universal"), weightsname = NULL,
+                    cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = TRUE,
+                    alpha = 0.05, trim = 0.995, seed = NULL) {
+  call <- match.call()
+  dd_required(c("data", "yname", "idname", "tname", "gname"))
+  sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, cluster = cluster,
+                dots = list(), fun = "did_dml")
+  control_group <- dd_match_vocab(control_group[1], c("nevertreated", "notyettreated"), "control_group")
+  base_period <- dd_match_arg(base_period[1], c("varying", "universal"), "base_period")
+  normalize <- dd_match_arg(normalize[1], c("hajek", "ht"), "normalize")
+  anticipation <- dd_check_count(anticipation, "anticipation")
+  K <- dd_check_count(folds, "folds", min = 1)
+  if (!is.numeric(trim) || length(trim) != 1L || !is.finite(trim) || trim <= 0 || trim > 1)
+    dd_stop("`trim` must be one number in (0, 1]; got %s.", dd_show(trim))
+  if (!is.null(seed) && (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed)))
+    dd_stop("`seed` must be NULL or one number; got %s.", dd_show(seed))
+  lrn <- if (is.list(learner) && !is.function(learner)) {
+    if (!setequal(names(learner), c("outcome", "propensity")))
+      dd_stop("`learner` as a list needs exactly the elements `outcome` and `propensity`; got %s.",
+              dd_show(names(learner)))
+    list(outcome = dd_cf_learner(learner$outcome, "learner$outcome"),
+         propensity = dd_cf_learner(learner$propensity, "learner$propensity"))
+  } else list(outcome = dd_cf_learner(learner), propensity = dd_cf_learner(learner))
+  dd_check_data(data)
+  dd_check_string(idname, "idname")
+  cluster <- sp$cluster
+  if (!is.null(cluster)) {
+    cluster <- setdiff(dd_cluster_names(cluster, data), idname)
+    if (length(cluster) > 1L) dd_stop("`cluster` can name one variable besides `idname`; got %s.", dd_show(cluster))
+    if (!length(cluster)) cluster <- NULL
+  }
+  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, NULL, sp$nboot,
+                      anticipation = anticipation, control_group = control_group, panel = TRUE,
+                      allow_unbalanced = FALSE, weights_vary = TRUE)
+  prep <- up$prep
+  cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
+  glist <- sort(unique(cells$g))
+  lay <- dd_cs_layout(cells, prep, glist)
+  # folds by unit, stratified by cohort, the same in every cell
+  fold <- dd_with_seed(seed, dd_cf_folds(prep$unit_group, K))
+  parametric <- K == 1L && lrn$outcome$name == "linear" && lrn$propensity$name == "linear"
+  res <- dd_with_seed(if (is.null(seed)) NULL else seed + 1,
+                      dd_dml_cells(prep, cells, lay, glist, fold, lrn, normalize, trim, parametric))
+  s <- list(nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, cband_method = "sup-t",
+            alpha = sp$alpha, cluster = cluster, control_group = control_group, anticipation = anticipation,
+            base_period = base_period, tname = tname, est_method = "dr", allow_unbalanced_panel = FALSE,
+            subclass = c("did_dml", "did_cs"),
+            title = sprintf("Double/debiased ML DiD, group-time ATT (did_dml: %s, %s)",
+                            if (K == 1L) "no cross-fitting" else sprintf("%d-fold cross-fitting", K),
+                            paste(unique(c(lrn$outcome$name, lrn$propensity$name)), collapse = " / ")),
+            more = list(learners = c(outcome = lrn$outcome$name, propensity = lrn$propensity$name),
+                        folds = fold, normalize = normalize, trim = trim, seed = seed))
+  inf <- dd_ifs(prep$n, length(cells$g) + length(glist), lay$start, lay$cols, res$vals)
+  res$vals <- NULL
+  prep$Y <- prep$W <- prep$X <- NULL
+  dd_cs_finish(res, inf, cells, prep, NULL, yname, call, s)
+}

@@ -1,0 +1,96 @@
+# did_dml()'s cells: each ATT(g,t) from the doubly robust (orthogonal)
+# score with cross-fitted nuisances, and its influence function laid out as
+# did_cs's engine lays out its own (R/did_cs.R: dd_cs_layout), so that the
+# fit, the bootstrap and aggregate() are did_cs's.
+
+# One 2x2 panel cell: dY the outcome changes, D the treated indicator, x
+# the covariates (n x k, no intercept, k may be 0), w the weights (mean 1),
+# folds; lrn the two learners; normalize "hajek" or "ht"; trim the
+# comparison units' propensity bound; parametric: no cross-fitting with the
+# linear / logit learners (the influence function then carries the two
+# fits' estimation effect, as DRDID's drdid_panel). Returns att, the
+# influence function phi (the estimate's error is mean(phi)), and the
+# number of trimmed comparison units.
+dd_dml_cell <- function(dY, D, x, w, folds, lrn, normalize, trim, parametric) {
+  n <- length(dY)
+  ps <- dd_cf_predict(lrn$propensity, x, D, w, rep(TRUE, n), folds, "classification")
+  ps <- pmin(ps, 1 - 1e-6)
+  m <- dd_cf_predict(lrn$outcome, x, dY, w, D == 0, folds, "regression")
+  keep <- D == 1 | ps < trim
+  wt <- w * D
+  wc <- keep * w * ps * (1 - D) / (1 - ps)
+  e <- dY - m
+  mt <- mean(wt); mc <- mean(wc)
+  eta1 <- mean(wt * e) / mt
+  if (normalize == "hajek") {
+    eta0 <- mean(wc * e) / mc
+    att <- eta1 - eta0
+    phi <- (wt * (e - eta1)) / mt - (wc * (e - eta0)) / mc
+    if (parametric) phi <- phi + dd_dml_estimation_effect(dY, D, x, w, ps, m, wt, wc, eta0, mt, mc)
+  } else {
+    # Chang (2020): the comparison term divided by the treated share too
+    s <- (wt * e - wc * e) / mt
+    att <- mean(s)
+    phi <- s - wt * att / mt
+  }
+  list(att = att, phi = phi, n_trim = sum(D == 0 & !keep))
+}
+
+# Sant'Anna and Zhao's (DRDID's drdid_panel) estimation-effect terms of the
+# logit propensity and the comparison units' least-squares fit, for the
+# doubly robust estimate without cross-fitting (added to its plug-in
+# influence function)
+dd_dml_estimation_effect <- function(dY, D, x, w, ps, m, wt, wc, eta0, mt, mc) {
+  n <- length(dY)
+  Xi <- cbind(1, x)
+  e <- dY - m
+  wo <- w * (1 - D)
+  XpX <- crossprod(wo * Xi, Xi) / n
+  lin_ols <- (wo * e * Xi) %*% solve(XpX)
+  H <- chol2inv(chol(crossprod(Xi, ps * (1 - ps) * w * Xi))) * n
+  lin_ps <- (w * (D - ps) * Xi) %*% H
+  M1 <- colSums(wt * Xi) / n
+  M2 <- colSums(wc * (e - eta0) * Xi) / n
+  M3 <- colSums(wc * Xi) / n
+  drop(-(lin_ols %*% M1) / mt - (lin_ps %*% M2 - lin_ols %*% M3) / mc)
+}
+
+# Every cell: the samples, outcome changes, covariates and weights as
+# did_cs's engine takes them (covariates and weights of the earlier of the
+# two periods), the score, and the influence functions in did_cs's block
+# layout (did's scale: n / n_cell times the cell's). Returns att, status,
+# n_cell, n_trim (as the engine) and vals (per block).
+dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, parametric) {
+  K <- length(cells$g); nb <- length(prep$bval); n <- prep$n
+  bst <- prep$bstart
+  vals <- lapply(seq_len(nb), function(b) matrix(0, bst[b + 1] - bst[b], length(lay$cols[[b]])))
+  for (b in seq_len(nb)) if (lay$extra[b] >= 0)
+    vals[[b]][, lay$extra[b] + 1L] <- if (is.null(prep$W)) 1 else prep$W[(bst[b] + 1L):bst[b + 1], 1]
+  att <- numeric(K); status <- integer(K); ncell <- integer(K); ntrim <- integer(K)
+  Tx <- if (is.null(prep$X)) 1L else dim(prep$X)[3]
+  Tw <- if (is.null(prep$W)) 1L else ncol(prep$W)
+  for (c in seq_len(K)) {
+    if (lay$task[c] < 0L) next                                     # a reference cell: 0
+    bs <- which(lay$pos[, c] >= 0L)
+    units <- unlist(lapply(bs, function(b) (bst[b] + 1L):bst[b + 1]))
+    blk <- rep(bs, bst[bs + 1] - bst[bs])
+    D <- as.numeric(!prep$bnever[blk] & prep$bval[blk] == cells$g[c])
+    ncell[c] <- length(units)
+    if (!any(D == 1) || all(D == 1)) { att[c] <- NA_real_; status[c] <- 4L; next }
+    tc <- cells$idx[c, 2] + 1L; bc <- cells$idx[c, 3] + 1L; pc <- min(tc, bc)
+    dY <- prep$Y[units, tc] - prep$Y[units, bc]
+    x <- if (is.null(prep$X)) matrix(0, length(units), 0)
+         else matrix(prep$X[units, , if (Tx == 1L) 1L else pc], length(units))
+    if (ncol(x)) colnames(x) <- paste0("x", seq_len(ncol(x)))
+    w <- if (is.null(prep$W)) rep(1, length(units)) else prep$W[units, if (Tw == 1L) 1L else pc]
+    w <- w / mean(w)
+    r <- dd_dml_cell(dY, D, x, w, fold[units], lrn, normalize, trim, parametric)
+    att[c] <- r$att; ntrim[c] <- r$n_trim
+    psi <- r$phi * n / length(units)
+    for (b in bs) {
+      sel <- blk == b
+      vals[[b]][, lay$pos[b, c] + 1L] <- psi[sel]
+    }
+  }
+  list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals)
+}
