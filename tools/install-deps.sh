@@ -20,7 +20,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-formula r-cran-numderiv r-cran-zoo r-cran-survey r-cran-mvtnorm r-cran-pkgbuild r-cran-callr
   r-cran-tibble r-cran-broom r-cran-haven r-cran-dplyr r-cran-ggplot2 r-cran-plm r-cran-splines2
   r-cran-checkmate r-cran-pbapply r-cran-rcpparmadillo r-cran-rcppeigen r-cran-purrr r-cran-future
-  r-cran-future.apply r-cran-dbi r-cran-dbplyr r-cran-rsqlite pandoc qpdf"
+  r-cran-future.apply r-cran-dbi r-cran-dbplyr r-cran-rsqlite r-cran-glmnet r-cran-ranger pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
 CRAN_PKGS="fixest did DRDID staggered etwfe clubSandwich didimputation bacondecomp modelsummary TwoWayFEWeights contdid DIDHAD nprobust YatchewTest StuteTest Synth rdrobust rddensity"
 

@@ -122,6 +122,10 @@ cf_estimators <- list(
   did_cs = list(
     fit = function(d, a) did_cs(d, cf_a(a, "yname", "y"), "id", "t", "g", cluster = a$cluster),
     long = 'd <- cf_big(100000, 8); did_cs(d, "y", "id", "t", "g", nboot = 1e6)'),
+  did_dml = list(
+    fit = function(d, a) did_dml(d, cf_a(a, "yname", "y"), "id", "t", "g", ~ x, cluster = a$cluster, nboot = 0,
+                                 seed = 1),
+    long = 'd <- cf_big(20000, 6); d$x2 <- rnorm(nrow(d)); for (i in 1:100) did_dml(d, "y", "id", "t", "g", ~ x + x2, nboot = 0)'),
   did_sdid = list(
     fit = function(d, a) did_sdid(d, cf_a(a, "yname", "y"), "id", "t", "d", staggered = TRUE, se = "bootstrap"),
     skip = c(cluster = "no cluster argument (placebo / bootstrap / jackknife over units)"),

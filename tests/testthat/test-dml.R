@@ -1,0 +1,109 @@
+# did_dml() and the cross-fitting layer without a peer: cross-fitting
+# written out by hand with lm() and glm() on the stored folds (both
+# normalisations), the folds' stratification and reproducibility, the median
+# rule, user learners, lasso and forest, invariants and bad input. (did's
+# numbers at folds = 1 are in test-parity-dml.R.)
+
+dml_2x2 <- function(n = 400, seed = 5) {
+  set.seed(seed)
+  D <- rbinom(n, 1, 0.4)
+  x1 <- rnorm(n) + 0.5 * D; x2 <- runif(n)
+  d <- data.frame(id = rep(seq_len(n), each = 2), t = rep(1:2, n), x1 = rep(x1, each = 2), x2 = rep(x2, each = 2),
+                  g = rep(ifelse(D == 1, 2, 0), each = 2))
+  d$y <- rnorm(n)[d$id] + d$t * (0.5 + 0.3 * d$x1^2) + (d$g == 2 & d$t == 2) * 1.5 + rnorm(2 * n)
+  d
+}
+
+# the cell by hand: out-of-fold lm / glm fits on the stored folds
+dml_hand <- function(d, folds, normalize) {
+  w <- d[d$t == 1, ]; w$dy <- d$y[d$t == 2] - d$y[d$t == 1]
+  w$D <- as.numeric(w$g == 2)
+  w$f <- folds
+  ps <- m <- numeric(nrow(w))
+  for (k in sort(unique(folds))) {
+    tr <- w[w$f != k, ]; at <- w$f == k
+    ps[at] <- predict(glm(D ~ x1 + x2, binomial, tr), w[at, ], type = "response")
+    m[at] <- predict(lm(dy ~ x1 + x2, tr[tr$D == 0, ]), w[at, ])
+  }
+  ps <- pmin(ps, 1 - 1e-6)
+  e <- w$dy - m; D <- w$D; r <- (1 - D) * ps / (1 - ps) * (ps < 0.995 | D == 1)
+  if (normalize == "hajek") {
+    e1 <- sum(D * e) / sum(D); e0 <- sum(r * e) / sum(r)
+    list(att = e1 - e0, phi = D * (e - e1) / mean(D) - r * (e - e0) / mean(r))
+  } else {
+    s <- (D * e - r * e) / mean(D); att <- mean(s)
+    list(att = att, phi = s - D * att / mean(D))
+  }
+}
+
+test_that("cross-fitting by hand (lm and glm on the stored folds) gives did_dml's estimate and standard error", {
+  d <- dml_2x2()
+  for (nz in c("hajek", "ht")) {
+    f <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, folds = 4, normalize = nz, nboot = 0, seed = 11)
+    h <- dml_hand(d, f$folds[order(f$units)], nz)
+    expect_equal(f$coeftable$estimate, h$att, tolerance = 1e-8, label = nz)
+    expect_equal(f$coeftable$std.error, sqrt(sum(h$phi^2)) / length(h$phi), tolerance = 1e-8, label = paste(nz, "SE"))
+  }
+})
+
+test_that("folds: stratified by cohort, reproducible under `seed`, the session's stream untouched", {
+  set.seed(1)
+  strata <- rep(c(0, 3, 4), c(50, 23, 17))
+  f <- diffdiff:::dd_cf_folds(strata, 5L)
+  expect_true(all(table(f) %in% c(18L, 18L)))
+  for (s in unique(strata)) expect_lte(diff(range(tabulate(f[strata == s], 5L))), 1L)
+  expect_identical(diffdiff:::dd_cf_folds(strata, 1L), rep(1L, 90))
+  d <- dml_2x2()
+  set.seed(99); before <- .Random.seed
+  a <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, nboot = 0, seed = 4)
+  expect_identical(.Random.seed, before)
+  b <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, nboot = 0, seed = 4)
+  expect_identical(a$coeftable, b$coeftable)
+  expect_identical(a$folds, b$folds)
+  c2 <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, nboot = 0, seed = 5)
+  expect_false(identical(a$folds, c2$folds))
+})
+
+test_that("the median rule over repeated splits", {
+  est <- cbind(c(1, 3, 2), c(0, 0, 1)); v <- cbind(c(0.1, 0.2, 0.3), c(1, 2, 3))
+  r <- diffdiff:::dd_cf_median(est, v)
+  expect_equal(r$est, c(2, 0))
+  expect_equal(r$var, c(median(c(0.1 + 1, 0.2 + 1, 0.3)), median(c(1, 2, 3 + 1))))
+})
+
+test_that("user learners, lasso and forest run; the learners are recorded", {
+  d <- dml_2x2(n = 300)
+  ols <- function(x, y, w, x_new, type) {
+    if (type == "classification") return(rep(sum(w * y) / sum(w), nrow(x_new)))
+    drop(cbind(1, x_new) %*% stats::lm.wfit(cbind(1, x), y, w)$coefficients)
+  }
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, learner = list(outcome = ols, propensity = "linear"), nboot = 0,
+               seed = 2)
+  expect_identical(unname(f$learners), c("user", "linear"))
+  expect_true(is.finite(f$coeftable$estimate))
+  skip_if_not_installed("glmnet")
+  f2 <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, learner = "lasso", nboot = 0, seed = 2)
+  expect_true(is.finite(f2$coeftable$std.error))
+  f2b <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, learner = "lasso", nboot = 0, seed = 2)
+  expect_identical(f2$coeftable, f2b$coeftable)
+  skip_if_not_installed("ranger")
+  f3 <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, learner = "forest", nboot = 0, seed = 2)
+  f3b <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, learner = "forest", nboot = 0, seed = 2)
+  expect_identical(f3$coeftable, f3b$coeftable)
+  expect_identical(unname(f3$learners), c("forest", "forest"))
+})
+
+test_that("bad input: errors naming the argument and value", {
+  d <- dml_2x2(n = 100)
+  expect_error(did_dml(d, "y", "id", "t", "g", learner = "svm"), "`learner`")
+  expect_error(did_dml(d, "y", "id", "t", "g", learner = list(outcome = "linear")), "`outcome` and `propensity`")
+  expect_error(did_dml(d, "y", "id", "t", "g", folds = 0), "`folds`")
+  expect_error(did_dml(d, "y", "id", "t", "g", normalize = "x"), "`normalize`")
+  expect_error(did_dml(d, "y", "id", "t", "g", trim = 2), "`trim` must be one number")
+  expect_error(did_dml(d, "y", "id", "t", "g", seed = "a"), "`seed` must be NULL or one number")
+  bad <- function(x, y, w, x_new, type) rep(NA_real_, nrow(x_new))
+  expect_error(did_dml(d, "y", "id", "t", "g", ~ x1, learner = bad, nboot = 0), "returned")
+  before <- d
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1, nboot = 0, seed = 1)
+  expect_identical(d, before)
+})
