@@ -38,6 +38,10 @@
 #'   `outcome` and `propensity` gives each nuisance its own.
 #' @param folds The number of cross-fitting folds (default 5; 1: no
 #'   cross-fitting).
+#' @param repeats The number of independent fold draws (default 1). With
+#'   more, each ATT(g,t) and aggregate is the median over the splits and its
+#'   variance the median of each split's variance plus its squared distance
+#'   from the median estimate (Chernozhukov et al. 2018, sec. 3.4).
 #' @param normalize `"hajek"` (default) or `"ht"`: how the comparison term
 #'   is normalised (see Details).
 #' @param trim Comparison units with propensity at or above `trim` get
@@ -45,10 +49,12 @@
 #' @param seed `NULL` (the session's random-number stream) or a number: the
 #'   folds (and the learners' own random draws) are drawn under
 #'   `set.seed(seed)`, and the session's stream is left as it was.
-#' @return An object of class `c("did_dml", "did_cs", "dd_fit")`: a
-#'   [did_cs()] fit (same table, methods and [aggregate()]) with the
+#' @return An object of class `c("did_dml", "dd_fit")` with the fields of
+#'   a [did_cs()] fit (the same table; [aggregate()] as did_cs's) and the
 #'   learners, the folds and the normalisation recorded (`learners`,
-#'   `folds`, `normalize`, `trim`, `seed`).
+#'   `folds` (each unit's fold, in the order of `units`), `normalize`,
+#'   `trim`, `seed`, `repeats`; with repeats, `splits`: the fit of each
+#'   split).
 #' @references Chang, N.-C. (2020). Double/debiased machine learning for
 #'   difference-in-differences models. Econometrics Journal 23(2), 177-191.
 #'
@@ -68,7 +74,7 @@
 #' aggregate(fit, "simple")
 #' @export
 did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner = "linear", folds = 5L,
-                    normalize = c("hajek", "ht"), control_group = c("nevertreated", "notyettreated"),
+                    repeats = 1L, normalize = c("hajek", "ht"), control_group = c("nevertreated", "notyettreated"),
                     anticipation = 0, base_period = c("varying", "universal"), weightsname = NULL,
                     cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = TRUE,
                     alpha = 0.05, trim = 0.995, seed = NULL) {
@@ -108,21 +114,96 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
   glist <- sort(unique(cells$g))
   lay <- dd_cs_layout(cells, prep, glist)
   # folds by unit, stratified by cohort, the same in every cell
-  fold <- dd_with_seed(seed, dd_cf_folds(prep$unit_group, K))
+  S <- dd_check_count(repeats, "repeats", min = 1)
+  if (S > 1L && K == 1L) dd_stop("`repeats` = %d needs cross-fitting (`folds` > 1): without folds every split is the same.", S)
+  if (S > 1L && sp$cband && sp$nboot > 0L)
+    dd_stop("`repeats` = %d with a uniform band: the median rule combines standard errors, not bands; set cband = FALSE.", S)
+  fold <- dd_with_seed(seed, lapply(seq_len(S), function(i) dd_cf_folds(prep$unit_group, K)))
   parametric <- K == 1L && lrn$outcome$name == "linear" && lrn$propensity$name == "linear"
-  res <- dd_with_seed(if (is.null(seed)) NULL else seed + 1,
-                      dd_dml_cells(prep, cells, lay, glist, fold, lrn, normalize, trim, parametric))
   s <- list(nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, cband_method = "sup-t",
             alpha = sp$alpha, cluster = cluster, control_group = control_group, anticipation = anticipation,
             base_period = base_period, tname = tname, est_method = "dr", allow_unbalanced_panel = FALSE,
-            subclass = c("did_dml", "did_cs"),
+            subclass = "did_dml",
             title = sprintf("Double/debiased ML DiD, group-time ATT (did_dml: %s, %s)",
                             if (K == 1L) "no cross-fitting" else sprintf("%d-fold cross-fitting", K),
                             paste(unique(c(lrn$outcome$name, lrn$propensity$name)), collapse = " / ")),
             more = list(learners = c(outcome = lrn$outcome$name, propensity = lrn$propensity$name),
-                        folds = fold, normalize = normalize, trim = trim, seed = seed))
-  inf <- dd_ifs(prep$n, length(cells$g) + length(glist), lay$start, lay$cols, res$vals)
-  res$vals <- NULL
-  prep$Y <- prep$W <- prep$X <- NULL
-  dd_cs_finish(res, inf, cells, prep, NULL, yname, call, s)
+                        normalize = normalize, trim = trim, seed = seed, repeats = S))
+  # one fit per split (the learners' own draws from the seed's stream too)
+  fits <- dd_with_seed(if (is.null(seed)) NULL else seed + 1, lapply(seq_len(S), function(i) {
+    res <- dd_dml_cells(prep, cells, lay, glist, fold[[i]], lrn, normalize, trim, parametric)
+    inf <- dd_ifs(prep$n, length(cells$g) + length(glist), lay$start, lay$cols, res$vals)
+    res$vals <- NULL
+    si <- s
+    si$more$folds <- fold[[i]]
+    if (i > 1L) suppressWarnings(dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si))
+    else dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si)
+  }))
+  if (S == 1L) return(fits[[1]])
+  dd_dml_median_fit(fits)
+}
+
+# The fit of repeated splits: the first split's, with each ATT(g,t) and
+# standard error from the median rule over the splits; the splits kept for
+# aggregate()
+dd_dml_median_fit <- function(fits) {
+  out <- fits[[1]]
+  out$coeftable <- dd_dml_median_table(lapply(fits, `[[`, "coeftable"), out$alpha)
+  out$coefficients[] <- out$coeftable$estimate
+  out$splits <- fits
+  out$notes <- c(out$notes, sprintf("Median over %d cross-fitting splits (Chernozhukov et al. 2018); the pre-test and the influence functions are the first split's.",
+                                    length(fits)))
+  out
+}
+
+# the median rule over tables of the same rows
+dd_dml_median_table <- function(tabs, alpha) {
+  est <- vapply(tabs, function(t) t$estimate, numeric(nrow(tabs[[1]])))
+  se <- vapply(tabs, function(t) t$std.error, numeric(nrow(tabs[[1]])))
+  m <- dd_cf_median(t(matrix(est, nrow(tabs[[1]]))), t(matrix(se, nrow(tabs[[1]]))^2))
+  tab <- tabs[[1]]
+  keep <- setdiff(names(tab), c("term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high",
+                                "cband.low", "cband.high"))
+  dd_if_table(tab$term, m$est, sqrt(m$var), alpha, extra = if (length(keep)) tab[keep])
+}
+
+# aggregate(): did_cs's aggregations of the cells (their influence
+# functions carry did_cs's cohort-share columns); with repeated splits, each
+# split's aggregate and the median rule over them
+#' @export
+aggregate.did_dml <- function(x, type = c("group", "simple", "dynamic", "calendar"), ...) {
+  one <- function(f) dd_agg_via_cs(f, type, f$base_period, "Double/debiased ML DiD", match.call(), ...)
+  if (is.null(x$splits)) return(one(x))
+  ags <- lapply(x$splits, one)
+  out <- ags[[1]]
+  out$coeftable <- dd_dml_median_table(lapply(ags, `[[`, "coeftable"), out$alpha)
+  out$coefficients[] <- out$coeftable$estimate
+  out
+}
+
+#' @export
+vcov.did_dml <- function(object, ...) {
+  dd_check_dots(list(...), "vcov()")
+  V <- dd_if_vcov(object)
+  if (is.null(object$splits)) return(V)
+  # repeated splits: the first split's correlations with the median-rule
+  # standard errors
+  s0 <- sqrt(diag(V)); s1 <- object$coeftable$std.error
+  ok <- is.finite(s0) & s0 > 0 & is.finite(s1)
+  V[ok, ok] <- V[ok, ok] / outer(s0[ok], s0[ok]) * outer(s1[ok], s1[ok])
+  V
+}
+
+# print() and summary(): the pre-test and the settings, as did_cs, and
+# the learners
+dd_footer.did_dml <- function(x) {
+  NextMethod()
+  pt <- x$pretest
+  if (!is.na(pt$W))
+    cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %s\n", pt$W, pt$df,
+                format.pval(pt$p.value, digits = 4)))
+  cat(sprintf("Control group: %s; anticipation: %d; base period: %s; learners: %s (outcome), %s (propensity); %s normalisation%s\n",
+              x$control_group, x$anticipation, x$base_period, x$learners[["outcome"]], x$learners[["propensity"]],
+              x$normalize, if (x$repeats > 1L) sprintf("; median of %d splits", x$repeats) else ""))
+  invisible(x)
 }

@@ -21,7 +21,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
 dd_tool_packages <- c("ggplot2", "callr", "progressr", "modelsummary", "broom", "tinytable", "tibble", "data.table",
-                      "future", "future.apply")
+                      "future", "future.apply",
+                      # did_dml's learners (the tests check them, not against them)
+                      "glmnet", "ranger")
 
 parity_required <- function() identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")
 

@@ -71,6 +71,28 @@ test_that("the median rule over repeated splits", {
   expect_equal(r$var, c(median(c(0.1 + 1, 0.2 + 1, 0.3)), median(c(1, 2, 3 + 1))))
 })
 
+test_that("repeated splits: the median rule over the splits' fits and aggregates", {
+  d <- dml_2x2()
+  d$g[d$g == 2 & d$id %% 2 == 0] <- 3
+  d <- rbind(d, transform(d[d$t == 2, ], t = 3))
+  d$y[d$t == 3] <- d$y[d$t == 3] + rnorm(sum(d$t == 3))
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, repeats = 3, nboot = 0, seed = 6)
+  expect_length(f$splits, 3L)
+  est <- sapply(f$splits, function(s) s$coeftable$estimate)
+  se <- sapply(f$splits, function(s) s$coeftable$std.error)
+  med <- apply(est, 1, median)
+  expect_equal(f$coeftable$estimate, med)
+  expect_equal(f$coeftable$std.error, sqrt(sapply(seq_along(med), function(j) median(se[j, ]^2 + (est[j, ] - med[j])^2))))
+  ag <- aggregate(f, "simple")
+  ae <- sapply(f$splits, function(s) aggregate(s, "simple")$coeftable$estimate)
+  expect_equal(ag$coeftable$estimate, median(ae))
+  expect_equal(sqrt(diag(vcov(f))), f$coeftable$std.error, ignore_attr = TRUE)
+  g <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, repeats = 3, nboot = 0, seed = 6)
+  expect_identical(g$coeftable, f$coeftable)
+  expect_error(did_dml(d, "y", "id", "t", "g", repeats = 2, folds = 1, nboot = 0), "`repeats` = 2 needs cross-fitting")
+  expect_error(did_dml(d, "y", "id", "t", "g", repeats = 2, nboot = 99), "set cband = FALSE")
+})
+
 test_that("user learners, lasso and forest run; the learners are recorded", {
   d <- dml_2x2(n = 300)
   ols <- function(x, y, w, x_new, type) {
