@@ -29,6 +29,8 @@
 #'     [did_spillover()] (Butts's DiD with spatial spillovers: the direct
 #'     effect and the effects on untreated units by distance ring, Gardner's
 #'     two stages on the far-away controls, as did2s) and
+#'     [did_dml()] (double/debiased machine-learning DiD: did_cs's cells with
+#'     cross-fitted nuisances),
 #'     [did_cic()] (Athey and Imbens' changes-in-changes and quantile DiD:
 #'     average and quantile effects per cohort and period, covariates by
 #'     quantile regressions, as qte's `CiC()`

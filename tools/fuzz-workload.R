@@ -211,6 +211,7 @@ fuzz_workload <- quote({
   quiet(rd_robust(rdd, "y", "x"))
   quiet(rd_robust(rdd, "y", "x", fuzzy = "t", covs = ~ w, cluster = "g", vce = "hc1", bwselect = "msecomb2"))
   quiet(rd_robust(rdd, "y", "x", vce = "hc3", weightsname = "w", p = 2, h = 0.6, b = 0.9))
+  quiet(did_dml(sg, "y", "id", "time", "first_treat", nboot = 0, seed = 1))
   quiet(rd_density(rdd, "x"))
   quiet(rd_density(rdd, "x", fitselect = "restricted", vce = "plugin", p = 1))
   # the routines that only the tests call
