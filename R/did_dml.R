@@ -136,6 +136,8 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
     res$vals <- NULL
     si <- s
     si$more$folds <- fold[[i]]
+    si$more$ovb <- res$ovb
+    res$ovb <- NULL
     if (i > 1L) suppressWarnings(dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si))
     else dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si)
   }))

@@ -27,13 +27,17 @@ dd_dml_cell <- function(dY, D, x, w, folds, lrn, normalize, trim, parametric) {
     att <- eta1 - eta0
     phi <- (wt * (e - eta1)) / mt - (wc * (e - eta0)) / mc
     if (parametric) phi <- phi + dd_dml_estimation_effect(dY, D, x, w, ps, m, wt, wc, eta0, mt, mc)
+    alpha <- wc / mc
   } else {
     # Chang (2020): the comparison term divided by the treated share too
     s <- (wt * e - wc * e) / mt
     att <- mean(s)
     phi <- s - wt * att / mt
+    alpha <- wc / mt
   }
-  list(att = att, phi = phi, n_trim = sum(D == 0 & !keep))
+  # for ovb_sensitivity(): the comparison units' residual trends and the
+  # comparison term's weights (its Riesz representer: the term is mean(alpha e))
+  list(att = att, phi = phi, n_trim = sum(D == 0 & !keep), e0 = (1 - D) * e, alpha = alpha)
 }
 
 # Sant'Anna and Zhao's (DRDID's drdid_panel) estimation-effect terms of the
@@ -67,6 +71,7 @@ dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, pa
   for (b in seq_len(nb)) if (lay$extra[b] >= 0)
     vals[[b]][, lay$extra[b] + 1L] <- if (is.null(prep$W)) 1 else prep$W[(bst[b] + 1L):bst[b + 1], 1]
   att <- numeric(K); status <- integer(K); ncell <- integer(K); ntrim <- integer(K)
+  ovb <- vector("list", K)
   Tx <- if (is.null(prep$X)) 1L else dim(prep$X)[3]
   Tw <- if (is.null(prep$W)) 1L else ncol(prep$W)
   for (c in seq_len(K)) {
@@ -86,11 +91,12 @@ dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, pa
     w <- w / mean(w)
     r <- dd_dml_cell(dY, D, x, w, fold[units], lrn, normalize, trim, parametric)
     att[c] <- r$att; ntrim[c] <- r$n_trim
+    ovb[[c]] <- list(units = units, e0 = r$e0, alpha = r$alpha)
     psi <- r$phi * n / length(units)
     for (b in bs) {
       sel <- blk == b
       vals[[b]][, lay$pos[b, c] + 1L] <- psi[sel]
     }
   }
-  list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals)
+  list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals, ovb = ovb)
 }

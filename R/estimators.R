@@ -54,7 +54,7 @@ dd_registry_entries <- list(
        fields = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
                   "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
                   "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n",
-                  "learners", "folds", "normalize", "trim", "seed", "repeats", "splits"),
+                  "learners", "folds", "normalize", "trim", "seed", "repeats", "splits", "ovb"),
        aggregate = "did_cs_agg", check_rule = "absorbing", peer = "did", parity_test = "test-parity-dml.R"),
   list(name = "did_sa", class = "did_sa", treatment = "gname",
        fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref", "control_group"),

@@ -129,3 +129,72 @@ test_that("bad input: errors naming the argument and value", {
   f <- did_dml(d, "y", "id", "t", "g", ~ x1, nboot = 0, seed = 1)
   expect_identical(d, before)
 })
+
+test_that("ovb_sensitivity: the bound by hand, the robustness values, aggregates, errors", {
+  d <- dml_2x2()
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, folds = 4, nboot = 0, seed = 11)
+  h <- dml_hand(d, f$folds[order(f$units)], "hajek")
+  # S by hand from the cell: the comparison units' residual trends and the comparison weights
+  w <- d[d$t == 1, ]; D <- as.numeric(w$g == 2)
+  ff <- f$folds[order(f$units)]
+  ps <- m <- numeric(nrow(w)); dy <- d$y[d$t == 2] - d$y[d$t == 1]
+  for (k in 1:4) {
+    tr <- ff != k
+    ps[!tr] <- predict(glm(D[tr] ~ x1 + x2, binomial, w[tr, ]), w[!tr, ], type = "response")
+    m[!tr] <- predict(lm(dy ~ x1 + x2, data.frame(dy = dy, w)[tr & D == 0, ]), w[!tr, ])
+  }
+  r <- (1 - D) * ps / (1 - ps)
+  a <- r / mean(r); e0 <- (1 - D) * (dy - m)
+  S <- sqrt(mean(e0^2) * mean(a^2))
+  s <- ovb_sensitivity(f, cf_y = 0.1, cf_d = 0.2, rho = 0.8)
+  expect_equal(s$table$S, S, tolerance = 1e-8)
+  expect_equal(s$table$bias, 0.8 * sqrt(0.1 * 0.2 / 0.8) * S, tolerance = 1e-8)
+  expect_equal(s$table$lower, f$coeftable$estimate - s$table$bias, tolerance = 1e-12)
+  # the robustness value: the bound at cf_y = cf_d = rv is |estimate|
+  s1 <- ovb_sensitivity(f, cf_y = s$table$rv, cf_d = s$table$rv, rho = 0.8)
+  expect_equal(s1$table$bias, abs(f$coeftable$estimate), tolerance = 1e-8)
+  # rv_alpha: the interval touches zero there
+  s2 <- ovb_sensitivity(f, cf_y = s$table$rv_alpha, cf_d = s$table$rv_alpha, rho = 0.8)
+  expect_equal(min(abs(c(s2$table$conf.low, s2$table$conf.high))), 0, tolerance = 1e-6)
+  expect_lt(s$table$rv_alpha, s$table$rv)
+  # no confounding: the bounds are the estimate, the interval the fit's
+  s0 <- ovb_sensitivity(f, cf_y = 0, cf_d = 0)
+  expect_equal(c(s0$table$conf.low, s0$table$conf.high), unname(unlist(f$coeftable[c("conf.low", "conf.high")])),
+               tolerance = 1e-10)
+  expect_error(ovb_sensitivity(f, cf_d = 1), "`cf_d` must be one number in \\[0, 1\\)")
+  expect_error(ovb_sensitivity(f, rho = 2), "`rho`")
+  expect_error(ovb_sensitivity(did_cs(d, "y", "id", "t", "g", nboot = 0)), "refit it with did_dml")
+  expect_s3_class(tidy(s), "data.frame"); expect_equal(nrow(glance(s)), 1L)
+  expect_output(print(s), "Omitted-variable-bias bounds")
+  grDevices::pdf(NULL); on.exit(grDevices::dev.off())
+  expect_invisible(plot(s))
+  if (requireNamespace("ggplot2", quietly = TRUE)) expect_s3_class(ggplot2::autoplot(s), "ggplot")
+})
+
+test_that("ovb_sensitivity on an aggregate: the cells' biases summed with the absolute weights", {
+  d <- dml_2x2()
+  d$g[d$g == 2 & d$id %% 2 == 0] <- 3
+  d <- rbind(d, transform(d[d$t == 2, ], t = 3))
+  d$y[d$t == 3] <- d$y[d$t == 3] + rnorm(sum(d$t == 3))
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, nboot = 0, seed = 6)
+  cells <- ovb_sensitivity(f, cf_y = 0.05, cf_d = 0.05)
+  ag <- aggregate(f, "simple")
+  s <- ovb_sensitivity(f, cf_y = 0.05, cf_d = 0.05, type = "simple")
+  K <- nrow(f$coeftable)
+  expect_equal(s$table$estimate, ag$coeftable$estimate)
+  expect_equal(s$table$bias, sum(abs(ag$comb[seq_len(K), 1]) * cells$table$bias), tolerance = 1e-12)
+})
+
+test_that("the bound formulas equal sensemakr's bias() and robustness value for a regression coefficient", {
+  need_peer("sensemakr")
+  e <- new.env(); utils::data("darfur", package = "sensemakr", envir = e)
+  m <- stats::lm(peacefactor ~ directlyharmed + age + farmer_dar + herder_dar + pastvoted + hhsize_darfur + female +
+                   village, data = e$darfur)
+  se <- summary(m)$coefficients["directlyharmed", "Std. Error"]
+  S <- se * sqrt(m$df.residual)
+  expect_equal(diffdiff:::dd_ovb_bias(S, 0.12, 0.04), unname(sensemakr::bias(m, "directlyharmed", r2dz.x = 0.04,
+                                                                                  r2yz.dx = 0.12)), tolerance = 1e-10)
+  expect_equal(diffdiff:::dd_ovb_rv(stats::coef(m)[["directlyharmed"]], S),
+               unname(sensemakr::robustness_value(m, "directlyharmed", q = 1, alpha = 1)), tolerance = 1e-10,
+               ignore_attr = TRUE)
+})
