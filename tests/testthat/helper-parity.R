@@ -16,7 +16,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       # reference is the in-memory fit; RSQLite from Debian)
                       "DBI", "dbplyr", "RSQLite",
                       # regression discontinuity: rd_density() against rddensity
-                      "rddensity")
+                      "rddensity",
+                      # ovb_sensitivity()'s bound formulas against sensemakr's
+                      "sensemakr")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
