@@ -100,3 +100,52 @@ dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, pa
   }
   list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals, ovb = ovb)
 }
+
+# One 2x2 repeated cross-sections cell: Sant'Anna and Zhao's locally
+# efficient doubly robust score (DRDID's drdid_rc) with cross-fitted
+# nuisances: the propensity on all rows, the comparison group's outcome in
+# each period and the treated group's in each period (four regressions on
+# their rows), each predicted for every row out of fold. y outcomes, post
+# 0/1, D 0/1, x covariates (no intercept), w weights (mean 1). With
+# `parametric` (no cross-fitting, linear learners) the influence function
+# carries the five fits' estimation effects and equals drdid_rc's. Returns
+# att and phi (the estimate's error is mean(phi)).
+dd_dml_cell_rc <- function(y, post, D, x, w, folds, lrn, trim, parametric) {
+  n <- length(y)
+  ps <- pmin(dd_cf_predict(lrn$propensity, x, D, w, rep(TRUE, n), folds, "classification"), 1 - 1e-6)
+  mu <- function(d, p) dd_cf_predict(lrn$outcome, x, y, w, D == d & post == p, folds, "regression")
+  c0 <- mu(0, 0); c1 <- mu(0, 1); t0 <- mu(1, 0); t1 <- mu(1, 1)
+  keep <- D == 1 | ps < trim
+  yc <- post * c1 + (1 - post) * c0
+  odds <- ps / (1 - ps)
+  wv <- list(tpre = keep * w * D * (1 - post), tpost = keep * w * D * post,
+             cpre = keep * w * odds * (1 - D) * (1 - post), cpost = keep * w * odds * (1 - D) * post,
+             d = keep * w * D, dt1 = keep * w * D * post, dt0 = keep * w * D * (1 - post))
+  mw <- lapply(wv, mean)
+  r <- y - yc
+  eta <- list(tpre = wv$tpre * r / mw$tpre, tpost = wv$tpost * r / mw$tpost, cpre = wv$cpre * r / mw$cpre,
+              cpost = wv$cpost * r / mw$cpost, dpost = wv$d * (t1 - c1) / mw$d, dt1 = wv$dt1 * (t1 - c1) / mw$dt1,
+              dpre = wv$d * (t0 - c0) / mw$d, dt0 = wv$dt0 * (t0 - c0) / mw$dt0)
+  a <- lapply(eta, mean)
+  att <- (a$tpost - a$tpre) - (a$cpost - a$cpre) + (a$dpost - a$dt1) - (a$dpre - a$dt0)
+  inf <- function(k, wk) eta[[k]] - wv[[wk]] * a[[k]] / mw[[wk]]
+  phi <- (inf("tpost", "tpost") - inf("tpre", "tpre")) - (inf("cpost", "cpost") - inf("cpre", "cpre")) +
+    (inf("dpost", "d") - inf("dt1", "dt1")) - (inf("dpre", "d") - inf("dt0", "dt0"))
+  if (parametric) {
+    Xi <- cbind(1, x)
+    ols <- function(sel, fit) {
+      wo <- w * sel
+      (wo * (y - fit) * Xi) %*% solve(crossprod(wo * Xi, Xi) / n)
+    }
+    L0 <- ols((1 - D) * (1 - post), c0); L1 <- ols((1 - D) * post, c1)
+    T0 <- ols(D * (1 - post), t0); T1 <- ols(D * post, t1)
+    Lps <- (w * (D - ps) * Xi) %*% (chol2inv(chol(crossprod(Xi, ps * (1 - ps) * w * Xi))) * n)
+    cm <- function(v) colSums(v * Xi) / n
+    treat_or <- L1 %*% (-cm(wv$tpost) / mw$tpost) - L0 %*% (-cm(wv$tpre) / mw$tpre)
+    cont_ps <- Lps %*% (cm(wv$cpost * (r - a$cpost)) / mw$cpost - cm(wv$cpre * (r - a$cpre)) / mw$cpre)
+    cont_or <- L1 %*% (-cm(wv$cpost) / mw$cpost) - L0 %*% (-cm(wv$cpre) / mw$cpre)
+    or <- (T1 - L1) %*% cm(wv$d / mw$d - wv$dt1 / mw$dt1) - (T0 - L0) %*% cm(wv$d / mw$d - wv$dt0 / mw$dt0)
+    phi <- phi + drop(treat_or - cont_ps - cont_or + or)
+  }
+  list(att = att, phi = phi)
+}

@@ -52,3 +52,19 @@ test_that("did_dml with folds = 1 equals did_cs(est_method = 'dr') bit for bit i
   expect_equal(aggregate(b, "dynamic")$coeftable$std.error, aggregate(a, "dynamic")$coeftable$std.error,
                tolerance = 1e-10)
 })
+
+test_that("the repeated cross-sections cell score without cross-fitting equals DRDID::drdid_rc (estimate and influence function)", {
+  need_peer("DRDID")
+  set.seed(4)
+  n <- 1500
+  x1 <- rnorm(n); x2 <- rbinom(n, 1, 0.5)
+  D <- rbinom(n, 1, stats::plogis(-0.3 + 0.5 * x1)); post <- rbinom(n, 1, 0.5)
+  y <- 1 + x1 + 0.5 * x2 + post * (0.5 + 0.3 * x1) + D * post * 1.2 + D * 0.4 + rnorm(n)
+  w <- runif(n, 0.5, 2); w <- w / mean(w)
+  x <- cbind(x1 = x1, x2 = x2)
+  lrn <- list(outcome = diffdiff:::dd_cf_learner("linear"), propensity = diffdiff:::dd_cf_learner("linear"))
+  mine <- diffdiff:::dd_dml_cell_rc(y, post, D, x, w, rep(1L, n), lrn, 0.995, TRUE)
+  ref <- DRDID::drdid_rc(y, post, D, cbind(1, x), i.weights = w, inffunc = TRUE)   # DRDID adds no intercept
+  expect_equal(mine$att, ref$ATT, tolerance = 1e-8)
+  expect_equal(mine$phi, as.vector(ref$att.inf.func), tolerance = 1e-8)
+})
