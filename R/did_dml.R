@@ -44,6 +44,13 @@
 #'   from the median estimate (Chernozhukov et al. 2018, sec. 3.4).
 #' @param normalize `"hajek"` (default) or `"ht"`: how the comparison term
 #'   is normalised (see Details).
+#' @param panel `TRUE` (default): a panel; `FALSE`: repeated
+#'   cross-sections (each row its own unit; `idname` then names a row
+#'   identifier), with Sant'Anna and Zhao's locally efficient doubly robust
+#'   score (the comparison group's and the treated group's outcome in each
+#'   period, and the propensity, cross-fitted; folds stratified by cohort and
+#'   period); without cross-fitting it is `did_cs(panel = FALSE, est_method =
+#'   "dr")`.
 #' @param trim Comparison units with propensity at or above `trim` get
 #'   weight zero (default 0.995, as DRDID).
 #' @param seed `NULL` (the session's random-number stream) or a number: the
@@ -75,7 +82,7 @@
 #' @export
 did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner = "linear", folds = 5L,
                     repeats = 1L, normalize = c("hajek", "ht"), control_group = c("nevertreated", "notyettreated"),
-                    anticipation = 0, base_period = c("varying", "universal"), weightsname = NULL,
+                    anticipation = 0, base_period = c("varying", "universal"), weightsname = NULL, panel = TRUE,
                     cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = TRUE,
                     alpha = 0.05, trim = 0.995, seed = NULL) {
   call <- match.call()
@@ -106,19 +113,24 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
     if (length(cluster) > 1L) dd_stop("`cluster` can name one variable besides `idname`; got %s.", dd_show(cluster))
     if (!length(cluster)) cluster <- NULL
   }
+  panel <- dd_check_flag(panel, "panel")
+  if (!panel && normalize == "ht")
+    dd_stop("`normalize` = \"ht\" is not available for repeated cross-sections (`panel` = FALSE): their score is Sant'Anna and Zhao's locally efficient one, normalised within each group and period.")
   up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, NULL, sp$nboot,
-                      anticipation = anticipation, control_group = control_group, panel = TRUE,
+                      anticipation = anticipation, control_group = control_group, panel = panel,
                       allow_unbalanced = FALSE, weights_vary = TRUE)
   prep <- up$prep
   cells <- dd_cs_cells(prep$tlist, prep$glist, anticipation, base_period, control_group)
   glist <- sort(unique(cells$g))
-  lay <- dd_cs_layout(cells, prep, glist)
+  lay <- if (panel) dd_cs_layout(cells, prep, glist) else dd_cs_rc_layout(cells, prep, glist)
+  # repeated cross-sections: each row its own unit, its stratum its cohort and period
+  strata <- if (panel) prep$unit_group else paste(prep$unit_group, prep$unit_period)
   # folds by unit, stratified by cohort, the same in every cell
   S <- dd_check_count(repeats, "repeats", min = 1)
   if (S > 1L && K == 1L) dd_stop("`repeats` = %d needs cross-fitting (`folds` > 1): without folds every split is the same.", S)
   if (S > 1L && sp$cband && sp$nboot > 0L)
     dd_stop("`repeats` = %d with a uniform band: the median rule combines standard errors, not bands; set cband = FALSE.", S)
-  fold <- dd_with_seed(seed, lapply(seq_len(S), function(i) dd_cf_folds(prep$unit_group, K)))
+  fold <- dd_with_seed(seed, lapply(seq_len(S), function(i) dd_cf_folds(strata, K)))
   parametric <- K == 1L && lrn$outcome$name == "linear" && lrn$propensity$name == "linear"
   s <- list(nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, cband_method = "sup-t",
             alpha = sp$alpha, cluster = cluster, control_group = control_group, anticipation = anticipation,
@@ -131,8 +143,9 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
                         normalize = normalize, trim = trim, seed = seed, repeats = S))
   # one fit per split (the learners' own draws from the seed's stream too)
   fits <- dd_with_seed(if (is.null(seed)) NULL else seed + 1, lapply(seq_len(S), function(i) {
-    res <- dd_dml_cells(prep, cells, lay, glist, fold[[i]], lrn, normalize, trim, parametric)
-    inf <- dd_ifs(prep$n, length(cells$g) + length(glist), lay$start, lay$cols, res$vals)
+    res <- if (panel) dd_dml_cells(prep, cells, lay, glist, fold[[i]], lrn, normalize, trim, parametric)
+           else dd_dml_cells_rc(prep, cells, lay, fold[[i]], lrn, trim, parametric)
+    inf <- dd_ifs(prep$n, length(cells$g) + length(glist), lay$start, lay$cols, res$vals, rows = lay$rows)
     res$vals <- NULL
     si <- s
     si$more$folds <- fold[[i]]

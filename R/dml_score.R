@@ -147,5 +147,43 @@ dd_dml_cell_rc <- function(y, post, D, x, w, folds, lrn, trim, parametric) {
     or <- (T1 - L1) %*% cm(wv$d / mw$d - wv$dt1 / mw$dt1) - (T0 - L0) %*% cm(wv$d / mw$d - wv$dt0 / mw$dt0)
     phi <- phi + drop(treat_or - cont_ps - cont_or + or)
   }
-  list(att = att, phi = phi)
+  list(att = att, phi = phi, n_trim = sum(D == 0 & !keep))
+}
+
+# Every cell of repeated cross-sections: each row its own unit; the cell's
+# rows are those of its two periods in the treated cohort and the
+# comparison group; the influence functions in did_cs's RC block layout
+# (dd_cs_rc_layout: unit u is row loc[u] of block blk[u]), n / n_cell times
+# the cell's. Returns att, status, n_cell, n_trim and vals (per block).
+dd_dml_cells_rc <- function(prep, cells, lay, fold, lrn, trim, parametric) {
+  K <- length(cells$g); n <- prep$n
+  nb <- length(lay$start) - 1L
+  vals <- lapply(seq_len(nb), function(b) matrix(0, lay$start[b + 1] - lay$start[b], length(lay$cols[[b]])))
+  for (b in which(lay$extra >= 0L)) {
+    u <- which(lay$blk == b - 1L)
+    vals[[b]][lay$loc[u] + 1L, lay$extra[b] + 1L] <- prep$unit_weight[u]
+  }
+  att <- numeric(K); status <- integer(K); ncell <- integer(K); ntrim <- integer(K)
+  for (c in seq_len(K)) {
+    tc <- cells$idx[c, 2]; bc <- cells$idx[c, 3]
+    if (tc == bc) next                                             # a reference cell: 0
+    g <- cells$g[c]
+    rows <- which(prep$tcol %in% c(tc, bc) & ((!prep$never & prep$gval == g) | prep$never | prep$gval > cells$thr[c]))
+    D <- as.numeric(!prep$never[rows] & prep$gval[rows] == g)
+    post <- as.numeric(prep$tcol[rows] == tc)
+    ncell[c] <- length(rows)
+    if (length(unique(paste(D, post))) < 4L) { att[c] <- NA_real_; status[c] <- 4L; next }
+    x <- prep$Xrc[rows, -1L, drop = FALSE]
+    if (ncol(x)) colnames(x) <- paste0("x", seq_len(ncol(x)))
+    w <- prep$w[rows] / mean(prep$w[rows])
+    r <- dd_dml_cell_rc(prep$y[rows], post, D, x, w, fold[rows], lrn, trim, parametric)
+    att[c] <- r$att; ntrim[c] <- r$n_trim
+    u <- prep$unit[rows] + 1L
+    psi <- r$phi * n / length(rows)
+    for (b in unique(lay$blk[u])) {
+      sel <- lay$blk[u] == b
+      vals[[b + 1L]][lay$loc[u[sel]] + 1L, lay$pos[b + 1L, c] + 1L] <- psi[sel]
+    }
+  }
+  list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals, ovb = vector("list", K))
 }

@@ -198,3 +198,16 @@ test_that("the bound formulas equal sensemakr's bias() and robustness value for 
                unname(sensemakr::robustness_value(m, "directlyharmed", q = 1, alpha = 1)), tolerance = 1e-10,
                ignore_attr = TRUE)
 })
+
+test_that("repeated cross-sections: cross-fitting runs and reproduces; what is not offered says so", {
+  set.seed(8); n <- 1200
+  d <- data.frame(id = seq_len(n), t = sample(1:3, n, TRUE), g = sample(c(0, 3), n, TRUE))
+  d$x1 <- rnorm(n)
+  d$y <- 1 + 0.3 * d$t + 0.3 * d$x1 * d$t + (d$g > 0 & d$t >= d$g) + rnorm(n)
+  f <- did_dml(d, "y", "id", "t", "g", ~ x1, panel = FALSE, nboot = 0, seed = 3)
+  g <- did_dml(d, "y", "id", "t", "g", ~ x1, panel = FALSE, nboot = 0, seed = 3)
+  expect_identical(f$coeftable, g$coeftable)
+  expect_true(all(is.finite(f$coeftable$std.error)))
+  expect_error(did_dml(d, "y", "id", "t", "g", ~ x1, panel = FALSE, normalize = "ht"), "not available for repeated")
+  expect_error(ovb_sensitivity(f), "repeated cross-sections")
+})

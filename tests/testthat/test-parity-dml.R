@@ -68,3 +68,28 @@ test_that("the repeated cross-sections cell score without cross-fitting equals D
   expect_equal(mine$att, ref$ATT, tolerance = 1e-8)
   expect_equal(mine$phi, as.vector(ref$att.inf.func), tolerance = 1e-8)
 })
+
+test_that("did_dml(panel = FALSE) without cross-fitting equals did::att_gt(panel = FALSE, est_method = 'dr')", {
+  need_peer("did")
+  set.seed(8); n <- 3000
+  d <- data.frame(id = seq_len(n), t = sample(1:5, n, TRUE), g = sample(c(0, 3, 4), n, TRUE))
+  d$x1 <- rnorm(n); d$x2 <- rbinom(n, 1, 0.4); d$w <- runif(n, 0.5, 2)
+  d$y <- 1 + 0.3 * d$t + 0.3 * d$x1 * d$t + 0.5 * d$x2 + (d$g > 0 & d$t >= d$g) * (1 + 0.3 * d$x1) +
+    0.4 * (d$g > 0) + rnorm(n)
+  for (a in list(list(control_group = "nevertreated", base_period = "varying"),
+                 list(control_group = "notyettreated", base_period = "varying", weightsname = "w"))) {
+    fit <- do.call(did_dml, c(list(d, "y", "id", "t", "g", ~ x1 + x2, panel = FALSE, folds = 1, nboot = 0), a))
+    r <- suppressWarnings(did::att_gt("y", "t", "id", "g", ~ x1 + x2, data = d, panel = FALSE, est_method = "dr",
+                                      control_group = a$control_group, base_period = a$base_period,
+                                      weightsname = a$weightsname, bstrap = FALSE, cband = FALSE))
+    lab <- paste(unlist(a), collapse = "/")
+    expect_equal(fit$coeftable$estimate, r$att, tolerance = 1e-8, label = paste("RC", lab))
+    expect_equal(fit$coeftable$std.error, r$se, tolerance = 1e-8, label = paste("RC", lab, "SE"))
+    ag <- aggregate(fit, "dynamic")
+    ra <- suppressWarnings(did::aggte(r, type = "dynamic", bstrap = FALSE, cband = FALSE))
+    k <- seq_along(ra$egt)                                # (the event rows; the overall ATT row follows)
+    expect_identical(ag$coeftable$term[k], paste0("event::", ra$egt))
+    expect_equal(ag$coeftable$estimate[k], ra$att.egt, tolerance = 1e-8, label = paste("RC", lab, "dynamic"))
+    expect_equal(ag$coeftable$std.error[k], ra$se.egt, tolerance = 1e-8, label = paste("RC", lab, "dynamic SE"))
+  }
+})
