@@ -209,14 +209,7 @@ did_cs <- function(data, yname, idname, tname, gname, xformla = NULL,
     return(dd_cs_db(data, yname, idname, tname, gname, xformla, weightsname, panel, survey, call, s))
   dd_check_data(data)
   dd_check_string(idname, "idname")
-  if (!is.null(cluster)) {
-    cluster <- dd_cluster_names(cluster, data)
-    cluster <- setdiff(cluster, idname)
-    if (length(cluster) > 1L)
-      dd_stop("`cluster` can name one variable besides `idname` (as did's `clustervars`); got %s.",
-              dd_show(cluster))
-    if (!length(cluster)) cluster <- NULL
-  }
+  cluster <- dd_cs_cluster(cluster, data, idname)
   # the units and their influence-function rows (R/unit_panel.R); panel
   # weights may vary over time (each cell uses its base period's, as did)
   up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, nboot,
@@ -316,6 +309,16 @@ dd_cs_finish <- function(r, inf, cells, prep, design, yname, call, s) {
   extra <- c(extra, s$more)
   # the K x K variance is formed on demand by vcov() (it is n K^2 work)
   new_dd_fit(subclass, tab, stats::setNames(r$att, terms), NULL, info, call, extra)
+}
+
+# did's `clustervars`: the unit and at most one more variable; the unit
+# itself (the default clustering of the influence functions) drops out
+dd_cs_cluster <- function(cluster, data, idname) {
+  if (is.null(cluster)) return(NULL)
+  cluster <- setdiff(dd_cluster_names(cluster, data), idname)
+  if (length(cluster) > 1L)
+    dd_stop("`cluster` can name one variable besides `idname` (as did's `clustervars`); got %s.", dd_show(cluster))
+  if (!length(cluster)) NULL else cluster
 }
 
 dd_cs_vcov_label <- function(nboot, boot_weights, cluster, bootstrap_t = FALSE) {

@@ -107,12 +107,7 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
   } else list(outcome = dd_cf_learner(learner), propensity = dd_cf_learner(learner))
   dd_check_data(data)
   dd_check_string(idname, "idname")
-  cluster <- sp$cluster
-  if (!is.null(cluster)) {
-    cluster <- setdiff(dd_cluster_names(cluster, data), idname)
-    if (length(cluster) > 1L) dd_stop("`cluster` can name one variable besides `idname`; got %s.", dd_show(cluster))
-    if (!length(cluster)) cluster <- NULL
-  }
+  cluster <- dd_cs_cluster(sp$cluster, data, idname)
   panel <- dd_check_flag(panel, "panel")
   if (!panel && normalize == "ht")
     dd_stop("`normalize` = \"ht\" is not available for repeated cross-sections (`panel` = FALSE): their score is Sant'Anna and Zhao's locally efficient one, normalised within each group and period.")

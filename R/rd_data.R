@@ -21,6 +21,25 @@ dd_rd_kernel <- function(kernel) {
   hit
 }
 
+# An order or count argument: a whole number in lo..hi
+dd_rd_whole <- function(x, arg, lo, hi) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x) || x < lo || x > hi)
+    dd_stop("`%s` must be a whole number from %s to %s; got %s.", arg, format(lo), format(hi), dd_show(x))
+  as.integer(x)
+}
+
+# A per-side argument (bandwidths, numbers of bins): NULL, or one positive
+# number for both sides or two (left, right), returned as c(left, right);
+# whole: whole numbers (counts)
+dd_rd_pair <- function(v, arg, whole = FALSE) {
+  if (is.null(v)) return(NULL)
+  if (!is.numeric(v) || !(length(v) %in% 1:2) || any(!is.finite(v)) || any(v <= 0) ||
+      (whole && any(v != round(v) | v > .Machine$integer.max)))
+    dd_stop("`%s` must be one %s or two (left, right); got %s.", arg,
+            if (whole) "whole number >= 1" else "positive number", dd_show(v))
+  rep_len(as.double(v), 2L)
+}
+
 # The cutoff: one finite number
 dd_rd_cutoff <- function(c) {
   if (!is.numeric(c) || length(c) != 1L || !is.finite(c))

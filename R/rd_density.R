@@ -123,8 +123,8 @@ rd_density <- function(data, xname, c = 0, p = 2, q = p + 1, kernel = "triangula
   if (missing(data)) dd_stop("`data` (the data frame) is missing.")
   if (missing(xname)) dd_stop("`xname` (the running-variable column) is missing.")
   c <- dd_rd_cutoff(c)
-  p <- dd_rdd_order(p, "p", 1L, 7L)
-  q <- dd_rdd_order(q, "q", p, 10L)
+  p <- dd_rd_whole(p, "p", 1L, 7L)
+  q <- dd_rd_whole(q, "q", p, 10L)
   kernel <- dd_rd_kernel(kernel)
   fitselect <- dd_rdd_choice(fitselect, c("unrestricted", "restricted"), "fitselect")
   vce <- dd_rdd_choice(vce, c("jackknife", "plugin"), "vce")
@@ -212,13 +212,6 @@ rd_density <- function(data, xname, c = 0, p = 2, q = p + 1, kernel = "triangula
                  regularize = regularize, nlocalmin = nlocalmin, nuniquemin = nuniquemin, alpha = alpha,
                  n_dropped = rd$n_dropped, x = xs, call = cl),
             class = "rd_density")
-}
-
-# an order argument: a whole number in lo..hi
-dd_rdd_order <- function(v, arg, lo, hi) {
-  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v != round(v) || v < lo || v > hi)
-    dd_stop("`%s` must be a whole number from %d to %d; got %s.", arg, lo, hi, dd_show(v))
-  as.integer(v)
 }
 
 # one of `choices` (the default vector: its first); case ignored as rddensity does

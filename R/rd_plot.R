@@ -144,8 +144,8 @@ rd_plot <- function(data, yname, xname, c = 0, p = 4, nbins = NULL,
   masspoints <- dd_match_arg(if (identical(masspoints, c("adjust", "check", "off"))) "adjust" else masspoints,
                              c("adjust", "check", "off"), "masspoints")
   kernel <- dd_rd_kernel(kernel)
-  nbins <- rp_check_pair(nbins, "nbins", whole = TRUE)
-  h <- rp_check_pair(h, "h")
+  nbins <- dd_rd_pair(nbins, "nbins", whole = TRUE)
+  h <- dd_rd_pair(h, "h")
   if (!is.null(scale)) scale <- dd_check_positive(scale, "scale")
   if (!is.null(support) && (!is.numeric(support) || length(support) != 2L || any(!is.finite(support)) ||
                             support[1] >= support[2]))
@@ -172,17 +172,6 @@ rd_plot <- function(data, yname, xname, c = 0, p = 4, nbins = NULL,
   class(out) <- "rd_plot"
   if (plot) plot.rd_plot(out, ...)
   invisible(out)
-}
-
-# NULL, or one or two (left, right) positive numbers (whole: counts),
-# returned as c(left, right)
-rp_check_pair <- function(v, arg, whole = FALSE) {
-  if (is.null(v)) return(NULL)
-  if (!is.numeric(v) || !(length(v) %in% 1:2) || anyNA(v) || any(!is.finite(v)) || any(v <= 0) ||
-      (whole && any(v != round(v) | v > .Machine$integer.max)))
-    dd_stop("`%s` must be %s: one for both sides or two (left, right); got %s.", arg,
-            if (whole) "one or two whole numbers >= 1" else "one or two positive numbers", dd_show(v))
-  rep_len(as.double(v), 2L)
 }
 
 # Solves the normal equations of a polynomial fit from its moments: G the

@@ -235,12 +235,6 @@ dd_rd_settings <- function(p, q, deriv, kernel, bwselect, vce, alpha, nnmatch, m
        scaleregul = scaleregul, cluster = !is.null(cluster), cluster_name = cluster)
 }
 
-dd_rd_whole <- function(x, arg, lo, hi) {
-  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x) || x < lo || x > hi)
-    dd_stop("`%s` must be a whole number from %s to %s; got %s.", arg, format(lo), format(hi), dd_show(x))
-  as.integer(x)
-}
-
 dd_check_positive_or_zero <- function(x, arg) {
   if (!is.numeric(x) || length(x) != 1L || !is.finite(x) || x < 0)
     dd_stop("`%s` must be one finite number >= 0; got %s.", arg, dd_show(x))
@@ -249,15 +243,9 @@ dd_check_positive_or_zero <- function(x, arg) {
 
 # h, b: NULL, one positive number or two (left, right); rho: NULL or positive
 dd_rd_check_bw <- function(h, b, rho) {
-  chk <- function(v, arg) {
-    if (is.null(v)) return(NULL)
-    if (!is.numeric(v) || !length(v) %in% 1:2 || any(!is.finite(v)) || any(v <= 0))
-      dd_stop("`%s` must be one positive number or two (left, right); got %s.", arg, dd_show(v))
-    rep(as.double(v), length.out = 2L)
-  }
   if (!is.null(b) && is.null(h))
     dd_stop("`b` = %s is given without `h`: give both, or neither (rdrobust ignores `b` then).", dd_show(b))
-  h <- chk(h, "h"); b <- chk(b, "b")
+  h <- dd_rd_pair(h, "h"); b <- dd_rd_pair(b, "b")
   if (!is.null(rho) && (!is.numeric(rho) || length(rho) != 1L || !is.finite(rho) || rho <= 0))
     dd_stop("`rho` must be one positive number; got %s.", dd_show(rho))
   if (!is.null(h) && is.null(b)) b <- if (is.null(rho)) h else h / rho
