@@ -56,6 +56,14 @@ dd_registry_entries <- list(
                   "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n",
                   "learners", "folds", "normalize", "trim", "seed", "repeats", "splits", "ovb"),
        aggregate = "did_cs_agg", check_rule = "absorbing", peer = "did", parity_test = "test-parity-dml.R"),
+  # did_cs's cells with a bad control (a covariate the treatment moves):
+  # imputation or doubly robust, compared with badcontrols::didbc
+  list(name = "did_bc", class = "did_bc", treatment = "gname",
+       fields = c("inf", "n", "units", "survey_label", "unit_group", "unit_weight", "unit_cluster", "periods", "crit",
+                  "pretest", "boot_draws", "nboot", "boot_weights", "cband", "cband_method", "control_group",
+                  "anticipation", "base_period", "est_method", "cluster", "n_cell", "cell_status", "tname", "cohort_n",
+                  "bad_control", "bc_binary", "bc_strategy", "learners", "folds", "seed", "fallbacks"),
+       aggregate = "did_cs_agg", check_rule = "absorbing", peer = "badcontrols", parity_test = "test-parity-bc.R"),
   list(name = "did_sa", class = "did_sa", treatment = "gname",
        fields = c("cohort_coefs", "vcov_full", "shares", "cohort_ref", "control_group"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = "fixest", parity_test = "test-parity-sa.R"),

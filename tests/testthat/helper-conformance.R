@@ -126,6 +126,11 @@ cf_estimators <- list(
     fit = function(d, a) did_dml(d, cf_a(a, "yname", "y"), "id", "t", "g", ~ x, cluster = a$cluster, nboot = 0,
                                  seed = 1),
     long = 'd <- cf_big(20000, 6); d$x2 <- rnorm(nrow(d)); for (i in 1:100) did_dml(d, "y", "id", "t", "g", ~ x + x2, nboot = 0)'),
+  # the bad control: hd, a time-varying covariate that moves from period 4 on
+  did_bc = list(
+    fit = function(d, a) did_bc(d, cf_a(a, "yname", "y"), "id", "t", "g", bad_control = "hd", xformla = ~ x,
+                                cluster = a$cluster, nboot = 0),
+    long = 'd <- cf_big(20000, 6); d$x2 <- rnorm(nrow(d)); for (i in 1:100) did_bc(d, "y", "id", "t", "g", bad_control = "hd", xformla = ~ x + x2, est_method = "dr", nboot = 0)'),
   did_sdid = list(
     fit = function(d, a) did_sdid(d, cf_a(a, "yname", "y"), "id", "t", "d", staggered = TRUE, se = "bootstrap"),
     skip = c(cluster = "no cluster argument (placebo / bootstrap / jackknife over units)"),

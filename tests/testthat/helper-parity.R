@@ -18,7 +18,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       # regression discontinuity: rd_density() against rddensity
                       "rddensity",
                       # ovb_sensitivity()'s bound formulas against sensemakr's
-                      "sensemakr")
+                      "sensemakr",
+                      # did_bc() against badcontrols::didbc (ptetools' cells)
+                      "badcontrols")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()

@@ -39,7 +39,8 @@ test_that("every print header states the comparison (and base and reference peri
             did_had = "quasi-untreated", did_dcdh = "not changed yet", did_synth = "never-treated donors",
             did_lpdid = "not-yet-treated units", did_lwdid = "not-yet-treated units",
             did_spillover = "beyond the last ring (100)", did_cic = "never-treated units",
-            rd_robust = "just below the cutoff (rv < 0)", did_dml = "never-treated units")
+            rd_robust = "just below the cutoff (rv < 0)", did_dml = "never-treated units",
+            did_bc = "not-yet-treated units")
   reg <- dd_estimators()
   expect_setequal(names(want), reg$name)
   for (e in reg$name) {
