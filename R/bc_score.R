@@ -23,9 +23,16 @@ dd_bc_ols <- function(y, X, rows) {
 # the fitted probabilities at every row and the kept design's
 # (X' diag(p(1-p)) X)^-1
 dd_bc_logit <- function(y, X, rows) {
+  cols <- c("(Intercept)", colnames(X))
   f <- suppressMessages(dd_glm(y[rows], cbind("(Intercept)" = 1, X[rows, , drop = FALSE]), family = "logit"))
-  b <- f$reg$coef; b[is.na(b)] <- 0
-  list(coef = f$reg$coef, keep = f$reg$keep, fit = stats::plogis(drop(cbind(1, X) %*% b)), bread = f$reg$bread)
+  b <- dd_coef_full(f$reg$coef, cols)
+  p <- stats::plogis(drop(cbind(1, X) %*% b))
+  # the kept columns (the engine's bread's, in the columns' order) and the
+  # information at the solution (the engine's bread may be one IRLS step
+  # older, depending on which rank rule decided)
+  keep <- cols %in% rownames(f$reg$bread)
+  Sk <- cbind(1, X[rows, , drop = FALSE])[, keep, drop = FALSE]
+  list(coef = b, keep = keep, fit = p, bread = chol2inv(chol(crossprod(Sk, p[rows] * (1 - p[rows]) * Sk))))
 }
 
 # The imputation estimator: the bad control's untreated value in t imputed
@@ -45,6 +52,7 @@ dd_bc_impute <- function(v, binary, strategy) {
   if (has_bc) {
     if (strategy == "did") {
       S <- cbind(v$W, v$dW, v$dZ, v$Z)
+      if (is.null(S)) S <- matrix(0, n, 0)
       first <- dd_bc_ols(drop(v$bpost - v$bpre), S, c0)
       imp <- drop(v$bpre) + first$fit
     } else {

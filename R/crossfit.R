@@ -72,11 +72,21 @@ dd_cf_linear <- function(x, y, w, x_new, type) {
     m <- sum(w * y) / sum(w)
     return(rep(m, nrow(x_new)))
   }
+  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
   b <- if (type == "regression") suppressMessages(dd_regress(y, x, w = w))$coef
        else suppressMessages(dd_glm(y, cbind("(Intercept)" = 1, x), w = w, family = "logit"))$reg$coef
-  b[is.na(b)] <- 0
-  eta <- drop(cbind(1, x_new) %*% b)
+  eta <- drop(cbind(1, x_new) %*% dd_coef_full(b, c("(Intercept)", colnames(x))))
   if (type == "regression") eta else stats::plogis(eta)
+}
+
+# coefficients by name on the columns `cols`, 0 for a column dropped as
+# collinear (NA) or left out of the fit (dd_glm() may return only the kept
+# columns)
+dd_coef_full <- function(b, cols) {
+  out <- stats::setNames(numeric(length(cols)), cols)
+  b <- b[!is.na(b)]
+  out[names(b)] <- b
+  out
 }
 
 dd_cf_lasso <- function(x, y, w, x_new, type) {

@@ -115,7 +115,8 @@ did_bc <- function(data, yname, idname, tname, gname, bad_control, xformla = NUL
                    cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = TRUE,
                    alpha = 0.05, overlap = 0.99, min_treated = 5L, seed = NULL) {
   call <- match.call()
-  dd_required(c("data", "yname", "idname", "tname", "gname", "bad_control"))
+  dd_required(c("data", "yname", "idname", "tname", "gname", "bad_control"),
+              labels = c(bad_control = "the bad control column; NULL for none"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, cluster = cluster,
                 dots = list(), fun = "did_bc")
   control_group <- dd_match_vocab(control_group[1], c("notyettreated", "nevertreated"), "control_group")

@@ -59,6 +59,15 @@ dd_dml_estimation_effect <- function(dY, D, x, w, ps, m, wt, wc, eta0, mt, mc) {
   drop(-(lin_ols %*% M1) / mt - (lin_ps %*% M2 - lin_ols %*% M3) / mc)
 }
 
+# Without cross-fitting the estimation effect needs the covariates (with an
+# intercept) of full rank in all rows (the logit) and in each group's rows
+# (the least-squares fits): TRUE when not (did_cs: the cell is NA, with a
+# warning)
+dd_dml_singular <- function(x, groups) {
+  full <- function(r) qr(cbind(1, x[r, , drop = FALSE]))$rank > ncol(x)
+  !full(rep(TRUE, nrow(x))) || !all(vapply(split(seq_len(nrow(x)), groups), full, logical(1)))
+}
+
 # Every cell: the samples, outcome changes, covariates and weights as
 # did_cs's engine takes them (covariates and weights of the earlier of the
 # two periods), the score, and the influence functions in did_cs's block
@@ -89,6 +98,9 @@ dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, pa
     if (ncol(x)) colnames(x) <- paste0("x", seq_len(ncol(x)))
     w <- if (is.null(prep$W)) rep(1, length(units)) else prep$W[units, if (Tw == 1L) 1L else pc]
     w <- w / mean(w)
+    # without cross-fitting the estimation effect needs full-rank designs
+    # (did_cs: the cell is NA with a warning)
+    if (parametric && ncol(x) && dd_dml_singular(x, D)) { att[c] <- NA_real_; status[c] <- 3L; next }
     r <- dd_dml_cell(dY, D, x, w, fold[units], lrn, normalize, trim, parametric)
     att[c] <- r$att; ntrim[c] <- r$n_trim
     ovb[[c]] <- list(units = units, e0 = r$e0, alpha = r$alpha)
@@ -176,6 +188,7 @@ dd_dml_cells_rc <- function(prep, cells, lay, fold, lrn, trim, parametric) {
     x <- prep$Xrc[rows, -1L, drop = FALSE]
     if (ncol(x)) colnames(x) <- paste0("x", seq_len(ncol(x)))
     w <- prep$w[rows] / mean(prep$w[rows])
+    if (parametric && ncol(x) && dd_dml_singular(x, paste(D, post))) { att[c] <- NA_real_; status[c] <- 3L; next }
     r <- dd_dml_cell_rc(prep$y[rows], post, D, x, w, fold[rows], lrn, trim, parametric)
     att[c] <- r$att; ntrim[c] <- r$n_trim
     u <- prep$unit[rows] + 1L

@@ -211,3 +211,22 @@ test_that("repeated cross-sections: cross-fitting runs and reproduces; what is n
   expect_error(did_dml(d, "y", "id", "t", "g", ~ x1, panel = FALSE, normalize = "ht"), "not available for repeated")
   expect_error(ovb_sensitivity(f), "repeated cross-sections")
 })
+
+test_that("collinear covariates: cross-fitted learners drop the duplicate (as lm); without cross-fitting the cell is NA, as did_cs", {
+  # (regression: the linear learner once multiplied the design by a
+  # coefficient vector without the logit's dropped column: non-conformable)
+  set.seed(1)
+  d <- dd_sim_staggered(n_units = 300, n_periods = 4)
+  d$x1 <- rnorm(300)[d$id]; d$x2 <- 2 * d$x1
+  a <- did_dml(d, "y", "id", "time", "first_treat", ~ x1 + x2, nboot = 0, seed = 1)
+  b <- did_dml(d, "y", "id", "time", "first_treat", ~ x1, nboot = 0, seed = 1)
+  expect_equal(a$coeftable$estimate, b$coeftable$estimate, tolerance = 1e-10)
+  expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-10)
+  for (p in c(TRUE, FALSE)) {
+    expect_warning(f <- did_dml(d, "y", "id", "time", "first_treat", ~ x1 + x2, nboot = 0, folds = 1, panel = p),
+                   "singular covariate matrix")
+    h <- suppressWarnings(did_cs(d, "y", "id", "time", "first_treat", ~ x1 + x2, nboot = 0, est_method = "dr", panel = p))
+    expect_true(all(is.na(f$coeftable$estimate)))
+    expect_identical(is.na(f$coeftable$estimate), is.na(h$coeftable$estimate))
+  }
+})
