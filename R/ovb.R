@@ -20,8 +20,10 @@
 #' An aggregate's bias is bounded by the sum of its cells' biases with the
 #' absolute values of its weights (conservative).
 #'
-#' @param fit A [did_dml()] fit (for a [did_cs()] doubly robust fit, refit
-#'   with `did_dml(..., folds = 1)`: the same estimates).
+#' @param fit A [did_dml()] fit, or a [did_cs()] doubly robust panel fit
+#'   (its call is re-run as `did_dml(..., folds = 1)`, which gives the same
+#'   estimates and keeps the nuisance fits; the data must still be there
+#'   unchanged: checked).
 #' @param cf_y,cf_d The confounder's strengths, numbers in \[0, 1) (defaults
 #'   0.03 each, DoubleML's).
 #' @param rho The correlation of the confounding in the outcome and in the
@@ -47,8 +49,7 @@
 #' plot(s)
 #' @export
 ovb_sensitivity <- function(fit, cf_y = 0.03, cf_d = 0.03, rho = 1, type = NULL, alpha = NULL) {
-  if (inherits(fit, "did_cs"))
-    dd_stop("`fit` is a did_cs fit, which keeps no nuisance fits; refit it with did_dml(..., folds = 1) (the same doubly robust estimates) and pass that.")
+  if (inherits(fit, "did_cs")) fit <- dd_ovb_refit(fit, parent.frame())
   if (!inherits(fit, "did_dml")) dd_stop("`fit` must be a did_dml() fit; got %s.", dd_show(class(fit)[1]))
   if (all(vapply(fit$ovb, is.null, NA)))
     dd_stop("`fit` has no cell with the comparison units' residual trends (repeated cross-sections, `panel` = FALSE, are not covered yet).")
@@ -191,4 +192,29 @@ autoplot.dd_ovb <- function(object, term = NULL, lim = 0.3, ...) {
     gg$labs(x = "cf_d (confounding of the weights)", y = "cf_y (confounding of the trend)",
             title = sprintf("Lower bound of %s", object$table$term[g$j]),
             subtitle = "red: the bound is zero")
+}
+
+# A did_cs doubly robust panel fit keeps no nuisance fits: its call re-run
+# (in the caller's frame) as did_dml(..., folds = 1), the same estimates
+# (checked), which keeps them
+dd_ovb_refit <- function(fit, env) {
+  if (!identical(fit$est_method, "dr"))
+    dd_stop("`fit` is a did_cs fit with est_method = \"%s\"; the bounds are for the doubly robust score (est_method = \"dr\").",
+            fit$est_method)
+  args <- as.list(fit$call)[-1L]
+  extra <- setdiff(names(args), c(names(formals(did_dml)), "est_method"))
+  if (length(extra) || !is.null(fit$db))
+    dd_stop("`fit` is a did_cs fit with %s, which did_dml() does not take; the bounds need did_dml's nuisance fits.",
+            if (!is.null(fit$db)) "a database table" else paste0("`", extra, "`", collapse = ", "))
+  if (isFALSE(eval(args$panel, env)))
+    dd_stop("`fit` is a did_cs fit on repeated cross-sections (`panel` = FALSE); the bounds cover panels only.")
+  args$est_method <- NULL
+  args$folds <- 1L
+  out <- tryCatch(suppressWarnings(eval(as.call(c(quote(diffdiff::did_dml), args)), env)), error = function(e)
+    dd_stop("`fit` is a did_cs fit; re-running its call as did_dml(..., folds = 1) for the nuisance fits failed: %s",
+            conditionMessage(e)))
+  a <- fit$coeftable$estimate; b <- out$coeftable$estimate
+  if (length(a) != length(b) || !isTRUE(all.equal(a, b, tolerance = 1e-8)))
+    dd_stop("`fit` is a did_cs fit; re-running its call as did_dml(..., folds = 1) gives other estimates (has its data changed since?).")
+  out
 }

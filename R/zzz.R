@@ -30,7 +30,10 @@
 #'     effect and the effects on untreated units by distance ring, Gardner's
 #'     two stages on the far-away controls, as did2s) and
 #'     [did_dml()] (double/debiased machine-learning DiD: did_cs's cells with
-#'     cross-fitted nuisances),
+#'     cross-fitted nuisances; omitted-variable-bias bounds by
+#'     [ovb_sensitivity()]), [did_bc()] (DiD with a bad control, a covariate
+#'     that reacts to the treatment: imputation and doubly robust estimators,
+#'     as badcontrols' `didbc()`),
 #'     [did_cic()] (Athey and Imbens' changes-in-changes and quantile DiD:
 #'     average and quantile effects per cohort and period, covariates by
 #'     quantile regressions, as qte's `CiC()`

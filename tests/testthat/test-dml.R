@@ -163,7 +163,20 @@ test_that("ovb_sensitivity: the bound by hand, the robustness values, aggregates
                tolerance = 1e-10)
   expect_error(ovb_sensitivity(f, cf_d = 1), "`cf_d` must be one number in \\[0, 1\\)")
   expect_error(ovb_sensitivity(f, rho = 2), "`rho`")
-  expect_error(ovb_sensitivity(did_cs(d, "y", "id", "t", "g", nboot = 0)), "refit it with did_dml")
+  # a did_cs doubly robust fit: its call re-run as did_dml(folds = 1)
+  cs <- did_cs(d, "y", "id", "t", "g", ~ x1, nboot = 0)
+  sc <- ovb_sensitivity(cs, cf_y = 0.1, cf_d = 0.2, rho = 0.8)
+  s1f <- ovb_sensitivity(did_dml(d, "y", "id", "t", "g", ~ x1, folds = 1, nboot = 0), cf_y = 0.1, cf_d = 0.2, rho = 0.8)
+  expect_equal(sc$table, s1f$table, tolerance = 1e-10)
+  expect_equal(sc$table$estimate, cs$coeftable$estimate, tolerance = 1e-10)
+  expect_error(ovb_sensitivity(did_cs(d, "y", "id", "t", "g", ~ x1, est_method = "ipw", nboot = 0)),
+               "est_method = \"ipw\"")
+  expect_error(ovb_sensitivity(did_cs(d, "y", "id", "t", "g", ~ x1, nboot = 49, cband_method = "bootstrap-t")),
+               "`cband_method`, which did_dml\\(\\) does not take")
+  d_old <- d
+  d$y <- d$y + rnorm(nrow(d))
+  expect_error(ovb_sensitivity(cs), "has its data changed")
+  d <- d_old
   expect_s3_class(tidy(s), "data.frame"); expect_equal(nrow(glance(s)), 1L)
   expect_output(print(s), "Omitted-variable-bias bounds")
   grDevices::pdf(NULL); on.exit(grDevices::dev.off())
