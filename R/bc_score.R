@@ -161,11 +161,8 @@ dd_bc_dr <- function(v, fold, lrn, binary, overlap, min_treated) {
 # cols: the column indices of the roles in prep$X's covariates. Returns
 # att, status, n_cell, n_trim (0), vals and each cell's fallback reason.
 dd_bc_cells <- function(prep, cells, lay, fold, cols, o) {
-  K <- length(cells$g); nb <- length(prep$bval); n <- prep$n
-  bst <- prep$bstart
-  vals <- lapply(seq_len(nb), function(b) matrix(0, bst[b + 1] - bst[b], length(lay$cols[[b]])))
-  for (b in seq_len(nb)) if (lay$extra[b] >= 0)
-    vals[[b]][, lay$extra[b] + 1L] <- 1
+  K <- length(cells$g); n <- prep$n
+  vals <- dd_cs_vals(prep, lay)
   att <- numeric(K); status <- integer(K); ncell <- integer(K)
   fallback <- character(K); dropped <- character()
   Tx <- if (is.null(prep$X)) 1L else dim(prep$X)[3]
@@ -177,10 +174,8 @@ dd_bc_cells <- function(prep, cells, lay, fold, cols, o) {
   }
   for (c in seq_len(K)) {
     if (lay$task[c] < 0L) next                                     # a reference cell: 0
-    bs <- which(lay$pos[, c] >= 0L)
-    units <- unlist(lapply(bs, function(b) (bst[b] + 1L):bst[b + 1]))
-    blk <- rep(bs, bst[bs + 1] - bst[bs])
-    D <- as.numeric(!prep$bnever[blk] & prep$bval[blk] == cells$g[c])
+    cu <- dd_cs_cell_units(prep, lay, cells, c)
+    units <- cu$units; D <- cu$D
     ncell[c] <- length(units)
     if (!any(D == 1) || all(D == 1)) { att[c] <- NA_real_; status[c] <- 4L; next }
     tc <- cells$idx[c, 2] + 1L; bc <- cells$idx[c, 3] + 1L
@@ -206,11 +201,7 @@ dd_bc_cells <- function(prep, cells, lay, fold, cols, o) {
          else dd_bc_impute(v, o$binary, o$strategy)
     att[c] <- r$att
     fallback[c] <- r$fallback %||% ""
-    psi <- r$phi * n / length(units)
-    for (b in bs) {
-      sel <- blk == b
-      vals[[b]][, lay$pos[b, c] + 1L] <- psi[sel]
-    }
+    vals <- dd_cs_cell_store(vals, lay, cu, c, r$phi * n / length(units))
   }
   list(att = att, status = status, n_cell = ncell, n_trim = integer(K), vals = vals, fallback = fallback,
        dropped = unique(dropped))

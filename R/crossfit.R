@@ -64,6 +64,19 @@ dd_cf_learner <- function(spec, arg = "learner") {
   list(name = name, fit = switch(name, linear = dd_cf_linear, lasso = dd_cf_lasso, forest = dd_cf_forest))
 }
 
+# The two nuisances' learners from `learner`: one spec for both, or a list
+# with elements `outcome` and `propensity`
+dd_cf_learners <- function(learner) {
+  if (is.list(learner) && !is.function(learner)) {
+    if (!setequal(names(learner), c("outcome", "propensity")))
+      dd_stop("`learner` as a list needs exactly the elements `outcome` and `propensity`; got %s.",
+              dd_show(names(learner)))
+    return(list(outcome = dd_cf_learner(learner$outcome, "learner$outcome"),
+                propensity = dd_cf_learner(learner$propensity, "learner$propensity")))
+  }
+  list(outcome = dd_cf_learner(learner), propensity = dd_cf_learner(learner))
+}
+
 # least squares (the regression engine: collinear columns dropped as lm)
 # or logit (IRLS on it), with an intercept
 dd_cf_linear <- function(x, y, w, x_new, type) {

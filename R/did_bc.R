@@ -137,13 +137,7 @@ did_bc <- function(data, yname, idname, tname, gname, bad_control, xformla = NUL
     dd_stop("`bc_strategy` = \"did\" is available with `est_method` = \"imputation\" only (as badcontrols).")
   if (strategy == "did" && is.null(bcv))
     dd_stop("`bc_strategy` = \"did\" needs a bad control (parallel trends for the bad control); `bad_control` is NULL.")
-  lrn <- if (is.list(learner) && !is.function(learner)) {
-    if (!setequal(names(learner), c("outcome", "propensity")))
-      dd_stop("`learner` as a list needs exactly the elements `outcome` and `propensity`; got %s.",
-              dd_show(names(learner)))
-    list(outcome = dd_cf_learner(learner$outcome, "learner$outcome"),
-         propensity = dd_cf_learner(learner$propensity, "learner$propensity"))
-  } else list(outcome = dd_cf_learner(learner), propensity = dd_cf_learner(learner))
+  lrn <- dd_cf_learners(learner)
   roles <- dd_bc_roles(bcv, xformla, dxformla, bc_xformla, bc_dxformla, data, yname)
   cluster <- dd_cs_cluster(sp$cluster, data, idname)
   up <- dd_unit_panel(data, yname, idname, tname, gname, roles$formula, NULL, cluster, NULL, sp$nboot,

@@ -98,13 +98,7 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
     dd_stop("`trim` must be one number in (0, 1]; got %s.", dd_show(trim))
   if (!is.null(seed) && (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed)))
     dd_stop("`seed` must be NULL or one number; got %s.", dd_show(seed))
-  lrn <- if (is.list(learner) && !is.function(learner)) {
-    if (!setequal(names(learner), c("outcome", "propensity")))
-      dd_stop("`learner` as a list needs exactly the elements `outcome` and `propensity`; got %s.",
-              dd_show(names(learner)))
-    list(outcome = dd_cf_learner(learner$outcome, "learner$outcome"),
-         propensity = dd_cf_learner(learner$propensity, "learner$propensity"))
-  } else list(outcome = dd_cf_learner(learner), propensity = dd_cf_learner(learner))
+  lrn <- dd_cf_learners(learner)
   dd_check_data(data)
   dd_check_string(idname, "idname")
   cluster <- dd_cs_cluster(sp$cluster, data, idname)

@@ -59,6 +59,32 @@ dd_dml_estimation_effect <- function(dY, D, x, w, ps, m, wt, wc, eta0, mt, mc) {
   drop(-(lin_ols %*% M1) / mt - (lin_ps %*% M2 - lin_ols %*% M3) / mc)
 }
 
+# The panel cells' influence-function blocks in did_cs's layout, zero but
+# for the cohort-share columns (the units' weights)
+dd_cs_vals <- function(prep, lay) {
+  bst <- prep$bstart
+  vals <- lapply(seq_along(prep$bval), function(b) matrix(0, bst[b + 1] - bst[b], length(lay$cols[[b]])))
+  for (b in seq_along(prep$bval)) if (lay$extra[b] >= 0)
+    vals[[b]][, lay$extra[b] + 1L] <- if (is.null(prep$W)) 1 else prep$W[(bst[b] + 1L):bst[b + 1], 1]
+  vals
+}
+
+# Cell c's units (rows of the wide panel: the blocks of its cohort and its
+# comparison group), their blocks and the treated indicator
+dd_cs_cell_units <- function(prep, lay, cells, c) {
+  bst <- prep$bstart
+  bs <- which(lay$pos[, c] >= 0L)
+  blk <- rep(bs, bst[bs + 1] - bst[bs])
+  list(units = unlist(lapply(bs, function(b) (bst[b] + 1L):bst[b + 1])), blk = blk, bs = bs,
+       D = as.numeric(!prep$bnever[blk] & prep$bval[blk] == cells$g[c]))
+}
+
+# Cell c's influence function psi (on cu$units) into its column of each block
+dd_cs_cell_store <- function(vals, lay, cu, c, psi) {
+  for (b in cu$bs) vals[[b]][, lay$pos[b, c] + 1L] <- psi[cu$blk == b]
+  vals
+}
+
 # Without cross-fitting the estimation effect needs the covariates (with an
 # intercept) of full rank in all rows (the logit) and in each group's rows
 # (the least-squares fits): TRUE when not (did_cs: the cell is NA, with a
@@ -74,21 +100,16 @@ dd_dml_singular <- function(x, groups) {
 # layout (did's scale: n / n_cell times the cell's). Returns att, status,
 # n_cell, n_trim (as the engine) and vals (per block).
 dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, parametric) {
-  K <- length(cells$g); nb <- length(prep$bval); n <- prep$n
-  bst <- prep$bstart
-  vals <- lapply(seq_len(nb), function(b) matrix(0, bst[b + 1] - bst[b], length(lay$cols[[b]])))
-  for (b in seq_len(nb)) if (lay$extra[b] >= 0)
-    vals[[b]][, lay$extra[b] + 1L] <- if (is.null(prep$W)) 1 else prep$W[(bst[b] + 1L):bst[b + 1], 1]
+  K <- length(cells$g); n <- prep$n
+  vals <- dd_cs_vals(prep, lay)
   att <- numeric(K); status <- integer(K); ncell <- integer(K); ntrim <- integer(K)
   ovb <- vector("list", K)
   Tx <- if (is.null(prep$X)) 1L else dim(prep$X)[3]
   Tw <- if (is.null(prep$W)) 1L else ncol(prep$W)
   for (c in seq_len(K)) {
     if (lay$task[c] < 0L) next                                     # a reference cell: 0
-    bs <- which(lay$pos[, c] >= 0L)
-    units <- unlist(lapply(bs, function(b) (bst[b] + 1L):bst[b + 1]))
-    blk <- rep(bs, bst[bs + 1] - bst[bs])
-    D <- as.numeric(!prep$bnever[blk] & prep$bval[blk] == cells$g[c])
+    cu <- dd_cs_cell_units(prep, lay, cells, c)
+    units <- cu$units; D <- cu$D
     ncell[c] <- length(units)
     if (!any(D == 1) || all(D == 1)) { att[c] <- NA_real_; status[c] <- 4L; next }
     tc <- cells$idx[c, 2] + 1L; bc <- cells$idx[c, 3] + 1L; pc <- min(tc, bc)
@@ -104,11 +125,7 @@ dd_dml_cells <- function(prep, cells, lay, glist, fold, lrn, normalize, trim, pa
     r <- dd_dml_cell(dY, D, x, w, fold[units], lrn, normalize, trim, parametric)
     att[c] <- r$att; ntrim[c] <- r$n_trim
     ovb[[c]] <- list(units = units, e0 = r$e0, alpha = r$alpha)
-    psi <- r$phi * n / length(units)
-    for (b in bs) {
-      sel <- blk == b
-      vals[[b]][, lay$pos[b, c] + 1L] <- psi[sel]
-    }
+    vals <- dd_cs_cell_store(vals, lay, cu, c, r$phi * n / length(units))
   }
   list(att = att, status = status, n_cell = ncell, n_trim = ntrim, vals = vals, ovb = ovb)
 }
