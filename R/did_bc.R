@@ -26,8 +26,8 @@
 #'   function carries both regressions' estimation effect.
 #' * `est_method = "dr"`: the doubly robust score (the paper's Algorithm
 #'   1) with the comparison units' outcome change m(X_t, X_base, dZ, Z), the
-#'   propensity p(X_base, W, dW, dZ, Z) and the two projections nu = E[m |
-#'   p's features, D = 0] and omega = E[p/(1-p) | m's features, D = 0] fitted
+#'   propensity p(X_base, W, dW, dZ, Z) and the two projections nu = E(m |
+#'   p's features, D = 0) and omega = E(p/(1-p) | m's features, D = 0) fitted
 #'   by `learner` on the other folds (cross-fitting; folds by unit,
 #'   stratified by cohort, the same in every cell, from [did_dml()]'s
 #'   layer). The projections' pseudo-outcomes on the training folds are the

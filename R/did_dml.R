@@ -56,6 +56,11 @@
 #' @param seed `NULL` (the session's random-number stream) or a number: the
 #'   folds (and the learners' own random draws) are drawn under
 #'   `set.seed(seed)`, and the session's stream is left as it was.
+#' @param survey Optional complex survey design, as [did_cs()]'s: its
+#'   weights weight the learners' fits and the score, and the standard errors
+#'   are design-based variances of the influence-function totals (with
+#'   `folds = 1` and the linear learners equal to `did_cs(survey = ,
+#'   est_method = "dr")`).
 #' @return An object of class `c("did_dml", "dd_fit")` with the fields of
 #'   a [did_cs()] fit (the same table; [aggregate()] as did_cs's) and the
 #'   learners, the folds and the normalisation recorded (`learners`,
@@ -84,7 +89,7 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
                     repeats = 1L, normalize = c("hajek", "ht"), control_group = c("nevertreated", "notyettreated"),
                     anticipation = 0, base_period = c("varying", "universal"), weightsname = NULL, panel = TRUE,
                     cluster = NULL, nboot = 1000, boot_weights = c("rademacher", "mammen", "webb"), cband = TRUE,
-                    alpha = 0.05, trim = 0.995, seed = NULL) {
+                    alpha = 0.05, trim = 0.995, seed = NULL, survey = NULL) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, cluster = cluster,
@@ -105,7 +110,7 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
   panel <- dd_check_flag(panel, "panel")
   if (!panel && normalize == "ht")
     dd_stop("`normalize` = \"ht\" is not available for repeated cross-sections (`panel` = FALSE): their score is Sant'Anna and Zhao's locally efficient one, normalised within each group and period.")
-  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, NULL, sp$nboot,
+  up <- dd_unit_panel(data, yname, idname, tname, gname, xformla, weightsname, cluster, survey, sp$nboot,
                       anticipation = anticipation, control_group = control_group, panel = panel,
                       allow_unbalanced = FALSE, weights_vary = TRUE)
   prep <- up$prep
@@ -140,8 +145,8 @@ did_dml <- function(data, yname, idname, tname, gname, xformla = NULL, learner =
     si$more$folds <- fold[[i]]
     si$more$ovb <- res$ovb
     res$ovb <- NULL
-    if (i > 1L) suppressWarnings(dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si))
-    else dd_cs_finish(res, inf, cells, prep, NULL, yname, call, si)
+    if (i > 1L) suppressWarnings(dd_cs_finish(res, inf, cells, prep, up$design, yname, call, si))
+    else dd_cs_finish(res, inf, cells, prep, up$design, yname, call, si)
   }))
   if (S == 1L) return(fits[[1]])
   dd_dml_median_fit(fits)

@@ -53,6 +53,8 @@ ovb_sensitivity <- function(fit, cf_y = 0.03, cf_d = 0.03, rho = 1, type = NULL,
   if (!inherits(fit, "did_dml")) dd_stop("`fit` must be a did_dml() fit; got %s.", dd_show(class(fit)[1]))
   if (all(vapply(fit$ovb, is.null, NA)))
     dd_stop("`fit` has no cell with the comparison units' residual trends (repeated cross-sections, `panel` = FALSE, are not covered yet).")
+  if (nzchar(fit$survey_label %||% ""))
+    dd_stop("`fit` has a survey design; the bounds' intervals are not design-based yet: refit without `survey` (with its weights as `weightsname`).")
   if (!is.null(fit$splits))
     dd_stop("`fit` combines %d cross-fitting splits (`repeats`); the bounds need one split's nuisances: refit with repeats = 1.",
             length(fit$splits))

@@ -93,3 +93,24 @@ test_that("did_dml(panel = FALSE) without cross-fitting equals did::att_gt(panel
     expect_equal(ag$coeftable$std.error[k], ra$se.egt, tolerance = 1e-8, label = paste("RC", lab, "dynamic SE"))
   }
 })
+
+test_that("did_dml(survey = ) with folds = 1 equals did_cs(survey = , est_method = 'dr'): design-based SEs come from the shared layer", {
+  need_peer("survey")
+  d <- dml_panel(n = 400, seed = 3)
+  set.seed(4)
+  u <- data.frame(id = 1:400, str = sample(1:5, 400, TRUE))
+  u$psu <- u$str * 100 + sample(1:8, 400, TRUE)
+  d <- merge(d, u, by = "id")
+  des <- survey::svydesign(ids = ~psu, strata = ~str, weights = ~w, data = d)
+  a <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, folds = 1, nboot = 0, survey = des)
+  b <- did_cs(d, "y", "id", "t", "g", ~ x1 + x2, nboot = 0, survey = des)
+  expect_equal(a$coeftable$estimate, b$coeftable$estimate, tolerance = 1e-8)
+  expect_equal(a$coeftable$std.error, b$coeftable$std.error, tolerance = 1e-8)
+  expect_equal(aggregate(a, "dynamic")$coeftable$std.error, aggregate(b, "dynamic")$coeftable$std.error, tolerance = 1e-8)
+  # not the weighted fit's unit-clustered SEs
+  w <- did_dml(d, "y", "id", "t", "g", ~ x1 + x2, folds = 1, nboot = 0, weightsname = "w")
+  expect_equal(w$coeftable$estimate, a$coeftable$estimate, tolerance = 1e-10)
+  expect_gt(max(abs(w$coeftable$std.error - a$coeftable$std.error)), 1e-4)
+  expect_true(nzchar(a$survey_label))
+  expect_error(ovb_sensitivity(a), "survey design")
+})
