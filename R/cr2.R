@@ -36,35 +36,9 @@ dd_cr2_prep <- function(reg, cl, name) {
   fe <- reg$fe_codes
   # f1: the largest fixed effect nested in the clusters
   nested <- vapply(fe, function(f) dd_nested(f, cl), logical(1))
-  nlev <- vapply(fe, function(f) attr(f, "nlev"), integer(1))
-  k1 <- if (any(nested)) which(nested)[which.max(nlev[nested])] else integer()
-  f1 <- if (length(k1)) fe[[k1]] else NULL
-  others <- setdiff(seq_along(fe), k1)
-  q2 <- sum(nlev[others])
-  if (q2 > 3000L)
-    dd_stop("`vcov` = \"CR2\": the fixed effects not nested in the clusters have %d levels (more than 3,000); cluster on a variable that nests the largest fixed effect (e.g. the unit).",
-            q2)
-  Wg <- Sg <- NULL
-  if (!is.null(f1)) {
-    g1 <- f1 + 1L
-    Wg <- as.vector(rowsum(w, g1, reorder = TRUE))
-    Sg <- as.vector(rowsum(w^2, g1, reorder = TRUE))
-  }
-  # the other fixed effects' indicators, demeaned within f1 (exact: one factor)
-  F2 <- NULL
-  if (length(others)) {
-    F2 <- do.call(cbind, lapply(others, function(k) {
-      D <- matrix(0, n, nlev[k]); D[cbind(seq_len(n), fe[[k]] + 1L)] <- 1; D
-    }))
-    if (!is.null(f1)) F2 <- F2 - (rowsum(w * F2, g1, reorder = TRUE) / Wg)[g1, , drop = FALSE]
-  }
-  C2 <- NULL
-  if (!is.null(F2)) {
-    A2 <- crossprod(F2, w * F2)
-    e2 <- eigen((A2 + t(A2)) / 2, symmetric = TRUE)
-    pos <- e2$values > max(e2$values) * 1e-10
-    C2 <- e2$vectors[, pos, drop = FALSE] %*% (t(e2$vectors[, pos, drop = FALSE]) / e2$values[pos])
-  }
+  fp <- dd_fe_split(fe, w, nested, "`vcov` = \"CR2\": the fixed effects not nested in the clusters",
+                    "cluster on a variable that nests the largest fixed effect (e.g. the unit)")
+  f1 <- fp$f1; g1 <- fp$g1; Wg <- fp$Wg; Sg <- fp$Sg; F2 <- fp$F2; C2 <- fp$C2
   R <- cbind(F2, Xd)
   q <- ncol(R)
   C <- matrix(0, q, q)
@@ -168,4 +142,60 @@ dd_cr2_df <- function(pr, S) {
     fro <- sum(e^2) + 2 * sum(e * h) + sum(NG * t(NG))
     trP^2 / fro
   }, numeric(1))
+}
+
+# The fixed effects' part of the hat matrix, split as in dd_cr2_prep(): f1
+# the fixed effect with the most levels among `eligible` (closed form:
+# within-level weighted means; its level sums of w and w^2, Wg and Sg), F2
+# the other fixed effects' indicators demeaned within f1 (all of them, not
+# demeaned, without f1) and C2 the pseudo-inverse of F2'WF2 (eigenvalues
+# below 1e-10 of the largest dropped). `what`/`fix`: the error when F2 would
+# have more than 3,000 columns.
+dd_fe_split <- function(fe, w, eligible, what, fix) {
+  n <- length(w)
+  nlev <- vapply(fe, function(f) attr(f, "nlev"), integer(1))
+  k1 <- if (any(eligible)) which(eligible)[which.max(nlev[eligible])] else integer()
+  f1 <- if (length(k1)) fe[[k1]] else NULL
+  others <- setdiff(seq_along(fe), k1)
+  q2 <- sum(nlev[others])
+  if (q2 > 3000L) dd_stop("%s have %d levels (more than 3,000); %s.", what, q2, fix)
+  g1 <- Wg <- Sg <- NULL
+  if (!is.null(f1)) {
+    g1 <- f1 + 1L
+    Wg <- as.vector(rowsum(w, g1, reorder = TRUE))
+    Sg <- as.vector(rowsum(w^2, g1, reorder = TRUE))
+  }
+  F2 <- NULL
+  if (length(others)) {
+    F2 <- do.call(cbind, lapply(others, function(k) {
+      D <- matrix(0, n, nlev[k]); D[cbind(seq_len(n), fe[[k]] + 1L)] <- 1; D
+    }))
+    if (!is.null(f1)) F2 <- F2 - (rowsum(w * F2, g1, reorder = TRUE) / Wg)[g1, , drop = FALSE]
+  }
+  C2 <- NULL
+  if (!is.null(F2)) {
+    A2 <- crossprod(F2, w * F2)
+    e2 <- eigen((A2 + t(A2)) / 2, symmetric = TRUE)
+    pos <- e2$values > max(e2$values) * 1e-10
+    C2 <- e2$vectors[, pos, drop = FALSE] %*% (t(e2$vectors[, pos, drop = FALSE]) / e2$values[pos])
+  }
+  list(f1 = f1, g1 = g1, Wg = Wg, Sg = Sg, F2 = F2, C2 = C2)
+}
+
+# The diagonal of the hat matrix H = X (X'WX)^-1 X' W of a dense fit, its
+# fixed effects included (as dummies): h_i = w_i (1 / Wg[f1_i] + F2_i' C2
+# F2_i + x~_i' M x~_i), the three projections being orthogonal (f1: the
+# fixed effect with the most levels). For HC2 and HC3.
+dd_hat_diag <- function(reg) {
+  if (!is.null(reg$cells)) stop("internal error: leverages need dense regressors; please report", call. = FALSE)
+  w <- if (is.null(reg$w)) rep(1, reg$n) else reg$w
+  h <- rowSums((reg$Xd %*% reg$bread) * reg$Xd)
+  fe <- reg$fe_codes
+  if (length(fe)) {
+    fp <- dd_fe_split(fe, w, rep(TRUE, length(fe)), "`vcov` = \"HC2\" or \"HC3\": the fixed effects other than the largest",
+                      "use vcov = \"hetero\" (HC1) or cluster")
+    h <- h + 1 / fp$Wg[fp$g1]
+    if (!is.null(fp$F2)) h <- h + rowSums((fp$F2 %*% fp$C2) * fp$F2)
+  }
+  w * h
 }

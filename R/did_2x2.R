@@ -13,7 +13,8 @@
 #' @param cluster Optional column(s) to cluster by (one or two names, or a
 #'   one-sided formula).
 #' @param vcov `NULL` (clustered when `cluster` is given, otherwise `"hetero"`)
-#'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"`
+#'   or one of `"iid"`, `"hetero"` (`"HC1"`), `"HC0"`, `"HC2"`, `"HC3"`
+#'   (leverage-corrected, as sandwich's `vcovHC()`), `"cluster"`, `"CR2"`
 #'   (bias-reduced with Satterthwaite degrees of freedom; needs `cluster`),
 #'   `"conley"` (with `coords` and `cutoff`) or a [dd_conley()]; see
 #'   [dd_vcov_types].

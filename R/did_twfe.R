@@ -65,8 +65,9 @@
 #'   formula (`~ state`). Defaults to `idname` when `vcov` is `NULL`,
 #'   `"cluster"` or `"CR2"`.
 #' @param vcov `NULL` (clustered by `cluster`) or one of `"iid"`, `"hetero"`
-#'   (`"HC1"`), `"HC0"`, `"cluster"`, `"CR2"` (bias-reduced with
-#'   Satterthwaite degrees of freedom, as clubSandwich; for few clusters),
+#'   (`"HC1"`), `"HC0"`, `"HC2"`, `"HC3"` (leverage-corrected, as sandwich's
+#'   `vcovHC()`), `"cluster"`, `"CR2"` (bias-reduced with Satterthwaite
+#'   degrees of freedom, as clubSandwich; for few clusters),
 #'   `"conley"` (spatial, with `coords` and `cutoff`) or a [dd_conley()]
 #'   (spatial with its options); see [dd_vcov_types] for the formulas and
 #'   the fixest or clubSandwich setting each equals.

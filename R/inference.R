@@ -1,7 +1,7 @@
 # Variance choices, small-sample corrections and the wild cluster bootstrap.
 # Conventions are fixest's (version 0.14), stated on ?dd_vcov_types.
 
-dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2", "conley")
+dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "HC2", "HC3", "cluster", "CR2", "conley")
 
 #' Variance estimators and small-sample corrections
 #'
@@ -16,6 +16,15 @@ dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "cluster", "CR2", "conley")
 #'     Equals fixest's `vcov = "hetero"`.}
 #'   \item{`"HC0"`}{the same without the `n / (n - K)` factor (fixest's
 #'     `"hetero"` with `ssc(K.adj = FALSE)`).}
+#'   \item{`"HC2"`, `"HC3"`}{`B (sum_i w_i^2 e_i^2 x_i x_i' / (1 - h_i)^a) B`
+#'     with `a = 1` (HC2) or `2` (HC3) and `h_i` the leverage of observation
+#'     i in the model with its fixed effects as dummies (`w_i x_i'(X'WX)^-1
+#'     x_i` plus the fixed effects' part); no further factor. Equals
+#'     sandwich's `vcovHC(type = "HC2")` / `"HC3"` on `lm()` with the fixed
+#'     effects as factors (and on `glm()` for did_etwfe's Poisson and logit
+#'     fits, through the working weights). Observations of leverage 1 are an error; the
+#'     fixed effects other than the one with the most levels are limited to
+#'     3,000 levels in all.}
 #'   \item{`"cluster"`}{CR1: `B (sum_g s_g s_g') B * G/(G-1) * (n-1)/(n-K)` with
 #'     `s_g` the score sum in cluster `g`. Two-way clustering adds the two
 #'     one-way meats and subtracts the meat of their intersection, and uses
@@ -93,6 +102,20 @@ dd_vcov <- function(reg, type, clusters = NULL, conley = NULL) {
     dimnames(V) <- dimnames(B)
     return(list(V = V, df = n - K, K = K, G = NULL, type = type,
                 label = if (type == "hetero") "Heteroskedasticity-robust (HC1)" else "Heteroskedasticity-robust (HC0)"))
+  }
+  if (type %in% c("HC2", "HC3")) {
+    # each squared residual divided by (1 - h) (HC2) or (1 - h)^2 (HC3), h
+    # the leverage with the fixed effects as dummies (sandwich's vcovHC)
+    h <- dd_hat_diag(reg)
+    if (any(h > 1 - 1e-10))
+      dd_stop("`vcov` = \"%s\": %d observation(s) have leverage 1 (they alone determine a coefficient or a fixed effect, e.g. fixed-effect singletons); their residuals say nothing about the variance. Use vcov = \"hetero\" (HC1), or drop them.",
+              type, sum(h > 1 - 1e-10))
+    r2 <- reg
+    r2$resid <- reg$resid / (1 - h)^(if (type == "HC2") 0.5 else 1)
+    V <- B %*% dd_meat(r2) %*% B
+    dimnames(V) <- dimnames(B)
+    return(list(V = V, df = n - nparams, K = nparams, G = NULL, type = type,
+                label = sprintf("Heteroskedasticity-robust (%s)", type)))
   }
   if (type == "CR2") {
     # bias-reduced (CR2) with Satterthwaite degrees of freedom per

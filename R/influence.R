@@ -232,6 +232,9 @@ dd_reg_ifs <- function(reg, vc, cluster_values = NULL, key = NULL, svy = NULL) {
   }
   if (identical(vc$type, "CR2"))
     dd_stop("the multiplier bootstrap (`nboot` > 0) does not combine with `vcov` = \"CR2\" (CR2 is already the small-sample correction, with Satterthwaite degrees of freedom); use nboot = 0, or vcov = \"cluster\" with the bootstrap.")
+  if (vc$type %in% c("HC2", "HC3"))
+    dd_stop("the multiplier bootstrap (`nboot` > 0) does not combine with `vcov` = \"%s\" (a leverage correction of the analytic variance); use nboot = 0, or vcov = \"hetero\" with the bootstrap.",
+            vc$type)
   if (!vc$type %in% c("cluster", "hetero", "HC0", "survey"))
     dd_stop("the multiplier bootstrap (`nboot` > 0) needs heteroskedasticity-robust or clustered standard errors; got vcov = \"%s\".",
             vc$type)

@@ -149,7 +149,7 @@ dd_estimate <- function(y, X, fe, w, clusters, spec, main_terms, survey = NULL, 
   # survey and bootstrap code take dense columns)
   if (!is.null(cells)) {
     cells <- cells(rows)
-    if (!is.null(survey) || nboot > 0L || vcov_type %in% c("CR2", "conley")) {
+    if (!is.null(survey) || nboot > 0L || vcov_type %in% c("CR2", "conley", "HC2", "HC3")) {
       X <- cbind(X, cells$D[cells$idx + 1L, , drop = FALSE])
       cells <- NULL
     }

@@ -20,7 +20,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       # ovb_sensitivity()'s bound formulas against sensemakr's
                       "sensemakr",
                       # did_bc() against badcontrols::didbc (ptetools' cells)
-                      "badcontrols")
+                      "badcontrols",
+                      # vcov = "HC2" / "HC3" against vcovHC()
+                      "sandwich")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
