@@ -178,6 +178,9 @@ print.dd_survey_design <- function(x, ...) {
     cat(sprintf("Replicate-weight survey design (diffdiff): %d observations, %d %s replicates\n", x$n,
                 ncol(x$repweights), x$type))
     cat(sprintf("  scale %.6g; mse %s; weights: sum %.6g\n", x$scale, x$mse, sum(x$weights)))
+    if (!is.null(x$trimmed))
+      cat(sprintf("  weights trimmed to [%s, %s]%s\n", format(x$trimmed$lower), format(x$trimmed$upper),
+                  if (x$trimmed$strict) " (strict)" else ""))
     return(invisible(x))
   }
   s1 <- x$stages[[1]]
@@ -185,6 +188,9 @@ print.dd_survey_design <- function(x, ...) {
   cat(sprintf("  stage 1: %d strata, %d PSUs%s\n", if (x$has_strata) s1$ns else 1L, s1$nc,
               if (all(is.na(s1$popsize))) "" else ", with fpc"))
   cat(sprintf("  weights: sum %.6g; lonely PSUs: \"%s\"\n", sum(x$weights), x$lonely_psu))
+  if (!is.null(x$trimmed))
+    cat(sprintf("  weights trimmed to [%s, %s]%s: %d moved to a bound\n", format(x$trimmed$lower),
+                format(x$trimmed$upper), if (x$trimmed$strict) " (strict)" else "", x$trimmed$n))
   invisible(x)
 }
 

@@ -347,9 +347,11 @@ dd_svy_check_units <- function(design, p, idname, what = "unit") {
 
 # the survey part of a variance label ("" without a design)
 dd_svy_label <- function(design) {
-  if (is.null(design)) ""
-  else if (design$replicate) sprintf(", survey design (%d %s replicates)", ncol(design$repweights), design$type)
-  else ", survey design (Taylor linearisation, PSUs within strata)"
+  if (is.null(design)) return("")
+  tr <- design$trimmed
+  trim <- if (is.null(tr)) "" else sprintf("; weights trimmed to [%s, %s]", format(tr$lower), format(tr$upper))
+  if (design$replicate) sprintf(", survey design (%d %s replicates%s)", ncol(design$repweights), design$type, trim)
+  else sprintf(", survey design (Taylor linearisation, PSUs within strata%s)", trim)
 }
 
 # The survey design of an influence-function estimator (did_cs, did_ddd,
