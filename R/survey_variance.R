@@ -105,9 +105,15 @@ dd_svy_rep_var <- function(design, theta, thetas) {
 #' @param ynames Outcome columns (numeric, no missing values).
 #' @param by Cell-defining columns (character vector or one-sided formula).
 #' @param design A [survey_design()] or a survey package design of `data`.
+#' @param deff `TRUE`: also each cell mean's design effect `y_deff`, as
+#'   survey's `svyby(..., svymean, deff = TRUE)` (the design-based variance
+#'   over the variance under simple random sampling without replacement of
+#'   the cell's units from a population of its weight sum; NA where the
+#'   weights sum to less than the units). Default `FALSE`. See also
+#'   [dd_deff()] for the estimates of a fit.
 #' @return A data frame with one row per cell (sorted by `by`): the `by`
 #'   columns; for each outcome `y`, its design-based mean `y` and standard
-#'   error `y_se`; `n` (observations), `n_eff` (Kish's effective size
+#'   error `y_se` (and `y_deff`); `n` (observations), `n_eff` (Kish's effective size
 #'   `(sum w)^2 / sum w^2`) and `weight_sum` (the cell's estimated population
 #'   size, the weight a second stage should use). Attribute `weights_column`
 #'   names that column.
@@ -118,8 +124,12 @@ dd_svy_rep_var <- function(design, theta, thetas) {
 #' cells <- aggregate_survey(d, "y", by = c("state", "year"), design = des)
 #' head(cells)
 #' @export
-aggregate_survey <- function(data, ynames, by, design) {
-  if (dd_is_db(data)) return(dd_aggregate_survey_db(data, ynames, by, design))
+aggregate_survey <- function(data, ynames, by, design, deff = FALSE) {
+  deff <- dd_check_flag(deff, "deff")
+  if (dd_is_db(data)) {
+    if (deff) dd_stop("`deff` = TRUE is not available for a database table yet; collect() the table first.")
+    return(dd_aggregate_survey_db(data, ynames, by, design))
+  }
   dd_check_data(data)
   design <- dd_as_survey_design(design)
   if (design$n != nrow(data))
@@ -176,6 +186,15 @@ aggregate_survey <- function(data, ynames, by, design) {
     }
     out[[yv]] <- m
     out[[paste0(yv, "_se")]] <- sqrt(V)
+    if (deff) {
+      # survey's svymean(deff = TRUE) in each cell: the variance under
+      # simple random sampling of the cell's n units without replacement
+      # from a population of its weight sum
+      nd_pos <- dd_cell_sums(as.double(w > 0), dom, nd)
+      s2 <- dd_cell_sums((y - m[dom + 1L])^2, dom, nd, w = w) / Wd * nd_pos / (nd_pos - 1)
+      vsrs <- ifelse(Wd > nd_pos, s2 * (Wd - nd_pos) / (Wd * nd_pos), NA_real_)
+      out[[paste0(yv, "_deff")]] <- V / vsrs
+    }
   }
   out$n <- tabulate(dom + 1L, nd)
   out$n_eff <- Wd^2 / dd_cell_sums(w, dom, nd, w = w)
@@ -312,7 +331,7 @@ dd_svy_if_rows <- function(design, unit_rows) {
   # the stratum rules (fpc, n_h / (n_h - 1), lonely PSUs) are those of the
   # C kernel, applied to the PSU totals in dd_svy_rows_apply()
   structure(list(type = "taylor", psu = as.integer(newc[upsu + 1L]), G = s1$nc, pstr = as.integer(pstr),
-                 stage = s1, lonely = match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L),
+                 w = design$weights[unit_rows], stage = s1, lonely = match(design$lonely_psu, c("fail", "remove", "certainty", "adjust", "average")) - 1L),
             class = "dd_svy_rows")
 }
 
