@@ -73,7 +73,7 @@ did_2x2 <- function(data, yname, treatname, postname, xformla = NULL, weightsnam
   design <- dd_svy_arg(survey, data, weightsname, cluster, vcov, nboot)
   vtype <- dd_resolve_vcov(vcov, cluster, "hetero")
   p <- dd_prepare(data, yname, c(treatname = treatname, postname = postname), xformla,
-                  weightsname, cluster)
+                  weightsname, cluster, design = design)
   if (!is.null(design)) p$w <- design$weights[p$rows]
   tr <- dd_check_numeric_col(p$vals$treatname, "treatname", treatname)
   po <- dd_check_numeric_col(p$vals$postname, "postname", postname)

@@ -354,8 +354,7 @@ dd_lpdid_result <- function(L, fits, terms, hs, call, yname, alpha, set, cl, ra,
     res <- dd_if_result(stats::setNames(b, terms[ok]), S, 1, sp, integer(), "LP-DiD scores", NULL,
                         design = L$design, unit_rows = L$unit_rows)
     V <- res$V_analytic
-    s1 <- L$design$stages[[1]]
-    degf <- if (L$design$replicate) L$design$degf else s1$nc - (if (L$design$has_strata) s1$ns else 1L)
+    degf <- dd_svy_degf(L$design)
     df <- rep(max(degf, 1), sum(ok))
     vtype <- "survey"
     vlab <- res$label

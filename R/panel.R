@@ -53,7 +53,8 @@ dd_panel <- function(data, yname, idname, tname, role = character(), xformla = N
   dd_check_string(idname, "idname")
   gname <- if ("gname" %in% names(role)) role[["gname"]] else NULL
   p <- dd_prepare(data, yname, c(c(idname = idname, tname = tname), role), xformla, weightsname, cluster, fe,
-                  na_ok = c(na_ok, if (!is.null(gname)) "gname"), x_list = x_list, complete = complete, aux = aux)
+                  na_ok = c(na_ok, if (!is.null(gname)) "gname"), x_list = x_list, complete = complete, aux = aux,
+                  design = design)
   if (!is.null(design)) p$w <- design$weights[p$rows]
   id <- p$vals$idname
   tt <- if (numeric_t) dd_check_numeric_col(p$vals$tname, "tname", tname, convert = FALSE) else p$vals$tname
@@ -345,7 +346,7 @@ dd_cohort_never <- function(g, periods, gname, tname, anticipation = 0, count = 
 # instead of a dropped row.
 dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weightsname = NULL,
                        cluster = NULL, fe = NULL, na_ok = character(), x_list = FALSE, complete = NULL,
-                       aux = character()) {
+                       aux = character(), design = NULL) {
   dd_check_data(data)
   # the data part of the fit's reproducibility stamp (finished by
   # dd_prepared(), read by new_dd_fit())
@@ -372,7 +373,10 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   # cheap count first: masks are built only when something is missing
   counts <- .Call(C_count_bad, c(list(y), if (is.list(X)) X else list(X), list(w),
                                  vals[setdiff(names(vals), na_ok)], cl, fel))
-  if (all(counts == 0L) && (is.null(w) || all(w != 0))) {
+  # a survey design's rows of zero weight (outside a subpopulation, as
+  # survey's subset()) are left out of the estimation; the design keeps them
+  outside <- if (!is.null(design) && any(design$weights == 0)) design$weights == 0 else NULL
+  if (all(counts == 0L) && (is.null(w) || all(w != 0)) && is.null(outside)) {
     return(dd_prepared(list(y = y, X = X, w = w, vals = vals, cluster = cl, fe = fel, n_dropped = 0L,
                             rows = seq_len(n), aux = auxv), yname, weightsname))
   }
@@ -389,6 +393,12 @@ dd_prepare <- function(data, yname, roles = character(), xformla = NULL, weights
   for (nm in names(fel)) bad[[sprintf("`fe` (\"%s\")", nm)]] <- is.na(fel[[nm]])
   if (!is.null(complete)) dd_stop_incomplete(bad, complete)
   drop <- dd_drop_rows(bad, n)
+  if (!is.null(outside)) {
+    if (all(outside | drop)) dd_stop("the survey design's weights are zero for every usable row (outside its subpopulation).")
+    message(sprintf("diffdiff: %d observation%s of zero survey weight (outside the subpopulation) left out; the design's PSUs and strata are kept.",
+                    sum(outside & !drop), if (sum(outside & !drop) > 1) "s" else ""))
+    drop <- drop | outside
+  }
   if (!is.null(w)) {
     zero <- !drop & w == 0
     if (any(zero)) {

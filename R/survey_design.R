@@ -188,6 +188,7 @@ print.dd_survey_design <- function(x, ...) {
   cat(sprintf("  stage 1: %d strata, %d PSUs%s\n", if (x$has_strata) s1$ns else 1L, s1$nc,
               if (all(is.na(s1$popsize))) "" else ", with fpc"))
   cat(sprintf("  weights: sum %.6g; lonely PSUs: \"%s\"\n", sum(x$weights), x$lonely_psu))
+  if (!is.null(x$domain)) cat(sprintf("  subpopulation: %s (%d rows; the others have weight 0)\n", x$domain$label, x$domain$n))
   if (!is.null(x$trimmed))
     cat(sprintf("  weights trimmed to [%s, %s]%s: %d moved to a bound\n", format(x$trimmed$lower),
                 format(x$trimmed$upper), if (x$trimmed$strict) " (strict)" else "", x$trimmed$n))
@@ -307,8 +308,18 @@ dd_as_survey_design <- function(x) {
       ns <- attr(sh, "nlev")
       pop <- if (is.null(x$fpc$popsize)) rep(NA_real_, ns)
              else as.double(x$fpc$popsize[dd_first_rows(sh), s])
+      npsu <- tabulate(sh[first] + 1L, ns)
+      # survey's subset() drops the rows outside the subpopulation but keeps
+      # the PSU counts of the whole design (fpc$sampsize): PSUs with no row
+      # left would be missing from the variance, so refuse
+      ss <- x$fpc$sampsize
+      if (!is.null(ss) && any(as.double(ss[dd_first_rows(sh), s]) > npsu))
+        dd_stop("`survey` is a subset of a survey package design with rows dropped (its stratum %s has %d PSUs, %d with rows left): the variance needs the whole design. Build survey_design() on the whole data and use subset() on it (the rows outside get weight zero), with the whole data.",
+                format(x$strata[[s]][dd_first_rows(sh)][which(as.double(ss[dd_first_rows(sh), s]) > npsu)[1]]),
+                as.integer(ss[dd_first_rows(sh), s][which(as.double(ss[dd_first_rows(sh), s]) > npsu)[1]]),
+                npsu[which(as.double(ss[dd_first_rows(sh), s]) > npsu)[1]])
       stages[[s]] <- list(strata = as.integer(sh), ns = ns, clus = as.integer(cl), nc = attr(cl, "nlev"),
-                          npsu = tabulate(sh[first] + 1L, ns), popsize = pop,
+                          npsu = npsu, popsize = pop,
                           stratum_label = if (s == 1L) x$strata[[1]][dd_first_rows(sh)] else NULL,
                           psu_label = if (s == 1L) x$cluster[[1]][first] else NULL)
     }

@@ -55,8 +55,14 @@ trim_weights <- function(x, upper = Inf, lower = -Inf, strict = FALSE) {
 }
 
 # one step (or, strict, steps until none is outside) of survey's rule on
-# weights w; `what` names them in the errors
+# weights w (zero weights -- rows outside a subpopulation -- stay zero);
+# `what` names them in the errors
 dd_trim <- function(w, upper, lower, strict, what) {
+  if (any(w == 0)) {
+    pos <- w > 0
+    w[pos] <- dd_trim(w[pos], upper, lower, strict, what)
+    return(w)
+  }
   tot <- sum(w)
   if (upper * length(w) < tot || lower * length(w) > tot)
     dd_stop("no trimming keeps the total of %s (%s) with every weight in [%s, %s]: %d weights average %s.", what,
@@ -72,4 +78,43 @@ dd_trim <- function(w, upper, lower, strict, what) {
     if (!strict) break
   }
   w
+}
+
+#' A subpopulation of a survey design
+#'
+#' Estimation on a subpopulation (a domain) that keeps the whole design:
+#' the rows outside get weight zero, as survey's `subset()` does, so an
+#' estimator leaves them out of the estimation while the variance keeps
+#' every stratum and PSU of the design (a PSU without rows in the
+#' subpopulation contributes a zero total) -- not the smaller design a
+#' subset of the data would describe. Degrees of freedom are survey's
+#' `degf()`: the PSUs minus the strata with rows in the subpopulation. Pass
+#' the whole `data` with the subset design.
+#'
+#' @param x A [survey_design()].
+#' @param subset A logical vector, one value per row of the design (`NA`
+#'   counts as outside).
+#' @param ... Not used.
+#' @return The design with zero weights outside the subpopulation, recording
+#'   it (`domain`: the number of rows inside and the expression).
+#' @examples
+#' set.seed(1)
+#' d <- dd_sim_staggered(n_units = 200, n_periods = 4)
+#' d$w <- runif(200, 5, 30)[d$id]; d$psu <- d$id %% 40; d$female <- (d$id %% 2)
+#' des <- survey_design(d, weights = "w", ids = "psu")
+#' fit <- did_cs(d, "y", "id", "time", "first_treat", nboot = 0, survey = subset(des, d$female == 1))
+#' fit
+#' @export
+subset.dd_survey_design <- function(x, subset, ...) {
+  dd_check_dots(list(...), "subset()")
+  lab <- paste(deparse(substitute(subset)), collapse = " ")
+  if (!is.logical(subset) || length(subset) != x$n)
+    dd_stop("`subset` must be a logical vector with one value per row of the design (%d); got %s.", x$n,
+            dd_show(subset))
+  inside <- !is.na(subset) & subset
+  if (!any(inside & x$weights > 0)) dd_stop("`subset` (%s) leaves no row of positive weight.", lab)
+  x$weights[!inside] <- 0
+  if (isTRUE(x$replicate)) x$repweights[!inside, ] <- 0
+  x$domain <- list(n = sum(inside), label = lab)
+  x
 }

@@ -232,9 +232,8 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
       S[as.integer(rownames(sc)), ] <- sc
     } else S[rows, ] <- sc
     V <- dd_svy_vcov(design, S)
-    s1 <- design$stages[[1]]
-    degf <- s1$nc - (if (design$has_strata) s1$ns else 1L)
-    label <- "Survey design (Taylor linearisation)"
+    degf <- dd_svy_degf(design)
+    label <- paste0("Survey design (Taylor linearisation", dd_svy_label_extra(design), ")")
   } else {
     W <- design$repweights
     nrep <- ncol(W)
@@ -273,7 +272,7 @@ dd_svy_reg_vcov <- function(reg, design, rows, y, X, fe, opts, mult = NULL) {
     }
     V <- dd_svy_rep_var(design, reg$coef[keep], thetas)
     degf <- design$degf
-    label <- sprintf("Survey design (%d %s replicates)", nrep, design$type)
+    label <- sprintf("Survey design (%d %s replicates%s)", nrep, design$type, dd_svy_label_extra(design))
   }
   dimnames(V) <- list(names(reg$coef)[keep], names(reg$coef)[keep])
   df <- if (length(fe)) degf else degf + 1 - p   # p counts the intercept, as length(coef(svyglm))
@@ -367,10 +366,27 @@ dd_svy_check_units <- function(design, p, idname, what = "unit") {
 # the survey part of a variance label ("" without a design)
 dd_svy_label <- function(design) {
   if (is.null(design)) return("")
-  tr <- design$trimmed
-  trim <- if (is.null(tr)) "" else sprintf("; weights trimmed to [%s, %s]", format(tr$lower), format(tr$upper))
+  trim <- dd_svy_label_extra(design)
   if (design$replicate) sprintf(", survey design (%d %s replicates%s)", ncol(design$repweights), design$type, trim)
   else sprintf(", survey design (Taylor linearisation, PSUs within strata%s)", trim)
+}
+
+# what a design's weights went through: trim_weights(), subset()
+dd_svy_label_extra <- function(design) {
+  tr <- design$trimmed
+  out <- if (is.null(tr)) "" else sprintf("; weights trimmed to [%s, %s]", format(tr$lower), format(tr$upper))
+  if (!is.null(design$domain)) out <- sprintf("%s; subpopulation %s (%d rows)", out, design$domain$label, design$domain$n)
+  out
+}
+
+# A Taylor design's degrees of freedom as survey's degf(): the first-stage
+# PSUs minus the strata among the rows of positive weight (a subpopulation's
+# rows, when subset() zeroed the others)
+dd_svy_degf <- function(design) {
+  if (design$replicate) return(design$degf)
+  s1 <- design$stages[[1]]
+  pos <- design$weights > 0
+  length(unique(s1$clus[pos])) - (if (design$has_strata) length(unique(s1$strata[pos])) else 1L)
 }
 
 # The survey design of an influence-function estimator (did_cs, did_ddd,
