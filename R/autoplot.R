@@ -55,6 +55,8 @@ dd_need_ggplot <- function() {
 #'   object.
 #' @param cohort For staggered [did_sdid()] fits, the cohort to plot.
 #' @param level Confidence level of the pointwise intervals (fits).
+#' @param type For [did_cs()] fits (and [did_dml()], [did_bc()]): `"cohorts"`
+#'   (default: one panel per cohort) or `"heatmap"` (one tile per ATT(g,t)).
 #' @param ... Not used: an error if given (no argument is ignored silently).
 #' @return A `ggplot` object.
 #' @examples
@@ -184,9 +186,19 @@ autoplot.honest_did <- function(object, ...) {
 
 #' @rdname autoplot.dd_fit
 #' @exportS3Method ggplot2::autoplot
-autoplot.did_cs <- function(object, level = 1 - object$alpha, ...) {
+autoplot.did_dml <- function(object, ...) autoplot.did_cs(object, ...)
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.did_bc <- function(object, ...) autoplot.did_cs(object, ...)
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.did_cs <- function(object, level = 1 - object$alpha, type = c("cohorts", "heatmap"), ...) {
   dd_check_dots(list(...), "autoplot()")
   dd_need_ggplot()
+  type <- dd_match_arg(type[1], c("cohorts", "heatmap"), "type")
+  if (type == "heatmap") return(dd_autoplot_heatmap(object, level))
   gg <- asNamespace("ggplot2")
   tab <- dd_tidy(object, conf.level = level)
   tab <- tab[!is.na(tab$group), , drop = FALSE]

@@ -90,10 +90,16 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
 #' pre-treatment periods (t < g) in the first colour and post-treatment ones
 #' in the second, and a dashed line before the cohort's first treated period.
 #' For an event study, plot `aggregate(fit, type = "dynamic")`.
+#' `type = "heatmap"`: one tile per ATT(g,t), cohorts down and periods
+#' across, coloured by the estimate on a scale symmetric about zero, the
+#' estimate printed in it (with `*` when its interval excludes zero), and a
+#' bar at each cohort's first treated period. The fits on did_cs's cells
+#' ([did_dml()], [did_bc()]) are drawn the same way.
 #'
-#' @param x A `did_cs` fit.
+#' @param x A `did_cs` fit (or a `did_dml` or `did_bc` fit).
 #' @param level Confidence level of the pointwise intervals.
 #' @param col Colours for pre- and post-treatment periods.
+#' @param type `"cohorts"` (default: one panel per cohort) or `"heatmap"`.
 #' @param ... Passed to [graphics::plot.default()].
 #' @return `x`, invisibly.
 #' @examples
@@ -102,7 +108,9 @@ plot.dd_fit <- function(x, level = 1 - x$alpha, main = NULL, xlab = NULL, ylab =
 #'              nboot = 0)
 #' plot(cs)
 #' @export
-plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), ...) {
+plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), type = c("cohorts", "heatmap"), ...) {
+  type <- dd_match_arg(type[1], c("cohorts", "heatmap"), "type")
+  if (type == "heatmap") return(dd_plot_heatmap(x, level, ...))
   tab <- x$coeftable
   z <- stats::qnorm(1 - (1 - level) / 2)
   tab$lo <- tab$estimate - z * tab$std.error; tab$hi <- tab$estimate + z * tab$std.error
@@ -135,6 +143,14 @@ plot.did_cs <- function(x, level = 1 - x$alpha, col = c("#1B6CA8", "#C0392B"), .
   graphics::mtext(x$tname %||% "Period", side = 1, outer = TRUE, line = 0.3)
   invisible(x)
 }
+
+#' @rdname plot.did_cs
+#' @export
+plot.did_dml <- function(x, ...) plot.did_cs(x, ...)
+
+#' @rdname plot.did_cs
+#' @export
+plot.did_bc <- function(x, ...) plot.did_cs(x, ...)
 
 #' Several event studies in one plot
 #'
