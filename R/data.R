@@ -34,6 +34,19 @@
 #'     Hoekstra (2013), as distributed with the bacondecomp R package (data
 #'     set `castle`, bacondecomp 0.1.1, MIT licence), a subset of its
 #'     columns, never-treated `effyear` coded 0.}
+#'   \item{`divorce.csv`}{Unilateral divorce laws and suicide: 51 US
+#'     states (`st`, `state`), 1964-1996 (`year`), for women and men
+#'     (`sex`): suicides (`suicides`), the population of that sex
+#'     (`population`), suicides per million (`suicide_rate`), the year the
+#'     state adopted unilateral divorce (`divlaw_year`; 2000: not by 1996;
+#'     before 1964: already in force) and `post` (1 from then on). The panel
+#'     of Stevenson and Wolfers (2006) behind Goodman-Bacon's (2021)
+#'     decomposition example, as distributed with the bacondecomp R package
+#'     (data set `divorce`, bacondecomp 0.1.1, MIT licence): a subset of its
+#'     columns, `sex` labelled (its 2: women), the rate scaled to per million
+#'     (its `suiciderate_jag` is per person), and `divlaw_year` (its
+#'     `lfdivlaw`, constant within a state) filled in for 1991-1996, where
+#'     that copy leaves it missing.}
 #'   \item{`diffdiff_cs_castle.csv`}{Numbers from the Python library
 #'     diff-diff 3.3.2 (commit 33afb6a, pure-Python backend): its
 #'     `CallawaySantAnna` on `castle.csv` (outcome `l_homicide`, unit `sid`,
@@ -82,6 +95,13 @@
 #'
 #'   Sommers, B. D. (2012). Number of young adults gaining insurance due to
 #'   the Affordable Care Act. JAMA 307(9), 913-914.
+#'
+#'   Stevenson, B. and Wolfers, J. (2006). Bargaining in the shadow of the
+#'   law: divorce laws and family distress. Quarterly Journal of Economics
+#'   121(1), 267-288.
+#'
+#'   Goodman-Bacon, A. (2021). Difference-in-differences with variation in
+#'   treatment timing. Journal of Econometrics 225(2), 254-277.
 #' @examples
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)
@@ -90,5 +110,8 @@
 #' nh <- read.csv(system.file("extdata", "nhanes_aca.csv", package = "diffdiff"))
 #' des <- survey_design(nh, weights = ~WTMEC2YR, strata = ~SDMVSTRA, ids = ~SDMVPSU, nest = TRUE)
 #' did_2x2(nh, "outcome", "treated", "post", survey = des)
+#' dv <- read.csv(system.file("extdata", "divorce.csv", package = "diffdiff"))
+#' women <- dv[dv$sex == "female", ]
+#' bacon_decomp(women, "suicide_rate", "st", "year", dname = "post")
 #' @name diffdiff_data
 NULL
