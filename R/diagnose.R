@@ -1,0 +1,225 @@
+#' Run the diagnostics a fit admits, in one object
+#'
+#' The checks of diff-diff's `DiagnosticReport` that apply to the fit, each
+#' with a status (`"ran"`, `"skipped"` with the reason, `"error"` with the
+#' message: one failing check does not stop the others) and a headline:
+#'
+#' * **parallel_trends**: the joint Wald test that every pre-treatment
+#'   event-time estimate is zero (chi-squared; Bonferroni when their
+#'   covariance is singular), from the fit's event study (or
+#'   `aggregate(fit, "dynamic")` for the fits on did_cs's cells). Verdict by
+#'   the p-value: below 0.05 `"clear_violation"`, below 0.30
+#'   `"some_evidence_against"`, else `"no_detected_violation"`.
+#' * **pretrends_power**: the linear pre-trend slope detected with 80%
+#'   power ([pretrends_power()]), relative to the overall estimate: below
+#'   0.25 `"well_powered"`, below 1 `"moderately_powered"`, else
+#'   `"underpowered"`.
+#' * **sensitivity**: [honest_did()] with relative magnitudes `Mbar` = 0.5,
+#'   1, 1.5, 2 on the first post-treatment period: the robust intervals and
+#'   the breakdown value; `"robust_over_grid"`, `"robust_to_M_x"` (a
+#'   breakdown of at least 1) or `"fragile"`.
+#' * **heterogeneity**: the spread of the post-treatment ATT(g,t) (or event
+#'   time) estimates: range, standard deviation, coefficient of variation and
+#'   whether they share a sign.
+#' * **design_effect**: with a survey design, the design effects
+#'   ([dd_deff()]).
+#'
+#' There is no pass/fail verdict (as diff-diff). `next_steps` are the first
+#' five of [dd_next_steps()] with the checks that ran marked done.
+#'
+#' @param fit A diffdiff fit.
+#' @param alpha Level of the tests and intervals (default the fit's).
+#' @return An object of class `dd_diagnosis`: `estimator`, `checks` (a data
+#'   frame: check, status, verdict, headline, reason), the sections
+#'   (`parallel_trends`, `pretrends_power`, `sensitivity`, `heterogeneity`,
+#'   `design_effect`), `interpretation` (a paragraph) and `next_steps`.
+#'   Methods print and tidy.
+#' @examples
+#' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
+#' fit <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0, base_period = "universal")
+#' dd_diagnose(fit)
+#' @export
+dd_diagnose <- function(fit, alpha = NULL) {
+  if (!inherits(fit, "dd_fit")) dd_stop("`fit` must be a diffdiff fit; got %s.", dd_show(class(fit)[1]))
+  alpha <- if (is.null(alpha)) fit$alpha %||% 0.05 else dd_check_alpha(alpha)
+  est <- class(fit)[1]
+  reg <- dd_estimators()
+  agg <- reg$aggregate[match(est, reg$name)]
+  es <- if (!is.null(fit$event_study)) fit
+        else if (identical(agg, "did_cs_agg")) tryCatch(suppressWarnings(aggregate(fit, "dynamic")), error = function(e) NULL)
+        else NULL
+  overall <- dd_diag_overall(fit)
+  # each check's warnings are kept with it (printed), its error becomes its status
+  run <- function(f) {
+    ws <- character()
+    r <- tryCatch(withCallingHandlers(f(), warning = function(w) {
+      ws <<- c(ws, conditionMessage(w)); invokeRestart("muffleWarning")
+    }), error = function(e) list(status = "error", reason = conditionMessage(e)))
+    r$warnings <- unique(ws)
+    r
+  }
+  no_es <- list(status = "skipped", reason = "the fit has no event study (no pre-treatment event times)")
+  pt <- if (is.null(es)) no_es else run(function() dd_diag_pt(es))
+  pw <- if (is.null(es)) no_es else run(function() dd_diag_power(es, overall, alpha))
+  hs <- if (is.null(es)) no_es else run(function() dd_diag_honest(es, alpha))
+  ht <- run(function() dd_diag_hetero(fit))
+  de <- if (inherits(fit$unit_cluster, "dd_svy_rows")) run(function() dd_diag_deff(fit))
+        else list(status = "skipped", reason = "no survey design")
+  secs <- list(parallel_trends = pt, pretrends_power = pw, sensitivity = hs, heterogeneity = ht, design_effect = de)
+  checks <- data.frame(check = names(secs), status = vapply(secs, function(s) s$status %||% "ran", ""),
+                       verdict = vapply(secs, function(s) s$verdict %||% NA_character_, ""),
+                       headline = vapply(secs, function(s) s$headline %||% NA_character_, ""),
+                       reason = vapply(secs, function(s) s$reason %||% NA_character_, ""), stringsAsFactors = FALSE)
+  rownames(checks) <- NULL
+  ran <- checks$check[checks$status == "ran"]
+  done <- c(character(), if ("parallel_trends" %in% ran) "parallel_trends", if ("sensitivity" %in% ran) "sensitivity",
+            if ("heterogeneity" %in% ran) "heterogeneity")
+  ns <- dd_next_steps(fit, completed = done)
+  out <- c(list(estimator = est, alpha = alpha, overall = overall, checks = checks), secs,
+           list(next_steps = utils::head(ns$steps, 5L)))
+  out$interpretation <- dd_diag_text(out, fit)
+  structure(out, class = "dd_diagnosis")
+}
+
+# the headline estimate: the overall ATT (aggregate "simple" for the cell fits)
+dd_diag_overall <- function(fit) {
+  tab <- fit$coeftable
+  i <- match("ATT", tab$term)
+  if (is.na(i) && !is.null(fit$event_study)) {
+    # an event study: the mean of the post-treatment estimates
+    post <- fit$event_study$term[fit$event_study$event >= 0]
+    post <- post[post %in% tab$term & is.finite(tab$estimate[match(post, tab$term)])]
+    if (length(post)) {
+      w <- rep(1 / length(post), length(post))
+      est <- sum(w * tab$estimate[match(post, tab$term)])
+      se <- sqrt(drop(crossprod(w, as.matrix(stats::vcov(fit))[post, post, drop = FALSE] %*% w)))
+      z <- stats::qnorm(1 - (fit$alpha %||% 0.05) / 2)
+      return(list(term = "mean of the post-treatment event-time estimates", estimate = est, std.error = se,
+                  p.value = 2 * stats::pnorm(-abs(est / se)), conf.low = est - z * se, conf.high = est + z * se))
+    }
+  }
+  if (is.na(i)) {
+    a <- tryCatch(suppressWarnings(aggregate(fit, "simple")), error = function(e) NULL)
+    if (!is.null(a) && nrow(a$coeftable)) return(as.list(a$coeftable[1, c("term", "estimate", "std.error", "p.value", "conf.low", "conf.high")]))
+    i <- match(fit$main_terms[1], tab$term)
+    if (is.na(i)) i <- 1L
+  }
+  as.list(tab[i, c("term", "estimate", "std.error", "p.value", "conf.low", "conf.high")])
+}
+
+dd_diag_pre <- function(es) {
+  ev <- es$event_study
+  tab <- es$coeftable[match(ev$term, es$coeftable$term), , drop = FALSE]
+  pre <- ev$event < 0 & !is.na(tab$estimate)
+  list(tab = tab[pre, , drop = FALSE], event = ev$event[pre])
+}
+
+dd_diag_pt <- function(es) {
+  p <- dd_diag_pre(es)
+  k <- nrow(p$tab)
+  if (!k) return(list(status = "skipped", reason = "no pre-treatment event times"))
+  V <- as.matrix(stats::vcov(es))[p$tab$term, p$tab$term, drop = FALSE]
+  b <- p$tab$estimate
+  if (all(is.finite(V)) && rcond(V) > .Machine$double.eps) {
+    W <- drop(crossprod(b, solve(V, b)))
+    pv <- stats::pchisq(W, k, lower.tail = FALSE); method <- "joint Wald (chi-squared)"
+  } else {
+    W <- NA_real_; pv <- min(1, k * min(p$tab$p.value)); method <- "Bonferroni (singular covariance)"
+  }
+  verdict <- if (pv < 0.05) "clear_violation" else if (pv < 0.30) "some_evidence_against" else "no_detected_violation"
+  list(status = "ran", statistic = W, df = k, p.value = pv, method = method, verdict = verdict,
+       headline = sprintf("%s of %d pre-treatment estimates: p = %s", method, k, format.pval(pv, digits = 3)))
+}
+
+dd_diag_power <- function(es, overall, alpha) {
+  if (nrow(dd_diag_pre(es)$tab) < 2L) return(list(status = "skipped", reason = "fewer than 2 pre-treatment event times"))
+  p <- pretrends_power(es, power = 0.8, alpha = alpha)
+  ratio <- abs(p$slope) / abs(overall$estimate)
+  tier <- if (!is.finite(ratio)) "unknown" else if (ratio < 0.25) "well_powered" else if (ratio < 1) "moderately_powered"
+          else "underpowered"
+  list(status = "ran", slope = p$slope, ratio = ratio, verdict = tier,
+       headline = sprintf("a linear pre-trend of slope %s per period is detected with 80%% power (%.2f of the estimate)",
+                          format(p$slope, digits = 3), ratio))
+}
+
+dd_diag_honest <- function(es, alpha) {
+  if (!nrow(dd_diag_pre(es)$tab)) return(list(status = "skipped", reason = "no pre-treatment event times"))
+  h <- honest_did(es, type = "RM", Mbar = c(0.5, 1, 1.5, 2), alpha = alpha)
+  bd <- h$breakdown
+  verdict <- if (is.na(bd) || bd >= max(h$results$Mbar)) "robust_over_grid" else if (bd >= 1) "robust_to_M_x" else "fragile"
+  list(status = "ran", results = h$results, breakdown = bd, verdict = verdict,
+       headline = sprintf("HonestDiD (relative magnitudes): the robust interval excludes 0 up to Mbar = %s",
+                          format(bd, digits = 3)))
+}
+
+dd_diag_hetero <- function(fit) {
+  tab <- fit$coeftable
+  post <- if (!is.null(tab$group) && !is.null(tab$time)) tab[!is.na(tab$group) & tab$time >= tab$group, , drop = FALSE]
+          else if (!is.null(fit$event_study)) tab[match(fit$event_study$term[fit$event_study$event >= 0], tab$term), , drop = FALSE]
+          else NULL
+  if (is.null(post)) return(list(status = "skipped", reason = "the fit has no group-time or event-time estimates"))
+  v <- post$estimate[is.finite(post$estimate)]
+  if (length(v) < 2L) return(list(status = "skipped", reason = "fewer than 2 post-treatment estimates"))
+  s <- stats::sd(v); m <- mean(v)
+  same <- all(v > 0) || all(v < 0)
+  list(status = "ran", n = length(v), min = min(v), max = max(v), mean = m, sd = s,
+       cv = if (abs(m) > 0.1 * s) s / abs(m) else NA_real_, same_sign = same,
+       verdict = if (same) "same_sign" else "mixed_signs",
+       headline = sprintf("%d post-treatment estimates from %s to %s (%s)", length(v), format(min(v), digits = 3),
+                          format(max(v), digits = 3), if (same) "all of one sign" else "of both signs"))
+}
+
+dd_diag_deff <- function(fit) {
+  d <- dd_deff(fit)
+  mx <- max(d$deff, na.rm = TRUE)
+  band <- if (mx < 0.95) "improves_precision" else if (mx < 1.05) "trivial" else if (mx < 2) "slightly_reduces"
+          else if (mx < 5) "materially_reduces" else "large_warning"
+  list(status = "ran", table = d, verdict = band,
+       headline = sprintf("design effects %s to %s", format(min(d$deff, na.rm = TRUE), digits = 3), format(mx, digits = 3)))
+}
+
+dd_diag_text <- function(x, fit) {
+  o <- x$overall
+  s <- sprintf("The estimate (%s) is %s (%g%% CI %s to %s, p = %s).", o$term, format(o$estimate, digits = 4),
+               100 * (1 - x$alpha), format(o$conf.low, digits = 4), format(o$conf.high, digits = 4),
+               format.pval(o$p.value, digits = 3))
+  pt <- x$parallel_trends; pw <- x$pretrends_power; hs <- x$sensitivity
+  if (identical(pt$status, "ran")) {
+    pow <- if (identical(pw$status, "ran")) pw$verdict else "unknown"
+    s <- c(s, switch(pt$verdict,
+      clear_violation = "The pre-treatment estimates reject parallel trends: treat the estimate as tentative.",
+      some_evidence_against = "The pre-treatment estimates give some evidence against parallel trends.",
+      if (pow == "well_powered") "The pre-treatment estimates are consistent with parallel trends, and the test would probably have detected a meaningful pre-trend."
+      else if (pow == "moderately_powered") "Parallel trends is not rejected; the test is moderately informative."
+      else "Parallel trends is not rejected, but the test has little power: the non-rejection proves little."))
+  }
+  if (identical(hs$status, "ran"))
+    s <- c(s, switch(hs$verdict,
+      robust_over_grid = "The conclusion survives post-treatment violations up to twice the largest pre-treatment one (HonestDiD).",
+      robust_to_M_x = sprintf("The conclusion survives post-treatment violations up to %s times the largest pre-treatment one (HonestDiD).",
+                              format(hs$breakdown, digits = 3)),
+      "The conclusion does not survive post-treatment violations as large as the pre-treatment ones (HonestDiD breakdown below 1)."))
+  if (nrow(x$next_steps)) s <- c(s, sprintf("Next step: %s.", x$next_steps$label[1]))
+  paste(s, collapse = " ")
+}
+
+#' @export
+print.dd_diagnosis <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
+  cat(sprintf("Diagnostics of a %s fit\n\n", x$estimator))
+  for (i in seq_len(nrow(x$checks))) {
+    r <- x$checks[i, ]
+    cat(sprintf("%-16s %-8s %s\n", r$check, r$status,
+                if (r$status == "ran") sprintf("%s [%s]", r$headline, r$verdict) else r$reason))
+  }
+  ws <- unique(unlist(lapply(x[x$checks$check], `[[`, "warnings")))
+  if (length(ws)) cat(paste0("Warning: ", ws), sep = "\n")
+  cat("\n"); cat(strwrap(x$interpretation), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+tidy.dd_diagnosis <- function(x, ...) {
+  dd_check_dots(list(...), "tidy()")
+  x$checks
+}
