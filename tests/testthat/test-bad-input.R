@@ -74,7 +74,7 @@ test_that("argument checks name the argument and the value", {
   expect_error(did_twfe(d, "y", "id", "year", "treat", alpha = 1.5), "`alpha` must be a number strictly between 0 and 1; got 1.5")
   expect_error(did_twfe(d, "y", "id", "year", "treat", nboot = -1), "`nboot` must be a whole number between 0 and 2147483647; got -1")
   expect_error(did_twfe(d, "y", "id", "year", "treat", nboot = 9, boot_weights = "gauss"), '`boot_weights` must be one of .*got "gauss"')
-  expect_error(did_twfe(d, "y", "id", "year", "treat", vcov = "HC3"), '`vcov` must be one of .*got "HC3"')
+  expect_error(did_twfe(d, "y", "id", "year", "treat", vcov = "HC4"), '`vcov` must be one of .*got "HC4"')
   expect_error(did_twfe(d, "y", "id", "year", "treat", vcov = "iid", cluster = "state"), '`vcov` = "iid" does not use `cluster`')
   expect_error(did_twfe(d, "y", "id", "year", "treat", fe_tol = 0), "`fe_tol` must be a positive number; got 0")
   expect_error(did_twfe(d, "y", "id", "year", "treat", xformla = y ~ x1), "`xformla` must be a one-sided formula")

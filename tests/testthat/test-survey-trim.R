@@ -66,6 +66,6 @@ test_that("trim_weights: replicate designs column by column; bad input", {
   expect_error(trim_weights(c(1, -1)), "positive finite weights")
   expect_error(trim_weights(u$w, upper = 1), "no trimming keeps the total")
   expect_error(trim_weights(u$w, upper = 30, strict = NA), "strict")
-  if (requireNamespace("survey", quietly = TRUE))
+  if (has_peer("survey"))
     expect_error(trim_weights(survey::svydesign(ids = ~psu, weights = ~w, data = u)), "survey::trimWeights")
 })
