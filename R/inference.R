@@ -21,8 +21,8 @@ dd_vcov_choices <- c("iid", "hetero", "HC1", "HC0", "HC2", "HC3", "cluster", "CR
 #'     i in the model with its fixed effects as dummies (`w_i x_i'(X'WX)^-1
 #'     x_i` plus the fixed effects' part); no further factor. Equals
 #'     sandwich's `vcovHC(type = "HC2")` / `"HC3"` on `lm()` with the fixed
-#'     effects as factors (and on `glm()` for did_etwfe's Poisson and logit
-#'     fits, through the working weights). Observations of leverage 1 are an error; the
+#'     effects as factors (and on a converged `glm()` for did_etwfe's
+#'     Poisson and logit fits, through the working weights). Observations of leverage 1 are an error; the
 #'     fixed effects other than the one with the most levels are limited to
 #'     3,000 levels in all.}
 #'   \item{`"cluster"`}{CR1: `B (sum_g s_g s_g') B * G/(G-1) * (n-1)/(n-K)` with

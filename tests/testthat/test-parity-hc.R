@@ -75,3 +75,24 @@ test_that("HC2 / HC3: leverage-1 observations and the multiplier bootstrap are e
                "does not combine with `vcov` = \"HC3\"")
   expect_error(did_twfe(d, "y", "id", "t", "D", vcov = "HC2", cluster = "region"), "does not use `cluster`")
 })
+
+test_that("HC2 / HC3 of Poisson and logit fits (the IRLS engine) equal sandwich::vcovHC on glm()", {
+  need_peer("sandwich")
+  set.seed(4)
+  n <- 400
+  x <- rnorm(n); f <- sample(1:12, n, TRUE)
+  yp <- rpois(n, exp(0.3 + 0.4 * x + f / 12))
+  yl <- rbinom(n, 1, plogis(-0.2 + 0.8 * x + (f %% 3) / 3))
+  fe <- list(f = diffdiff:::dd_codes(f))
+  for (fam in c("poisson", "logit")) {
+    y <- if (fam == "poisson") yp else yl
+    g <- stats::glm(y ~ x + factor(f), family = if (fam == "poisson") stats::poisson() else stats::binomial(),
+                    control = stats::glm.control(epsilon = 1e-14, maxit = 100))
+    r <- diffdiff:::dd_glm(y, cbind(x = x), fe = fe, family = fam)
+    for (ty in c("HC2", "HC3")) {
+      v <- diffdiff:::dd_vcov(r$reg, ty)
+      expect_equal(sqrt(v$V["x", "x"]), sqrt(sandwich::vcovHC(g, type = ty)["x", "x"]), tolerance = 1e-8,
+                   label = paste(fam, ty))
+    }
+  }
+})
