@@ -5,9 +5,9 @@
 #' message: one failing check does not stop the others) and a headline:
 #'
 #' * **parallel_trends**: the joint Wald test that every pre-treatment
-#'   event-time estimate is zero (chi-squared; Bonferroni when their
-#'   covariance is singular), from the fit's event study (or
-#'   `aggregate(fit, "dynamic")` for the fits on did_cs's cells). Verdict by
+#'   event-time estimate is zero (chi-squared), from the fit's event study (or
+#'   `aggregate(fit, "dynamic")` for the fits on did_cs's cells; a singular
+#'   covariance on its rank, through its pseudo-inverse). Verdict by
 #'   the p-value: below 0.05 `"clear_violation"`, below 0.30
 #'   `"some_evidence_against"`, else `"no_detected_violation"`.
 #' * **pretrends_power**: the linear pre-trend slope detected with 80%
@@ -90,9 +90,9 @@ dd_diag_overall <- function(fit) {
     post <- fit$event_study$term[fit$event_study$event >= 0]
     post <- post[post %in% tab$term & is.finite(tab$estimate[match(post, tab$term)])]
     if (length(post)) {
-      w <- rep(1 / length(post), length(post))
-      est <- sum(w * tab$estimate[match(post, tab$term)])
-      se <- sqrt(drop(crossprod(w, as.matrix(stats::vcov(fit))[post, post, drop = FALSE] %*% w)))
+      lc <- dd_lincom(tab$estimate[match(post, tab$term)], as.matrix(stats::vcov(fit))[post, post, drop = FALSE],
+                      matrix(1 / length(post), 1L, length(post)), "mean")
+      est <- lc$estimate[[1]]; se <- sqrt(lc$vcov[1, 1])
       z <- stats::qnorm(1 - (fit$alpha %||% 0.05) / 2)
       return(list(term = "mean of the post-treatment event-time estimates", estimate = est, std.error = se,
                   p.value = 2 * stats::pnorm(-abs(est / se)), conf.low = est - z * se, conf.high = est + z * se))
@@ -119,13 +119,11 @@ dd_diag_pt <- function(es) {
   k <- nrow(p$tab)
   if (!k) return(list(status = "skipped", reason = "no pre-treatment event times"))
   V <- as.matrix(stats::vcov(es))[p$tab$term, p$tab$term, drop = FALSE]
-  b <- p$tab$estimate
-  if (all(is.finite(V)) && rcond(V) > .Machine$double.eps) {
-    W <- drop(crossprod(b, solve(V, b)))
-    pv <- stats::pchisq(W, k, lower.tail = FALSE); method <- "joint Wald (chi-squared)"
-  } else {
-    W <- NA_real_; pv <- min(1, k * min(p$tab$p.value)); method <- "Bonferroni (singular covariance)"
-  }
+  if (!all(is.finite(V))) return(list(status = "skipped", reason = "the pre-treatment estimates' covariance is not finite"))
+  # the package's Wald test (a singular covariance: its pseudo-inverse, on its rank)
+  wd <- dd_wald(p$tab$estimate, V)
+  W <- wd$statistic * wd$df1; pv <- wd$p.value; k <- wd$df1
+  method <- "joint Wald (chi-squared)"
   verdict <- if (pv < 0.05) "clear_violation" else if (pv < 0.30) "some_evidence_against" else "no_detected_violation"
   list(status = "ran", statistic = W, df = k, p.value = pv, method = method, verdict = verdict,
        headline = sprintf("%s of %d pre-treatment estimates: p = %s", method, k, format.pval(pv, digits = 3)))

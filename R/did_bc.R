@@ -244,10 +244,7 @@ vcov.did_bc <- function(object, ...) {
 # print() and summary(): the pre-test and the settings, as did_cs
 dd_footer.did_bc <- function(x) {
   NextMethod()
-  pt <- x$pretest
-  if (!is.na(pt$W))
-    cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %s\n", pt$W, pt$df,
-                format.pval(pt$p.value, digits = 4)))
+  dd_cs_pretest_cat(x$pretest)
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; bad control: %s%s; estimator: %s\n",
               x$control_group, x$anticipation, x$base_period, x$bad_control %||% "none",
               if (isTRUE(x$bc_binary)) " (0/1)" else "",

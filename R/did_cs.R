@@ -555,13 +555,17 @@ dd_cs_pretest <- function(att, inf, n, cluster, cells, se) {
   list(W = W, df = length(P), p.value = stats::pchisq(W, length(P), lower.tail = FALSE), note = NULL)
 }
 
-# print() and summary(): after the table, the pre-test and the settings
-dd_footer.did_cs <- function(x) {
-  NextMethod()
-  pt <- x$pretest
+# the footers' pre-test line (did_cs and the fits on its cells)
+dd_cs_pretest_cat <- function(pt) {
   if (!is.na(pt$W))
     cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %s\n", pt$W, pt$df, format.pval(pt$p.value, digits = 4)))
   else if (!is.null(pt$note)) cat("Pre-test of parallel trends not computed:", pt$note, "\n")
+}
+
+# print() and summary(): after the table, the pre-test and the settings
+dd_footer.did_cs <- function(x) {
+  NextMethod()
+  dd_cs_pretest_cat(x$pretest)
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; estimator: %s\n",
               x$control_group, x$anticipation, x$base_period, x$est_method))
   if (!is.null(x$db))

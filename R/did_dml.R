@@ -207,10 +207,7 @@ vcov.did_dml <- function(object, ...) {
 # the learners
 dd_footer.did_dml <- function(x) {
   NextMethod()
-  pt <- x$pretest
-  if (!is.na(pt$W))
-    cat(sprintf("Pre-test of parallel trends: W = %.4f, df = %d, p-value = %s\n", pt$W, pt$df,
-                format.pval(pt$p.value, digits = 4)))
+  dd_cs_pretest_cat(x$pretest)
   cat(sprintf("Control group: %s; anticipation: %d; base period: %s; learners: %s (outcome), %s (propensity); %s normalisation%s\n",
               x$control_group, x$anticipation, x$base_period, x$learners[["outcome"]], x$learners[["propensity"]],
               x$normalize, if (x$repeats > 1L) sprintf("; median of %d splits", x$repeats) else ""))

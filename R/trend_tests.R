@@ -113,15 +113,14 @@ trend_tests <- function(data, yname, tname, treatname, idname = NULL, pre_period
                  threshold = threshold, yname = yname, by_unit = !is.null(idname)), class = "dd_trend_tests")
 }
 
-# least-squares slope per group over the pooled rows, classical SE
+# least-squares slope per group over the pooled rows, classical SE (the
+# regression engine and its iid variance)
 dd_tt_slope <- function(y, tt, D) {
   one <- function(s) {
-    t <- tt[s]; v <- y[s]; n <- length(v)
-    Stt <- sum((t - mean(t))^2)
-    if (n < 3L || Stt == 0) return(c(NA_real_, NA_real_))
-    b <- sum((t - mean(t)) * (v - mean(v))) / Stt
-    e <- v - mean(v) - b * (t - mean(t))
-    c(b, sqrt(sum(e^2) / (n - 2) / Stt))
+    t <- tt[s]
+    if (sum(s) < 3L || length(unique(t)) < 2L) return(c(NA_real_, NA_real_))
+    reg <- dd_regress(y[s], cbind(time = as.double(t)))
+    c(reg$coef[["time"]], sqrt(dd_vcov(reg, "iid")$V["time", "time"]))
   }
   a <- one(D == 1); c0 <- one(D == 0)
   dif <- a[1] - c0[1]; se <- sqrt(a[2]^2 + c0[2]^2)
