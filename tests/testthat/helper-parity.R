@@ -29,7 +29,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
 dd_tool_packages <- c("ggplot2", "callr", "progressr", "modelsummary", "broom", "tinytable", "tibble", "data.table",
                       "future", "future.apply",
                       # did_dml's learners (the tests check them, not against them)
-                      "glmnet", "ranger")
+                      "glmnet", "ranger",
+                      # dd_report()'s rendering
+                      "rmarkdown", "knitr")
 
 parity_required <- function() identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")
 
