@@ -57,6 +57,9 @@
 #'   untreated unit at distance `d` from the nearest unit treated by then
 #'   gains `spillover * (1 - d / reach)` when `d < reach` (Butts 2021's
 #'   set-up; [did_spillover()]), so that nearby controls are contaminated.
+#' * On their own pages: [dd_sim_synth()] (synthetic control: few treated
+#'   units in the donors' convex hull) and [dd_sim_county()] (a county panel
+#'   with the layout of did's `mpdta`, the generator of `sim_county.csv`).
 #' @param n_treated,first_treat Treated units and their adoption period
 #'   (`dd_sim_factor`; default: the last quarter of the periods).
 #' @param n_factors,loading_shift Number of factors and the treated units'
