@@ -43,3 +43,23 @@ test_that("trend_treated: the treated units' extra trend, and the DiD bias it im
   expect_error(dd_sim_basic(trend_treated = NA), "`trend_treated` must be one finite number; got NA")
   expect_error(dd_sim_staggered(trend_treated = c(1, 2)), "`trend_treated` must be one finite number; got c\\(1, 2\\)")
 })
+
+test_that("dd_sim_staggered(panel = FALSE): repeated cross-sections; did_cs(panel = FALSE) recovers the effects", {
+  set.seed(54)
+  r <- dd_sim_staggered(n_units = 50, n_periods = 4, cohorts = 3, never_share = 0.4, panel = FALSE)
+  expect_identical(r$id, 1:200)                                     # every row its own unit
+  expect_identical(as.vector(table(r$time)), rep(50L, 4))
+  expect_identical(as.vector(table(r$first_treat, r$time)[, 1]), c(20L, 30L))   # the same shares each period
+  set.seed(54); p <- dd_sim_staggered(n_units = 50, n_periods = 4, cohorts = 3, never_share = 0.4)
+  set.seed(54); p1 <- dd_sim_staggered(n_units = 50, n_periods = 4, cohorts = 3, never_share = 0.4, panel = TRUE)
+  expect_identical(p, p1)                                           # the panel default draws as before
+  expect_identical(p$id, rep(1:50, 4))
+  set.seed(55)
+  d <- dd_sim_staggered(n_units = 6000, n_periods = 5, cohorts = c(3, 4), effect = 1, dynamic = 0.5, panel = FALSE)
+  fit <- did_cs(d, "y", "id", "time", "first_treat", panel = FALSE, nboot = 0)
+  tab <- fit$coeftable
+  truth <- ifelse(tab$time >= tab$group, 1 + 0.5 * (tab$time - tab$group), 0)
+  z <- (tab$estimate - truth) / tab$std.error
+  expect_true(all(abs(z) < 4), label = paste(round(z, 2), collapse = " "))
+  expect_error(dd_sim_staggered(panel = NA), "`panel` must be TRUE or FALSE; got NA")
+})
