@@ -69,7 +69,9 @@
 #'     effects), [dd_simulate_power()] and [dd_simulate_sample_size()]
 #'     (simulated power), and the simulators `dd_sim_basic()`,
 #'     [dd_sim_staggered()], `dd_sim_reversible()`, `dd_sim_continuous()`,
-#'     `dd_sim_ddd()`, `dd_sim_factor()` and `dd_sim_survey()`.}
+#'     `dd_sim_ddd()`, `dd_sim_factor()`, `dd_sim_survey()`, [dd_sim_synth()]
+#'     (synthetic control) and [dd_sim_county()] (a county panel with the
+#'     layout of did's mpdta).}
 #'   \item{Survey data}{[survey_design()] describes a complex design (or pass
 #'     a survey package design) to the estimators' `survey` argument;
 #'     [aggregate_survey()] forms design-based cell means.}
