@@ -14,7 +14,10 @@
 # 1e-10 times its mean diagonal; the minimum-norm least-squares direction if
 # that fails) with Armijo backtracking (slope 1e-4, step halved at most 40
 # times), until the largest raw-scale residual |sum_i w_i X_ik - target_k| is
-# below `tol` or after `maxit` steps; then, if still unbalanced, L-BFGS-B on
+# below `tol` or after `maxit` steps (where no halving of a Newton step
+# decreases the dual enough, a steepest-descent step instead: diff-diff would
+# move by 2^-40 of the Newton step and, after an overshoot that left a
+# vanishing Hessian, diverge); then, if still unbalanced, L-BFGS-B on
 # the dual from the last lambda (500 iterations), kept only if it lowers the
 # residual. Never stops: returns `converged` and the residuals, and the caller
 # reports a failure with its context. `iterations` is the Newton step at
@@ -40,12 +43,21 @@ dd_entropy_balance <- function(X, target, tol = 1e-8, maxit = 200L) {
     H <- crossprod(Zc, w * Zc)
     ridge <- 1e-10 * (sum(diag(H)) / k + 1e-12)
     d <- tryCatch(-drop(solve(H + diag(ridge, k), g)), error = function(e) -drop(dd_pinv(H) %*% g))
-    base <- loss(lam); slope <- sum(g * d); step <- 1
-    for (j in seq_len(40L)) {
-      if (loss(lam + step * d) <= base + 1e-4 * step * slope) break
-      step <- step / 2
+    base <- loss(lam)
+    armijo <- function(d) {
+      slope <- sum(g * d); step <- 1
+      for (j in seq_len(40L)) {
+        if (loss(lam + step * d) <= base + 1e-4 * step * slope) return(list(step = step, ok = TRUE))
+        step <- step / 2
+      }
+      list(step = step, ok = FALSE)
     }
-    lam <- lam + step * d
+    ls <- armijo(d)
+    # a Newton direction without sufficient decrease after 40 halvings (a
+    # Hessian that underflowed after an overshoot): a steepest-descent step
+    # instead (diff-diff moves by 2^-40 of the Newton direction there)
+    if (!ls$ok) { d <- -g; ls <- armijo(d) }
+    lam <- lam + ls$step * d
   }
   w <- wts(lam)
   r <- resid(w)
