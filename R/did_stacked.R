@@ -48,7 +48,10 @@
 #' as close to uniform as balance allows (damped Newton on the convex dual
 #' with standardised covariates, until the largest raw-scale difference of
 #' means is below `balance_tol`; L-BFGS-B if Newton has not reached it after
-#' `balance_maxit` steps). They replace \eqn{Q}: treated rows get weight 1
+#' `balance_maxit` steps). Where no halving of a Newton step decreases the
+#' dual enough (after an overshoot that leaves a vanishing Hessian), the
+#' step is a steepest-descent one: diff-diff's iteration moves by 2^-40 of
+#' the Newton step there and can diverge on a feasible target. They replace \eqn{Q}: treated rows get weight 1
 #' and the control rows of sub-experiment \eqn{a}, at every event time,
 #' \eqn{b \cdot (N^D_a / N^D) / (\tilde N_a / \tilde N)}, with
 #' \eqn{N^D_a} its treated units and \eqn{\tilde N_a = \sum b} (1 up to
