@@ -251,3 +251,20 @@ test_that("concentrated weights warn; the L-BFGS fallback balances when Newton i
   expect_equal(f1$balance_weights$b, f2$balance_weights$b, tolerance = 1e-6)
   expect_equal(f1$balance_maxit, 1L)
 })
+
+test_that("CR2 with balancing weights equals clubSandwich's CR2 and Satterthwaite df on lm() (fixed weights)", {
+  need_peer("clubSandwich")
+  d <- sim_panel()
+  f <- did_stacked(d, "y", "id", "year", "first_treat", kappa_pre = 2, kappa_post = 1, balance = "entropy",
+                   balance_covariates = "x2", vcov = "CR2")
+  s <- eb_stack(d, 2, 1)
+  # the fit's own regression weights (the weights' parity is tested above):
+  # this checks the CR2 layer with them
+  s$W <- f$balance_weights$weight[match(paste(s$sub, s$id), paste(f$balance_weights$cohort, f$balance_weights$unit))]
+  m <- lm(y ~ factor(D) + factor(e) + I(D * (e == -2)) + I(D * (e == 0)) + I(D * (e == 1)), data = s, weights = W)
+  V <- clubSandwich::vcovCR(m, cluster = s$id, type = "CR2")
+  nm <- grep("^I\\(", names(coef(m)), value = TRUE)
+  expect_lt(rel_diff(f$coeftable$std.error[1:3], sqrt(diag(V))[nm]), 1e-6)
+  ct <- clubSandwich::coef_test(m, vcov = V, test = "Satterthwaite")
+  expect_lt(rel_diff(f$df[1:3], ct$df_Satt[match(nm, ct$Coef)]), 1e-6)
+})
