@@ -90,7 +90,8 @@ dd_registry_entries <- list(
        estimand = "the average effect on all treated unit-periods, with the fixed effects estimated on the untreated observations (two-stage DiD)"),
   # no package implements stacked DiD: the test follows the authors' recipe by hand
   list(name = "did_stacked", class = "did_stacked", treatment = "gname",
-       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full", "control_group"),
+       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full", "control_group", "balance", "balance_covariates",
+                  "balance_tol", "balance_maxit", "balance_weights", "balance_diagnostics"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-stacked.R",
        estimand = "the average effect on the treated across the stacked sub-experiments, each cohort compared with its clean controls"),
   list(name = "did_lpdid", class = "did_lpdid", treatment = "gname",

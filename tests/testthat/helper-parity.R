@@ -22,7 +22,9 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       # did_bc() against badcontrols::didbc (ptetools' cells)
                       "badcontrols",
                       # vcov = "HC2" / "HC3" against vcovHC()
-                      "sandwich")
+                      "sandwich",
+                      # did_stacked(balance = "entropy")'s weights against ebalance()
+                      "ebal")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
