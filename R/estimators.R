@@ -140,6 +140,12 @@ dd_registry_entries <- list(
   list(name = "did_dcdh", class = "did_dcdh", treatment = "dname",
        fields = c("tname", "joint", "delta_D_avg_total", "inf", "estimand", "predict_het"),
        check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R"),
+  # no R package: the paper's equations by hand, numerical derivatives, a bootstrap of individuals
+  list(name = "did_duration", class = "did_duration", treatment = "gname",
+       fields = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "tname", "cluster",
+                  "method", "first_treat", "last_pre", "fit_periods", "fit_weights", "c_hat", "survival", "pretest",
+                  "control_group"),
+       check_rule = NA, peer = NA, parity_test = "test-duration.R"),
   # regression discontinuity: a running variable and a cutoff, not a panel
   list(name = "rd_robust", class = "rd_robust", treatment = "running",
        fields = c("inf", "curve", "bins", "xname", "cutoff", "fuzzy", "bandwidths", "c_bw", "bwselect", "counts", "sides", "coef_covs",
