@@ -107,7 +107,7 @@ did_duration <- function(data, yname, idname, tname, gname, method = c("common_d
                       layout = "id", complete = "did_duration()", need_never = "did_duration()")
   p <- up$panel; prep <- up$prep; cl <- up$cl
   rm(up)
-  dd_duration_check_outcome(p, yname, idname)
+  dd_duration_check_outcome(p, prep$Y, yname, idname)
   tl <- prep$tlist; G <- prep$unit_group
   if (length(prep$glist) != 1L)
     dd_stop("`gname` = \"%s\" has %d treated cohorts (%s); did_duration() compares one group treated from one common period with the never treated. Keep one cohort (and the never treated).",
@@ -157,10 +157,13 @@ did_duration <- function(data, yname, idname, tname, gname, method = c("common_d
                   pretest = pre, control_group = "nevertreated"))
 }
 
-# The outcome: 0/1 and absorbing (dd_first_treated() reads the first period
-# at 1; a later 0 is an error naming the unit and the periods)
-dd_duration_check_outcome <- function(p, yname, idname) {
+# The outcome: 0/1 and absorbing. The units' rows of the wide panel Y
+# (periods sorted) must not decrease; if one does, dd_first_treated() on the
+# panel's rows finds the first period at 1 and the later 0 for the error,
+# which names the unit and the periods.
+dd_duration_check_outcome <- function(p, Y, yname, idname) {
   dd_check_binary(p$y, "yname", yname)
+  if (ncol(Y) > 1L && !any(Y[, -1L, drop = FALSE] < Y[, -ncol(Y), drop = FALSE])) return(invisible(TRUE))
   ft <- dd_first_treated(p$y, p$idc, p$tt, attr(p$idc, "nlev"))
   if (ft$n_off) {
     r <- which(ft$off)[1]
