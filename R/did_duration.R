@@ -28,7 +28,8 @@
 #'
 #' The effect at each period after treatment is `ATT(t) = exp(-R0_1t) -
 #' S_1t` (Eq. 3.4): the counterfactual minus the observed survival of the
-#' treated, that is `E[Y_t - Y0_t | treated]` (positive: faster absorption).
+#' treated, that is the mean of `Y_t - Y0_t` among the treated (positive: faster
+#' absorption).
 #' `ATT` is the mean over the post-treatment periods.
 #'
 #' Default fitting periods are every period after the first up to the last
@@ -55,6 +56,19 @@
 #' [dd_sim_duration()]. The worked example of diff-diff's DurationDiD
 #' specification (10 + 10 individuals, 5 periods) is reproduced.
 #'
+#' @section Differences from diff-diff's DurationDiD:
+#' The point estimates are the same (the proportional-hazards ratio as the
+#' mean of ratios, as diff-diff). Deliberate differences: standard errors,
+#' bands and the pretest come from the influence functions (analytic, or
+#' their multiplier bootstrap) instead of a bootstrap of individuals with
+#' studentised quantiles, and the pretest is a Wald test of the contrasts
+#' rather than a sup-t band test; elapsed time is measured in the units of
+#' `tname`, so periods need not be equally spaced (the common-dynamics `c`
+#' is per unit of time; the effects do not depend on the scale); a
+#' counterfactual curve with a negative implied hazard gives a note, not
+#' missing effects; survival 0 where the estimator takes its log, or a
+#' proportional-hazards ratio that is not positive, is an error.
+#'
 #' @param data A balanced panel, one row per unit and period.
 #' @param yname The outcome: 0/1, absorbing (once 1, 1 in every later period
 #'   of the unit).
@@ -78,6 +92,7 @@
 #'   survival of the treated and their integrated hazards), `fit$c_hat`
 #'   (estimate and standard error), `fit$pretest`, `fit$inf` (the influence
 #'   functions, one row per unit in `fit$units`).
+#' @inheritSection diffdiff-package Cohort coding
 #' @references Deaner, B. and Ku, H. (2026). Causal duration analysis with
 #'   diff-in-diff. arXiv:2405.05220v2.
 #' @examples

@@ -68,12 +68,12 @@ dd_sim_duration <- function(n_units = 1000, n_periods = 8, first_treat = 5, trea
   # absorption period: 1 with probability p_k, else the first j whose
   # cumulative hazard reaches an Exp(1) draw (Inf: never absorbed)
   first_in <- stats::runif(n_units) < ifelse(trt, absorbed_share[1], absorbed_share[2])
-  E <- stats::rexp(n_units)
+  ex <- stats::rexp(n_units)
   absorb <- ifelse(first_in, 1, Inf)
   for (k in 1:2) {
     s <- which(!first_in & (trt == (k == 1L)))
     H <- cumsum(if (k == 1L) h1 else h0)
-    j <- findInterval(E[s], H, left.open = TRUE) + 1L
+    j <- findInterval(ex[s], H, left.open = TRUE) + 1L
     absorb[s] <- ifelse(j > T, Inf, j)
   }
   d <- expand.grid(time = seq_len(T), id = seq_len(n_units))[, c("id", "time")]
