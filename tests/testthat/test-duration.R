@@ -127,6 +127,25 @@ test_that("the influence functions are the derivatives of the estimates with res
   }
 })
 
+test_that("whole-number unit weights equal repeating the units (an independent check of the weighting)", {
+  d <- small_panel(8, n1 = 20, n0 = 25, tt = 1:6, g = 4)
+  set.seed(8)
+  wu <- sample(1:3, 45, replace = TRUE)
+  d$w <- wu[d$id]
+  rep_id <- rep(seq_len(45), wu)
+  dx <- do.call(rbind, lapply(seq_along(rep_id), function(k) {
+    r <- d[d$id == rep_id[k], ]; r$id <- k; r
+  }))
+  for (meth in c("common_dynamics", "proportional_hazards")) {
+    a <- did_duration(d, "y", "id", "t", "g", method = meth, weightsname = "w")
+    b <- did_duration(dx, "y", "id", "t", "g", method = meth)
+    expect_equal(unname(coef(a)), unname(coef(b)), tolerance = 1e-12)
+    expect_equal(a$c_hat[["estimate"]], b$c_hat[["estimate"]], tolerance = 1e-12)
+    expect_equal(a$pretest$table$estimate, b$pretest$table$estimate, tolerance = 1e-12)
+    expect_false(isTRUE(all.equal(unname(coef(a)), unname(coef(did_duration(d, "y", "id", "t", "g", method = meth))))))
+  }
+})
+
 test_that("analytic standard errors agree with a bootstrap of individuals (the paper's Algorithm 1, by hand)", {
   set.seed(21)
   d <- dd_sim_duration(n_units = 3000, n_periods = 6, first_treat = 4)
@@ -137,9 +156,10 @@ test_that("analytic standard errors agree with a bootstrap of individuals (the p
   draws <- t(vapply(seq_len(B), function(b) {
     i <- sample.int(nrow(w$Y), replace = TRUE)
     h <- hand_duration(w$Y[i, ], trt[i], w$tt, 3, "cd")
-    c(h$att, h$tau)
-  }, numeric(4)))
-  ratio <- f$coeftable$std.error / apply(draws, 2, stats::sd)
+    c(h$att, h$tau, h$c_hat, h$delta)
+  }, numeric(6)))
+  # the effects, c and the pretest contrast (period 2, anchored at 3)
+  ratio <- c(f$coeftable$std.error, f$c_hat[["std.error"]], f$pretest$table$std.error) / apply(draws, 2, stats::sd)
   # the bootstrap SD's relative Monte Carlo error is about 1 / sqrt(2 B) = 3.5%
   expect_true(all(abs(ratio - 1) < 0.15), label = paste(format(ratio), collapse = " "))
 })
