@@ -38,6 +38,11 @@
 #'     average and quantile effects per cohort and period, covariates by
 #'     quantile regressions, as qte's `CiC()`
 #'     and `QDiD()`).}
+#'   \item{Absorbing outcomes}{[did_duration()] (Deaner and Ku's duration
+#'     DiD: restrictions on the untreated hazards, common dynamics or
+#'     proportional hazards, for an outcome that records reaching an
+#'     absorbing state; one treated group against the never treated;
+#'     simulator [dd_sim_duration()]).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
 #'     [sdid_diagnostics()]), [did_synth()] (the synthetic control of Abadie,
@@ -100,7 +105,8 @@
 #'     [did_lwdid()] skips their cohort (as any cohort without the
 #'     pre-treatment periods its transformation needs: one for demean, two
 #'     for detrend; a note names them), [did_cic()] skips their cohort (no
-#'     base period; a note names it), and [bacon_decomp()] compares them
+#'     base period; a note names it), [did_duration()] drops such units
+#'     (warning, as [did_cs()]), and [bacon_decomp()] compares them
 #'     as always treated;
 #'   \item any other value must be a period of `tname`: a value between two
 #'     periods (2006.5, or 2004 in data observed every other year) is an error
