@@ -153,9 +153,12 @@ did_duration <- function(data, yname, idname, tname, gname, method = c("common_d
   tab <- res$tab
   tab$time <- c(NA, tl[post]); tab$event <- c(NA, tl[post] - g)
   V <- res$V; dimnames(V) <- list(names(est), names(est))
-  uc <- drop(PsiS %*% eng$J_c)
-  c_se <- sqrt(sum((if (is.null(cl)) uc else rowsum(uc, cl))^2)) / n
-  pre <- dd_duration_pretest(eng, PsiS, n, cl, tl)
+  # c and the pretest contrasts: analytic variances from the same layer
+  sp0 <- sp; sp0$nboot <- 0L; sp0$cband <- FALSE
+  Ua <- cbind(c = drop(PsiS %*% eng$J_c), PsiS %*% t(eng$J_delta))
+  aux <- dd_if_result(c(c = eng$c_hat, eng$delta), Ua, n, sp0, integer(), "", NULL, cluster = cl)
+  c_se <- sqrt(aux$V[1L, 1L])
+  pre <- dd_duration_pretest(eng, aux$V[-1L, -1L, drop = FALSE], tl)
   notes <- c(prep$notes, eng$notes)
   title <- sprintf("Duration DiD (did_duration, %s)", sub("_", " ", method))
   info <- dd_info("did_duration", title, yname, nrow(prep$Y) * length(tl),

@@ -90,20 +90,18 @@ dd_duration_engine <- function(S, tl, js, idx, a, method, yname) {
        pretest_times = tl[pt], survival = surv, notes = notes)
 }
 
-# The pretest table: the contrasts, their standard errors (influence
-# functions, summed within clusters) and a joint Wald test that all are 0
-dd_duration_pretest <- function(eng, PsiS, n, cl, tl) {
+# The pretest table: the contrasts, their standard errors (the covariance
+# Vd from dd_if_result(), clusters included) and the package's joint Wald
+# test that all are 0
+dd_duration_pretest <- function(eng, Vd, tl) {
   k <- length(eng$delta)
   if (!k) return(list(table = data.frame(time = numeric(), estimate = numeric(), std.error = numeric(),
                                          statistic = numeric(), p.value = numeric()),
                       statistic = NA_real_, df = 0L, p.value = NA_real_))
-  Ud <- PsiS %*% t(eng$J_delta)
-  if (!is.null(cl)) Ud <- rowsum(Ud, cl)
-  Vd <- crossprod(Ud) / n^2
   se <- sqrt(diag(Vd))
   z <- eng$delta / se
-  W <- tryCatch(drop(crossprod(eng$delta, solve(Vd, eng$delta))), error = function(err) NA_real_)
+  wd <- if (all(is.finite(Vd))) dd_wald(eng$delta, Vd) else data.frame(statistic = NA_real_, df1 = k, p.value = NA_real_)
   list(table = data.frame(time = eng$pretest_times, estimate = eng$delta, std.error = se, statistic = z,
                           p.value = 2 * stats::pnorm(-abs(z))),
-       statistic = W, df = k, p.value = if (k == 1L) 2 * stats::pnorm(-abs(z)) else dd_if_wald(eng$delta, Vd, k))
+       statistic = wd$statistic * wd$df1, df = wd$df1, p.value = wd$p.value)
 }
