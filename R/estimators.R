@@ -116,7 +116,7 @@ dd_registry_entries <- list(
   # no R package: the reference numbers come from diff-diff (Python)
   list(name = "did_trop", class = "did_trop", treatment = "dname",
        fields = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor",
-                  "replicates", "nboot", "tname", "settings", "n_treated", "n_control"),
+                  "replicates", "nboot", "tname", "settings", "n_treated", "n_control", "non_absorbing"),
        placebo_statistic = "ATT", check_rule = "balanced_never_pre2", peer = NA, parity_test = "test-trop.R"),
   list(name = "did_synth", class = "did_synth", treatment = "dname",
        fields = c("tname", "fits", "placebos", "periods", "Y0", "settings", "placebo_mspe_cut", "synth_data",
