@@ -406,6 +406,8 @@ dd_footer.did_trop <- function(x) {
   how <- if (is.na(x$loocv)) "fixed" else sprintf("leave-one-out cross-validation, score %s", format(x$loocv, digits = 6))
   cat(sprintf("Tuning: lambda_time = %s, lambda_unit = %s, lambda_nn = %s (%s)\n", format(l[[1]]), format(l[[2]]),
               format(l[[3]]), how))
+  if (isTRUE(x$non_absorbing))
+    cat("Treatment switches on and off (non_absorbing = TRUE): no carryover assumed; see summary() for notes.\n")
   invisible(x)
 }
 
