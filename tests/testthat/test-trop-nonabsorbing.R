@@ -192,3 +192,65 @@ test_that("a known effect is recovered on dd_sim_reversible() data within Monte 
   expect_gt(mean(se) / stats::sd(att), 0.5)
   expect_lt(mean(se) / stats::sd(att), 2)
 })
+
+test_that("bootstrap: never- and ever-treated units resampled apart (none never treated allowed), guard in every replicate", {
+  d <- switch_panel()
+  for (x in list(d, d[d$id != "u3", ])) {                 # with u3, the one never-treated unit, and without
+    Y <- wide(x, "y"); D <- wide(x, "D")
+    set.seed(9)
+    f <- suppressWarnings(do.call(did_trop, c(list(x, "y", "id", "time", "D", lambda_time = 0.3, lambda_unit = 0.4,
+                                                   lambda_nn = Inf, nboot = 12, non_absorbing = TRUE), tight)))
+    # the draws as documented: R's generator, per replicate the never-treated pool first, then the ever-treated
+    # pool, each with replacement; each replicate's ATT the mean over its identified cells
+    set.seed(9)
+    p0 <- which(colSums(D) == 0); p1 <- which(colSums(D) > 0)
+    reps <- vapply(1:12, function(b) {
+      cols <- c(p0[sample.int(length(p0), length(p0), replace = TRUE)], p1[sample.int(length(p1), length(p1), replace = TRUE)])
+      h <- hand_trop(Y[, cols, drop = FALSE], D[, cols, drop = FALSE], 0.3, 0.4)
+      if (all(is.na(h))) NA_real_ else mean(h, na.rm = TRUE)
+    }, numeric(1))
+    expect_equal(f$replicates, reps, tolerance = 1e-8)
+    expect_equal(f$coeftable$std.error, stats::sd(reps[is.finite(reps)]), tolerance = 1e-8)
+    expect_identical(f$n_control, length(p0))
+  }
+  expect_identical(f$n_control, 0L)
+  # forked processes: the same numbers bit for bit
+  skip_on_os("windows")
+  set.seed(9)
+  g <- suppressWarnings(did_trop(x, "y", "id", "time", "D", lambda_time = 0.3, lambda_unit = 0.4, lambda_nn = Inf,
+                                 nboot = 12, non_absorbing = TRUE, cores = 2, max_iter = 1e5, tol = 1e-13))
+  expect_identical(g$replicates, f$replicates)
+  expect_identical(g$cell_effects, f$cell_effects)
+})
+
+test_that("bad input: the global method, a non-flag, a disconnected design, too few untreated cells", {
+  d <- switch_panel()
+  expect_error(did_trop(d, "y", "id", "time", "D", method = "global", non_absorbing = TRUE, nboot = 0),
+               "`method` = \"global\" does not support `non_absorbing` = TRUE")
+  for (bad in list("yes", NA, c(TRUE, TRUE), 1))
+    expect_error(did_trop(d, "y", "id", "time", "D", non_absorbing = bad, nboot = 0),
+                 "`non_absorbing` must be TRUE or FALSE; got")
+  expect_error(did_trop(d, "y", "id", "time", "D", non_absorbing = "yes", nboot = 0), "got \"yes\"")
+  # two blocks: u1, u2 untreated in periods 1-2 only, u3, u4 in periods 3-4 only; no treated cell's unit and
+  # period are connected through untreated cells
+  D <- cbind(c(0, 0, 1, 1), c(0, 0, 1, 1), c(1, 1, 0, 0), c(1, 1, 0, 0))
+  set.seed(2)
+  b <- long(D, matrix(rnorm(16), 4))
+  expect_error(did_trop(b, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 0, lambda_nn = Inf, nboot = 0,
+                        non_absorbing = TRUE),
+               "`dname` = \"D\": none of the 8 treated cells is identified with `non_absorbing` = TRUE \\(e.g. unit 3 in period 1")
+  # every cell treated; untreated cells in one period only
+  x <- d; x$D <- 1
+  expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE),
+               "`dname` = \"D\" is 1 in every cell")
+  x <- d; x$D <- as.numeric(x$time != 3 | x$id == "u6")
+  expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE),
+               "`dname` = \"D\" is 0 only in period 3: with `non_absorbing` = TRUE, TROP needs at least 2 periods")
+  # the checks shared with the default still apply
+  x <- d; x$D[1] <- 2
+  expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE), "must be 0/1")
+  x <- d; x$D <- 0
+  expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE), "no treated cells",
+               class = "diffdiff_no_treated")
+  expect_error(did_trop(d[-3, ], "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE), "unbalanced")
+})
