@@ -86,7 +86,8 @@
 #' records the setting (`non_absorbing`) and prints the assumption it rests
 #' on: the paper proves triple robustness only under block assignment, so
 #' the bootstrap standard error should be read with care (diff-diff warns
-#' on every such fit; here it is a note under the table).
+#' on every such fit; here a line under the printed table and a note in
+#' `summary()`).
 #'
 #' @param data A data frame (long panel).
 #' @param yname,idname,tname Outcome, unit and period columns.
@@ -137,7 +138,7 @@
 #'          lambda_nn_grid = Inf, nboot = 0)
 #' # a treatment that switches on and off
 #' r <- dd_sim_reversible(n_units = 30, n_periods = 8)
-#' did_trop(r, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5, lambda_nn = Inf,
+#' did_trop(r, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0, lambda_nn = Inf,
 #'          nboot = 20, non_absorbing = TRUE)
 #' @export
 did_trop <- function(data, yname, idname, tname, dname, method = c("local", "global"), lambda_time = NULL,
