@@ -120,6 +120,37 @@ test_that("by hand: weights and weighted least squares in plain R, a switching t
   expect_output(print(summary(f)), sprintf("%d of %d treated cells not identified", sum(is.na(h)), length(h)))
 })
 
+test_that("cross-validation: every untreated cell (after switching off too) left out in turn, by hand", {
+  d <- switch_panel()
+  d <- d[d$id != "u6", ]                                   # every left-out cell then stays identified
+  Y <- wide(d, "y"); D <- wide(d, "D")
+  # the score by hand: each untreated cell's own weights, the cell left out, the squared prediction error
+  hand_score <- function(lt) {
+    c0 <- which(D == 0, arr.ind = TRUE)
+    sum(apply(c0, 1, function(c) {
+      t <- c[1]; i <- c[2]
+      W <- outer(exp(-lt * abs(seq_len(nrow(Y)) - t)), rep(1, ncol(Y))) * (D == 0)
+      W[t, i] <- 0
+      use <- W > 0
+      X <- cbind(diag(ncol(Y))[col(Y)[use], ], diag(nrow(Y))[row(Y)[use], ])
+      b <- stats::lm.wfit(X, Y[use], W[use])$coefficients
+      b[is.na(b)] <- 0
+      (Y[t, i] - sum(c(diag(ncol(Y))[i, ], diag(nrow(Y))[t, ]) * b))^2
+    }))
+  }
+  g <- c(2, 0.5, 0)                                        # the best last: not the first by default
+  f <- do.call(did_trop, c(list(d, "y", "id", "time", "D", lambda_time_grid = g, lambda_unit = 0,
+                                lambda_nn = Inf, nboot = 0, non_absorbing = TRUE), tight))
+  q <- vapply(g, hand_score, numeric(1))
+  expect_identical(which.min(q), 3L)
+  expect_identical(unname(f$lambda[["lambda_time"]]), g[which.min(q)])
+  expect_equal(f$loocv, min(q), tolerance = 1e-9)
+  pan <- diffdiff:::dd_panel(d, "y", "id", "time", c(dname = "D"), complete = "TROP")
+  m <- diffdiff:::dd_trop_matrices(pan, "D", "local", non_absorbing = TRUE)
+  expect_equal(vapply(g, function(l) diffdiff:::dd_trop_score(m, "local", c(l, 0, Inf), c(1e5, 1e-13)), numeric(1)),
+               q, tolerance = 1e-9)
+})
+
 test_that("an absorbing panel: non_absorbing = TRUE gives the default fit's numbers, bootstrap included", {
   st <- read.csv("trop-panel-30x12-stag.csv")
   for (nn in c(Inf, 0.1)) {
