@@ -483,7 +483,7 @@ SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cell
   const int loo = dd_chk_int(loo_, 0, 1, fn, "loo");
   const int P = dd_chk_int(P_, 0, T - 1, fn, "P");
   const int guard = dd_chk_int(guard_, 0, 1, fn, "guard");
-  if (guard && (method != 0 || loo)) error("%s: `guard` applies to the local method's fits (not loo)", fn);
+  if (guard && (method != 0 || loo)) dd_bad(fn, "guard", "applies to the local method's fits only (not loo)");
   const R_xlen_t K = XLENGTH(cells_) / 2;
   const int *cell = INTEGER(cells_);
   for (R_xlen_t q = 0; q < K; q++)

@@ -102,6 +102,13 @@ for (sz in list(c(2, 2), c(3, 5), c(6, 3), c(4, 4))) {
 check("C_trop_fit refuses max_iter NaN",
       refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(NaN, 1e-6),
                     cbind(2L, 2L), 0L, 1L, 0L)))
+check("C_trop_fit refuses the guard with the global method or loo, and guard = 2",
+      refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 1L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                    cbind(2L, 2L), 0L, 1L, 1L)) &&
+        refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                      cbind(2L, 2L), 1L, 1L, 1L)) &&
+        refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                      cbind(2L, 2L), 0L, 1L, 2L)))
 fa <- dd_sim_factor(n_units = 8, n_periods = 6, n_treated = 2)
 check("did_trop", inherits(q(did_trop(fa, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5,
                                       lambda_nn = 0.1, nboot = 3)), "dd_fit"))
