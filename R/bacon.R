@@ -133,6 +133,8 @@ bacon_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NUL
 #' @param legend,legend_pos For `plot`: draw the legend (default `TRUE`), and
 #'   where: `"auto"` (default: the emptiest corner) or a keyword of
 #'   [graphics::legend()].
+#' @param main For `plot`: the title (default: "Goodman-Bacon decomposition:"
+#'   and the outcome).
 #' @param ... `plot`: passed to [graphics::plot.default()]; the other methods: not used (an error if given).
 #' @export
 print.bacon_decomp <- function(x, ...) {
@@ -163,8 +165,9 @@ summary.bacon_decomp <- function(object, ...) {
 
 #' @rdname bacon_decomp
 #' @export
-plot.bacon_decomp <- function(x, legend = TRUE, legend_pos = "auto", ...) {
+plot.bacon_decomp <- function(x, legend = TRUE, legend_pos = "auto", main = NULL, ...) {
   legend <- dd_check_flag(legend, "legend")
+  if (is.null(main)) main <- paste("Goodman-Bacon decomposition:", x$yname)
   tb <- x$two_by_twos
   types <- c("Earlier vs Later Treated", "Later vs Earlier Treated", "Treated vs Untreated", "Later vs Always Treated")
   col <- c("#1B6CA8", "#C0392B", "#2E8B57", "#8E44AD")[match(tb$type, types)]
@@ -172,7 +175,7 @@ plot.bacon_decomp <- function(x, legend = TRUE, legend_pos = "auto", ...) {
   op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
   on.exit(graphics::par(op))
   graphics::plot.default(tb$weight, tb$estimate, col = col, pch = pch, xlab = "Weight", ylab = "2x2 DiD estimate",
-                         main = paste("Goodman-Bacon decomposition:", x$yname), ...)
+                         main = main, ...)
   graphics::abline(h = x$beta_twfe, lty = 2, col = "grey40")
   present <- types %in% tb$type
   if (legend)

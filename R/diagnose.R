@@ -23,25 +23,48 @@
 #'   whether they share a sign.
 #' * **design_effect**: with a survey design, the design effects
 #'   ([dd_deff()]).
+#' * **bacon**: the Goodman-Bacon decomposition ([bacon_decomp()]) of the
+#'   two-way fixed-effects coefficient on the fit's own panel (its rows,
+#'   outcome, units, periods and treatment timing, as the estimator validated
+#'   them): the share of the weight on "later vs earlier treated" comparisons
+#'   (already-treated units as controls). Verdict: above 0.10
+#'   `"material_forbidden_weight"`, above 0.01 `"some_forbidden_weight"`,
+#'   else `"negligible_forbidden_weight"`. For a two-way fixed-effects fit
+#'   this is a statement about the estimate; for a heterogeneity-robust
+#'   estimator it describes the rollout (what a TWFE regression would have
+#'   mixed). It needs the data (`data`, or the fit's `data` argument found
+#'   from `envir`), a balanced panel with staggered timing, and an
+#'   estimator that [placebo_test()] can re-run.
 #'
 #' There is no pass/fail verdict (as diff-diff). `next_steps` are the first
 #' five of [dd_next_steps()] with the checks that ran marked done.
 #'
 #' @param fit A diffdiff fit.
 #' @param alpha Level of the tests and intervals (default the fit's).
+#' @param data The data the fit was estimated on, for the Bacon check
+#'   (`NULL`: the fit's call's `data`, evaluated in `envir`).
+#' @param bacon Run the Bacon check (`TRUE`, the default; it re-runs the
+#'   estimator once, without bootstrap, to rebuild its panel).
+#' @param envir Where the fit's call is evaluated (default: the caller's
+#'   frame).
 #' @return An object of class `dd_diagnosis`: `estimator`, `checks` (a data
 #'   frame: check, status, verdict, headline, reason), the sections
 #'   (`parallel_trends`, `pretrends_power`, `sensitivity`, `heterogeneity`,
-#'   `design_effect`), `interpretation` (a paragraph) and `next_steps`.
-#'   Methods print and tidy.
+#'   `design_effect`, `bacon`), `interpretation` (a paragraph) and
+#'   `next_steps`. Methods print, tidy and plot (the event study with the
+#'   pre-trend test, the HonestDiD intervals and the Bacon weights, in one
+#'   figure).
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' fit <- did_cs(d, "y", "id", "year", "first_treat", nboot = 0, base_period = "universal")
 #' dd_diagnose(fit)
 #' @export
-dd_diagnose <- function(fit, alpha = NULL) {
+dd_diagnose <- function(fit, alpha = NULL, data = NULL, bacon = TRUE, envir = parent.frame()) {
   if (!inherits(fit, "dd_fit")) dd_stop("`fit` must be a diffdiff fit; got %s.", dd_show(class(fit)[1]))
   alpha <- if (is.null(alpha)) fit$alpha %||% 0.05 else dd_check_alpha(alpha)
+  dd_check_flag(bacon, "bacon")
+  if (!is.null(data)) dd_check_data(data)
+  if (!is.environment(envir)) dd_stop("`envir` must be an environment; got %s.", dd_show(class(envir)[1]))
   est <- class(fit)[1]
   reg <- dd_estimators()
   agg <- reg$aggregate[match(est, reg$name)]
@@ -65,7 +88,10 @@ dd_diagnose <- function(fit, alpha = NULL) {
   ht <- run(function() dd_diag_hetero(fit))
   de <- if (inherits(fit$unit_cluster, "dd_svy_rows")) run(function() dd_diag_deff(fit))
         else list(status = "skipped", reason = "no survey design")
-  secs <- list(parallel_trends = pt, pretrends_power = pw, sensitivity = hs, heterogeneity = ht, design_effect = de)
+  bc <- if (!bacon) list(status = "skipped", reason = "not requested (bacon = FALSE)")
+        else run(function() dd_diag_bacon(fit, data, envir))
+  secs <- list(parallel_trends = pt, pretrends_power = pw, sensitivity = hs, heterogeneity = ht, design_effect = de,
+               bacon = bc)
   checks <- data.frame(check = names(secs), status = vapply(secs, function(s) s$status %||% "ran", ""),
                        verdict = vapply(secs, function(s) s$verdict %||% NA_character_, ""),
                        headline = vapply(secs, function(s) s$headline %||% NA_character_, ""),
@@ -76,7 +102,7 @@ dd_diagnose <- function(fit, alpha = NULL) {
             if ("heterogeneity" %in% ran) "heterogeneity")
   ns <- dd_next_steps(fit, completed = done)
   out <- c(list(estimator = est, alpha = alpha, overall = overall, checks = checks), secs,
-           list(next_steps = utils::head(ns$steps, 5L)))
+           list(next_steps = utils::head(ns$steps, 5L), event_study = es))
   out$interpretation <- dd_diag_text(out, fit)
   structure(out, class = "dd_diagnosis")
 }
@@ -145,7 +171,7 @@ dd_diag_honest <- function(es, alpha) {
   h <- honest_did(es, type = "RM", Mbar = c(0.5, 1, 1.5, 2), alpha = alpha)
   bd <- h$breakdown
   verdict <- if (is.na(bd) || bd >= max(h$results$Mbar)) "robust_over_grid" else if (bd >= 1) "robust_to_M_x" else "fragile"
-  list(status = "ran", results = h$results, breakdown = bd, verdict = verdict,
+  list(status = "ran", results = h$results, breakdown = bd, verdict = verdict, honest = h,
        headline = sprintf("HonestDiD (relative magnitudes): the robust interval excludes 0 up to Mbar = %s",
                           format(bd, digits = 3)))
 }
@@ -176,6 +202,42 @@ dd_diag_deff <- function(fit) {
        headline = sprintf("design effects %s to %s", format(min(d$deff, na.rm = TRUE), digits = 3), format(mx, digits = 3)))
 }
 
+# The Goodman-Bacon decomposition on the fit's validated panel (the rows,
+# outcome and timing the estimator used), rebuilt as placebo_test() does
+dd_diag_bacon <- function(fit, data, envir) {
+  est <- fit$estimator
+  if (!est %in% dd_placebo_estimators)
+    return(list(status = "skipped", reason = sprintf("%s's panel cannot be rebuilt (not an estimator placebo_test() re-runs)", est)))
+  if (!is.null(fit$db)) return(list(status = "skipped", reason = "estimated on a database table"))
+  cl <- fit$call
+  if (is.null(cl) || !is.null(cl$survey)) return(list(status = "skipped", reason = "the fit has a survey design"))
+  cl[[1L]] <- as.name(est)
+  env <- new.env(parent = envir)
+  assign(est, get(est, envir = asNamespace("diffdiff")), envir = env)
+  if (!is.null(data)) { assign(".dd_diag_data", data, envir = env); cl$data <- as.name(".dd_diag_data") }
+  pan <- tryCatch(dd_placebo_capture(dd_placebo_cheap(cl, est, point_only = TRUE), env)$pan,
+                  error = function(e) e)
+  if (inherits(pan, "error"))
+    return(list(status = "skipped", reason = sprintf("the fit's panel could not be rebuilt (pass `data`): %s", conditionMessage(pan))))
+  if (!isTRUE(pan$balanced)) return(list(status = "skipped", reason = "the panel is unbalanced (the decomposition needs a balanced panel)"))
+  u <- dd_placebo_units(pan)
+  G <- u$G
+  Gc <- G[is.finite(G) & G > min(u$tlev) & G <= max(u$tlev)]
+  if (length(unique(Gc)) < 2L)
+    return(list(status = "skipped", reason = "fewer than two treatment-timing cohorts (no staggered timing to decompose)"))
+  d <- data.frame(id = pan$idc, t = as.double(pan$tt), y = pan$y, g = G[pan$idc + 1L])
+  b <- bacon_decomp(d, "y", "id", "t", gname = "g")
+  tb <- b$two_by_twos
+  w_late <- sum(tb$weight[tb$type == "Later vs Earlier Treated"])
+  verdict <- if (w_late > 0.10) "material_forbidden_weight" else if (w_late > 0.01) "some_forbidden_weight"
+             else "negligible_forbidden_weight"
+  twfe <- est %in% c("did_twfe", "did_event")
+  list(status = "ran", decomposition = b, forbidden_weight = w_late, beta_twfe = b$beta_twfe, verdict = verdict,
+       about = if (twfe) "estimate" else "rollout",
+       headline = sprintf("%.1f%% of the TWFE weight on later- vs earlier-treated comparisons (TWFE coefficient %s)",
+                          100 * w_late, format(b$beta_twfe, digits = 4)))
+}
+
 dd_diag_text <- function(x, fit) {
   o <- x$overall
   s <- sprintf("The estimate (%s) is %s (%g%% CI %s to %s, p = %s).", o$term, format(o$estimate, digits = 4),
@@ -197,6 +259,11 @@ dd_diag_text <- function(x, fit) {
       robust_to_M_x = sprintf("The conclusion survives post-treatment violations up to %s times the largest pre-treatment one (HonestDiD).",
                               format(hs$breakdown, digits = 3)),
       "The conclusion does not survive post-treatment violations as large as the pre-treatment ones (HonestDiD breakdown below 1)."))
+  bc <- x$bacon
+  if (identical(bc$status, "ran") && bc$verdict != "negligible_forbidden_weight")
+    s <- c(s, if (bc$about == "estimate")
+      sprintf("%.0f%% of this TWFE coefficient's weight compares later- with already-treated units: it is biased when effects change over time; prefer a heterogeneity-robust estimator.", 100 * bc$forbidden_weight)
+      else sprintf("A TWFE regression on these data would put %.0f%% of its weight on comparisons with already-treated units; this estimator avoids them.", 100 * bc$forbidden_weight))
   if (nrow(x$next_steps)) s <- c(s, sprintf("Next step: %s.", x$next_steps$label[1]))
   paste(s, collapse = " ")
 }
@@ -220,4 +287,37 @@ print.dd_diagnosis <- function(x, ...) {
 tidy.dd_diagnosis <- function(x, ...) {
   dd_check_dots(list(...), "tidy()")
   x$checks
+}
+
+#' @rdname dd_diagnose
+#' @param x A `dd_diagnosis`.
+#' @param which The panels to draw, of those whose check ran: `"event_study"`
+#'   (the event study, titled with the pre-trend test), `"sensitivity"`
+#'   (the HonestDiD intervals over `Mbar`) and `"bacon"` (the 2x2
+#'   estimates against their weights). One row of panels.
+#' @param ... Unused (an error if given).
+#' @export
+plot.dd_diagnosis <- function(x, which = c("event_study", "sensitivity", "bacon"), ...) {
+  dd_check_dots(list(...), "plot()")
+  if (!is.character(which) || !length(which) || anyNA(which) ||
+      length(bad <- setdiff(which, c("event_study", "sensitivity", "bacon"))))
+    dd_stop("`which` must be some of \"event_study\", \"sensitivity\", \"bacon\"; got %s.", dd_show(which))
+  ran <- function(s) identical(x[[s]]$status, "ran")
+  panels <- which[vapply(which, function(w) switch(w, event_study = !is.null(x$event_study),
+                                                   sensitivity = ran("sensitivity"), bacon = ran("bacon")), NA)]
+  if (!length(panels))
+    dd_stop("none of the panels in `which` (%s) can be drawn: the fit has no event study, and the sensitivity and Bacon checks did not run.",
+            dd_show(which))
+  op <- graphics::par(mfrow = c(1L, length(panels)))
+  on.exit(graphics::par(op))
+  for (w in panels) switch(w,
+    event_study = {
+      pt <- x$parallel_trends
+      graphics::plot(x$event_study, main = if (ran("parallel_trends"))
+        sprintf("Event study (pre-trends: p = %s)", format.pval(pt$p.value, digits = 2)) else "Event study")
+    },
+    sensitivity = graphics::plot(x$sensitivity$honest,
+                                 main = sprintf("HonestDiD (breakdown Mbar = %s)", format(x$sensitivity$breakdown, digits = 3))),
+    bacon = graphics::plot(x$bacon$decomposition, main = sprintf("Bacon: %.0f%% later vs earlier", 100 * x$bacon$forbidden_weight)))
+  invisible(x)
 }

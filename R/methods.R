@@ -49,7 +49,27 @@
 #'   refits with the new variance (e.g. `update(fit, cluster = ~state)`), and says so when the estimator has
 #'   no such argument. `vcov` is always refitted that way.
 #' @param data For `summary(fit, cluster = )`: the data of the fit, to read the cluster column from
-#'   (default: the fit's call's `data`, found as [update()] finds it).
+#'   (default: the fit's call's `data`, found as [update()] finds it); with `style = "plain"`, also for
+#'   the Bacon check of [dd_diagnose()].
+#' @param style For `summary()`: `"table"` (the default: the coefficient table) or `"plain"`: a summary in
+#'   plain language for readers who are not economists (the rules of diff-diff's BusinessReport): the
+#'   effect in the outcome's units with its interval ("The treatment increased sales by $1,234.50 (95% CI:
+#'   ...)"), what the number is (the estimator's estimand, [dd_estimators()]), how strongly the data support
+#'   it (wording by the p-value: below 0.001 "strongly", below 0.01 "well supported", below `alpha`
+#'   significant, below 0.10 "suggestive", else "consistent with no effect"), the assumption it rests on,
+#'   and, from [dd_diagnose()], the pre-trend test, the HonestDiD breakdown value and the design effect in
+#'   words, the sample and the caveats (severity `"warning"` or `"info"`).
+#' @param outcome_label,treatment_label For `style = "plain"`: what the outcome and the treatment are
+#'   called in the text (default: the outcome column's name and "The treatment").
+#' @param outcome_unit For `style = "plain"`: the outcome's unit: `"$"` (or `"usd"`: `$1,234.56`), `"%"`,
+#'   `"pp"` (percentage points), `"log_points"` (never turned into percent), `"count"`; any other text is
+#'   printed after the number (`"hours"`). Default: none (3 significant digits).
+#' @param direction For `style = "plain"`: `"neutral"` (increased / decreased), `"higher_is_better"`
+#'   (lifted / reduced) or `"lower_is_better"` (worsened / improved).
+#' @param alpha For `style = "plain"`: the level used in the significance wording (default the fit's); the
+#'   interval stays at the fit's level (never recomputed), and a caveat says so.
+#' @param diagnose For `style = "plain"`: run [dd_diagnose()] for the pre-trend, sensitivity, Bacon and
+#'   design-effect sentences (default `TRUE`).
 #' @param digits Significant digits to print.
 #' @param ... Not used: an error if given (no argument is ignored silently). `tidy()` and `glance()` follow
 #'   broom's contract instead, as modelsummary passes its own arguments through: an error only for a
@@ -344,9 +364,25 @@ print.dd_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 
 #' @rdname dd_fit-methods
 #' @export
-summary.dd_fit <- function(object, cluster = NULL, vcov = NULL, data = NULL, ...) {
+summary.dd_fit <- function(object, cluster = NULL, vcov = NULL, data = NULL, style = c("table", "plain"),
+                           outcome_label = NULL, outcome_unit = NULL, treatment_label = NULL,
+                           direction = c("neutral", "higher_is_better", "lower_is_better"), alpha = NULL,
+                           diagnose = TRUE, ...) {
   dd_check_dots(list(...), "summary()")
-  object <- dd_revcov(object, cluster, vcov, data, parent.frame())
+  style <- dd_match_arg(style[1], c("table", "plain"), "style")
+  plain <- c(outcome_label = !is.null(outcome_label), outcome_unit = !is.null(outcome_unit),
+             treatment_label = !is.null(treatment_label), direction = !missing(direction), alpha = !is.null(alpha),
+             diagnose = !missing(diagnose))
+  if (style == "table" && any(plain))
+    dd_stop("`%s` applies to style = \"plain\" only (a summary in words); the table summary has no such argument.",
+            names(plain)[plain][1])
+  env <- parent.frame()
+  if (!is.null(cluster) || !is.null(vcov)) object <- dd_revcov(object, cluster, vcov, data, env)
+  if (style == "plain") {
+    dd_check_flag(diagnose, "diagnose")
+    dg <- if (diagnose) dd_diagnose(object, data = data, envir = env)
+    return(dd_plain(object, outcome_label, outcome_unit, treatment_label, direction, alpha, dg))
+  }
   structure(list(fit = object), class = "summary.dd_fit")
 }
 

@@ -66,15 +66,20 @@ dd_next_steps <- function(fit, completed = character()) {
 dd_step <- function(step, tag, label, why, code, priority = "high")
   data.frame(step = step, tag = tag, label = label, why = why, code = code, priority = priority, stringsAsFactors = FALSE)
 
+# the identifying assumption in words: the registry's text, else parallel
+# trends worded with the fit's comparison group and anticipation
 dd_assumption_text <- function(est, fit) {
+  reg <- dd_estimators()
+  a <- reg$assumption[match(est, reg$name)]
+  if (!is.na(a)) return(a)
   cg <- fit$control_group %||% ""
-  switch(est,
-         did_cic = "Changes-in-changes: untreated outcomes are monotone in one unobservable whose distribution is the same over time within a group, with common support (a break in mean trends is not evidence against it).",
-         rd_robust = "Continuity at the cutoff: the expected potential outcomes are continuous in the running variable there, and units cannot sort precisely around it (check the density: rd_density()).",
-         did_sdid = , did_synth = , did_trop = "A factor structure (or a weighted combination of controls) reproduces the treated units' untreated path; no anticipation; no spillovers to the donors.",
-         sprintf("Parallel trends%s, no anticipation (or the `anticipation` set), no spillovers, and overlap when covariates enter.",
-                 if (nzchar(cg)) sprintf(" relative to the %s units", sub("notyettreated", "not-yet-treated", sub("nevertreated", "never-treated", cg)))
-                 else ""))
+  k <- suppressWarnings(as.numeric(fit$anticipation %||% 0))
+  sprintf("Parallel trends%s, %s, no spillovers, and overlap when covariates enter.",
+          if (nzchar(cg)) sprintf(" relative to the %s units", sub("notyettreated", "not-yet-treated", sub("nevertreated", "never-treated", cg)))
+          else "",
+          if (length(k) == 1L && is.finite(k) && k > 0)
+            sprintf("no effects earlier than %s period%s before treatment (anticipation = %s)", format(k), if (k == 1) "" else "s", format(k))
+          else "no anticipation")
 }
 
 # the estimator's own steps (Baker et al. 3-8)

@@ -175,6 +175,9 @@ print.sdid_diagnostics <- function(x, ...) {
 #' @export
 summary.did_sdid <- function(object, ...) {
   dots <- list(...)
+  # the plain-language summary is the shared one
+  if (identical(dots$style, "plain")) return(NextMethod())
+  if (identical(dots$style, "table")) dots$style <- NULL
   v <- names(dots) %in% c("cluster", "vcov")
   # (an error: did_sdid has no such argument; dd_revcov says so)
   if (any(v)) dd_revcov(object, dots$cluster, dots$vcov)

@@ -175,6 +175,9 @@ dd_synth_footer <- function(x) {
 #' @export
 summary.did_synth <- function(object, ...) {
   dots <- list(...)
+  # the plain-language summary is the shared one
+  if (identical(dots$style, "plain")) return(NextMethod())
+  if (identical(dots$style, "table")) dots$style <- NULL
   if (any(names(dots) %in% c("cluster", "vcov"))) dd_revcov(object, dots$cluster, dots$vcov)
   dd_check_dots(dots, "summary()")
   structure(list(fit = object), class = "summary.did_synth")

@@ -29,7 +29,11 @@ test_that("dd_estimators() has the documented columns, one row per estimator", {
   expect_s3_class(reg, "data.frame")
   expect_identical(names(reg)[1], "name")
   expect_true(all(c("name", "class", "treatment", "fields", "placebo", "placebo_statistic", "check_rule", "peer",
-                    "parity_test") %in% names(reg)))
+                    "parity_test", "estimand", "assumption") %in% names(reg)))
+  # the plain-language texts (summary(style = "plain")): every row says what
+  # its headline number is; the assumption is NA only for parallel trends
+  expect_false(anyNA(reg$estimand))
+  expect_true(all(nchar(reg$estimand) > 20))
   expect_false(anyDuplicated(reg$name) > 0)
   expect_type(reg$fields, "list")
   expect_type(reg$placebo, "logical")
