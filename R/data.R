@@ -6,6 +6,20 @@
 #'     with staggered adoption (`id`, `year`, `state`, `first_treat`,
 #'     `treat`, `y`, covariates `x1`, `x2`, weight `w`), made by
 #'     `tools/make-data.R` in the source repository.}
+#'   \item{`sim_county.csv`}{**Simulated** data with the layout of the
+#'     did package's `mpdta` (county teen employment and minimum wages):
+#'     500 counties (`countyreal`) over 2003-2007 (`year`), log teen
+#'     employment `lemp`, log population `lpop` (constant within county),
+#'     first treated year `first.treat` (2004, 2006 or 2007 for 20, 40 and
+#'     131 counties, as in `mpdta`; 0 for the 309 never treated), `treat` (1
+#'     if ever treated) and the effect planted in each row, `effect_true`
+#'     (-0.02 in the first treated year, 0.03 lower each year after).
+#'     Written by [dd_sim_county()] with its defaults under `set.seed(20030507)`
+#'     (`tools/make-county-data.R` in the source repository; values rounded to
+#'     six decimals). These are not the did package's data (GPL-2), nor any
+#'     county's records: they only share `mpdta`'s layout and column names, so
+#'     that did's tutorials run on them with [did_cs()]. Parallel trends hold
+#'     given `lpop`, not without it (see [dd_sim_county()]).}
 #'   \item{`california_prop99.csv`}{California's Proposition 99: annual
 #'     cigarette sales (`PacksPerCapita`, packs per capita) for 39 US states,
 #'     1970-2000, with `treated` = 1 for California from 1989 on
@@ -103,6 +117,8 @@
 #'   Goodman-Bacon, A. (2021). Difference-in-differences with variation in
 #'   treatment timing. Journal of Econometrics 225(2), 254-277.
 #' @examples
+#' cty <- read.csv(system.file("extdata", "sim_county.csv", package = "diffdiff"))
+#' aggregate(did_cs(cty, "lemp", "countyreal", "year", "first.treat", xformla = ~lpop, nboot = 0), "dynamic")
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)
 #' castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))

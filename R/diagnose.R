@@ -202,15 +202,16 @@ dd_diag_deff <- function(fit) {
        headline = sprintf("design effects %s to %s", format(min(d$deff, na.rm = TRUE), digits = 3), format(mx, digits = 3)))
 }
 
-# The Goodman-Bacon decomposition on the fit's validated panel (the rows,
-# outcome and timing the estimator used), rebuilt as placebo_test() does
-dd_diag_bacon <- function(fit, data, envir) {
+# The fit's validated panel as a data frame (the rows, outcome, units,
+# periods and first treated period the estimator used), rebuilt as
+# placebo_test() does; a string (the reason) when it cannot be
+dd_fit_panel_df <- function(fit, data, envir) {
   est <- fit$estimator
   if (!est %in% dd_placebo_estimators)
-    return(list(status = "skipped", reason = sprintf("%s's panel cannot be rebuilt (not an estimator placebo_test() re-runs)", est)))
-  if (!is.null(fit$db)) return(list(status = "skipped", reason = "estimated on a database table"))
+    return(sprintf("%s's panel cannot be rebuilt (not an estimator placebo_test() re-runs)", est))
+  if (!is.null(fit$db)) return("estimated on a database table")
   cl <- fit$call
-  if (is.null(cl) || !is.null(cl$survey)) return(list(status = "skipped", reason = "the fit has a survey design"))
+  if (is.null(cl) || !is.null(cl$survey)) return("the fit has a survey design")
   cl[[1L]] <- as.name(est)
   env <- new.env(parent = envir)
   assign(est, get(est, envir = asNamespace("diffdiff")), envir = env)
@@ -218,20 +219,32 @@ dd_diag_bacon <- function(fit, data, envir) {
   pan <- tryCatch(dd_placebo_capture(dd_placebo_cheap(cl, est, point_only = TRUE), env)$pan,
                   error = function(e) e)
   if (inherits(pan, "error"))
-    return(list(status = "skipped", reason = sprintf("the fit's panel could not be rebuilt (pass `data`): %s", conditionMessage(pan))))
-  if (!isTRUE(pan$balanced)) return(list(status = "skipped", reason = "the panel is unbalanced (the decomposition needs a balanced panel)"))
-  u <- dd_placebo_units(pan)
-  G <- u$G
-  Gc <- G[is.finite(G) & G > min(u$tlev) & G <= max(u$tlev)]
+    return(sprintf("the fit's panel could not be rebuilt (pass `data`): %s", conditionMessage(pan)))
+  u <- tryCatch(dd_placebo_units(pan), error = function(e) e)
+  if (inherits(u, "error")) return(conditionMessage(u))
+  nm <- c(y = fit$yname %||% "y", id = pan$key$idname %||% "id", t = pan$key$tname %||% "t", g = if (!is.null(pan$g)) pan$key$role[["gname"]] %||% "first_treated" else "first_treated")
+  nm <- make.unique(unname(nm))
+  d <- data.frame(pan$id, as.double(pan$tt), pan$y, u$G[pan$idc + 1L])
+  names(d) <- nm[c(2, 3, 1, 4)]
+  list(data = d, yname = nm[1], idname = nm[2], tname = nm[3], gname = nm[4], balanced = isTRUE(pan$balanced),
+       tlev = u$tlev)
+}
+
+# The Goodman-Bacon decomposition on the fit's validated panel
+dd_diag_bacon <- function(fit, data, envir) {
+  pd <- dd_fit_panel_df(fit, data, envir)
+  if (is.character(pd)) return(list(status = "skipped", reason = pd))
+  if (!pd$balanced) return(list(status = "skipped", reason = "the panel is unbalanced (the decomposition needs a balanced panel)"))
+  G <- pd$data[[pd$gname]]
+  Gc <- G[is.finite(G) & G > min(pd$tlev) & G <= max(pd$tlev)]
   if (length(unique(Gc)) < 2L)
     return(list(status = "skipped", reason = "fewer than two treatment-timing cohorts (no staggered timing to decompose)"))
-  d <- data.frame(id = pan$idc, t = as.double(pan$tt), y = pan$y, g = G[pan$idc + 1L])
-  b <- bacon_decomp(d, "y", "id", "t", gname = "g")
+  b <- bacon_decomp(pd$data, pd$yname, pd$idname, pd$tname, gname = pd$gname)
   tb <- b$two_by_twos
   w_late <- sum(tb$weight[tb$type == "Later vs Earlier Treated"])
   verdict <- if (w_late > 0.10) "material_forbidden_weight" else if (w_late > 0.01) "some_forbidden_weight"
              else "negligible_forbidden_weight"
-  twfe <- est %in% c("did_twfe", "did_event")
+  twfe <- fit$estimator %in% c("did_twfe", "did_event")
   list(status = "ran", decomposition = b, forbidden_weight = w_late, beta_twfe = b$beta_twfe, verdict = verdict,
        about = if (twfe) "estimate" else "rollout",
        headline = sprintf("%.1f%% of the TWFE weight on later- vs earlier-treated comparisons (TWFE coefficient %s)",

@@ -38,6 +38,40 @@
 #' differed, 95.8% when only trends and levels differed and 95.1% when
 #' neither did; see `vignette("coverage", package = "diffdiff")`.
 #'
+#' @section Entropy balancing:
+#' With `balance = "entropy"` (covariate-balanced weighted stacked DiD,
+#' Ustyuzhanin 2026, as diff-diff's `StackedDiD(balance = "entropy")`), the
+#' clean controls of each sub-experiment \eqn{a} are reweighted so that their
+#' means of `balance_covariates`, read at period \eqn{a - 1}, equal the
+#' treated cohort's means. The weights \eqn{b} are entropy-balancing weights
+#' (Hainmueller 2012): positive, summing to 1 within the sub-experiment, and
+#' as close to uniform as balance allows (damped Newton on the convex dual
+#' with standardised covariates, until the largest raw-scale difference of
+#' means is below `balance_tol`; L-BFGS-B if Newton has not reached it after
+#' `balance_maxit` steps). Where no halving of a Newton step decreases the
+#' dual enough (after an overshoot that leaves a vanishing Hessian), the
+#' step is a steepest-descent one: diff-diff's iteration moves by 2^-40 of
+#' the Newton step there and can diverge on a feasible target. They replace \eqn{Q}: treated rows get weight 1
+#' and the control rows of sub-experiment \eqn{a}, at every event time,
+#' \eqn{b \cdot (N^D_a / N^D) / (\tilde N_a / \tilde N)}, with
+#' \eqn{N^D_a} its treated units and \eqn{\tilde N_a = \sum b} (1 up to
+#' rounding). Uniform \eqn{b} gives the estimates of `balance = "none"`.
+#' The weights are treated as fixed in the clustered variance (no term for
+#' their estimation), as diff-diff does. Every treated and clean-control unit
+#' must have one row at each period of its window (an error otherwise), and
+#' finite covariates at \eqn{a - 1}. A target outside the controls' convex
+#' hull cannot be balanced: an error names the cohort and the covariate
+#' (cohorts are not dropped); a warning says when the weights concentrate on
+#' few controls (effective sample size below 2 or 5% of the controls).
+#' Not with `weightsname` or `survey`. The fit records `balance`,
+#' `balance_covariates`, `balance_tol`, `balance_maxit`, the weights
+#' (`balance_weights`: per cohort and unit, the design weight `b` and the
+#' regression weight `weight`) and `balance_diagnostics` (per cohort: units,
+#' effective control mass, effective sample size, the largest difference of
+#' means before and after, Newton iterations and the solver). p-values and
+#' intervals use G - 1 degrees of freedom (diff-diff's default: positive-weight
+#' rows minus coefficients); the standard errors agree.
+#'
 #' @inheritParams did_bjs
 #' @param kappa_pre,kappa_post Periods before (at least 1) and after (at
 #'   least 0) adoption in each sub-experiment's window.
@@ -64,11 +98,31 @@
 #' @param cband With `nboot > 0`, a uniform (sup-t) band over the event-time
 #'   estimates: columns `cband.low`, `cband.high`; its critical value is
 #'   `fit$crit` and `fit$event_study$crit`.
+#' @param balance `"none"` (default: the corrective weights \eqn{Q}) or
+#'   `"entropy"` (entropy-balanced control weights; see "Entropy balancing").
+#' @param balance_covariates With `balance = "entropy"`: the numeric columns
+#'   whose treated means the controls are balanced to (a character vector or
+#'   a one-sided formula of column names, such as `~ x1 + x2`); read at the
+#'   period before each cohort's adoption. They do not enter the regression
+#'   (that is `xformla`).
+#' @param balance_tol,balance_maxit Entropy balancing stops when the largest
+#'   absolute difference between the controls' weighted means and the
+#'   treated means is below `balance_tol` (default `1e-8`, diff-diff's), or
+#'   after `balance_maxit` Newton steps (default 200).
 #' @return An object of class `c("did_stacked", "dd_fit")` with rows
 #'   `event::e` (\eqn{e \ne -1}) and `ATT`; `cohorts` (kept and trimmed, with
-#'   treated and control unit counts) and `stacked_nobs`.
+#'   treated and control unit counts), `stacked_nobs` and `balance`; with
+#'   `balance = "entropy"` also the balancing fields above.
 #' @references Wing, C., Freedman, S. M. and Hollingsworth, A. (2024).
 #'   Stacked difference-in-differences. NBER Working Paper 32054.
+#'
+#'   Hainmueller, J. (2012). Entropy balancing for causal effects: a
+#'   multivariate reweighting method to produce balanced samples in
+#'   observational studies. Political Analysis 20(1), 25-46.
+#'
+#'   Ustyuzhanin (2026): covariate-balanced weighted stacked DiD
+#'   (CBWSDID), as cited and implemented by diff-diff's
+#'   `StackedDiD(balance = "entropy")`.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' st <- did_stacked(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
@@ -76,12 +130,18 @@
 #' st
 #' st$cohorts
 #' plot(st)
+#' # controls balanced on the covariate x2 (constant within units) per cohort
+#' eb <- did_stacked(d, yname = "y", idname = "id", tname = "year", gname = "first_treat",
+#'                   kappa_pre = 3, kappa_post = 2, balance = "entropy", balance_covariates = "x2")
+#' eb$balance_diagnostics
 #' @inheritSection diffdiff-package Cohort coding
 #' @export
 did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa_pre, kappa_post,
                         weightsname = NULL, control_group = c("not_yet_treated", "never_treated", "strict"),
                         cluster = NULL, vcov = NULL, alpha = 0.05, nboot = 0, boot_weights = c("rademacher", "mammen", "webb"),
-                        cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, coords = NULL, cutoff = NULL) {
+                        cband = FALSE, fe_tol = 1e-8, fe_maxit = 10000, survey = NULL, coords = NULL, cutoff = NULL,
+                        balance = c("none", "entropy"), balance_covariates = NULL, balance_tol = 1e-8,
+                        balance_maxit = 200) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "gname"))
   sp <- dd_spec(alpha = alpha, nboot = nboot, boot_weights = boot_weights, cband = cband, fe_tol = fe_tol,
@@ -96,10 +156,13 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
       !inherits(vcov, "dd_conley"))
     dd_stop("`vcov` = %s: did_stacked() clusters its standard errors (\"cluster\", CR1, default), uses \"CR2\" or Conley's (\"conley\", dd_conley()).",
             dd_show(vcov))
+  bal <- dd_stacked_balance_args(balance, balance_covariates, balance_tol, balance_maxit, weightsname, survey)
   sp <- dd_spec_variance(sp, data, idname, weightsname, cluster, vcov, survey, one_way = TRUE, coords = coords,
                          cutoff = cutoff, conley = TRUE)
+  aux <- if (bal$balance == "entropy") stats::setNames(bal$covariates, rep("balance_covariates", length(bal$covariates)))
+         else character()
   st <- dd_panel_timing(dd_panel(data, yname, idname, tname, c(gname = gname), xformla, weightsname, sp$cluster,
-                                 NULL, sp$design), gname)
+                                 NULL, sp$design, aux = aux), gname)
   p <- st; g <- st$g; tt <- st$tt
   fu <- dd_first_rows(st$idc)                     # one row per unit
   gu <- g[fu]; nu <- st$never[fu]
@@ -131,6 +194,12 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
   sr <- .Call(C_stack_rows, st$idc, st$tc, matrix(umask, length(gu)), matrix(pmask, length(tv)), tv, as.double(kc),
               as.double(gu), nu, as.integer(kpre), nE)
   r <- sr$row; e0 <- sr$e0; D <- sr$D; Q <- sr$Q; cnt <- sr$cnt
+  if (bal$balance == "entropy") {
+    # entropy-balanced design weights replace Q (treated rows keep 1)
+    sub <- rep.int(seq_along(kc), colSums(matrix(cnt, 2L * nE)))
+    eb <- dd_stacked_balance(bal, st, r, sub, e0, D, matrix(umask, length(gu)), kc, kpre, nE, tv, gu, nu, idname)
+    Q <- eb$W
+  }
   rm(sr)
   # controls of a sub-experiment at an event time without its treated rows get Q = 0: dropped
   if (any(cnt[1L, ] > 0 & cnt[2L, ] == 0)) { pos <- Q > 0; r <- r[pos]; e0 <- e0[pos]; D <- D[pos]; Q <- Q[pos] }
@@ -178,13 +247,17 @@ did_stacked <- function(data, yname, idname, tname, gname, xformla = NULL, kappa
   ag <- dd_reg_agg_table(est, lc, S, sp, band = seq_along(terms))
   tab <- ag$tab; V <- ag$V
   tab$event <- c(est_ev, NA)
-  info <- dd_reg_info(est, "did_stacked", "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
+  info <- dd_reg_info(est, "did_stacked", if (bal$balance == "entropy") "Stacked DiD with entropy-balanced corrective weights (did_stacked)"
+                      else "Stacked DiD with corrective weights (did_stacked)", yname, alpha,
                       out_terms, p$cluster, c("treated", "event time"),
                       n_units = sum(rowSums(umask) > 0), n_periods = sum(rowSums(pmask) > 0))
   if (sp$nboot > 0L) { info$vcov_type <- "bootstrap"; info$vcov_label <- ag$label }
   if (identical(est$vc$type, "CR2")) info$df <- stats::setNames(dd_vc_df(est$vc, S), out_terms)
   new_dd_fit("did_stacked", tab, stats::setNames(tab$estimate, out_terms), V, info, call,
-             list(event_study = dd_es_spec(reference = -1), cohorts = info_c, control_group = control_group, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
+             c(list(event_study = dd_es_spec(reference = -1), cohorts = info_c, control_group = control_group, stacked_nobs = length(r), kappa = c(pre = kpre, post = kpost),
                   coef_full = dd_coef_table(b, sqrt(diag(est$vc$V)), est$vc$df, alpha), crit = ag$crit,
-                  nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband))
+                  nboot = sp$nboot, boot_weights = sp$boot_weights, cband = sp$cband, balance = bal$balance),
+               if (bal$balance == "entropy")
+               list(balance_covariates = bal$covariates, balance_tol = bal$tol, balance_maxit = bal$maxit,
+                    balance_weights = eb$weights, balance_diagnostics = eb$diagnostics)))
 }

@@ -90,7 +90,8 @@ dd_registry_entries <- list(
        estimand = "the average effect on all treated unit-periods, with the fixed effects estimated on the untreated observations (two-stage DiD)"),
   # no package implements stacked DiD: the test follows the authors' recipe by hand
   list(name = "did_stacked", class = "did_stacked", treatment = "gname",
-       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full", "control_group"),
+       fields = c("cohorts", "stacked_nobs", "kappa", "coef_full", "control_group", "balance", "balance_covariates",
+                  "balance_tol", "balance_maxit", "balance_weights", "balance_diagnostics"),
        placebo_statistic = "ATT", check_rule = "absorbing", peer = NA, parity_test = "test-parity-stacked.R",
        estimand = "the average effect on the treated across the stacked sub-experiments, each cohort compared with its clean controls"),
   list(name = "did_lpdid", class = "did_lpdid", treatment = "gname",
@@ -179,6 +180,14 @@ dd_registry_entries <- list(
        check_rule = "reversible", peer = "DIDmultiplegtDYN", parity_test = "test-parity-dcdh.R",
        estimand = "the average effect of a change in treatment on the units that switch, over the periods after the switch",
        assumption = "Parallel trends among units whose treatment has not yet changed, and no anticipation of the switch."),
+  # no R package: the paper's equations by hand, numerical derivatives, a bootstrap of individuals
+  list(name = "did_duration", class = "did_duration", treatment = "gname",
+       fields = c("inf", "n", "units", "unit_group", "unit_weight", "unit_cluster", "periods", "tname", "cluster",
+                  "method", "first_treat", "last_pre", "fit_periods", "fit_weights", "c_hat", "survival", "pretest",
+                  "control_group"),
+       check_rule = NA, peer = NA, parity_test = "test-duration.R",
+       estimand = "the effect on the share of treated units that have experienced the event (an absorbing binary outcome) by each post-treatment period, averaged over those periods",
+       assumption = "The treated group's untreated hazard of the event would have evolved like the never-treated group's (common dynamics of the integrated hazard, or proportional hazards, by `method`); no anticipation."),
   # regression discontinuity: a running variable and a cutoff, not a panel
   list(name = "rd_robust", class = "rd_robust", treatment = "running",
        fields = c("inf", "curve", "bins", "xname", "cutoff", "fuzzy", "bandwidths", "c_bw", "bwselect", "counts", "sides", "coef_covs",

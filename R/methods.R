@@ -292,6 +292,7 @@ dd_comparison_text <- function(x) {
          did_spillover = sprintf("untreated observations beyond the last ring (%s) from every treated unit (imputation)",
                                  format(max(x$rings %||% NA))),
          did_edid = "never-treated and not-yet-treated units (efficient weights)",
+         did_duration = sprintf("never-treated units (untreated hazards: %s)", sub("_", " ", x$method %||% "")),
          did_rs = "not-yet-treated cohorts (random timing)",
          did_sdid = "synthetic control (weighted untreated units)",
          did_synth = "synthetic control (weighted never-treated donors, matched on the predictors)",

@@ -27,6 +27,10 @@
 #' @param sd,sd_unit Standard deviations of the errors (stationary) and of
 #'   the unit effects.
 #' @param trend Common time trend per period.
+#' @param trend_treated Extra trend per period of the (ever-)treated units
+#'   (`dd_sim_basic`, `dd_sim_staggered`): parallel trends fail unless 0.
+#' @param panel `FALSE` for repeated cross-sections (`dd_sim_staggered`): each
+#'   row a new unit (own `id` and unit effect, `rho` unused), `n_units` a period.
 #' * `dd_sim_factor()`: `n_treated` units adopt at `first_treat`, and the
 #'   outcomes add `n_factors` interactive effects `lambda_i' f_t` (factors
 #'   are random walks) whose loadings are larger by `loading_shift` for the
@@ -57,6 +61,9 @@
 #'   untreated unit at distance `d` from the nearest unit treated by then
 #'   gains `spillover * (1 - d / reach)` when `d < reach` (Butts 2021's
 #'   set-up; [did_spillover()]), so that nearby controls are contaminated.
+#' * On their own pages: [dd_sim_synth()] (synthetic control: few treated
+#'   units in the donors' convex hull) and [dd_sim_county()] (a county panel
+#'   with the layout of did's `mpdta`, the generator of `sim_county.csv`).
 #' @param n_treated,first_treat Treated units and their adoption period
 #'   (`dd_sim_factor`; default: the last quarter of the periods).
 #' @param n_factors,loading_shift Number of factors and the treated units'
@@ -111,7 +118,7 @@ dd_sim_check <- function(n_units, rho, sd, sd_unit, effect, dynamic = 0, trend =
 #' @rdname dd_sim
 #' @export
 dd_sim_basic <- function(n_units = 200, n_pre = 1, n_post = 1, treated_share = 0.5, effect = 0, rho = 0,
-                         sd = 1, sd_unit = 1, trend = 0) {
+                         sd = 1, sd_unit = 1, trend = 0, trend_treated = 0) {
   n_units <- dd_check_count(n_units, "n_units", min = 2)
   n_pre <- dd_check_count(n_pre, "n_pre", min = 1)
   n_post <- dd_check_count(n_post, "n_post", min = 1)
@@ -119,13 +126,14 @@ dd_sim_basic <- function(n_units = 200, n_pre = 1, n_post = 1, treated_share = 0
       treated_share >= 1)
     dd_stop("`treated_share` must be one number in (0, 1); got %s.", dd_show(treated_share))
   dd_sim_check(n_units, rho, sd, sd_unit, effect, 0, trend)
+  trend_treated <- dd_check_number(trend_treated, "trend_treated")
   T <- n_pre + n_post
   nt <- ceiling(n_units * treated_share)
   if (nt >= n_units) dd_stop("`treated_share` = %s leaves no control unit among %d.", format(treated_share), n_units)
   tr <- rep(c(1, 0), c(nt, n_units - nt))
   post <- rep(seq_len(T) > n_pre, each = n_units)
   Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
-  y <- as.vector(Y) + rep(trend * seq_len(T), each = n_units)
+  y <- as.vector(Y) + rep(trend * seq_len(T), each = n_units) + trend_treated * rep(seq_len(T), each = n_units) * rep(tr, T)
   D <- as.numeric(rep(tr, T) == 1 & post)
   data.frame(id = rep(seq_len(n_units), T), time = rep(seq_len(T), each = n_units),
              first_treat = rep(ifelse(tr == 1, n_pre + 1, 0), T), treat = rep(tr, T), post = as.numeric(post),
@@ -135,7 +143,8 @@ dd_sim_basic <- function(n_units = 200, n_pre = 1, n_post = 1, treated_share = 0
 #' @rdname dd_sim
 #' @export
 dd_sim_staggered <- function(n_units = 500, n_periods = 10, cohorts = NULL, never_share = 0.3, effect = 0,
-                             dynamic = 0, rho = 0, sd = 1, sd_unit = 1, trend = 0) {
+                             dynamic = 0, rho = 0, sd = 1, sd_unit = 1, trend = 0, trend_treated = 0,
+                             panel = TRUE) {
   n_units <- dd_check_count(n_units, "n_units", min = 2)
   n_periods <- dd_check_count(n_periods, "n_periods", min = 2)
   if (is.null(cohorts)) cohorts <- seq(3, max(3, n_periods - 1), by = 2)
@@ -146,18 +155,21 @@ dd_sim_staggered <- function(n_units = 500, n_periods = 10, cohorts = NULL, neve
       never_share >= 1)
     dd_stop("`never_share` must be one number in [0, 1); got %s.", dd_show(never_share))
   dd_sim_check(n_units, rho, sd, sd_unit, effect, dynamic, trend)
+  trend_treated <- dd_check_number(trend_treated, "trend_treated")
+  panel <- dd_check_flag(panel, "panel")
   cohorts <- sort(unique(cohorts))
   nn <- round(n_units * never_share)
   g <- c(rep(0, nn), rep(cohorts, length.out = n_units - nn))
   g <- g[order(g == 0, g)]                         # cohorts in order, never treated last
   T <- n_periods
-  Y <- stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+  Y <- if (panel) stats::rnorm(n_units, 0, sd_unit) + dd_sim_errors(n_units, T, rho, sd)
+       else matrix(stats::rnorm(n_units * T, 0, sd_unit), n_units, T) + dd_sim_errors(n_units, T, 0, sd)
   tt <- rep(seq_len(T), each = n_units)
   gg <- rep(g, T)
   D <- as.numeric(gg > 0 & tt >= gg)
   eff <- ifelse(D == 1, effect + dynamic * (tt - gg), 0)
-  data.frame(id = rep(seq_len(n_units), T), time = tt, first_treat = gg, D = D,
-             y = as.vector(Y) + trend * tt + eff)
+  data.frame(id = if (panel) rep(seq_len(n_units), T) else seq_len(n_units * T), time = tt, first_treat = gg, D = D,
+             y = as.vector(Y) + (trend + trend_treated * (gg > 0)) * tt + eff)
 }
 
 #' @rdname dd_sim

@@ -124,6 +124,13 @@ dd_check_count <- function(x, arg, min = 0) {
   as.integer(x)
 }
 
+# one finite number in [lo, hi]; `what` says what is accepted
+dd_check_number <- function(x, arg, lo = -Inf, hi = Inf, what = "one finite number") {
+  if (!is.numeric(x) || length(x) != 1L || !is.finite(x) || x < lo || x > hi)
+    dd_stop("`%s` must be %s; got %s.", arg, what, dd_show(x))
+  as.double(x)
+}
+
 dd_check_positive <- function(x, arg) {
   if (!is.numeric(x) || length(x) != 1L || is.na(x) || x <= 0)
     dd_stop("`%s` must be a positive number; got %s.", arg, dd_show(x))

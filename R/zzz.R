@@ -38,6 +38,11 @@
 #'     average and quantile effects per cohort and period, covariates by
 #'     quantile regressions, as qte's `CiC()`
 #'     and `QDiD()`).}
+#'   \item{Absorbing outcomes}{[did_duration()] (Deaner and Ku's duration
+#'     DiD: restrictions on the untreated hazards, common dynamics or
+#'     proportional hazards, for an outcome that records reaching an
+#'     absorbing state; one treated group against the never treated;
+#'     simulator [dd_sim_duration()]).}
 #'   \item{Synthetic and factor-model estimators}{[did_sdid()] (synthetic
 #'     DiD, as synthdid; weights and diagnostics by [sdid_weights()] and
 #'     [sdid_diagnostics()]), [did_synth()] (the synthetic control of Abadie,
@@ -69,7 +74,9 @@
 #'     effects), [dd_simulate_power()] and [dd_simulate_sample_size()]
 #'     (simulated power), and the simulators `dd_sim_basic()`,
 #'     [dd_sim_staggered()], `dd_sim_reversible()`, `dd_sim_continuous()`,
-#'     `dd_sim_ddd()`, `dd_sim_factor()` and `dd_sim_survey()`.}
+#'     `dd_sim_ddd()`, `dd_sim_factor()`, `dd_sim_survey()`, [dd_sim_synth()]
+#'     (synthetic control) and [dd_sim_county()] (a county panel with the
+#'     layout of did's mpdta).}
 #'   \item{Survey data}{[survey_design()] describes a complex design (or pass
 #'     a survey package design) to the estimators' `survey` argument;
 #'     [aggregate_survey()] forms design-based cell means.}
@@ -98,7 +105,8 @@
 #'     [did_lwdid()] skips their cohort (as any cohort without the
 #'     pre-treatment periods its transformation needs: one for demean, two
 #'     for detrend; a note names them), [did_cic()] skips their cohort (no
-#'     base period; a note names it), and [bacon_decomp()] compares them
+#'     base period; a note names it), [did_duration()] drops such units
+#'     (warning, as [did_cs()]), and [bacon_decomp()] compares them
 #'     as always treated;
 #'   \item any other value must be a period of `tname`: a value between two
 #'     periods (2006.5, or 2004 in data observed every other year) is an error

@@ -22,7 +22,7 @@ DEB_PKGS="r-cran-data.table r-cran-generics r-cran-roxygen2 r-cran-knitr
   r-cran-checkmate r-cran-pbapply r-cran-rcpparmadillo r-cran-rcppeigen r-cran-purrr r-cran-future
   r-cran-future.apply r-cran-dbi r-cran-dbplyr r-cran-rsqlite r-cran-glmnet r-cran-ranger pandoc qpdf"
 # Packages only on CRAN (or newer there than Debian's copy is useful).
-CRAN_PKGS="fixest did DRDID staggered etwfe clubSandwich didimputation bacondecomp modelsummary TwoWayFEWeights contdid DIDHAD nprobust YatchewTest StuteTest Synth rdrobust rddensity sensemakr ptetools badcontrols"
+CRAN_PKGS="fixest did DRDID staggered etwfe clubSandwich didimputation bacondecomp modelsummary TwoWayFEWeights contdid DIDHAD nprobust YatchewTest StuteTest Synth rdrobust rddensity sensemakr ptetools badcontrols ebal"
 
 bash "$(dirname "$0")/apt-install.sh" install-deps $DEB_PKGS
 

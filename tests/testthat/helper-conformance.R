@@ -47,6 +47,13 @@ cf_panel <- function(n = 90, T = 6, seed = 29, cohorts = c(3, 5)) {
   d
 }
 
+# an absorbing 0/1 outcome from an event indicator `hit`: 1 from the unit's
+# first period with an event on (whatever the order of the rows)
+cf_absorbing <- function(hit, id, t) {
+  first <- tapply(ifelse(hit, t, Inf), id, min)
+  as.integer(t >= first[as.character(id)])
+}
+
 # the same panel, large (the Ctrl-C check)
 cf_big <- function(n, T, cohorts = c(3, 5)) cf_panel(n, T, seed = 1, cohorts = cohorts)
 
@@ -205,6 +212,18 @@ cf_estimators <- list(
     },
     skip = c(cluster = "no cluster argument (in-space placebos over donors)"),
     long = 'd <- cf_big(400, 30); d$d <- as.integer(d$id <= 3 & d$t > 20); d$z <- rnorm(nrow(d)); did_synth(d, "y", "id", "t", "d", predictors = c("x", "z"), special_predictors = list(list("y", 1:10, "mean"), list("y", 11:20, "mean")))'),
+  # one treated cohort (3) and the never treated; the outcome made binary and
+  # absorbing from y (1 from the first period y > 1.5 on), under its own name
+  # so that a constant y stays constant
+  did_duration = list(
+    fit = function(d, a) {
+      keep <- d[["g"]] %in% c(0, 3)
+      d <- d[keep, ]
+      yn <- cf_a(a, "yname", "y")
+      if (yn == "y") d[["y"]] <- cf_absorbing(d[["y"]] > 1.5, d[["id"]], d[["t"]])
+      did_duration(d, yn, "id", "t", "g", cluster = a$cluster)
+    },
+    long = 'd <- cf_big(20000, 10, cohorts = 5); d$y <- as.integer(d$y > 2); d$y <- ave(d$y, d$id, FUN = cummax); did_duration(d, "y", "id", "t", "g", nboot = 2e5)'),
   rd_robust = list(
     fit = function(d, a) rd_robust(d, cf_a(a, "yname", "y"), "rv", cluster = a$cluster),
     skip = c(dups = "a cross-section of observations: no unit-period key"),

@@ -22,14 +22,18 @@ dd_peer_packages <- c("fixest", "did", "DRDID", "didimputation", "bacondecomp", 
                       # did_bc() against badcontrols::didbc (ptetools' cells)
                       "badcontrols",
                       # vcov = "HC2" / "HC3" against vcovHC()
-                      "sandwich")
+                      "sandwich",
+                      # did_stacked(balance = "entropy")'s weights against ebalance()
+                      "ebal")
 
 # packages the tests use as tools, not as references (plots, child processes,
 # progress bars, table output, input classes): a plain skip_if_not_installed()
 dd_tool_packages <- c("ggplot2", "callr", "progressr", "modelsummary", "broom", "tinytable", "tibble", "data.table",
                       "future", "future.apply",
                       # did_dml's learners (the tests check them, not against them)
-                      "glmnet", "ranger")
+                      "glmnet", "ranger",
+                      # dd_report()'s rendering
+                      "rmarkdown", "knitr")
 
 parity_required <- function() identical(Sys.getenv("DIFFDIFF_REQUIRE_PARITY"), "true")
 

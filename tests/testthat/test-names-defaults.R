@@ -40,7 +40,7 @@ test_that("every print header states the comparison (and base and reference peri
             did_lpdid = "not-yet-treated units", did_lwdid = "not-yet-treated units",
             did_spillover = "beyond the last ring (100)", did_cic = "never-treated units",
             rd_robust = "just below the cutoff (rv < 0)", did_dml = "never-treated units",
-            did_bc = "not-yet-treated units")
+            did_bc = "not-yet-treated units", did_duration = "never-treated units (untreated hazards: common dynamics)")
   reg <- dd_estimators()
   expect_setequal(names(want), reg$name)
   for (e in reg$name) {
