@@ -51,7 +51,43 @@
 #'
 #' The panel must be balanced without missing values; the treatment must be
 #' absorbing, with at least one never-treated unit and two periods before
-#' the first adoption.
+#' the first adoption, unless `non_absorbing = TRUE`.
+#'
+#' @section Non-absorbing treatment:
+#' With `non_absorbing = TRUE` (local method only) the treatment may switch
+#' on and off, as in Athey, Imbens, Qu and Viviano (2025, Eq. 12 and
+#' Algorithm 2) and diff-diff's `TROP(non_absorbing = True)`. The estimator
+#' is the same: every treated cell gets its own weighted fit on the
+#' untreated cells, which now include a unit's periods after it switched
+#' off (no carryover is assumed: past treatment does not affect later
+#' untreated outcomes), and the unit distances \eqn{d_j} use the periods in
+#' which both units are untreated. What changes:
+#' \itemize{
+#'   \item the checks: the treatment need not be absorbing and no unit need
+#'     be never treated; at least two periods must contain an untreated
+#'     cell;
+#'   \item an identification guard: a treated cell's
+#'     \eqn{\alpha_i + \beta_t} is identified only when its unit and period
+#'     are connected in the bipartite graph of units and periods whose edges
+#'     are the untreated cells with positive weight in that cell's fit
+#'     (a unit never untreated, a period in which every unit is treated, or
+#'     a donor pool cut in two leave it unidentified). Such cells are not
+#'     fitted: their effect is `NA` in `cell_effects`, they are left out of
+#'     the ATT and of the degrees of freedom, with a warning that counts
+#'     them; when no treated cell is identified the fit stops. The
+#'     cross-validation fits do not apply the guard (as diff-diff's);
+#'   \item the bootstrap resamples the never-treated units (possibly none)
+#'     and the ever-treated units separately, applies the guard in every
+#'     replicate (a replicate's ATT averages its identified cells; one with
+#'     none is a failed replicate).
+#' }
+#' On an absorbing panel with a never-treated unit the guard never applies,
+#' so `non_absorbing = TRUE` gives the same numbers as the default. The fit
+#' records the setting (`non_absorbing`) and prints the assumption it rests
+#' on: the paper proves triple robustness only under block assignment, so
+#' the bootstrap standard error should be read with care (diff-diff warns
+#' on every such fit; here a line under the printed table and a note in
+#' `summary()`).
 #'
 #' @param data A data frame (long panel).
 #' @param yname,idname,tname Outcome, unit and period columns.
@@ -78,12 +114,15 @@
 #'   replicates are split among them. Results do not depend on `cores`.
 #'   With a `future::plan()` other than sequential set, the plan's workers
 #'   run them instead, with the same numbers bit for bit.
+#' @param non_absorbing `FALSE` (default): the treatment must be absorbing
+#'   (once treated, always treated). `TRUE`: it may switch on and off
+#'   (`method = "local"` only); see "Non-absorbing treatment".
 #' @param ... diff-diff's spellings: `n_bootstrap` for `nboot`.
 #' @return A `did_trop` fit (class `dd_fit`) with the `ATT` row, the chosen
 #'   tuning parameters (`lambda`), the cross-validation score (`loocv`),
 #'   the per-cell effects (`cell_effects`), `alpha`, `beta`, `L` (unit and
-#'   period effects and factor component, see above), and the bootstrap
-#'   replicates (`replicates`).
+#'   period effects and factor component, see above), the bootstrap
+#'   replicates (`replicates`) and `non_absorbing`.
 #' @references Athey, S., Imbens, G., Qu, Z. and Viviano, D. (2025). Triply
 #'   robust panel estimators. arXiv:2508.21536.
 #' @examples
@@ -97,11 +136,16 @@
 #' # cell)
 #' did_trop(d, "y", "id", "time", "D", lambda_time_grid = c(0, 0.5), lambda_unit_grid = c(0, 1),
 #'          lambda_nn_grid = Inf, nboot = 0)
+#' # a treatment that switches on and off
+#' r <- dd_sim_reversible(n_units = 30, n_periods = 8)
+#' did_trop(r, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0, lambda_nn = Inf,
+#'          nboot = 20, non_absorbing = TRUE)
 #' @export
 did_trop <- function(data, yname, idname, tname, dname, method = c("local", "global"), lambda_time = NULL,
                      lambda_unit = NULL, lambda_nn = NULL, lambda_time_grid = c(0, 0.1, 0.5, 1, 2, 5),
                      lambda_unit_grid = c(0, 0.1, 0.5, 1, 2, 5), lambda_nn_grid = c(0, 0.01, 0.1, 1, 10),
-                     nboot = 200, alpha = 0.05, max_iter = 100, tol = 1e-6, cores = 1L, ...) {
+                     nboot = 200, alpha = 0.05, max_iter = 100, tol = 1e-6, cores = 1L, non_absorbing = FALSE,
+                     ...) {
   call <- match.call()
   dd_required(c("data", "yname", "idname", "tname", "dname"))
   dots <- dd_unsupported_args(list(...), "did_trop", dd_trop_unsupported)
@@ -114,6 +158,9 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   }
   dd_check_data(data)
   method <- dd_match_arg(method[1], c("local", "global"), "method")
+  non_absorbing <- dd_check_flag(non_absorbing, "non_absorbing")
+  if (non_absorbing && method == "global")
+    dd_stop("`method` = \"global\" does not support `non_absorbing` = TRUE (its one fit needs one adoption period); use method = \"local\".")
   sp <- dd_spec(alpha = alpha, nboot = nboot)
   nboot <- sp$nboot; alpha <- sp$alpha
   if (nboot == 1L) dd_stop("`nboot` = 1: a bootstrap standard error needs at least 2 replications (0: none).")
@@ -125,7 +172,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
                 unit = dd_trop_grid(lambda_unit, lambda_unit_grid, "lambda_unit", inf_ok = FALSE),
                 nn = dd_trop_grid(lambda_nn, lambda_nn_grid, "lambda_nn", inf_ok = TRUE))
   pan <- dd_panel(data, yname, idname, tname, c(dname = dname), complete = "TROP")
-  m <- dd_trop_matrices(pan, dname, method)
+  m <- dd_trop_matrices(pan, dname, method, non_absorbing)
   ctrl <- c(max_iter, tol)
   # tuning parameters
   tuned <- all(lengths(grids) == 1L)
@@ -137,19 +184,21 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   # global: unit effects relative to the first unit (its effect is in the
   # intercept), as diff-diff reports them
   if (method == "global") fit$alpha <- fit$alpha - fit$alpha[1]
-  att <- mean(fit$tau)
+  if (m$guard) dd_trop_guard_check(fit$tau, m, dname)
+  att <- if (m$guard) mean(fit$tau[!is.na(fit$tau)]) else mean(fit$tau)
   if (!is.finite(att)) dd_stop("TROP gave a non-finite effect (the fixed-effect system is singular: a unit or period without untreated weight); try smaller `lambda_unit`.")
   # unit bootstrap with the chosen tuning parameters
   reps <- if (nboot > 0L) dd_trop_boot(m, method, lam, ctrl, dd_trop_draws(m, nboot), cores) else numeric()
   ok <- is.finite(reps)
   se <- if (sum(ok) >= 2L) stats::sd(reps[ok]) else NA_real_
-  ncell <- length(fit$tau)
+  ncell <- if (m$guard) sum(!is.na(fit$tau)) else length(fit$tau)
   df <- max(1, ncell - 1)
   tab <- dd_coef_table(c(ATT = att), se, df, alpha)
   notes <- character()
   if (fit$nonconverged > 0L)
     notes <- c(notes, sprintf("%d of %d fits reached max_iter = %d before converging (tol = %g).",
                               fit$nonconverged, ncell, max_iter, tol))
+  if (m$guard) notes <- c(notes, dd_trop_general_notes(fit$tau))
   if (nboot > 0L && any(!ok))
     notes <- c(notes, sprintf("%d of %d bootstrap replicates failed and were left out.", sum(!ok), nboot))
   info <- dd_info("did_trop", sprintf("Triply robust panel estimator (did_trop, method = \"%s\")", method), yname,
@@ -163,7 +212,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
                 unit_effects = stats::setNames(fit$alpha, m$units), period_effects = stats::setNames(fit$beta, m$periods),
                 factor = structure(fit$L, dimnames = list(m$periods, m$units)), replicates = reps, nboot = nboot,
                 tname = tname, settings = list(max_iter = max_iter, tol = tol, grids = grids, cores = cores),
-                n_treated = m$n_treated, n_control = m$n_control)
+                n_treated = m$n_treated, n_control = m$n_control, non_absorbing = non_absorbing)
   new_dd_fit("did_trop", tab, c(ATT = att), matrix(se^2, 1, 1, dimnames = list("ATT", "ATT")), info, call, extra)
 }
 
@@ -182,7 +231,7 @@ dd_trop_grid <- function(fixed, grid, arg, inf_ok) {
 # identifier), the treated cells (row-major: period, then unit; 0-based),
 # the untreated cells, the pools of never- and ever-treated units, and for
 # the global method the number of treated periods.
-dd_trop_matrices <- function(pan, dname, method) {
+dd_trop_matrices <- function(pan, dname, method, non_absorbing = FALSE) {
   d <- dd_check_numeric_col(pan$vals$dname, "dname", dname)
   if (any(!d %in% c(0, 1))) {
     b <- which(!d %in% c(0, 1))[1]
@@ -196,18 +245,24 @@ dd_trop_matrices <- function(pan, dname, method) {
   storage.mode(D) <- "integer"
   periods <- sort(pan$tt[dd_first_rows(pan$tc)])
   units <- ul[uo]
-  dd_check_absorbing(dd_first_treated(d, pan$idc, pan$tt, pan$n_units), dname, pan$id, pan$tt, pan$idc,
-                     "TROP needs an absorbing treatment (once treated, always treated).")
+  if (!non_absorbing)
+    dd_check_absorbing(dd_first_treated(d, pan$idc, pan$tt, pan$n_units), dname, pan$id, pan$tt, pan$idc,
+                       "TROP needs an absorbing treatment (once treated, always treated), or `non_absorbing = TRUE`.")
   ever <- colSums(D) > 0
   if (!any(ever)) dd_stop("`dname` = \"%s\" is never 1: there are no treated cells.", dname, .code = "NO_TREATED")
-  if (all(ever))
-    dd_stop("every unit is treated at some point: TROP needs at least one never-treated unit (`dname` = \"%s\" is 0 throughout for none).", dname, .code = "NO_NEVER_TREATED")
   first <- min(which(rowSums(D) > 0))
-  if (first - 1L < 2L)
-    dd_stop("the first treated period (%s) leaves %d period(s) before it; TROP needs at least 2 pre-treatment periods.",
-            format(periods[first]), first - 1L)
+  if (non_absorbing) {
+    dd_trop_check_general(D, periods, dname)
+  } else {
+    if (all(ever))
+      dd_stop("every unit is treated at some point: TROP needs at least one never-treated unit (`dname` = \"%s\" is 0 throughout for none).", dname, .code = "NO_NEVER_TREATED")
+    if (first - 1L < 2L)
+      dd_stop("the first treated period (%s) leaves %d period(s) before it; TROP needs at least 2 pre-treatment periods.",
+              format(periods[first]), first - 1L)
+  }
   adopt <- apply(D[, ever, drop = FALSE], 2, function(z) which(z == 1)[1])
-  P <- nrow(D) - first + 1L
+  # treated periods (the global method's; the local method does not use it)
+  P <- if (non_absorbing) 0L else nrow(D) - first + 1L
   if (method == "global" && length(unique(adopt)) > 1L)
     dd_stop("`method` = \"global\" needs one adoption period; units adopt in periods %s. Use method = \"local\" for staggered adoption.",
             paste(format(periods[sort(unique(adopt))]), collapse = ", "))
@@ -217,23 +272,26 @@ dd_trop_matrices <- function(pan, dname, method) {
   controls <- c0[order(c0[, 1], c0[, 2]), , drop = FALSE] - 1L
   storage.mode(cells) <- "integer"; storage.mode(controls) <- "integer"
   list(Y = Y, D = D, cells = unname(cells), controls = unname(controls), P = P, periods = periods, units = units,
-       pool_control = which(!ever), pool_treated = which(ever), n_treated = sum(ever), n_control = sum(!ever))
+       pool_control = which(!ever), pool_treated = which(ever), n_treated = sum(ever), n_control = sum(!ever),
+       guard = non_absorbing)
 }
 
-# one C call: tau for `cells` (loo: the untreated cells left out in turn)
-dd_trop_call <- function(Y, D, method, lam, ctrl, cells, loo, P) {
+# one C call: tau for `cells` (loo: the untreated cells left out in turn;
+# guard: the non-absorbing identification guard, tau NA for a cell whose unit
+# and period are not connected, not with loo)
+dd_trop_call <- function(Y, D, method, lam, ctrl, cells, loo, P, guard = FALSE) {
   .Call(C_trop_fit, Y, D, if (method == "local") 0L else 1L, as.double(pmin(lam, 1e10)), as.double(ctrl),
-        cells, as.integer(loo), as.integer(P))
+        cells, as.integer(loo), as.integer(P), as.integer(guard && !loo))
 }
 
 # Fits for many cells in fixed chunks of 16 (the same chunks whatever
 # `cores`, so results do not depend on it), on `cores` forked processes
 # (each single-threaded) when there is more than one chunk. Returns tau for
 # every cell and, unless loo, the local fits' effects summed in chunk order.
-dd_trop_cells <- function(Y, D, method, lam, ctrl, cells, loo, P, cores = 1L) {
+dd_trop_cells <- function(Y, D, method, lam, ctrl, cells, loo, P, cores = 1L, guard = FALSE) {
   K <- nrow(cells)
   chunks <- split(seq_len(K), (seq_len(K) - 1L) %/% 16L)
-  one <- function(ix) dd_trop_call(Y, D, method, lam, ctrl, cells[ix, , drop = FALSE], loo, P)
+  one <- function(ix) dd_trop_call(Y, D, method, lam, ctrl, cells[ix, , drop = FALSE], loo, P, guard)
   res <- dd_lapply(chunks, one, cores)
   out <- list(tau = unlist(lapply(res, `[[`, "tau"), use.names = FALSE),
               nonconverged = sum(vapply(res, `[[`, integer(1), "nonconverged")),
@@ -242,12 +300,13 @@ dd_trop_cells <- function(Y, D, method, lam, ctrl, cells, loo, P, cores = 1L) {
   out
 }
 
-# the fit on the data: local, one fit per treated cell (effects averaged);
-# global, one fit
+# the fit on the data: local, one fit per treated cell (effects averaged
+# over the fitted cells: with the guard, the identified ones); global, one fit
 dd_trop_fit <- function(m, method, lam, ctrl, cores = 1L) {
   if (method == "global") return(dd_trop_call(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P))
-  r <- dd_trop_cells(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P, cores)
-  n <- nrow(m$cells)
+  guard <- isTRUE(m$guard)
+  r <- dd_trop_cells(m$Y, m$D, method, lam, ctrl, m$cells, FALSE, m$P, cores, guard)
+  n <- if (guard) sum(!is.na(r$tau)) else nrow(m$cells)
   r$alpha <- r$alpha / n; r$beta <- r$beta / n; r$L <- r$L / n
   r
 }
@@ -327,16 +386,18 @@ dd_trop_draws <- function(m, nboot) {
 }
 
 # ATT of each bootstrap replicate (NA when its fit fails): the drawn units'
-# columns, the tuning parameters fixed
+# columns, the tuning parameters fixed (with the guard: the mean over the
+# replicate's identified cells, NA when there are none)
 dd_trop_boot <- function(m, method, lam, ctrl, draws, cores = 1L) {
   unlist(dd_lapply(seq_along(draws), function(b) {
     cols <- c(m$pool_control[draws[[b]]$control], m$pool_treated[draws[[b]]$treated])
     Db <- m$D[, cols, drop = FALSE]
     w <- which(Db == 1L, arr.ind = TRUE) - 1L
     storage.mode(w) <- "integer"
-    r <- tryCatch(dd_trop_call(m$Y[, cols, drop = FALSE], Db, method, lam, ctrl, unname(w), FALSE, m$P),
+    guard <- isTRUE(m$guard)
+    r <- tryCatch(dd_trop_call(m$Y[, cols, drop = FALSE], Db, method, lam, ctrl, unname(w), FALSE, m$P, guard),
                   error = function(e) NULL)
-    if (is.null(r)) NA_real_ else mean(r$tau)
+    if (is.null(r)) NA_real_ else if (guard) dd_trop_guard_mean(r$tau) else mean(r$tau)
   }, cores, "TROP bootstrap"))
 }
 
@@ -346,6 +407,8 @@ dd_footer.did_trop <- function(x) {
   how <- if (is.na(x$loocv)) "fixed" else sprintf("leave-one-out cross-validation, score %s", format(x$loocv, digits = 6))
   cat(sprintf("Tuning: lambda_time = %s, lambda_unit = %s, lambda_nn = %s (%s)\n", format(l[[1]]), format(l[[2]]),
               format(l[[3]]), how))
+  if (isTRUE(x$non_absorbing))
+    cat("Treatment switches on and off (non_absorbing = TRUE): no carryover assumed; see summary() for notes.\n")
   invisible(x)
 }
 

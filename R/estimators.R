@@ -144,7 +144,7 @@ dd_registry_entries <- list(
   # no R package: the reference numbers come from diff-diff (Python)
   list(name = "did_trop", class = "did_trop", treatment = "dname",
        fields = c("method", "lambda", "loocv", "cell_effects", "unit_effects", "period_effects", "factor",
-                  "replicates", "nboot", "tname", "settings", "n_treated", "n_control"),
+                  "replicates", "nboot", "tname", "settings", "n_treated", "n_control", "non_absorbing"),
        placebo_statistic = "ATT", check_rule = "balanced_never_pre2", peer = NA, parity_test = "test-trop.R",
        estimand = "the average effect on the treated unit-periods, against a weighted factor-model counterfactual",
        assumption = "A factor structure (or a weighted combination of controls) reproduces the treated units' untreated path; no anticipation; no spillovers to the donors."),

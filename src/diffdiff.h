@@ -256,7 +256,8 @@ SEXP C_csr(SEXP X);
 SEXP C_xtwx(SEXP csr, SEXP w, SEXP z);
 
 /* trop.c: TROP's matrix layer (weights, two-way fits, singular value thresholding) */
-SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P);
+SEXP C_trop_fit(SEXP Y, SEXP D, SEXP method, SEXP lam, SEXP ctrl, SEXP cells, SEXP loo, SEXP P,
+                SEXP guard);
 
 /* stute.c: wild bootstrap of Stute's test (did_had), uniforms from R's RNG in blocks */
 SEXP C_stute_boot(SEXP e, SEXP pos, SEXP q, SEXP n, SEXP p, SEXP nG, SEXP B, SEXP U);

@@ -81,7 +81,7 @@ static const R_CallMethodDef CallEntries[] = {
   CALLDEF(qfold, 3),
   CALLDEF(flci_bias, 3),
   CALLDEF(pretrends_mvn, 7),
-  CALLDEF(trop_fit, 8),
+  CALLDEF(trop_fit, 9),
   CALLDEF(stute_boot, 8),
   CALLDEF(cic, 10),
   CALLDEF(cic_rq, 12),

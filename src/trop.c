@@ -313,6 +313,36 @@ static void trop_local_weights(trop_ws *w, const double *Y, const int *D, const 
   if (loo) w->W[ts + (size_t) T * is] = 0.0;
 }
 
+/* Estimability of a target cell (period ts, unit is) under the weights
+ * w->W (TROP's non-absorbing guard): alpha_is + beta_ts is identified by the
+ * two-way fit on the cells with W > 0 if and only if the unit and the period
+ * lie in one connected component of the bipartite graph whose nodes are the
+ * periods (0..T-1) and the units (T..T+N-1) and whose edges are those cells.
+ * Breadth-first search from the period; mark and queue hold T + N ints.
+ * Returns 1 when the unit is reached. */
+static int trop_connected(const double *W, int T, int N, int ts, int is, int *mark, int *queue) {
+  memset(mark, 0, ((size_t) T + N) * sizeof(int));
+  int head = 0, tail = 0;
+  mark[ts] = 1; queue[tail++] = ts;
+  while (head < tail) {
+    const int v = queue[head++];
+    if (v < T) {
+      for (int j = 0; j < N; j++) {
+        if (mark[T + j] || !(W[v + (size_t) T * j] > 0)) continue;
+        if (j == is) return 1;
+        mark[T + j] = 1; queue[tail++] = T + j;
+      }
+    } else {
+      const double *Wj = W + (size_t) T * (v - T);
+      for (int s = 0; s < T; s++) {
+        if (mark[s] || !(Wj[s] > 0)) continue;
+        mark[s] = 1; queue[tail++] = s;
+      }
+    }
+  }
+  return 0;
+}
+
 /* Weighted two-way least squares of R (T x N) on an intercept, unit and
  * period effects with weights Wt: fitted value gam[j] + be[t] (be[0] = 0),
  * solved through the (T-1) x (T-1) Schur complement of the unit block.
@@ -432,8 +462,13 @@ static int trop_global_solve(trop_ws *w, const double *Y0, double lnn, int max_i
  * method alpha, beta and L are sums over the targets' fits (not with
  * loo; the caller averages them over its chunks of cells); for the
  * global method alpha is gam (intercept + unit effect) and beta the period
- * effects with beta[0] = 0, from the one fit (not with loo). */
-SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cells_, SEXP loo_, SEXP P_) {
+ * effects with beta[0] = 0, from the one fit (not with loo).
+ * guard (local method, not loo; did_trop(non_absorbing = TRUE)): a target
+ * whose unit and period are not connected through the cells of positive
+ * weight (trop_connected) is not fitted: its tau is NA and it adds nothing
+ * to alpha, beta and L. */
+SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cells_, SEXP loo_, SEXP P_,
+                SEXP guard_) {
   const char *fn = "C_trop_fit";
   dd_chk_type(Y_, REALSXP, 0, fn, "Y");
   SEXP dim = getAttrib(Y_, R_DimSymbol);
@@ -447,6 +482,8 @@ SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cell
   dd_chk_type(cells_, INTSXP, 0, fn, "cells");
   const int loo = dd_chk_int(loo_, 0, 1, fn, "loo");
   const int P = dd_chk_int(P_, 0, T - 1, fn, "P");
+  const int guard = dd_chk_int(guard_, 0, 1, fn, "guard");
+  if (guard && (method != 0 || loo)) dd_bad(fn, "guard", "applies to the local method's fits only (not loo)");
   const R_xlen_t K = XLENGTH(cells_) / 2;
   const int *cell = INTEGER(cells_);
   for (R_xlen_t q = 0; q < K; q++)
@@ -477,12 +514,18 @@ SEXP C_trop_fit(SEXP Y_, SEXP D_, SEXP method_, SEXP lam_, SEXP ctrl_, SEXP cell
   double tl = -1;
   if (method == 0) {
     int nfit = 0;
+    int *mark = NULL, *queue = NULL;
+    if (guard) {
+      mark = (int *) R_alloc((size_t) T + N, sizeof(int));
+      queue = (int *) R_alloc((size_t) T + N, sizeof(int));
+    }
     for (R_xlen_t q = 0; q < K; q++) {
       dd_check_interrupt(&tl);
       const int ts = cell[q], is = cell[q + K];
       size_t c = ts + (size_t) T * is;
       if (!obs[c]) { ta[q] = NA_REAL; continue; }
       trop_local_weights(&w, Y, D, obs, ts, is, lt, lu, loo);
+      if (guard && !trop_connected(w.W, T, N, ts, is, mark, queue)) { ta[q] = NA_REAL; continue; }
       nonconv += trop_local_solve(&w, Y0, lnn, max_iter, tol);
       ta[q] = Y[c] - w.al[is] - w.be[ts] - w.L[c];
       if (!loo) {

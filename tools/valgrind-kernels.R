@@ -87,13 +87,28 @@ for (sz in list(c(2, 2), c(3, 5), c(6, 3), c(4, 4))) {
   Y <- matrix(rnorm(T * N), T, N); D <- matrix(0L, T, N); D[T, N] <- 1L
   for (m in 0:1) for (loo in 0:1) {
     cells <- if (loo) cbind(0L, 0L) else cbind(as.integer(T) - 1L, as.integer(N) - 1L)
-    r <- .Call(ns$C_trop_fit, Y, D, m, c(0.5, 0.5, 0.1), c(20, 1e-6), cells, as.integer(loo), 1L)
+    r <- .Call(ns$C_trop_fit, Y, D, m, c(0.5, 0.5, 0.1), c(20, 1e-6), cells, as.integer(loo), 1L, 0L)
     check(sprintf("C_trop_fit T=%d N=%d method=%d loo=%d", T, N, m, loo), length(r$tau) == 1)
   }
+  # the non-absorbing guard: a connected target, then a target whose unit is never untreated (NA)
+  r <- .Call(ns$C_trop_fit, Y, D, 0L, c(0.5, 0.5, 0.1), c(20, 1e-6), cbind(as.integer(T) - 1L, as.integer(N) - 1L),
+             0L, 0L, 1L)
+  check(sprintf("C_trop_fit guard T=%d N=%d", T, N), length(r$tau) == 1)
+  Dg <- D; Dg[, N] <- 1L
+  r <- .Call(ns$C_trop_fit, Y, Dg, 0L, c(0.5, 0.5, 0.1), c(20, 1e-6), cbind(as.integer(T) - 1L, as.integer(N) - 1L),
+             0L, 0L, 1L)
+  check(sprintf("C_trop_fit guard (unit never untreated) T=%d N=%d", T, N), is.na(r$tau))
 }
 check("C_trop_fit refuses max_iter NaN",
       refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(NaN, 1e-6),
-                    cbind(2L, 2L), 0L, 1L)))
+                    cbind(2L, 2L), 0L, 1L, 0L)))
+check("C_trop_fit refuses the guard with the global method or loo, and guard = 2",
+      refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 1L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                    cbind(2L, 2L), 0L, 1L, 1L)) &&
+        refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                      cbind(2L, 2L), 1L, 1L, 1L)) &&
+        refused(.Call(ns$C_trop_fit, matrix(rnorm(9), 3), matrix(0L, 3, 3), 0L, c(0.5, 0.5, 0.1), c(20, 1e-6),
+                      cbind(2L, 2L), 0L, 1L, 2L)))
 fa <- dd_sim_factor(n_units = 8, n_periods = 6, n_treated = 2)
 check("did_trop", inherits(q(did_trop(fa, "y", "id", "time", "D", lambda_time = 0.5, lambda_unit = 0.5,
                                       lambda_nn = 0.1, nboot = 3)), "dd_fit"))
