@@ -81,8 +81,13 @@
 #'     replicate (a replicate's ATT averages its identified cells; one with
 #'     none is a failed replicate).
 #' }
-#' On an absorbing panel with a never-treated unit the guard never applies,
-#' so `non_absorbing = TRUE` gives the same numbers as the default. The fit
+#' The guard runs in every local fit, absorbing or not (as diff-diff's): on
+#' an absorbing panel with a never-treated unit it acts only when every
+#' donor weight of a cell is 0 (an underflow of the exponential weights with
+#' a large `lambda_unit` or `lambda_time` on a large outcome scale), where
+#' the fit used to return the outcome minus the unit effect as if it were
+#' an effect; so `non_absorbing = TRUE` gives the same numbers as the
+#' default. The fit
 #' records the setting (`non_absorbing`) and prints the assumption it rests
 #' on: the paper proves triple robustness only under block assignment, so
 #' the bootstrap standard error should be read with care (diff-diff warns
@@ -198,7 +203,7 @@ did_trop <- function(data, yname, idname, tname, dname, method = c("local", "glo
   if (fit$nonconverged > 0L)
     notes <- c(notes, sprintf("%d of %d fits reached max_iter = %d before converging (tol = %g).",
                               fit$nonconverged, ncell, max_iter, tol))
-  if (m$guard) notes <- c(notes, dd_trop_general_notes(fit$tau))
+  if (m$guard) notes <- c(notes, dd_trop_general_notes(fit$tau, non_absorbing))
   if (nboot > 0L && any(!ok))
     notes <- c(notes, sprintf("%d of %d bootstrap replicates failed and were left out.", sum(!ok), nboot))
   info <- dd_info("did_trop", sprintf("Triply robust panel estimator (did_trop, method = \"%s\")", method), yname,
@@ -273,7 +278,7 @@ dd_trop_matrices <- function(pan, dname, method, non_absorbing = FALSE) {
   storage.mode(cells) <- "integer"; storage.mode(controls) <- "integer"
   list(Y = Y, D = D, cells = unname(cells), controls = unname(controls), P = P, periods = periods, units = units,
        pool_control = which(!ever), pool_treated = which(ever), n_treated = sum(ever), n_control = sum(!ever),
-       guard = non_absorbing)
+       guard = non_absorbing || method == "local", non_absorbing = non_absorbing)
 }
 
 # one C call: tau for `cells` (loo: the untreated cells left out in turn;

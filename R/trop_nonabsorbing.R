@@ -23,7 +23,9 @@ dd_trop_check_general <- function(D, periods, dname) {
 }
 
 # The treated cells the guard left out (tau NA): none identified is an
-# error; some, a warning naming the first. m: dd_trop_matrices().
+# error; some, a warning naming the first. m: dd_trop_matrices(). The guard
+# runs in every local fit (diff-diff checks every local fit too): on an
+# absorbing panel it only acts when all donor weights of a cell are 0.
 dd_trop_guard_check <- function(tau, m, dname) {
   out <- is.na(tau)
   if (!any(out)) return(invisible(0L))
@@ -31,8 +33,9 @@ dd_trop_guard_check <- function(tau, m, dname) {
   cell <- sprintf("unit %s in period %s", dd_show(m$units[m$cells[b, 2] + 1L]), dd_show(m$periods[m$cells[b, 1] + 1L]))
   why <- "its unit and period are not connected through untreated cells of positive weight (a unit never untreated, a period in which every unit is treated, or a donor pool cut in two), so its unit and period effects are not identified"
   if (all(out))
-    dd_stop("`dname` = \"%s\": none of the %d treated cells is identified with `non_absorbing` = TRUE (e.g. %s: %s); TROP cannot estimate an effect.",
-            dname, length(tau), cell, why)
+    dd_stop("`dname` = \"%s\": none of the %d treated cells is identified (e.g. %s: %s); TROP cannot estimate an effect%s.",
+            dname, length(tau), cell, why,
+            if (isTRUE(m$non_absorbing)) "" else " (with every donor weight 0, e.g. after an underflow of exp(-lambda * distance), try a smaller `lambda_unit` or `lambda_time`)")
   warning(sprintf("%d of %d treated cells of `dname` = \"%s\" are not identified (e.g. %s: %s); their effects are NA and they are left out of the ATT.",
                   sum(out), length(tau), dname, cell, why), call. = FALSE)
   invisible(sum(out))
@@ -44,9 +47,10 @@ dd_trop_guard_mean <- function(tau) {
   if (length(tau)) mean(tau) else NA_real_
 }
 
-# printed under the table of a non-absorbing fit
-dd_trop_general_notes <- function(tau) {
+# printed under the table of a local fit: cells the guard left out, and for
+# a non-absorbing fit the assumption it rests on
+dd_trop_general_notes <- function(tau, non_absorbing) {
   c(if (any(is.na(tau))) sprintf("%d of %d treated cells not identified (NA in cell_effects) and left out of the ATT.",
                                  sum(is.na(tau)), length(tau)),
-    "non_absorbing = TRUE: the treatment switches on and off; no carryover is assumed, triple robustness is proven only under block assignment, and the bootstrap standard error should be read with care.")
+    if (non_absorbing) "non_absorbing = TRUE: the treatment switches on and off; no carryover is assumed, triple robustness is proven only under block assignment, and the bootstrap standard error should be read with care.")
 }

@@ -269,7 +269,7 @@ test_that("bad input: the global method, a non-flag, a disconnected design, too 
   b <- long(D, matrix(rnorm(16), 4))
   expect_error(did_trop(b, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 0, lambda_nn = Inf, nboot = 0,
                         non_absorbing = TRUE),
-               "`dname` = \"D\": none of the 8 treated cells is identified with `non_absorbing` = TRUE \\(e.g. unit 3 in period 1")
+               "`dname` = \"D\": none of the 8 treated cells is identified \\(e.g. unit 3 in period 1")
   # every cell treated; untreated cells in one period only
   x <- d; x$D <- 1
   expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE),
@@ -284,4 +284,24 @@ test_that("bad input: the global method, a non-flag, a disconnected design, too 
   expect_error(did_trop(x, "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE), "no treated cells",
                class = "diffdiff_no_treated")
   expect_error(did_trop(d[-3, ], "y", "id", "time", "D", nboot = 0, non_absorbing = TRUE), "unbalanced")
+})
+
+test_that("the identification guard runs in default local fits: all donor weights 0 is an error, not a number", {
+  # Regression test: with the outcome in the thousands and lambda_unit = 5
+  # every donor weight exp(-5 * distance) underflows to 0, and the default
+  # fit returned the treated outcome minus its unit effect as the ATT (1872
+  # here, for a true effect of 2000), with no warning.
+  set.seed(1)
+  d <- dd_sim_factor(n_units = 20, n_periods = 10, n_treated = 3, effect = 2)
+  d$y <- d$y * 1000
+  expect_error(did_trop(d, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 5, lambda_nn = Inf, nboot = 0),
+               "none of the 6 treated cells is identified.*smaller `lambda_unit`")
+  # the same data at a scale where the weights do not underflow: a number,
+  # the same with the guard as the non-absorbing path, no unidentified cell
+  d$y <- d$y / 1000
+  f <- did_trop(d, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 5, lambda_nn = Inf, nboot = 0)
+  expect_false(anyNA(f$cell_effects$tau))
+  fn <- did_trop(d, "y", "id", "time", "D", lambda_time = 0, lambda_unit = 5, lambda_nn = Inf, nboot = 0,
+                 non_absorbing = TRUE)
+  expect_identical(coef(f), coef(fn))
 })
