@@ -91,3 +91,16 @@ test_that("bad input to dd_report() is named", {
   if (!nzchar(Sys.which("pdflatex")) && !nzchar(Sys.which("xelatex")))
     expect_error(dd_report(f, file = "r.pdf", format = "pdf"), "needs LaTeX")
 })
+
+test_that("every registry estimator's default fit gets a report (each section ran or says why not)", {
+  P <- cf_panel()
+  for (e in dd_estimators()$name) {
+    set.seed(1)
+    f <- suppressWarnings(suppressMessages(cf_estimators[[e]]$fit(P, list())))
+    r <- dd_report(f, render = FALSE, placebo = NULL)
+    st <- vapply(r$sections, function(s) s$status %||% "ran", "")
+    expect_true(all(st %in% c("ran", "skipped")), label = e)
+    sk <- r$sections[st == "skipped"]
+    expect_true(all(vapply(sk, function(s) is.character(s$reason) && nzchar(s$reason), NA)), label = e)
+  }
+})
