@@ -245,3 +245,122 @@ dd_twd_cells <- function(y, r, w, idc, pos, gu, tlist, base_period) {
              contribution = tr((A1 - C1 - S1 * e0) / den),
              remainder = tr(-B0 / matrix(S0, K, T, byrow = TRUE)), ess = rep(ess, K))
 }
+
+#' @rdname twfe_decomp
+#' @param x,object A `twfe_decomp` object.
+#' @param ... `plot()`: passed to [graphics::plot.default()]; the other
+#'   methods: not used (an error if given; `tidy()` and `glance()` follow
+#'   broom's contract).
+#' @export
+print.twfe_decomp <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
+  cat(sprintf("Decomposition of the TWFE coefficient into ATT(g,t) weights (%s; %s)\n", x$yname,
+              if (x$covariates) sprintf("covariates %s", dd_show(x$xformla)) else "no covariates"))
+  cat(sprintf("%d units x %d periods; %d treated cohorts, %d never-treated units; base period: %s\n",
+              x$n_units, x$n_periods, length(unique(x$cells$group)), x$n_never,
+              if (x$base_period == "universal") "universal (g - 1)" else "first period"))
+  cat(sprintf("TWFE coefficient %.6g = post-treatment cells %.6g + pre-treatment cells %.6g%s\n\n", x$beta,
+              x$post, x$pre, if (x$covariates) sprintf(" + remainder %.6g", x$remainder) else ""))
+  print(summary(x)$split, row.names = FALSE, digits = 4)
+  if (!x$covariates) {
+    cat("\nThe same ATT(g,t) aggregated without the TWFE weights:\n")
+    print(x$comparisons, row.names = FALSE, digits = 4)
+  }
+  invisible(x)
+}
+
+#' @rdname twfe_decomp
+#' @export
+summary.twfe_decomp <- function(object, ...) {
+  dd_check_dots(list(...), "summary()")
+  cl <- object$cells
+  part <- function(s) c(sum(s), sum(cl$weight[s]), sum(s & cl$weight < 0), sum(cl$contribution[s]))
+  sp <- rbind(part(cl$post), part(!cl$post))
+  split <- data.frame(cells = c("post (t >= g)", "pre (t < g)"), n = sp[, 1], sum_weights = sp[, 2],
+                      n_negative = sp[, 3], contribution = sp[, 4], stringsAsFactors = FALSE)
+  if (object$covariates)
+    split <- rbind(split, data.frame(cells = "remainder", n = NA, sum_weights = NA, n_negative = NA,
+                                     contribution = object$remainder))
+  split <- rbind(split, data.frame(cells = "total (TWFE)", n = nrow(cl), sum_weights = sum(cl$weight),
+                                   n_negative = sum(cl$weight < 0), contribution = object$beta))
+  g <- unique(cl$group)
+  by <- function(f) vapply(g, function(v) f(cl[cl$group == v, , drop = FALSE]), 0)
+  cohorts <- data.frame(group = g, weight_post = by(function(s) sum(s$weight[s$post])),
+                        contribution_post = by(function(s) sum(s$contribution[s$post])),
+                        contribution_pre = by(function(s) sum(s$contribution[!s$post])),
+                        weight_O = by(function(s) sum(s$weight_O)),
+                        mean_post_att = by(function(s) mean(s$att[s$post])),
+                        ess_post = by(function(s) sum(s$weight[s$post] * s$ess[s$post]) / sum(s$weight[s$post])))
+  structure(list(split = split, cohorts = cohorts, comparisons = object$comparisons),
+            class = "summary.twfe_decomp")
+}
+
+#' @rdname twfe_decomp
+#' @export
+print.summary.twfe_decomp <- function(x, ...) {
+  dd_check_dots(list(...), "print()")
+  cat("Cells by treatment status:\n")
+  print(x$split, row.names = FALSE, digits = 4)
+  cat("\nBy cohort (weight_O: the cohort's weight in ATT^O; ess_post: the comparison's effective sample size, post-weight mean):\n")
+  print(x$cohorts, row.names = FALSE, digits = 4)
+  cat("\n")
+  print(x$comparisons, row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+#' @rdname twfe_decomp
+#' @method tidy twfe_decomp
+#' @export
+tidy.twfe_decomp <- function(x, ...) {
+  dd_check_broom_dots(list(...), "tidy()", sys.function())
+  cl <- x$cells
+  cbind(data.frame(term = sprintf("ATT(%s,%s)", format(cl$group, trim = TRUE), format(cl$time, trim = TRUE)),
+                   stringsAsFactors = FALSE),
+        cl[, c("group", "time", "event", "post", "weight")], estimate = cl$att,
+        cl[, setdiff(names(cl), c("group", "time", "event", "post", "weight", "att", "position"))])
+}
+
+#' @rdname twfe_decomp
+#' @method glance twfe_decomp
+#' @export
+glance.twfe_decomp <- function(x, ...) {
+  dd_check_broom_dots(list(...), "glance()", sys.function())
+  cl <- x$cells
+  data.frame(beta_twfe = x$beta, post = x$post, pre = x$pre, remainder = x$remainder, att_O = x$att_O,
+             att_simple = x$att_simple, n.cells = nrow(cl), n.negative.post = sum(cl$post & cl$weight < 0),
+             ess_post = sum(cl$weight[cl$post] * cl$ess[cl$post]), base_period = x$base_period,
+             n.units = x$n_units, n.periods = x$n_periods, stringsAsFactors = FALSE)
+}
+
+#' @rdname twfe_decomp
+#' @param row.names,optional Ignored (for the generic).
+#' @export
+as.data.frame.twfe_decomp <- function(x, row.names = NULL, optional = FALSE, ...)
+  dd_as_df(x$cells, row.names, list(...))
+
+#' @rdname twfe_decomp
+#' @param legend,legend_pos For `plot()`: draw the legend (default `TRUE`),
+#'   and where: `"auto"` (default: the emptiest corner) or a keyword of
+#'   [graphics::legend()].
+#' @param main,xlab,ylab For `plot()`: title and axis labels.
+#' @export
+plot.twfe_decomp <- function(x, legend = TRUE, legend_pos = "auto", main = NULL,
+                             xlab = "Weight in the TWFE coefficient", ylab = NULL, ...) {
+  legend <- dd_check_flag(legend, "legend")
+  cl <- x$cells[!is.na(x$cells$att), , drop = FALSE]
+  col <- ifelse(cl$post, "#C0392B", "#1B6CA8"); pch <- ifelse(cl$post, 16, 1)
+  if (is.null(main))
+    main <- sprintf("TWFE %.4g = post %.4g + pre %.4g%s", x$beta, x$post, x$pre,
+                    if (x$covariates) sprintf(" + remainder %.2g", x$remainder) else "")
+  if (is.null(ylab)) ylab <- if (x$covariates) "Cell contrast (implicit regression weights)"
+                             else sprintf("ATT(g,t), %s base period", x$base_period)
+  op <- graphics::par(mar = c(4.2, 4.2, 3, 1), las = 1)
+  on.exit(graphics::par(op))
+  graphics::plot.default(cl$weight, cl$att, col = col, pch = pch, cex = 1.3, xlab = xlab, ylab = ylab, main = main, ...)
+  graphics::abline(h = 0, v = 0, col = "grey50")
+  if (legend)
+    graphics::legend(dd_legend_pos(legend_pos, cl$weight, cl$att, graphics::par("usr")[1:2], graphics::par("usr")[3:4]),
+                     legend = c("post-treatment cell (t >= g)", "pre-treatment cell (t < g)"),
+                     col = c("#C0392B", "#1B6CA8"), pch = c(16, 1), bty = "n", cex = 0.85)
+  invisible(x)
+}
