@@ -38,10 +38,19 @@
 #' before g) a remainder term is left over (`remainder`), which is 0 with
 #' `"first_period"` and without covariates. The effective sample size of
 #' each cell's comparison, `(sum omega0)^2 / sum(omega0^2)` over the never
-#' treated (twfeweights' `ess`; the number of never-treated units without
-#' covariates), measures how unevenly the regression weights them. Balance
-#' tables of extra covariates and the AIPW weights of twfeweights are not
-#' computed.
+#' treated (twfeweights' `ess`, which leaves the sampling weights out; the
+#' number of never-treated units without covariates), measures how unevenly
+#' the regression weights them. Each cell's remainder term is reported
+#' before weighting; with `"first_period"` their weighted sum is 0 although
+#' the cells' terms are not (twfeweights stores 0 for each cell there).
+#' Balance tables of extra covariates and the AIPW weights of twfeweights
+#' are not computed.
+#'
+#' Sampling weights (`weightsname`) enter the regression, the cell means
+#' and the cohort shares, and the identity holds with them (the tests
+#' compare with weighted `lm()`); twfeweights' `twfe_weights()` and
+#' `attO_weights()` ignore [did_cs()]'s sampling weights (a known issue
+#' there), so the two differ on weighted data without covariates.
 #'
 #' Periods are used by their position (1..T), whatever their spacing.
 #' twfeweights' `twfe_weights()` and `attO_weights()` use the raw period
@@ -79,8 +88,8 @@
 #'   pre/post split do.
 #' @param dname Binary absorbing treatment column, the alternative to `gname`.
 #' @return An object of class `twfe_decomp`: `cells` (one row per cell of a
-#'   treated cohort: `group`, `time`, `event` and `position` (the period's
-#'   position 1..T), `post` (t >= g), `weight`, `att` (the cell effect),
+#'   treated cohort: `group`, `time`, `event` (t - g counted in periods of
+#'   the panel) and `position` (the period's position 1..T), `post` (t >= g), `weight`, `att` (the cell effect),
 #'   `contribution` (`weight * att`), `weight_O` and `weight_simple` (the
 #'   weights of ATT^O and of the simple average, 0 on pre cells), and with
 #'   covariates `remainder` (the cell's remainder term, before weighting) and
