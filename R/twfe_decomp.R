@@ -49,8 +49,9 @@
 #' Sampling weights (`weightsname`) enter the regression, the cell means
 #' and the cohort shares, and the identity holds with them (the tests
 #' compare with weighted `lm()`); twfeweights' `twfe_weights()` and
-#' `attO_weights()` ignore [did_cs()]'s sampling weights (a known issue
-#' there), so the two differ on weighted data without covariates.
+#' `attO_weights()` ignore the sampling weights of the `att_gt()` fit they
+#' take (their test of it is skipped upstream as a known issue), so the two
+#' differ on weighted data without covariates.
 #'
 #' Periods are used by their position (1..T), whatever their spacing.
 #' twfeweights' `twfe_weights()` and `attO_weights()` use the raw period
