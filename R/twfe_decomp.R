@@ -162,7 +162,11 @@ twfe_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NULL
   opts <- dd_fe_opts()
   fe <- list(p$idc, p$tc)
   wr <- if (is.null(w)) rep(1, length(D)) else w
-  r <- dd_tw_resid(D, X, fe, wr, opts)
+  r <- tryCatch(dd_tw_resid(D, X, fe, wr, opts), error = function(e) {
+    if (!grepl("collinear", conditionMessage(e))) stop(e)
+    dd_stop("`xformla` = %s: %s Time-invariant covariates are absorbed by the unit effects; interact them with the period to use them.",
+            dd_show(xformla), conditionMessage(e))
+  })
   if (max(abs(r)) <= 1e-10)
     dd_stop("the treatment from `%s` = \"%s\" is collinear with the unit and period fixed effects%s: the regression has no coefficient to decompose.",
             arg, col, if (is.null(X)) "" else " and the covariates")

@@ -348,4 +348,6 @@ test_that("bad input: errors name the argument and the value", {
   nt <- s; nt$first_treat <- 0
   expect_error(twfe_decomp(nt, "y", "id", "time", "first_treat"), "no unit is treated")
   expect_error(twfe_decomp(s, "y", "id", "time", "first_treat", xformla = ~ zz), "zz")
+  s$z <- s$id / 10                                   # time-invariant: absorbed by the unit effects
+  expect_error(twfe_decomp(s, "y", "id", "time", "first_treat", xformla = ~ z), "`xformla` = ~z: .*Time-invariant")
 })
