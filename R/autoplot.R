@@ -41,6 +41,8 @@ dd_need_ggplot <- function() {
 #'   has one (wider, lighter bars), the reference period(s) at zero as open
 #'   circles, pre- and post-treatment periods in two colours. Other fits:
 #'   the main coefficients with their intervals.
+#' * [twfe_decomp()]: each ATT(g,t) against its weight in the TWFE
+#'   coefficient, post- and pre-treatment cells in two colours.
 #' * [bacon_decomp()]: each 2x2 estimate against its weight, by comparison
 #'   type, with the TWFE coefficient as a horizontal line.
 #' * [honest_did()]: the robust intervals against `M` (or `Mbar`), the
@@ -51,8 +53,8 @@ dd_need_ggplot <- function() {
 #'   time (the cohort named for staggered fits), the time weights as bars.
 #' * [pretrends_power()]: the event study, the hypothesised trend and the
 #'   expectation after pre-testing.
-#' @param object A `dd_fit`, `bacon_decomp`, `honest_did` or `dd_pretrends`
-#'   object.
+#' @param object A `dd_fit`, `bacon_decomp`, `twfe_decomp`, `honest_did` or
+#'   `dd_pretrends` object.
 #' @param cohort For staggered [did_sdid()] fits, the cohort to plot.
 #' @param level Confidence level of the pointwise intervals (fits).
 #' @param type For [did_cs()] fits (and [did_dml()], [did_bc()]): `"cohorts"`
@@ -290,5 +292,27 @@ autoplot.dd_pretrends <- function(object, ...) {
     gg$scale_x_continuous(breaks = sort(unique(est$event))) +
     gg$labs(x = "Event time", y = "Estimate", title = "Event study, hypothesised trend and expectation after pre-testing",
             caption = sprintf("Power of the pre-test: %.2f", x$power)) +
+    gg$theme(legend.position = "bottom")
+}
+
+#' @rdname autoplot.dd_fit
+#' @exportS3Method ggplot2::autoplot
+autoplot.twfe_decomp <- function(object, ...) {
+  dd_check_dots(list(...), "autoplot()")
+  dd_need_ggplot()
+  gg <- asNamespace("ggplot2")
+  cl <- object$cells[!is.na(object$cells$att), , drop = FALSE]
+  cl$cell <- factor(ifelse(cl$post, "post-treatment (t >= g)", "pre-treatment (t < g)"),
+                   c("post-treatment (t >= g)", "pre-treatment (t < g)"))
+  gg$ggplot(cl, gg$aes(x = .data$weight, y = .data$att, colour = .data$cell, shape = .data$cell)) +
+    gg$geom_hline(yintercept = 0, colour = "grey50") + gg$geom_vline(xintercept = 0, colour = "grey50") +
+    gg$geom_point(size = 2.8) +
+    gg$scale_colour_manual(values = c("#C0392B", "#1B6CA8"), name = NULL, drop = FALSE) +
+    gg$scale_shape_manual(values = c(16, 1), name = NULL, drop = FALSE) +
+    gg$labs(x = "Weight in the TWFE coefficient",
+            y = if (object$covariates) "Cell contrast (implicit regression weights)" else "ATT(g,t)",
+            title = "TWFE coefficient as a weighted sum of ATT(g,t)",
+            caption = sprintf("TWFE %.4g = post %.4g + pre %.4g%s", object$beta, object$post, object$pre,
+                              if (object$covariates) sprintf(" + remainder %.2g", object$remainder) else "")) +
     gg$theme(legend.position = "bottom")
 }

@@ -36,6 +36,9 @@
 #'   estimate by type; `plot()` the estimates against their weights.
 #' @references Goodman-Bacon, A. (2021). Difference-in-differences with
 #'   variation in treatment timing. Journal of Econometrics 225(2).
+#' @seealso [twfe_decomp()] (the same coefficient as a weighted sum of
+#'   ATT(g,t), pre-treatment cells included) and [twfe_weights()] (the de
+#'   Chaisemartin-D'Haultfoeuille weights).
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' b <- bacon_decomp(d, yname = "y", tname = "year", idname = "id", gname = "first_treat")

@@ -53,7 +53,9 @@
 #' @references de Chaisemartin, C. and D'Haultfoeuille, X. (2020). Two-way
 #'   fixed effects estimators with heterogeneous treatment effects. American
 #'   Economic Review, 110(9), 2964-2996.
-#' @seealso [did_twfe()] for the regression itself.
+#' @seealso [did_twfe()] for the regression itself; [twfe_decomp()] for
+#'   Callaway's decomposition of the same coefficient into ATT(g,t) weights,
+#'   pre-treatment cells included; [bacon_decomp()] for its 2x2 comparisons.
 #' @examples
 #' d <- read.csv(system.file("extdata", "sim_panel.csv", package = "diffdiff"))
 #' w <- twfe_weights(d, "y", "id", "year", "treat")

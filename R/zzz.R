@@ -89,7 +89,7 @@
 #' @section Cohort coding:
 #' Every estimator that takes `gname`, the first treated period of each unit
 #' ([did_event()], [did_cs()], [did_sa()], [did_bjs()], [did_gardner()],
-#' [did_stacked()], [bacon_decomp()]), reads it by one rule:
+#' [did_stacked()], [bacon_decomp()], [twfe_decomp()]), reads it by one rule:
 #' \itemize{
 #'   \item `0`, `Inf` and `NA` mean never treated -- also when 0 is a period
 #'     of the data (number periods from 1, or code the never treated `Inf`);
@@ -106,8 +106,9 @@
 #'     pre-treatment periods its transformation needs: one for demean, two
 #'     for detrend; a note names them), [did_cic()] skips their cohort (no
 #'     base period; a note names it), [did_duration()] drops such units
-#'     (warning, as [did_cs()]), and [bacon_decomp()] compares them
-#'     as always treated;
+#'     (warning, as [did_cs()]), [bacon_decomp()] compares them
+#'     as always treated, and [twfe_decomp()] stops with an error naming the
+#'     first such unit (each cohort needs a pre-treatment period; drop them);
 #'   \item any other value must be a period of `tname`: a value between two
 #'     periods (2006.5, or 2004 in data observed every other year) is an error
 #'     naming it;

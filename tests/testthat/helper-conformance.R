@@ -71,6 +71,7 @@ cf_numbers <- function(x) {
     rownames(w) <- NULL
     return(list(w, x$beta))
   }
+  if (inherits(x, "twfe_decomp")) return(list(x$cells, x$beta, x$post, x$pre, x$comparisons))
   if (inherits(x, "honest_did")) return(list(x$results, x$original))
   if (inherits(x, "dd_placebo")) return(x[c("statistic", "p.value", "estimate")])
   tab <- x$coeftable
@@ -107,7 +108,7 @@ cf_method <- function(k, x) tryCatch({
 }, error = function(err) conditionMessage(err))
 
 # the entries that are not estimators (not registry rows): diagnostics and reports
-cf_diagnostics <- c("bacon_decomp", "twfe_weights", "placebo_test", "honest_did", "did_check", "rd_plot", "rd_density")
+cf_diagnostics <- c("bacon_decomp", "twfe_weights", "twfe_decomp", "placebo_test", "honest_did", "did_check", "rd_plot", "rd_density")
 
 # the entries the checks run over: the registry's rows, then the diagnostics
 # (a row without an entry fails its checks: its entry has no `fit`)
@@ -238,6 +239,10 @@ cf_estimators <- list(
     fit = function(d, a) twfe_weights(d, cf_a(a, "yname", "y"), "id", "t", "d"),
     skip = c(cluster = "weights of the coefficient: no standard errors"),
     long = 'd <- cf_big(5e4, 20); for (i in 1:1000) twfe_weights(d, "y", "id", "t", "d")'),
+  twfe_decomp = list(
+    fit = function(d, a) twfe_decomp(d, cf_a(a, "yname", "y"), "id", "t", "g"),
+    skip = c(cluster = "a decomposition of the coefficient: no standard errors of its own"),
+    long = 'd <- cf_big(5e4, 20); for (i in 1:1000) twfe_decomp(d, "y", "id", "t", "g")'),
   placebo_test = list(
     fit = function(d, a) {
       f <- did_cs(d, cf_a(a, "yname", "y"), "id", "t", "g", nboot = 0, cluster = a$cluster)
