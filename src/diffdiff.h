@@ -196,7 +196,7 @@ typedef struct {
 double *dd_fe_levelsums(int n, int Q, const int **fe, const int *nlev, const double *w,
                         int *off, int *sumL);
 int dd_demean_warm(const dd_fe *F, const double *x, double *r, double *acc, double tol);
-int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, int maxit, int *iter);
+int dd_demean_pcg(const dd_fe *F, double *r, double *scratch, double tol, double ssx, int maxit, int *iter);
 size_t dd_demean_scratch(const dd_fe *F);
 int dd_demean_col(const dd_fe *F, const double *x, double *r, double *scratch,
                   double tol, int maxit, int *iter);
