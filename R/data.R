@@ -118,7 +118,8 @@
 #'   treatment timing. Journal of Econometrics 225(2), 254-277.
 #' @examples
 #' cty <- read.csv(system.file("extdata", "sim_county.csv", package = "diffdiff"))
-#' aggregate(did_cs(cty, "lemp", "countyreal", "year", "first.treat", xformla = ~lpop, nboot = 0), "dynamic")
+#' cs <- did_cs(cty, "lemp", "countyreal", "year", "first.treat", xformla = ~lpop, nboot = 0)
+#' aggregate(cs, "dynamic")
 #' d <- read.csv(system.file("extdata", "california_prop99.csv", package = "diffdiff"), sep = ";")
 #' str(d)
 #' castle <- read.csv(system.file("extdata", "castle.csv", package = "diffdiff"))

@@ -184,7 +184,7 @@ twfe_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NULL
     ct <- cs$coeftable
     att <- ct$estimate[match(paste(cells$group, cells$time), paste(ct$group, ct$time))]
     if (base_period == "first_period")         # Y_t - Y_1 contrasts: ATT(g,t) - ATT(g,t_1)
-      att <- att - ave(ifelse(cells$position == 1L, att, 0), cells$group, FUN = sum)
+      att <- att - stats::ave(ifelse(cells$position == 1L, att, 0), cells$group, FUN = sum)
     cells$att <- att
     agO <- aggregate(cs, "group"); ags <- aggregate(cs, "simple")
     att_O <- agO$coefficients[["ATT"]]; att_simple <- ags$coefficients[["ATT"]]
