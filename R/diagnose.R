@@ -65,6 +65,13 @@ dd_diagnose <- function(fit, alpha = NULL, data = NULL, bacon = TRUE, envir = pa
   dd_check_flag(bacon, "bacon")
   if (!is.null(data)) dd_check_data(data)
   if (!is.environment(envir)) dd_stop("`envir` must be an environment; got %s.", dd_show(class(envir)[1]))
+  dd_diagnose_run(fit, alpha, if (bacon) dd_fit_panel_df(fit, data, envir))
+}
+
+# The checks; pd: the fit's panel (dd_fit_panel_df(): a list, or the reason
+# it could not be rebuilt), NULL when the Bacon check is not requested.
+# dd_report() passes the panel it builds once for all its sections.
+dd_diagnose_run <- function(fit, alpha, pd) {
   est <- class(fit)[1]
   reg <- dd_estimators()
   agg <- reg$aggregate[match(est, reg$name)]
@@ -88,8 +95,8 @@ dd_diagnose <- function(fit, alpha = NULL, data = NULL, bacon = TRUE, envir = pa
   ht <- run(function() dd_diag_hetero(fit))
   de <- if (inherits(fit$unit_cluster, "dd_svy_rows")) run(function() dd_diag_deff(fit))
         else list(status = "skipped", reason = "no survey design")
-  bc <- if (!bacon) list(status = "skipped", reason = "not requested (bacon = FALSE)")
-        else run(function() dd_diag_bacon(fit, data, envir))
+  bc <- if (is.null(pd)) list(status = "skipped", reason = "not requested (bacon = FALSE)")
+        else run(function() dd_diag_bacon(fit, pd))
   secs <- list(parallel_trends = pt, pretrends_power = pw, sensitivity = hs, heterogeneity = ht, design_effect = de,
                bacon = bc)
   checks <- data.frame(check = names(secs), status = vapply(secs, function(s) s$status %||% "ran", ""),
@@ -231,8 +238,7 @@ dd_fit_panel_df <- function(fit, data, envir) {
 }
 
 # The Goodman-Bacon decomposition on the fit's validated panel
-dd_diag_bacon <- function(fit, data, envir) {
-  pd <- dd_fit_panel_df(fit, data, envir)
+dd_diag_bacon <- function(fit, pd) {
   if (is.character(pd)) return(list(status = "skipped", reason = pd))
   if (!pd$balanced) return(list(status = "skipped", reason = "the panel is unbalanced (the decomposition needs a balanced panel)"))
   G <- pd$data[[pd$gname]]

@@ -278,11 +278,11 @@ dd_trop_matrices <- function(pan, dname, method, non_absorbing = FALSE) {
   storage.mode(cells) <- "integer"; storage.mode(controls) <- "integer"
   list(Y = Y, D = D, cells = unname(cells), controls = unname(controls), P = P, periods = periods, units = units,
        pool_control = which(!ever), pool_treated = which(ever), n_treated = sum(ever), n_control = sum(!ever),
-       guard = non_absorbing || method == "local", non_absorbing = non_absorbing)
+       guard = method == "local", non_absorbing = non_absorbing)
 }
 
 # one C call: tau for `cells` (loo: the untreated cells left out in turn;
-# guard: the non-absorbing identification guard, tau NA for a cell whose unit
+# guard: the identification guard (every local fit), tau NA for a cell whose unit
 # and period are not connected, not with loo)
 dd_trop_call <- function(Y, D, method, lam, ctrl, cells, loo, P, guard = FALSE) {
   .Call(C_trop_fit, Y, D, if (method == "local") 0L else 1L, as.double(pmin(lam, 1e10)), as.double(ctrl),

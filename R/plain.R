@@ -38,7 +38,7 @@ dd_plain <- function(fit, outcome_label = NULL, outcome_unit = NULL, treatment_l
   est <- class(fit)[1]
   reg <- dd_estimators()
   ri <- match(est, reg$name)
-  o <- dd_diag_overall(fit)
+  o <- if (is.null(diagnosis)) dd_diag_overall(fit) else diagnosis$overall   # (computed once)
   yl <- outcome_label %||% fit$yname %||% "the outcome"
   tl <- treatment_label %||% "The treatment"
   unit <- if (is.null(outcome_unit)) NULL else if (tolower(outcome_unit) %in% dd_plain_units) tolower(outcome_unit)

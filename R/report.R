@@ -123,9 +123,10 @@ dd_report_sections <- function(fit, data, envir, placebo, seed, outcome_label, o
   skip <- function(reason) list(status = "skipped", reason = reason)
   try_sec <- function(expr) tryCatch(suppressMessages(expr), error = function(e) skip(conditionMessage(e)))
   est <- class(fit)[1]
-  dg <- dd_diagnose(fit, data = data, envir = envir)
-  plain <- dd_plain(fit, outcome_label, outcome_unit, treatment_label, direction, NULL, dg)
+  # the fit's panel, rebuilt once (the estimator re-run without bootstrap)
   pd <- dd_fit_panel_df(fit, data, envir)
+  dg <- dd_diagnose_run(fit, fit$alpha %||% 0.05, pd)
+  plain <- dd_plain(fit, outcome_label, outcome_unit, treatment_label, direction, NULL, dg)
   chk <- tim <- skip(if (is.character(pd)) pd else "")
   if (!is.character(pd)) {
     chk <- try_sec(list(status = "ran", check = did_check(pd$data, pd$yname, pd$idname, pd$tname, gname = pd$gname)))

@@ -314,7 +314,7 @@ static void trop_local_weights(trop_ws *w, const double *Y, const int *D, const 
 }
 
 /* Estimability of a target cell (period ts, unit is) under the weights
- * w->W (TROP's non-absorbing guard): alpha_is + beta_ts is identified by the
+ * w->W (TROP's identification guard): alpha_is + beta_ts is identified by the
  * two-way fit on the cells with W > 0 if and only if the unit and the period
  * lie in one connected component of the bipartite graph whose nodes are the
  * periods (0..T-1) and the units (T..T+N-1) and whose edges are those cells.
@@ -463,7 +463,9 @@ static int trop_global_solve(trop_ws *w, const double *Y0, double lnn, int max_i
  * loo; the caller averages them over its chunks of cells); for the
  * global method alpha is gam (intercept + unit effect) and beta the period
  * effects with beta[0] = 0, from the one fit (not with loo).
- * guard (local method, not loo; did_trop(non_absorbing = TRUE)): a target
+ * guard (every local fit but loo's, as diff-diff's; what makes
+ * did_trop(non_absorbing = TRUE) safe, and a fit whose weights all underflow
+ * stop instead of returning Y - alpha as an effect): a target
  * whose unit and period are not connected through the cells of positive
  * weight (trop_connected) is not fitted: its tau is NA and it adds nothing
  * to alpha, beta and L. */
