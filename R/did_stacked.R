@@ -53,9 +53,15 @@
 #' step is a steepest-descent one: diff-diff's iteration moves by 2^-40 of
 #' the Newton step there and can diverge on a feasible target. They replace \eqn{Q}: treated rows get weight 1
 #' and the control rows of sub-experiment \eqn{a}, at every event time,
-#' \eqn{b \cdot (N^D_a / N^D) / (\tilde N_a / \tilde N)}, with
-#' \eqn{N^D_a} its treated units and \eqn{\tilde N_a = \sum b} (1 up to
-#' rounding). Uniform \eqn{b} gives the estimates of `balance = "none"`.
+#' \eqn{(b / \tilde N_a) N^C_a Q_a = b (N^D_a / N^D) N^C / \tilde N_a}, with
+#' \eqn{N^D_a} and \eqn{N^C_a} its treated and clean-control units and
+#' \eqn{\tilde N_a = \sum b} (1 up to rounding), so that uniform \eqn{b}
+#' gives \eqn{Q} and the estimates of `balance = "none"`, with or without
+#' `xformla`. diff-diff's control weights are these divided by \eqn{N^C / K}
+#' (\eqn{K} sub-experiments): without `xformla` the estimates are the same
+#' (the regression is saturated in treatment and event time); with it,
+#' that constant ratio of control to treated weight would move the pooled
+#' covariate coefficients, so diffdiff keeps \eqn{Q}'s scale.
 #' The weights are treated as fixed in the clustered variance (no term for
 #' their estimation), as diff-diff does. Every treated and clean-control unit
 #' must have one row at each period of its window (an error otherwise), and

@@ -117,9 +117,13 @@ dd_stacked_balance_args <- function(balance, covariates, tol, maxit, weightsname
 # control unit has exactly one row at each event time of the window), the
 # covariates of every such unit at period a - 1, the controls' entropy
 # weights b (summing to 1) towards the treated means, then the regression
-# weights W = 1 for treated rows and b * (N^D_a / sum N^D) / (Nt_a / sum Nt)
-# for control rows at every event time, with Nt_a = sum b (the effective
-# control mass, 1 up to rounding). Returns W for the stacked rows and the
+# weights W = 1 for treated rows and (b / Nt_a) N^C_a Q_a =
+# b (N^D_a / sum N^D) (sum N^C) / Nt_a for control rows at every event time,
+# with Nt_a = sum b (the effective control mass, 1 up to rounding) and N^C_a
+# the clean controls: uniform b gives Q. (diff-diff's weights are these
+# divided by sum N^C / K, K the sub-experiments: a constant ratio of control
+# to treated weight that changes nothing without covariates in the
+# regression, but moves the pooled covariate coefficients with `xformla`.) Returns W for the stacked rows and the
 # weights and diagnostics recorded in the fit. Units are taken in the sorted
 # order of their identifiers, so nothing depends on the row order of `data`.
 dd_stacked_balance <- function(bal, st, r, sub, e0, D, umask, kc, kpre, nE, tv, gu, nu, idname) {
@@ -137,7 +141,7 @@ dd_stacked_balance <- function(bal, st, r, sub, e0, D, umask, kc, kpre, nE, tv, 
     map <- integer(N); map[st$idc[at] + 1L] <- at
     map[units]
   }
-  out_w <- list(); diag_rows <- list(); b_all <- list(); nd <- numeric(K); nt <- numeric(K)
+  out_w <- list(); diag_rows <- list(); b_all <- list(); nd <- numeric(K); nt <- numeric(K); nc <- numeric(K)
   for (k in seq_len(K)) {
     a <- kc[k]
     bad <- which(umask[, k] & rows_in[, k] != nE)
@@ -166,7 +170,7 @@ dd_stacked_balance <- function(bal, st, r, sub, e0, D, umask, kc, kpre, nE, tv, 
     if (eb$ess < max(2, 0.05 * length(co)))
       warning(sprintf("entropy balancing for cohort %s concentrates the control weights (effective sample size %.1f of %d controls); its estimates may be unstable.",
                       format(a), eb$ess, length(co)), call. = FALSE)
-    nd[k] <- length(tr); nt[k] <- sum(eb$weights)
+    nd[k] <- length(tr); nt[k] <- sum(eb$weights); nc[k] <- length(co)
     b_all[[k]] <- list(tr = tr, co = co, b = eb$weights)
     diag_rows[[k]] <- data.frame(cohort = a, n_treated = length(tr), n_control = length(co),
                                  effective_control_mass = nt[k], ess = eb$ess,
@@ -174,7 +178,9 @@ dd_stacked_balance <- function(bal, st, r, sub, e0, D, umask, kc, kpre, nE, tv, 
                                  max_imbalance_post = eb$max_residual, iterations = eb$iterations,
                                  solver = eb$solver)
   }
-  corr <- (nd / sum(nd)) / (nt / sum(nt))
+  # b N^C_a Q_a: uniform b gives Wing's Q exactly (the windows are balanced,
+  # so Q is constant within a sub-experiment)
+  corr <- (nd / sum(nd)) * sum(nc) / nt
   W <- rep(1, length(r))
   bw <- vector("list", K)
   for (k in seq_len(K)) {

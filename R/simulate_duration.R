@@ -56,6 +56,7 @@ dd_sim_duration <- function(n_units = 1000, n_periods = 8, first_treat = 5, trea
       dd_stop("`%s` must be %s number(s) in (%s, %s); got %s.", arg, n, format(lo), format(hi), dd_show(x))
   chk(treated_share, "treated_share", 0, 1)
   chk(effect, "effect", -1, Inf)
+  gap <- dd_check_number(gap, "gap")
   if (!is.numeric(absorbed_share) || length(absorbed_share) != 2L || anyNA(absorbed_share) ||
       any(absorbed_share < 0) || any(absorbed_share >= 1))
     dd_stop("`absorbed_share` must be 2 numbers in [0, 1); got %s.", dd_show(absorbed_share))
@@ -64,6 +65,9 @@ dd_sim_duration <- function(n_units = 1000, n_periods = 8, first_treat = 5, trea
   if (any(h1u < 0)) dd_stop("`gap` = %s makes the treated's untreated hazard negative.", format(gap))
   h1 <- h1u * ifelse(seq_len(T) >= g, 1 + effect, 1)
   n1 <- round(treated_share * n_units)
+  if (n1 < 1 || n1 >= n_units)
+    dd_stop("`treated_share` = %s gives %d treated of %d units; the design needs at least one treated and one never-treated unit.",
+            format(treated_share), as.integer(n1), as.integer(n_units))
   trt <- seq_len(n_units) <= n1
   # absorption period: 1 with probability p_k, else the first j whose
   # cumulative hazard reaches an Exp(1) draw (Inf: never absorbed)

@@ -151,12 +151,7 @@ twfe_decomp <- function(data, yname, idname, tname, gname = NULL, xformla = NULL
             arg, col, format(tlist[T]))
   if (all(gu == 0)) dd_stop("`%s` = \"%s\": no unit is treated in the panel; there is nothing to decompose.", arg, col)
   w <- p$w
-  if (!is.null(w)) {
-    bad <- which(w != w[first][p$idc + 1L])
-    if (length(bad))
-      dd_stop("`weightsname` = \"%s\" must be constant within units; unit %s has weights %s and %s.", weightsname,
-              dd_show(p$id[bad[1]]), format(w[first][p$idc[bad[1]] + 1L]), format(w[bad[1]]))
-  }
+  if (!is.null(w)) dd_check_constant_within(w, p$id, "weightsname", weightsname, code = p$idc)
   D <- as.double(g != 0 & tt >= g)
   X <- if (is.null(p$X) || !ncol(p$X)) NULL else p$X
   opts <- dd_fe_opts()

@@ -286,6 +286,9 @@ test_that("dd_sim_duration checks its arguments and its true effects follow the 
   expect_error(dd_sim_duration(effect = -2), "`effect` must be")
   expect_error(dd_sim_duration(hazard = 1:2), "`hazard` must be 8 positive")
   expect_error(dd_sim_duration(absorbed_share = 1), "`absorbed_share` must be 2 numbers")
+  expect_error(dd_sim_duration(gap = NA), "`gap` must be one finite number; got NA")
+  expect_error(dd_sim_duration(gap = c(1, 2)), "`gap` must be one finite number")
+  expect_error(dd_sim_duration(n_units = 10, treated_share = 0.01), "`treated_share` = 0.01 gives 0 treated of 10 units")
   # a huge sample: the treated group's observed survival approaches its
   # population value (1 - p_1) exp(-cumulative hazard), computed here directly
   set.seed(4)

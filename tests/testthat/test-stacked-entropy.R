@@ -63,8 +63,9 @@ test_that("the spec's worked example: weights, diagnostics, estimate and CR1 SE"
   expect_equal(dg$max_imbalance_pre, c(0.375, 0.5))
   expect_equal(dg$iterations[1], 5L)
   expect_equal(dg$solver, c("newton", "newton"))
-  # control rows' regression weights: b times the factors 4/3 and 2/3
-  expect_equal(bw$weight[!bw$treated] / bw$b[!bw$treated], rep(c(4 / 3, 2 / 3), c(4, 3)), tolerance = 1e-12)
+  # control rows' regression weights: b times N^C_a Q_a = (N^D_a / N^D) N^C = (2/3) 7 and (1/3) 7 (diff-diff's
+  # factors 4/3 and 2/3 times N^C / K = 7 / 2: the same estimates without xformla, as checked next)
+  expect_equal(bw$weight[!bw$treated] / bw$b[!bw$treated], rep(c(14 / 3, 7 / 3), c(4, 3)), tolerance = 1e-12)
   i <- f$coeftable$term == "event::0"
   expect_lt(abs(f$coeftable$estimate[i] - 1.0409804), 1e-6)
   expect_lt(abs(f$coeftable$std.error[i] - 0.4582786), 1e-6)
@@ -129,7 +130,9 @@ test_that("xformla with balancing: the covariate enters the weighted regression"
   s$b <- eb_ebal_weights(d, s, "x2")
   nd <- tapply(s$D, s$sub, sum) / 4
   mass <- tapply(ifelse(s$D == 0, s$b, 0), s$sub, sum) / 4
-  s$W <- ifelse(s$D == 1, 1, s$b * (nd / sum(nd))[as.character(s$sub)] / (mass / sum(mass))[as.character(s$sub)])
+  nc <- tapply(1 - s$D, s$sub, sum) / 4
+  # W = (b / mass) N^C_a Q_a (see ?did_stacked: uniform b gives Q)
+  s$W <- ifelse(s$D == 1, 1, s$b * (nd / sum(nd))[as.character(s$sub)] * sum(nc) / mass[as.character(s$sub)])
   m <- lm(y ~ factor(D) + factor(e) + I(D * (e == -2)) + I(D * (e == 0)) + I(D * (e == 1)) + x1, data = s, weights = W)
   nm <- grep("^I\\(", names(coef(m)), value = TRUE)
   expect_lt(rel_diff(f$coeftable$estimate[1:3], coef(m)[nm]), 1e-8)
@@ -149,8 +152,8 @@ test_that("invariants: balance reached, weights positive and normalised, row ord
   for (a in unique(bw$cohort)) {
     s <- bw[bw$cohort == a, ]
     expect_equal(sum(s$b[!s$treated]), 1, tolerance = 1e-12)
-    # the regression weights of the controls sum to K N^D_a / N^D (Nt_a = 1)
-    expect_equal(sum(s$weight[!s$treated]), length(nd) * nd[[as.character(a)]] / sum(nd), tolerance = 1e-10)
+    # the regression weights of the controls sum to N^C N^D_a / N^D (Nt_a = 1; N^C all clean controls)
+    expect_equal(sum(s$weight[!s$treated]), sum(!bw$treated) * nd[[as.character(a)]] / sum(nd), tolerance = 1e-10)
     # weighted control means at a - 1 equal the treated means (raw scale, 1e-8)
     x <- d[d$year == a - 1, ]
     xt <- colMeans(x[match(s$unit[s$treated], x$id), c("x1", "x2")])
@@ -267,4 +270,23 @@ test_that("CR2 with balancing weights equals clubSandwich's CR2 and Satterthwait
   expect_lt(rel_diff(f$coeftable$std.error[1:3], sqrt(diag(V))[nm]), 1e-6)
   ct <- clubSandwich::coef_test(m, vcov = V, test = "Satterthwaite")
   expect_lt(rel_diff(f$df[1:3], ct$df_Satt[match(nm, ct$Coef)]), 1e-6)
+})
+
+test_that("uniform balancing weights give balance = \"none\"'s estimates, with xformla too", {
+  # A balancing covariate that is already balanced (the same value for every
+  # unit) leaves b uniform, so the weights must be Wing's Q: the
+  # estimates equal the default's with and without regression covariates.
+  # (With diff-diff's scale, control weights K / sum N^C times Q, the
+  # xformla case moved: ATT 1.66627 against 1.66517 on this panel.)
+  d <- sim_panel()
+  d$one <- 1
+  for (xf in list(NULL, ~ x1)) {
+    f0 <- did_stacked(d, "y", "id", "year", "first_treat", xformla = xf, kappa_pre = 2, kappa_post = 1)
+    fe <- suppressWarnings(did_stacked(d, "y", "id", "year", "first_treat", xformla = xf, kappa_pre = 2, kappa_post = 1,
+                                       balance = "entropy", balance_covariates = "one"))
+    expect_true(all(abs(fe$balance_weights$b[!fe$balance_weights$treated] -
+                        ave(fe$balance_weights$b, fe$balance_weights$cohort, FUN = function(v) v[length(v)])[!fe$balance_weights$treated]) < 1e-12))
+    expect_equal(fe$coeftable$estimate, f0$coeftable$estimate, tolerance = 1e-10)
+    expect_equal(fe$coeftable$std.error, f0$coeftable$std.error, tolerance = 1e-10)
+  }
 })

@@ -344,7 +344,7 @@ test_that("bad input: errors name the argument and the value", {
   expect_error(twfe_decomp(at, "y", "id", "time", "first_treat"), "unit 1 is treated from the first period")
   expect_error(twfe_decomp(s, "y", "id", "time", "first_treat", base_period = "varying"), "\"varying\"")
   vw <- s; vw$w[vw$id == 2 & vw$time == 3] <- 9
-  expect_error(twfe_decomp(vw, "y", "id", "time", "first_treat", weightsname = "w"), "constant within units; unit 2")
+  expect_error(twfe_decomp(vw, "y", "id", "time", "first_treat", weightsname = "w"), "constant within each unit; unit 2")
   nt <- s; nt$first_treat <- 0
   expect_error(twfe_decomp(nt, "y", "id", "time", "first_treat"), "no unit is treated")
   expect_error(twfe_decomp(s, "y", "id", "time", "first_treat", xformla = ~ zz), "zz")
